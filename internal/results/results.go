@@ -1,0 +1,235 @@
+// Package results defines what a run produces: the stable, documented
+// "meteorbench/v1" JSON document that reporters render, `compare` diffs and
+// `report` draws. The load generator fills it; nothing downstream ever sees a
+// raw sample.
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// Schema names this document's format. A change that breaks readers bumps it.
+const Schema = "meteorbench/v1"
+
+// Protocol names, as used in flags, cells and server metrics.
+const (
+	ProtoREST         = "rest"          // JSON over HTTP/1.1
+	ProtoRESTProtobuf = "rest-protobuf" // protobuf over HTTP/1.1
+	ProtoGRPC         = "grpc"          // protobuf over HTTP/2 (gRPC)
+)
+
+// Scenario names, as used in flags and cells.
+const (
+	ScenarioSmall  = "small"  // GetVersion / GET /api/MeteoriteLandings
+	ScenarioLarge  = "large"  // GetLargePayloadAsList / GET .../LargePayload
+	ScenarioStream = "stream" // GetLargePayload (server stream) / GET .../LargePayload/stream (NDJSON)
+	ScenarioPost   = "post"   // PostLargePayload / POST .../LargePayload
+)
+
+// Load modes.
+const (
+	ModeClosed = "closed-loop" // each worker starts its next call when the last one ends
+	ModeOpen   = "open-loop"   // calls start at fixed intended times (--rate)
+)
+
+// Result is one run of `meteorbench run`.
+type Result struct {
+	Schema   string    `json:"schema"`
+	Env      Env       `json:"env"`
+	Settings Settings  `json:"settings"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+	// StopReason says why the run ended: "completed", "interrupted" (Ctrl-C),
+	// or "failed: ..." (for instance the server went away mid-run).
+	StopReason  string   `json:"stop_reason"`
+	Interrupted bool     `json:"interrupted"`
+	Warnings    []string `json:"warnings,omitempty"`
+	Cells       []Cell   `json:"cells"`
+}
+
+// Env describes where and with what the run was made.
+type Env struct {
+	MeteorbenchVersion string `json:"meteorbench_version"`
+	GoVersion          string `json:"go_version"`
+	GoExperiment       string `json:"goexperiment"` // "" when none; encoding/json depends on it
+	GRPCVersion        string `json:"grpc_version"`
+	ProtobufVersion    string `json:"protobuf_version"`
+	GOMAXPROCS         int    `json:"gomaxprocs"`
+	NumCPU             int    `json:"num_cpu"`
+	CPUModel           string `json:"cpu_model"`
+	OS                 string `json:"os"`   // GOOS plus kernel release where known
+	Arch               string `json:"arch"` // GOARCH
+	Target             string `json:"target"`
+	// OwnServer is true when run started its own `serve` child on loopback.
+	OwnServer bool     `json:"own_server"`
+	Flags     []string `json:"flags"` // the command line as given
+}
+
+// Settings are the run's requested parameters; cells say what was achieved.
+type Settings struct {
+	Protocols   []string `json:"protocols"`
+	Scenarios   []string `json:"scenarios"`
+	Batches     []int    `json:"batches"`
+	Concurrency []int    `json:"concurrency"`
+	// Connections per protocol; 0 means the default (gRPC 1, REST one per worker).
+	Connections int     `json:"connections"`
+	DurationS   float64 `json:"duration_s,omitempty"` // per cell, when bounded by time
+	Iterations  int     `json:"iterations,omitempty"` // batches per cell, when bounded by count
+	WarmupS     float64 `json:"warmup_s"`
+	TimeoutS    float64 `json:"timeout_s"`
+	Mode        string  `json:"mode"`           // ModeClosed or ModeOpen
+	Rate        float64 `json:"rate,omitempty"` // calls/s per cell in open-loop mode
+	Repeat      int     `json:"repeat"`         // measurements of every cell
+}
+
+// Cell is one scenario x protocol x batch x concurrency combination. With
+// Repeat > 1 its figures are medians over the repeats, CI holds their
+// confidence intervals and Repeats the per-repeat figures; Calls, Errors and
+// ErrorClasses are totals.
+type Cell struct {
+	Protocol    string `json:"protocol"`
+	Scenario    string `json:"scenario"`
+	Batch       int    `json:"batch"`
+	Concurrency int    `json:"concurrency"`
+	Connections int    `json:"connections"` // TCP connections actually opened
+	Mode        string `json:"mode"`
+
+	Calls        int64            `json:"calls"`  // successful calls
+	Errors       int64            `json:"errors"` // failed calls
+	ErrorClasses map[string]int64 `json:"error_classes,omitempty"`
+	DurationS    float64          `json:"duration_s"` // measured time (warm-up excluded)
+	CallsPerS    float64          `json:"calls_per_s"`
+	MBPerS       float64          `json:"mb_per_s"` // bytes sent plus received, 10^6 per second
+
+	// Open-loop only: requested and achieved rate, calls that started late.
+	RateRequested float64 `json:"rate_requested,omitempty"`
+	RateAchieved  float64 `json:"rate_achieved,omitempty"`
+	LateCalls     int64   `json:"late_calls,omitempty"`
+
+	// LatencyUS is per successful call. In open-loop mode it is measured from
+	// the intended start (corrected for coordinated omission) and
+	// LatencyUncorrectedUS from the actual send.
+	LatencyUS            Latency  `json:"latency_us"`
+	LatencyUncorrectedUS *Latency `json:"latency_uncorrected_us,omitempty"`
+	// Distribution is the latency percentile curve, for plotting.
+	Distribution []Quantile `json:"distribution,omitempty"`
+	// FirstRecordUS is the time to the first record, for the stream scenario.
+	FirstRecordUS *Latency `json:"first_record_us,omitempty"`
+
+	Batches int64  `json:"batches"`  // batches completed without error
+	BatchMS Spread `json:"batch_ms"` // time per batch of Batch calls
+
+	BytesPerCall Bytes `json:"bytes_per_call"` // on the wire, counted at the socket
+
+	ClientCPUUSPerCall float64 `json:"client_cpu_us_per_call"`
+	// ServerCPUUSPerCall is nil when the server's /metrics could not be read.
+	ServerCPUUSPerCall *float64 `json:"server_cpu_us_per_call"`
+
+	// Repeat > 1 only.
+	CI      map[string]Interval `json:"ci,omitempty"` // keyed by figure name, see Figures
+	Repeats []Sample            `json:"repeats,omitempty"`
+
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Latency holds percentiles in microseconds.
+type Latency struct {
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+// Quantile is one point of a latency distribution: the fraction of calls
+// (0..1) at or below US microseconds.
+type Quantile struct {
+	Q  float64 `json:"q"`
+	US float64 `json:"us"`
+}
+
+// Spread is a mean with its standard deviation.
+type Spread struct {
+	Mean   float64 `json:"mean"`
+	Stddev float64 `json:"stddev"`
+}
+
+// Bytes are bytes on the wire per call, both directions, including protocol
+// framing (HTTP headers, HTTP/2 frames, connection set-up amortised).
+type Bytes struct {
+	Sent     float64 `json:"sent"`
+	Received float64 `json:"received"`
+}
+
+// Interval is a median with its confidence interval over repeats.
+type Interval struct {
+	Median     float64 `json:"median"`
+	Lo         float64 `json:"lo"`
+	Hi         float64 `json:"hi"`
+	Confidence float64 `json:"confidence"` // e.g. 0.95
+	N          int     `json:"n"`
+}
+
+// Sample is the figures of one repeat of a cell. Its keys are Figures.
+type Sample map[string]float64
+
+// Figures are the names a Sample and CI use, with what they mean.
+var Figures = []string{
+	"calls_per_s",             // successful calls per second
+	"latency_us_p50",          // LatencyUS.P50
+	"latency_us_p90",          // LatencyUS.P90
+	"latency_us_p99",          // LatencyUS.P99
+	"batch_ms_mean",           // BatchMS.Mean
+	"bytes_sent_per_call",     // BytesPerCall.Sent
+	"bytes_received_per_call", // BytesPerCall.Received
+	"client_cpu_us_per_call",  // ClientCPUUSPerCall
+	"server_cpu_us_per_call",  // ServerCPUUSPerCall, absent when unknown
+}
+
+// Key identifies a cell within a run and across runs (for compare).
+func (c *Cell) Key() string {
+	k := fmt.Sprintf("%s/%s/b%d/c%d", c.Scenario, c.Protocol, c.Batch, c.Concurrency)
+	if c.RateRequested > 0 {
+		k += fmt.Sprintf("/r%g", c.RateRequested)
+	}
+	return k
+}
+
+// Write encodes r as indented JSON.
+func Write(w io.Writer, r *Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// Read decodes a result document and checks its schema.
+func Read(rd io.Reader) (*Result, error) {
+	var r Result
+	dec := json.NewDecoder(rd)
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("results: decode: %w", err)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("results: schema %q, want %q", r.Schema, Schema)
+	}
+	return &r, nil
+}
+
+// ReadFile reads a result document from a file.
+func ReadFile(path string) (*Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
