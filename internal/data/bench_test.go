@@ -1,0 +1,77 @@
+package data
+
+import (
+	"encoding/json"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
+)
+
+// The four encodings a call pays for: the server encodes the list, the client
+// decodes it (and the reverse for uploads). Run with
+//
+//	go test -run '^$' -bench . -benchmem ./internal/data
+func BenchmarkEncodeList(b *testing.B) {
+	ls := MustLandings()
+	b.Run("json", func(b *testing.B) {
+		b.ReportAllocs()
+		var n int
+		for b.Loop() {
+			out, err := json.Marshal(ls)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n = len(out)
+		}
+		b.SetBytes(int64(n))
+		b.ReportMetric(float64(n), "wire-B/op")
+	})
+	b.Run("protobuf", func(b *testing.B) {
+		b.ReportAllocs()
+		list := ProtoList(ls)
+		var n int
+		for b.Loop() {
+			out, err := proto.Marshal(list)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n = len(out)
+		}
+		b.SetBytes(int64(n))
+		b.ReportMetric(float64(n), "wire-B/op")
+	})
+}
+
+func BenchmarkDecodeList(b *testing.B) {
+	ls := MustLandings()
+	b.Run("json", func(b *testing.B) {
+		in, err := json.Marshal(ls)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.SetBytes(int64(len(in)))
+		for b.Loop() {
+			var out []Landing
+			if err := json.Unmarshal(in, &out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("protobuf", func(b *testing.B) {
+		in, err := proto.Marshal(ProtoList(ls))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.SetBytes(int64(len(in)))
+		for b.Loop() {
+			var out pb.MeteoriteLandingList
+			if err := proto.Unmarshal(in, &out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
