@@ -11,10 +11,17 @@ import (
 	"google.golang.org/grpc"
 )
 
-// Version is meteorbench's version: the module version when built from a
-// tagged module, else the VCS revision (with "+dirty" for uncommitted
-// changes), else "devel".
+// version is set at link time by builds without VCS data (the Dockerfile):
+// -ldflags "-X github.com/meteorbench/meteorbench/internal/buildinfo.version=v1.2.3".
+var version string
+
+// Version is meteorbench's version: the link-time version if set, else the
+// module version when built from a tagged module, else the VCS revision
+// (with "+dirty" for uncommitted changes), else "devel".
 func Version() string {
+	if version != "" {
+		return version
+	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "devel"
