@@ -36,7 +36,9 @@ func newRootCmd() *cobra.Command {
 		return usageError{err}
 	})
 	root.AddCommand(
-	// Each subcommand lives in its own file.
+		// Each subcommand lives in its own file.
+		newServeCmd(),
+		newHealthCmd(),
 	)
 	return root
 }

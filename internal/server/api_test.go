@@ -1,0 +1,300 @@
+package server_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protodelim"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
+	"github.com/meteorbench/meteorbench/internal/data"
+	"github.com/meteorbench/meteorbench/internal/server"
+	"github.com/meteorbench/meteorbench/internal/server/servertest"
+)
+
+func wantContentType(t *testing.T, resp *http.Response, want string) {
+	t.Helper()
+	if got := resp.Header.Get("Content-Type"); got != want {
+		t.Errorf("%s %s: Content-Type %q, want %q", resp.Request.Method, resp.Request.URL.Path, got, want)
+	}
+}
+
+func wantStatus(t *testing.T, resp *http.Response, body []byte, want int) {
+	t.Helper()
+	if resp.StatusCode != want {
+		t.Fatalf("%s %s: %s, want %d; body %.200q", resp.Request.Method, resp.Request.URL.Path, resp.Status, want, body)
+	}
+}
+
+func TestRESTJSON(t *testing.T) {
+	c := newClient(t, servertest.Start(t, server.Config{}), "")
+
+	t.Run("GetVersion", func(t *testing.T) {
+		resp, body := c.do(t, http.MethodGet, server.PathVersion, nil)
+		wantStatus(t, resp, body, http.StatusOK)
+		wantContentType(t, resp, server.ContentTypeJSON)
+		var v string
+		if err := json.Unmarshal(body, &v); err != nil || v != data.Version {
+			t.Fatalf("body %q (%v), want the JSON string %q", body, err, data.Version)
+		}
+	})
+	t.Run("GetLargePayloadAsList", func(t *testing.T) {
+		resp, body := c.do(t, http.MethodGet, server.PathList, nil, "Accept", "application/json")
+		wantStatus(t, resp, body, http.StatusOK)
+		wantContentType(t, resp, server.ContentTypeJSON)
+		if resp.ContentLength != int64(len(body)) {
+			t.Errorf("Content-Length %d, body %d bytes", resp.ContentLength, len(body))
+		}
+		var ls []data.Landing
+		if err := json.Unmarshal(body, &ls); err != nil {
+			t.Fatal(err)
+		}
+		checkLandings(t, "JSON list", ls)
+	})
+	t.Run("GetLargePayload/NDJSON", func(t *testing.T) {
+		resp, body := c.do(t, http.MethodGet, server.PathStream, nil)
+		wantStatus(t, resp, body, http.StatusOK)
+		wantContentType(t, resp, server.ContentTypeNDJSON)
+		if len(resp.TransferEncoding) == 0 || resp.TransferEncoding[0] != "chunked" {
+			t.Errorf("Transfer-Encoding %v, want chunked (a stream)", resp.TransferEncoding)
+		}
+		var ls []data.Landing
+		sc := bufio.NewScanner(bytes.NewReader(body))
+		for sc.Scan() {
+			var l data.Landing
+			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+				t.Fatalf("line %d: %v", len(ls)+1, err)
+			}
+			ls = append(ls, l)
+		}
+		if err := sc.Err(); err != nil {
+			t.Fatal(err)
+		}
+		checkLandings(t, "NDJSON stream", ls)
+	})
+	t.Run("PostLargePayload", func(t *testing.T) {
+		body, err := json.Marshal(data.MustLandings())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ct := range []string{"application/json", "application/json; charset=utf-8", ""} {
+			hdr := []string{}
+			if ct != "" {
+				hdr = append(hdr, "Content-Type", ct)
+			}
+			resp, rb := c.do(t, http.MethodPost, server.PathList, body, hdr...)
+			wantStatus(t, resp, rb, http.StatusOK)
+			wantContentType(t, resp, server.ContentTypeJSON)
+			var s string
+			if err := json.Unmarshal(rb, &s); err != nil || s != data.Success {
+				t.Fatalf("Content-Type %q: body %q (%v), want the JSON string %q", ct, rb, err, data.Success)
+			}
+		}
+	})
+	t.Run("healthz", func(t *testing.T) {
+		resp, body := c.do(t, http.MethodGet, server.PathHealth, nil)
+		wantStatus(t, resp, body, http.StatusOK)
+		wantContentType(t, resp, server.ContentTypeJSON)
+		if strings.TrimSpace(string(body)) != `{"status":"ok"}` {
+			t.Fatalf("body %q", body)
+		}
+	})
+	t.Run("HEAD and OPTIONS", func(t *testing.T) {
+		resp, body := c.do(t, http.MethodHead, server.PathList, nil)
+		wantStatus(t, resp, body, http.StatusOK)
+		if len(body) != 0 || resp.ContentLength < 200_000 {
+			t.Errorf("HEAD: body %d bytes, Content-Length %d; want none and the GET's length", len(body), resp.ContentLength)
+		}
+		resp, body = c.do(t, http.MethodOptions, server.PathList, nil)
+		wantStatus(t, resp, body, http.StatusNoContent)
+		if got := resp.Header.Get("Allow"); got != "GET, HEAD, POST, OPTIONS" {
+			t.Errorf("OPTIONS: Allow %q", got)
+		}
+	})
+}
+
+func TestRESTProtobuf(t *testing.T) {
+	c := newClient(t, servertest.Start(t, server.Config{}), "")
+	accept := []string{"Accept", server.ContentTypeProtobuf}
+
+	t.Run("GetVersion", func(t *testing.T) {
+		resp, body := c.do(t, http.MethodGet, server.PathVersion, nil, accept...)
+		wantStatus(t, resp, body, http.StatusOK)
+		wantContentType(t, resp, server.ContentTypeProtobuf)
+		var v pb.Version
+		if err := proto.Unmarshal(body, &v); err != nil || v.GetApiVersion() != data.Version {
+			t.Fatalf("body %q (%v): want Version %q", body, err, data.Version)
+		}
+	})
+	t.Run("GetLargePayloadAsList", func(t *testing.T) {
+		// A q-valued Accept that still prefers protobuf.
+		resp, body := c.do(t, http.MethodGet, server.PathList, nil,
+			"Accept", "application/json;q=0.5, application/x-protobuf")
+		wantStatus(t, resp, body, http.StatusOK)
+		wantContentType(t, resp, server.ContentTypeProtobuf)
+		var list pb.MeteoriteLandingList
+		if err := proto.Unmarshal(body, &list); err != nil {
+			t.Fatal(err)
+		}
+		checkProtoLandings(t, "protobuf list", list.GetMeteoriteLandings())
+	})
+	t.Run("GetLargePayload/delimited", func(t *testing.T) {
+		resp, body := c.do(t, http.MethodGet, server.PathStream, nil, accept...)
+		wantStatus(t, resp, body, http.StatusOK)
+		wantContentType(t, resp, server.ContentTypeProtobuf)
+		r := bufio.NewReader(bytes.NewReader(body))
+		var ms []*pb.MeteoriteLanding
+		for {
+			m := new(pb.MeteoriteLanding)
+			err := protodelim.UnmarshalFrom(r, m)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("message %d: %v", len(ms)+1, err)
+			}
+			ms = append(ms, m)
+		}
+		checkProtoLandings(t, "delimited stream", ms)
+	})
+	t.Run("PostLargePayload", func(t *testing.T) {
+		body, err := proto.Marshal(data.ProtoList(data.MustLandings()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The answer mirrors the body's encoding unless Accept says otherwise.
+		for _, tc := range []struct {
+			accept, want string
+		}{
+			{"", server.ContentTypeProtobuf},
+			{server.ContentTypeProtobuf, server.ContentTypeProtobuf},
+			{server.ContentTypeJSON, server.ContentTypeJSON},
+		} {
+			hdr := []string{"Content-Type", server.ContentTypeProtobuf}
+			if tc.accept != "" {
+				hdr = append(hdr, "Accept", tc.accept)
+			}
+			resp, rb := c.do(t, http.MethodPost, server.PathList, body, hdr...)
+			wantStatus(t, resp, rb, http.StatusOK)
+			wantContentType(t, resp, tc.want)
+			var got string
+			if tc.want == server.ContentTypeProtobuf {
+				var st pb.StatusResponse
+				err = proto.Unmarshal(rb, &st)
+				got = st.GetStatus()
+			} else {
+				err = json.Unmarshal(rb, &got)
+			}
+			if err != nil || got != data.Success {
+				t.Fatalf("Accept %q: body %q (%v), want %q", tc.accept, rb, err, data.Success)
+			}
+		}
+	})
+}
+
+func TestGRPC(t *testing.T) {
+	c := newClient(t, servertest.Start(t, server.Config{}), "")
+
+	t.Run("GetVersion", func(t *testing.T) {
+		v, err := c.grpc.GetVersion(c.ctx(t), &pb.EmptyRequest{})
+		if err != nil || v.GetApiVersion() != data.Version {
+			t.Fatalf("GetVersion = %v, %v; want %q", v, err, data.Version)
+		}
+	})
+	t.Run("GetLargePayloadAsList", func(t *testing.T) {
+		list, err := c.grpc.GetLargePayloadAsList(c.ctx(t), &pb.EmptyRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkProtoLandings(t, "gRPC list", list.GetMeteoriteLandings())
+	})
+	t.Run("GetLargePayload", func(t *testing.T) {
+		stream, err := c.grpc.GetLargePayload(c.ctx(t), &pb.EmptyRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ms []*pb.MeteoriteLanding
+		for {
+			m, err := stream.Recv()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("message %d: %v", len(ms)+1, err)
+			}
+			ms = append(ms, m)
+		}
+		checkProtoLandings(t, "gRPC stream", ms)
+	})
+	t.Run("PostLargePayload", func(t *testing.T) {
+		st, err := c.grpc.PostLargePayload(c.ctx(t), data.ProtoList(data.MustLandings()))
+		if err != nil || st.GetStatus() != data.Success {
+			t.Fatalf("PostLargePayload = %v, %v; want %q", st, err, data.Success)
+		}
+	})
+	t.Run("PostLargePayload/invalid timestamp", func(t *testing.T) {
+		list := data.ProtoList(data.MustLandings()[:3])
+		list.MeteoriteLandings[2].Year.Nanos = -1 // not normalised
+		_, err := c.grpc.PostLargePayload(c.ctx(t), list)
+		if status.Code(err) != codes.InvalidArgument {
+			t.Fatalf("PostLargePayload with a bad timestamp: %v, want InvalidArgument", err)
+		}
+	})
+	t.Run("health", func(t *testing.T) {
+		hc := healthpb.NewHealthClient(c.cc)
+		for _, svc := range []string{"", "MeteoriteLandingsService.MeteoriteLandingsService"} {
+			resp, err := hc.Check(c.ctx(t), &healthpb.HealthCheckRequest{Service: svc})
+			if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+				t.Fatalf("Check(%q) = %v, %v; want SERVING", svc, resp, err)
+			}
+		}
+	})
+	t.Run("unknown method", func(t *testing.T) {
+		err := c.cc.Invoke(c.ctx(t), "/MeteoriteLandingsService.MeteoriteLandingsService/Nope", &pb.EmptyRequest{}, new(pb.Version))
+		if status.Code(err) != codes.Unimplemented {
+			t.Fatalf("unknown method: %v, want Unimplemented", err)
+		}
+	})
+}
+
+// TestRESTBadProtobufTimestamp: a protobuf POST whose record has an invalid
+// timestamp is refused, as over gRPC.
+func TestRESTBadProtobufTimestamp(t *testing.T) {
+	c := newClient(t, servertest.Start(t, server.Config{}), "")
+	list := data.ProtoList(data.MustLandings()[:3])
+	list.MeteoriteLandings[1].Year.Seconds = 1 << 50 // beyond year 9999
+	body, err := proto.Marshal(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, rb := c.do(t, http.MethodPost, server.PathList, body, "Content-Type", server.ContentTypeProtobuf)
+	wantStatus(t, resp, rb, http.StatusBadRequest)
+	wantJSONError(t, resp, rb, "invalid record 1")
+}
+
+// wantJSONError checks an error response: JSON {"error": "..."} mentioning want.
+func wantJSONError(t *testing.T, resp *http.Response, body []byte, want string) {
+	t.Helper()
+	wantContentType(t, resp, server.ContentTypeJSON)
+	var e struct {
+		Error string `json:"error"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil || e.Error == "" {
+		t.Fatalf("error body %q (%v): want {\"error\": \"...\"}", body, err)
+	}
+	if !strings.Contains(e.Error, want) {
+		t.Errorf("error %q does not mention %q", e.Error, want)
+	}
+}

@@ -1,0 +1,110 @@
+package server_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
+	"github.com/meteorbench/meteorbench/internal/data"
+	"github.com/meteorbench/meteorbench/internal/server"
+	"github.com/meteorbench/meteorbench/internal/server/servertest"
+)
+
+// BenchmarkCall is the protocol x method matrix over loopback, one call at a
+// time on a kept-open connection. Client and server share this process, so
+// allocations and time are both sides together; `meteorbench run` measures
+// them apart.
+func BenchmarkCall(b *testing.B) {
+	c := newClient(b, servertest.Start(b, server.Config{}), "")
+	jsonBody, _ := json.Marshal(data.MustLandings())
+	protoBody, _ := proto.Marshal(data.ProtoList(data.MustLandings()))
+	list := data.ProtoList(data.MustLandings())
+
+	rest := func(method, path string, body []byte, hdr ...string) func(*testing.B) {
+		return func(b *testing.B) {
+			b.ReportAllocs()
+			var n int64
+			for b.Loop() {
+				var r io.Reader
+				if body != nil {
+					r = bytes.NewReader(body)
+				}
+				req, _ := http.NewRequest(method, "http://"+c.addr+path, r)
+				for i := 0; i+1 < len(hdr); i += 2 {
+					req.Header.Set(hdr[i], hdr[i+1])
+				}
+				resp, err := c.http.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				m, _ := io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					b.Fatal(resp.Status)
+				}
+				n += m
+			}
+			b.ReportMetric(float64(n)/float64(b.N), "respB/op")
+		}
+	}
+	pbA := []string{"Accept", server.ContentTypeProtobuf}
+	b.Run("rest/GetVersion", rest(http.MethodGet, server.PathVersion, nil))
+	b.Run("rest/GetLargePayloadAsList", rest(http.MethodGet, server.PathList, nil))
+	b.Run("rest/GetLargePayload", rest(http.MethodGet, server.PathStream, nil))
+	b.Run("rest/PostLargePayload", rest(http.MethodPost, server.PathList, jsonBody, "Content-Type", server.ContentTypeJSON))
+	b.Run("rest-protobuf/GetVersion", rest(http.MethodGet, server.PathVersion, nil, pbA...))
+	b.Run("rest-protobuf/GetLargePayloadAsList", rest(http.MethodGet, server.PathList, nil, pbA...))
+	b.Run("rest-protobuf/GetLargePayload", rest(http.MethodGet, server.PathStream, nil, pbA...))
+	b.Run("rest-protobuf/PostLargePayload", rest(http.MethodPost, server.PathList, protoBody, "Content-Type", server.ContentTypeProtobuf))
+
+	ctx := c.ctx(b)
+	b.Run("grpc/GetVersion", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := c.grpc.GetVersion(ctx, &pb.EmptyRequest{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("grpc/GetLargePayloadAsList", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := c.grpc.GetLargePayloadAsList(ctx, &pb.EmptyRequest{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("grpc/GetLargePayload", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s, err := c.grpc.GetLargePayload(ctx, &pb.EmptyRequest{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := 0
+			for ; ; n++ {
+				if _, err := s.Recv(); err == io.EOF {
+					break
+				} else if err != nil {
+					b.Fatal(err)
+				}
+			}
+			if n != data.Count {
+				b.Fatalf("%d messages", n)
+			}
+		}
+	})
+	b.Run("grpc/PostLargePayload", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := c.grpc.PostLargePayload(ctx, list); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

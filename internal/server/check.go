@@ -1,0 +1,69 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+)
+
+// Check asks the server at addr ("host:port") whether it is healthy on both
+// protocols of its one port: GET /healthz must answer 200 {"status":"ok"}
+// and grpc.health.v1 Check (the server as a whole) must answer SERVING. Both
+// are asked at once; ctx bounds the whole check. It returns nil when healthy
+// and an error naming what failed otherwise.
+func Check(ctx context.Context, addr string) error {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return fmt.Errorf("check: address %q: %w", addr, err)
+	}
+	restc := make(chan error, 1)
+	go func() { restc <- checkREST(ctx, addr) }()
+	grpcErr := checkGRPC(ctx, addr)
+	return errors.Join(<-restc, grpcErr)
+}
+
+func checkREST(ctx context.Context, addr string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+PathHealth, nil)
+	if err != nil {
+		return fmt.Errorf("REST: %w", err)
+	}
+	tr := &http.Transport{Proxy: nil, DisableKeepAlives: true}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		return fmt.Errorf("REST: %w", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	if err != nil {
+		return fmt.Errorf("REST: GET %s: reading the body: %w", PathHealth, err)
+	}
+	var h healthBody
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &h) != nil || h.Status != "ok" {
+		return fmt.Errorf("REST: GET %s: %s %.100q", PathHealth, resp.Status, b)
+	}
+	return nil
+}
+
+func checkGRPC(ctx context.Context, addr string) error {
+	cc, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return fmt.Errorf("gRPC: %w", err)
+	}
+	defer cc.Close()
+	resp, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{}, grpc.WaitForReady(false))
+	if err != nil {
+		return fmt.Errorf("gRPC: health check: %w", err)
+	}
+	if st := resp.GetStatus(); st != healthpb.HealthCheckResponse_SERVING {
+		return fmt.Errorf("gRPC: health check: %v", st)
+	}
+	return nil
+}

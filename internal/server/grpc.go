@@ -1,0 +1,190 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
+)
+
+// Keep-alive settings of the gRPC side.
+const (
+	// keepaliveTime: after this long without activity the server pings the
+	// client, and closes the connection if no answer comes within
+	// keepaliveTimeout (dead peers on a lossy network).
+	keepaliveTime    = time.Minute
+	keepaliveTimeout = 20 * time.Second
+	// keepaliveMinTime: clients pinging more often than this get GOAWAY
+	// (too_many_pings). grpc-go clients never ping more often than every
+	// 10 s anyway.
+	keepaliveMinTime = 10 * time.Second
+)
+
+var (
+	errUnauthenticated = status.Error(codes.Unauthenticated, "missing or wrong bearer token")
+	errInternal        = status.Error(codes.Internal, "internal server error")
+)
+
+// newGRPCServer builds the gRPC side: the data service, health and
+// reflection, hardened for an exposed host.
+func (s *Server) newGRPCServer() *grpc.Server {
+	gs := grpc.NewServer(
+		grpc.MaxRecvMsgSize(int(s.cfg.MaxBody)),
+		grpc.MaxConcurrentStreams(s.cfg.MaxConcurrentStreams),
+		grpc.MaxHeaderListSize(uint32(s.cfg.MaxHeaderBytes)),
+		grpc.ConnectionTimeout(s.cfg.HeaderTimeout),
+		grpc.KeepaliveParams(keepalive.ServerParameters{
+			MaxConnectionIdle: s.cfg.IdleTimeout,
+			Time:              keepaliveTime,
+			Timeout:           keepaliveTimeout,
+		}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{
+			MinTime:             keepaliveMinTime,
+			PermitWithoutStream: true,
+		}),
+		grpc.UnaryInterceptor(s.unaryInterceptor),
+		grpc.StreamInterceptor(s.streamInterceptor),
+	)
+	pb.RegisterMeteoriteLandingsServiceServer(gs, &grpcService{s: s})
+	healthpb.RegisterHealthServer(gs, s.health)
+	reflection.Register(gs)
+	s.health.SetServingStatus("MeteoriteLandingsService.MeteoriteLandingsService", healthpb.HealthCheckResponse_SERVING)
+	return gs
+}
+
+// grpcMethod maps a full method name to its counter index; noMethod for
+// anything but the four data RPCs (health, reflection).
+func grpcMethod(fullMethod string) method {
+	switch fullMethod {
+	case pb.MeteoriteLandingsService_GetVersion_FullMethodName:
+		return methodGetVersion
+	case pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName:
+		return methodGetLargePayloadAsList
+	case pb.MeteoriteLandingsService_GetLargePayload_FullMethodName:
+		return methodGetLargePayload
+	case pb.MeteoriteLandingsService_PostLargePayload_FullMethodName:
+		return methodPostLargePayload
+	}
+	return noMethod
+}
+
+// grpcAuthorized checks metadata "authorization: Bearer <token>".
+func (s *Server) grpcAuthorized(ctx context.Context) bool {
+	for _, v := range metadata.ValueFromIncomingContext(ctx, "authorization") {
+		if bearerMatches(v, s.token) {
+			return true
+		}
+	}
+	return false
+}
+
+// unaryInterceptor does, for unary calls, what the REST handler does around
+// its routes: auth, counting, and turning a panic into codes.Internal.
+func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	m := grpcMethod(info.FullMethod)
+	if m == noMethod {
+		defer recoverGRPC(&err)
+		return handler(ctx, req)
+	}
+	if s.token != nil && !s.grpcAuthorized(ctx) {
+		return nil, errUnauthenticated
+	}
+	s.metrics.requests[protoGRPC][m].Inc()
+	defer s.finishGRPC(m, &err)
+	if s.panicHook != nil {
+		s.panicHook()
+	}
+	return handler(ctx, req)
+}
+
+// streamInterceptor is unaryInterceptor for streaming calls. Auxiliary
+// streams (health Watch, reflection) end when the drain starts, so a client
+// that keeps one open cannot hold up the shutdown.
+func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+	m := grpcMethod(info.FullMethod)
+	if m == noMethod {
+		defer recoverGRPC(&err)
+		ctx, cancel := context.WithCancel(ss.Context())
+		defer cancel()
+		stop := context.AfterFunc(s.drainCtx, cancel)
+		defer stop()
+		return handler(srv, &ctxStream{ServerStream: ss, ctx: ctx})
+	}
+	if s.token != nil && !s.grpcAuthorized(ss.Context()) {
+		return errUnauthenticated
+	}
+	s.metrics.requests[protoGRPC][m].Inc()
+	defer s.finishGRPC(m, &err)
+	if s.panicHook != nil {
+		s.panicHook()
+	}
+	return handler(srv, ss)
+}
+
+// finishGRPC turns a panic into codes.Internal and counts errors.
+func (s *Server) finishGRPC(m method, err *error) {
+	if p := recover(); p != nil {
+		*err = errInternal
+	}
+	if *err != nil {
+		s.metrics.errors[protoGRPC][m].Inc()
+	}
+}
+
+func recoverGRPC(err *error) {
+	if p := recover(); p != nil {
+		*err = errInternal
+	}
+}
+
+// ctxStream replaces a stream's context.
+type ctxStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (c *ctxStream) Context() context.Context { return c.ctx }
+
+// grpcService implements the contract's service over the shared data.
+type grpcService struct {
+	pb.UnimplementedMeteoriteLandingsServiceServer
+	s *Server
+}
+
+// GetVersion answers the small call.
+func (g *grpcService) GetVersion(context.Context, *pb.EmptyRequest) (*pb.Version, error) {
+	return g.s.version, nil
+}
+
+// GetLargePayloadAsList answers the 1000 records in one message.
+func (g *grpcService) GetLargePayloadAsList(context.Context, *pb.EmptyRequest) (*pb.MeteoriteLandingList, error) {
+	return g.s.list, nil
+}
+
+// GetLargePayload streams the 1000 records, one message each.
+func (g *grpcService) GetLargePayload(_ *pb.EmptyRequest, stream grpc.ServerStreamingServer[pb.MeteoriteLanding]) error {
+	for _, m := range g.s.list.MeteoriteLandings {
+		if err := stream.Send(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PostLargePayload converts every received record, then answers "SUCCESS".
+// (A message that does not decode never gets here: grpc-go answers
+// codes.Internal for it.)
+func (g *grpcService) PostLargePayload(_ context.Context, list *pb.MeteoriteLandingList) (*pb.StatusResponse, error) {
+	if err := convertList(list); err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	return g.s.success, nil
+}

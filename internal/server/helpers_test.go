@@ -1,0 +1,209 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+
+	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
+	"github.com/meteorbench/meteorbench/internal/data"
+	"github.com/meteorbench/meteorbench/internal/server"
+)
+
+// hangGuard bounds every network step of a test: generous, only there so a
+// bug shows as a failure instead of a hung test binary. Nothing asserts on
+// durations.
+const hangGuard = 20 * time.Second
+
+// client is a real net/http client and a real grpc-go client, both aimed at
+// the same port.
+type client struct {
+	addr  string
+	token string // sent when not empty
+	http  *http.Client
+	cc    *grpc.ClientConn
+	grpc  pb.MeteoriteLandingsServiceClient
+}
+
+func newClient(t testing.TB, addr, token string) *client {
+	t.Helper()
+	tr := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 8, DisableCompression: true}
+	t.Cleanup(tr.CloseIdleConnections)
+	cc, err := grpc.NewClient("passthrough:///"+addr,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
+	if err != nil {
+		t.Fatalf("grpc.NewClient: %v", err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	return &client{
+		addr: addr, token: token,
+		http: &http.Client{Transport: tr, Timeout: hangGuard},
+		cc:   cc, grpc: pb.NewMeteoriteLandingsServiceClient(cc),
+	}
+}
+
+// do sends one HTTP request and reads the whole response. hdr holds
+// header name/value pairs.
+func (c *client) do(t testing.TB, method, path string, body []byte, hdr ...string) (*http.Response, []byte) {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, "http://"+c.addr+path, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading the body: %v", method, path, err)
+	}
+	return resp, b
+}
+
+// ctx returns a context bounded by the hang guard, with the token in the
+// outgoing gRPC metadata when the client has one.
+func (c *client) ctx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	t.Cleanup(cancel)
+	if c.token != "" {
+		ctx = metadataWithToken(ctx, c.token)
+	}
+	return ctx
+}
+
+func metadataWithToken(ctx context.Context, token string) context.Context {
+	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
+}
+
+// diffLanding describes the first field where got differs from want, or
+// returns "".
+func diffLanding(got, want data.Landing) string {
+	floatEq := func(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+	switch {
+	case got.ID != want.ID:
+		return fmt.Sprintf("id %d, want %d", got.ID, want.ID)
+	case got.Name != want.Name:
+		return fmt.Sprintf("name %q, want %q", got.Name, want.Name)
+	case got.NameType != want.NameType:
+		return fmt.Sprintf("nametype %q, want %q", got.NameType, want.NameType)
+	case got.RecClass != want.RecClass:
+		return fmt.Sprintf("recclass %q, want %q", got.RecClass, want.RecClass)
+	case !floatEq(got.Mass, want.Mass):
+		return fmt.Sprintf("mass %v, want %v", fmtPtr(got.Mass), fmtPtr(want.Mass))
+	case got.Fall != want.Fall:
+		return fmt.Sprintf("fall %q, want %q", got.Fall, want.Fall)
+	case (got.Year == nil) != (want.Year == nil) || got.Year != nil && !got.Year.Equal(*want.Year):
+		return fmt.Sprintf("year %v, want %v", fmtPtr(got.Year), fmtPtr(want.Year))
+	case !floatEq(got.RecLat, want.RecLat):
+		return fmt.Sprintf("reclat %v, want %v", fmtPtr(got.RecLat), fmtPtr(want.RecLat))
+	case !floatEq(got.RecLong, want.RecLong):
+		return fmt.Sprintf("reclong %v, want %v", fmtPtr(got.RecLong), fmtPtr(want.RecLong))
+	case (got.GeoLocation == nil) != (want.GeoLocation == nil):
+		return fmt.Sprintf("geolocation %v, want %v", got.GeoLocation, want.GeoLocation)
+	case got.GeoLocation != nil && (got.GeoLocation.Type != want.GeoLocation.Type ||
+		!slices.Equal(got.GeoLocation.Coordinates, want.GeoLocation.Coordinates)):
+		return fmt.Sprintf("geolocation %+v, want %+v", *got.GeoLocation, *want.GeoLocation)
+	}
+	return ""
+}
+
+func fmtPtr[T any](p *T) string {
+	if p == nil {
+		return "<absent>"
+	}
+	return fmt.Sprint(*p)
+}
+
+// checkLandings compares records with the data set, field by field.
+func checkLandings(t testing.TB, what string, got []data.Landing) {
+	t.Helper()
+	want := data.MustLandings()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d records, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if d := diffLanding(got[i], want[i]); d != "" {
+			t.Fatalf("%s: record %d: %s", what, i, d)
+		}
+	}
+}
+
+// checkProtoLandings converts messages and compares them with the data set.
+func checkProtoLandings(t testing.TB, what string, ms []*pb.MeteoriteLanding) {
+	t.Helper()
+	got := make([]data.Landing, len(ms))
+	for i, m := range ms {
+		l, err := data.FromProto(m)
+		if err != nil {
+			t.Fatalf("%s: record %d: %v", what, i, err)
+		}
+		got[i] = l
+	}
+	checkLandings(t, what, got)
+}
+
+// scrape reads /metrics and returns every sample of the meteorbench_
+// counters, keyed like `name{method="...",protocol="..."}` (labels sorted).
+func scrape(t testing.TB, c *client) map[string]float64 {
+	t.Helper()
+	resp, body := c.do(t, http.MethodGet, server.PathMetrics, nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %s: %s", resp.Status, body)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("parsing /metrics: %v", err)
+	}
+	out := map[string]float64{}
+	for name, f := range fams {
+		if !strings.HasPrefix(name, "meteorbench_") {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+			}
+			slices.Sort(labels)
+			key := name + "{" + strings.Join(labels, ",") + "}"
+			switch {
+			case m.Counter != nil:
+				out[key] = m.GetCounter().GetValue()
+			case m.Gauge != nil:
+				out[key] = m.GetGauge().GetValue()
+			}
+		}
+	}
+	return out
+}
+
+// counterKey names one requests or errors sample as scrape keys it.
+func counterKey(metric, protocol, method string) string {
+	return fmt.Sprintf("%s{method=%q,protocol=%q}", metric, method, protocol)
+}

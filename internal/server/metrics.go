@@ -1,0 +1,96 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/meteorbench/meteorbench/internal/buildinfo"
+	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/rusage"
+)
+
+// protocol indexes the pre-resolved counters by the protocol of a call.
+type protocol uint8
+
+const (
+	protoREST protocol = iota
+	protoRESTProtobuf
+	protoGRPC
+	numProtocols
+)
+
+var protocolNames = [numProtocols]string{results.ProtoREST, results.ProtoRESTProtobuf, results.ProtoGRPC}
+
+// method indexes the pre-resolved counters by the contract's method.
+type method uint8
+
+const (
+	methodGetVersion method = iota
+	methodGetLargePayloadAsList
+	methodGetLargePayload
+	methodPostLargePayload
+	numMethods
+	noMethod = numMethods // not one of the four data calls
+)
+
+var methodNames = [numMethods]string{"GetVersion", "GetLargePayloadAsList", "GetLargePayload", "PostLargePayload"}
+
+// Metric names: the contract the load generator scrapes.
+const (
+	MetricRequests  = "meteorbench_requests_total"
+	MetricErrors    = "meteorbench_request_errors_total"
+	MetricCPU       = "meteorbench_cpu_seconds_total"
+	MetricBuildInfo = "meteorbench_build_info"
+)
+
+// metrics is the server's own registry, with every counter the request path
+// touches resolved once, at start-up.
+type metrics struct {
+	reg      *prometheus.Registry
+	requests [numProtocols][numMethods]prometheus.Counter
+	errors   [numProtocols][numMethods]prometheus.Counter
+	handler  http.Handler
+}
+
+func newMetrics() *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: MetricRequests,
+		Help: "Calls of the four data routes/RPCs that reached their handler (after auth), whatever their outcome.",
+	}, []string{"protocol", "method"})
+	errs := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: MetricErrors,
+		Help: "Those of " + MetricRequests + " that ended in an error (HTTP status >= 400 or a response cut short; gRPC code != OK).",
+	}, []string{"protocol", "method"})
+	for p := range numProtocols {
+		for md := range numMethods {
+			m.requests[p][md] = requests.WithLabelValues(protocolNames[p], methodNames[md])
+			m.errors[p][md] = errs.WithLabelValues(protocolNames[p], methodNames[md])
+		}
+	}
+	cpu := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: MetricCPU,
+		Help: "User plus system CPU time of the server process from getrusage(2), microsecond resolution, read at scrape time.",
+	}, func() float64 { return rusage.CPU().Seconds() })
+	build := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: MetricBuildInfo,
+		Help: "Always 1; the labels name the build that produced these figures.",
+		ConstLabels: prometheus.Labels{
+			"version":      buildinfo.Version(),
+			"go_version":   buildinfo.GoVersion(),
+			"goexperiment": buildinfo.GoExperiment(),
+			"grpc_version": buildinfo.GRPCVersion(),
+		},
+	})
+	build.Set(1)
+	m.reg.MustRegister(
+		requests, errs, cpu, build,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	return m
+}

@@ -1,0 +1,562 @@
+package server
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
+	"github.com/meteorbench/meteorbench/internal/data"
+)
+
+// REST paths.
+const (
+	PathVersion = "/api/MeteoriteLandings"                     // GET: GetVersion
+	PathList    = "/api/MeteoriteLandings/LargePayload"        // GET: GetLargePayloadAsList; POST: PostLargePayload
+	PathStream  = "/api/MeteoriteLandings/LargePayload/stream" // GET: GetLargePayload
+	PathHealth  = "/healthz"
+	PathMetrics = "/metrics"
+)
+
+// Media types of REST bodies.
+const (
+	ContentTypeJSON     = "application/json"
+	ContentTypeNDJSON   = "application/x-ndjson"   // the JSON stream: one record a line
+	ContentTypeProtobuf = "application/x-protobuf" // a message; on the stream route, varint-delimited messages
+)
+
+// Header values shared by every response (net/http does not modify them).
+var (
+	hdrJSON     = []string{ContentTypeJSON}
+	hdrNDJSON   = []string{ContentTypeNDJSON}
+	hdrProtobuf = []string{ContentTypeProtobuf}
+	hdrNoSniff  = []string{"nosniff"}
+	hdrClose    = []string{"close"}
+)
+
+// Allow header values.
+const (
+	allowGet     = "GET, HEAD, OPTIONS"
+	allowGetPost = "GET, HEAD, POST, OPTIONS"
+)
+
+// restHandler is the HTTP/1.1 side: routing, auth, encoding negotiation,
+// counting, panic recovery and JSON errors, in one handler so that a
+// request costs one small allocation on top of its real work.
+type restHandler struct {
+	s       *Server
+	maxBody int64
+}
+
+func newRESTHandler(s *Server) *restHandler {
+	return &restHandler{s: s, maxBody: s.cfg.MaxBody}
+}
+
+// respWriter records what a handler did with the response: enough to count
+// errors and to recover from a panic correctly.
+type respWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool // the header is written
+	failed bool // writing the body failed (the client went away, or a timeout)
+	p      protocol
+	m      method // noMethod unless this is a data call
+}
+
+// WriteHeader records the status and passes it on.
+func (w *respWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.status, w.wrote = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Write records failures and passes the bytes on.
+func (w *respWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	n, err := w.ResponseWriter.Write(b)
+	if err != nil {
+		w.failed = true
+	}
+	return n, err
+}
+
+// Flush sends what is buffered to the client.
+func (w *respWriter) Flush() { _ = w.flush() }
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (w *respWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *respWriter) flush() error {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	switch f := w.ResponseWriter.(type) {
+	case interface{ FlushError() error }:
+		if err := f.FlushError(); err != nil {
+			w.failed = true
+			return err
+		}
+	case http.Flusher:
+		f.Flush()
+	}
+	return nil
+}
+
+// ServeHTTP routes one request.
+func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rw := &respWriter{ResponseWriter: w, m: noMethod}
+	defer h.finish(rw)
+
+	var m method
+	switch r.URL.Path {
+	case PathVersion:
+		if !methodAllowed(rw, r, allowGet) {
+			return
+		}
+		m = methodGetVersion
+	case PathList:
+		switch r.Method {
+		case http.MethodGet, http.MethodHead:
+			m = methodGetLargePayloadAsList
+		case http.MethodPost:
+			m = methodPostLargePayload
+		default:
+			methodAllowed(rw, r, allowGetPost)
+			return
+		}
+	case PathStream:
+		if !methodAllowed(rw, r, allowGet) {
+			return
+		}
+		m = methodGetLargePayload
+	case PathHealth:
+		if methodAllowed(rw, r, allowGet) {
+			h.healthz(rw)
+		}
+		return
+	case PathMetrics:
+		if methodAllowed(rw, r, allowGet) {
+			h.s.metrics.handler.ServeHTTP(rw, r)
+		}
+		return
+	default:
+		writeError(rw, http.StatusNotFound, "no such path: "+r.URL.Path)
+		return
+	}
+
+	if h.s.token != nil && !restAuthorized(r, h.s.token) {
+		rw.Header()["Www-Authenticate"] = []string{`Bearer realm="meteorbench"`}
+		writeError(rw, http.StatusUnauthorized, "missing or wrong bearer token")
+		return
+	}
+
+	accept := acceptPref(r.Header["Accept"])
+	if m == methodPostLargePayload {
+		h.post(w, rw, r, accept)
+		return
+	}
+	rw.p = protoREST
+	if accept == prefProto {
+		rw.p = protoRESTProtobuf
+	}
+	h.count(rw, m)
+	switch m {
+	case methodGetVersion:
+		if rw.p == protoRESTProtobuf {
+			writeProto(rw, h.s.version)
+		} else {
+			writeJSON(rw, data.Version)
+		}
+	case methodGetLargePayloadAsList:
+		if rw.p == protoRESTProtobuf {
+			writeProto(rw, h.s.list)
+		} else {
+			writeJSON(rw, h.s.landings)
+		}
+	case methodGetLargePayload:
+		if rw.p == protoRESTProtobuf {
+			h.streamProto(rw)
+		} else {
+			h.streamJSON(rw)
+		}
+	}
+}
+
+// count counts a data call that reached its handler; finish counts its
+// error, if it ends in one.
+func (h *restHandler) count(rw *respWriter, m method) {
+	rw.m = m
+	h.s.metrics.requests[rw.p][m].Inc()
+	if h.s.panicHook != nil {
+		h.s.panicHook()
+	}
+}
+
+// finish runs after every request: it turns a panic into a 500 JSON error
+// (or, once the response has started, into an aborted connection) and
+// counts data calls that ended in an error.
+func (h *restHandler) finish(rw *respWriter) {
+	p := recover()
+	if p != nil && p != http.ErrAbortHandler && !rw.wrote {
+		writeError(rw, http.StatusInternalServerError, "internal server error")
+		p = nil
+	}
+	if rw.m != noMethod && (p != nil || rw.failed || rw.status >= 400) {
+		h.s.metrics.errors[rw.p][rw.m].Inc()
+	}
+	if p != nil {
+		// net/http closes the connection, without logging, so the client
+		// sees a truncated response rather than a wrong one.
+		panic(http.ErrAbortHandler)
+	}
+}
+
+func (h *restHandler) healthz(rw *respWriter) {
+	select {
+	case <-h.s.drainCtx.Done():
+		writeJSONStatus(rw, http.StatusServiceUnavailable, healthBody{Status: "draining"})
+	default:
+		writeJSONStatus(rw, http.StatusOK, healthBody{Status: "ok"})
+	}
+}
+
+type healthBody struct {
+	Status string `json:"status"`
+}
+
+// post decodes every record of the body, then answers "SUCCESS". w is the
+// unwrapped writer, which http.MaxBytesReader needs to close the connection
+// after an oversized body.
+func (h *restHandler) post(w http.ResponseWriter, rw *respWriter, r *http.Request, accept pref) {
+	ct := mediaType(r.Header.Get("Content-Type"))
+	isProto := isProtobufType(ct)
+	rw.p = protoREST
+	if isProto {
+		rw.p = protoRESTProtobuf
+	}
+	h.count(rw, methodPostLargePayload)
+	if !isProto && ct != "" && !strings.EqualFold(ct, ContentTypeJSON) {
+		writeError(rw, http.StatusUnsupportedMediaType,
+			"Content-Type must be "+ContentTypeJSON+" or "+ContentTypeProtobuf)
+		return
+	}
+	if r.ContentLength > h.maxBody {
+		rw.Header()["Connection"] = hdrClose
+		writeError(rw, http.StatusRequestEntityTooLarge,
+			fmt.Sprintf("request body is %d bytes; the limit is %d", r.ContentLength, h.maxBody))
+		return
+	}
+	body := http.MaxBytesReader(w, r.Body, h.maxBody)
+	var err error
+	if isProto {
+		err = h.decodeProtoBody(body, r.ContentLength)
+	} else {
+		_, err = decodeLandingsJSON(body)
+	}
+	if err != nil {
+		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			writeError(rw, http.StatusRequestEntityTooLarge,
+				fmt.Sprintf("request body is over the %d-byte limit", mbe.Limit))
+			return
+		}
+		writeError(rw, http.StatusBadRequest, err.Error())
+		return
+	}
+	if accept == prefProto || (accept == prefNone && isProto) {
+		writeProto(rw, h.s.success)
+	} else {
+		writeJSON(rw, data.Success)
+	}
+}
+
+// decodeLandingsJSON decodes a POST body: one JSON array of landings, and
+// nothing after it. It returns the reader's error unchanged when reading
+// fails (an *http.MaxBytesError, for instance), and a descriptive error for
+// anything that is not such an array (truncated, malformed, null, an object,
+// wrong types, trailing data).
+func decodeLandingsJSON(r io.Reader) ([]data.Landing, error) {
+	dec := json.NewDecoder(r)
+	var ls []data.Landing
+	if err := dec.Decode(&ls); err != nil {
+		return nil, jsonError(err)
+	}
+	if ls == nil {
+		return nil, errors.New("malformed JSON: the body must be an array of landings, not null")
+	}
+	switch _, err := dec.Token(); {
+	case err == io.EOF:
+		return ls, nil
+	case err != nil:
+		return nil, jsonError(err)
+	default:
+		return nil, errors.New("malformed JSON: data after the array")
+	}
+}
+
+// jsonError describes a decoding error, keeping read errors (such as
+// *http.MaxBytesError) reachable with errors.As.
+func jsonError(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("malformed JSON: truncated body: %w", err)
+	}
+	return fmt.Errorf("malformed JSON: %w", err)
+}
+
+// decodeProtoBody reads a MeteoriteLandingList and converts every record, so
+// invalid timestamps are caught as they would be by a real consumer.
+func (h *restHandler) decodeProtoBody(body io.Reader, length int64) error {
+	buf := getBuffer()
+	defer putBuffer(buf)
+	if length > 0 {
+		buf.Grow(int(length))
+	}
+	if _, err := buf.ReadFrom(body); err != nil {
+		return err
+	}
+	var list pb.MeteoriteLandingList
+	if err := proto.Unmarshal(buf.Bytes(), &list); err != nil {
+		return fmt.Errorf("malformed protobuf: %w", err)
+	}
+	return convertList(&list)
+}
+
+// convertList converts every record of a list, failing on the first invalid one.
+func convertList(list *pb.MeteoriteLandingList) error {
+	for i, m := range list.GetMeteoriteLandings() {
+		if _, err := data.FromProto(m); err != nil {
+			return fmt.Errorf("invalid record %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func (h *restHandler) streamJSON(rw *respWriter) {
+	rw.Header()["Content-Type"] = hdrNDJSON
+	rw.WriteHeader(http.StatusOK)
+	enc := json.NewEncoder(rw) // one Write per record, with its newline
+	for i := range h.s.landings {
+		if err := enc.Encode(&h.s.landings[i]); err != nil {
+			return
+		}
+		if err := rw.flush(); err != nil {
+			return
+		}
+	}
+}
+
+// streamProto writes the records as varint-length-delimited messages (the
+// protodelim format), one flush each.
+func (h *restHandler) streamProto(rw *respWriter) {
+	rw.Header()["Content-Type"] = hdrProtobuf
+	rw.WriteHeader(http.StatusOK)
+	scratch := make([]byte, 0, 512)
+	for _, m := range h.s.list.MeteoriteLandings {
+		scratch = protowire.AppendVarint(scratch[:0], uint64(proto.Size(m)))
+		b, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(scratch, m)
+		if err != nil {
+			rw.failed = true
+			return
+		}
+		scratch = b
+		if _, err := rw.Write(b); err != nil {
+			return
+		}
+		if err := rw.flush(); err != nil {
+			return
+		}
+	}
+}
+
+// bufPool recycles response and request buffers; buffers that grew very
+// large are dropped rather than kept.
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledBuffer = 4 << 20
+
+func getBuffer() *bytes.Buffer { return bufPool.Get().(*bytes.Buffer) }
+
+func putBuffer(b *bytes.Buffer) {
+	if b.Cap() > maxPooledBuffer {
+		return
+	}
+	b.Reset()
+	bufPool.Put(b)
+}
+
+// writeJSON serialises v and sends it with status 200.
+func writeJSON(rw *respWriter, v any) { writeJSONStatus(rw, http.StatusOK, v) }
+
+func writeJSONStatus(rw *respWriter, code int, v any) {
+	buf := getBuffer()
+	defer putBuffer(buf)
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
+		writeError(rw, http.StatusInternalServerError, "encoding the response: "+err.Error())
+		return
+	}
+	writeBody(rw, code, hdrJSON, buf.Bytes())
+}
+
+// writeProto serialises m (sized, then marshalled into a pooled buffer, as
+// grpc-go's codec does) and sends it with status 200.
+func writeProto(rw *respWriter, m proto.Message) {
+	buf := getBuffer()
+	defer putBuffer(buf)
+	buf.Grow(proto.Size(m))
+	b, err := proto.MarshalOptions{}.MarshalAppend(buf.AvailableBuffer(), m)
+	if err != nil {
+		writeError(rw, http.StatusInternalServerError, "encoding the response: "+err.Error())
+		return
+	}
+	writeBody(rw, http.StatusOK, hdrProtobuf, b)
+}
+
+func writeBody(w http.ResponseWriter, code int, ct []string, body []byte) {
+	h := w.Header()
+	h["Content-Type"] = ct
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
+}
+
+// errorBody is the JSON shape of every REST error.
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+// writeError sends {"error": msg} with the given status. (http.Error would
+// force text/plain.)
+func writeError(w http.ResponseWriter, code int, msg string) {
+	b, err := json.Marshal(errorBody{Error: msg})
+	if err != nil { // cannot happen for a struct of one string
+		b = []byte(`{"error":"internal server error"}`)
+	}
+	h := w.Header()
+	h["Content-Type"] = hdrJSON
+	h["X-Content-Type-Options"] = hdrNoSniff
+	delete(h, "Content-Length")
+	w.WriteHeader(code)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// methodAllowed answers OPTIONS (204) and wrong methods (405), with an
+// Allow header, and reports whether the request should go on.
+func methodAllowed(w http.ResponseWriter, r *http.Request, allow string) bool {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		return true
+	case http.MethodOptions:
+		w.Header()["Allow"] = []string{allow}
+		w.WriteHeader(http.StatusNoContent)
+		return false
+	}
+	w.Header()["Allow"] = []string{allow}
+	writeError(w, http.StatusMethodNotAllowed,
+		fmt.Sprintf("method %s not allowed on %s; allowed: %s", r.Method, r.URL.Path, allow))
+	return false
+}
+
+// restAuthorized checks "Authorization: Bearer <token>" in constant time.
+func restAuthorized(r *http.Request, token []byte) bool {
+	return bearerMatches(r.Header.Get("Authorization"), token)
+}
+
+// bearerMatches reports whether v is "Bearer <token>" (the scheme is case
+// insensitive), comparing the token in constant time.
+func bearerMatches(v string, token []byte) bool {
+	const scheme = "Bearer "
+	if len(v) < len(scheme) || !strings.EqualFold(v[:len(scheme)], scheme) {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(v[len(scheme):])), token) == 1
+}
+
+// pref is the response encoding a client asked for.
+type pref uint8
+
+const (
+	prefNone  pref = iota // no preference stated (no Accept, or only wildcards)
+	prefJSON              // JSON (or NDJSON) preferred
+	prefProto             // protobuf preferred
+)
+
+// acceptPref reads the Accept header: protobuf when application/x-protobuf
+// is listed with a q above that of any listed JSON type; JSON when a JSON type
+// is listed (or protobuf is refused with q=0); no preference otherwise.
+func acceptPref(vals []string) pref {
+	if len(vals) == 0 {
+		return prefNone
+	}
+	if len(vals) == 1 { // the common cases, without parsing
+		switch vals[0] {
+		case ContentTypeProtobuf:
+			return prefProto
+		case ContentTypeJSON, ContentTypeNDJSON:
+			return prefJSON
+		case "*/*", "":
+			return prefNone
+		}
+	}
+	qp, qj := -1.0, -1.0
+	for _, v := range vals {
+		for v != "" {
+			var part string
+			part, v, _ = strings.Cut(v, ",")
+			mt, params, _ := strings.Cut(part, ";")
+			mt = strings.TrimSpace(mt)
+			switch {
+			case isProtobufType(mt):
+				qp = max(qp, qValue(params))
+			case strings.EqualFold(mt, ContentTypeJSON) || strings.EqualFold(mt, ContentTypeNDJSON):
+				qj = max(qj, qValue(params))
+			}
+		}
+	}
+	switch {
+	case qp > 0 && qp > qj:
+		return prefProto
+	case qj > 0 || qp == 0:
+		return prefJSON
+	}
+	return prefNone
+}
+
+// qValue finds q=... among a media range's parameters; 1 when absent or
+// unreadable.
+func qValue(params string) float64 {
+	for params != "" {
+		var p string
+		p, params, _ = strings.Cut(params, ";")
+		k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
+		if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+			q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil || q < 0 || q > 1 {
+				return 1
+			}
+			return q
+		}
+	}
+	return 1
+}
+
+// mediaType strips parameters and spaces from a Content-Type value.
+func mediaType(v string) string {
+	mt, _, _ := strings.Cut(v, ";")
+	return strings.TrimSpace(mt)
+}
+
+func isProtobufType(mt string) bool {
+	return strings.EqualFold(mt, ContentTypeProtobuf) || strings.EqualFold(mt, "application/protobuf")
+}

@@ -1,0 +1,361 @@
+// Package server is meteorbench's system under test: one listener, one port,
+// split with cmux into a native grpc.Server (HTTP/2, gRPC) and an http.Server
+// (HTTP/1.1, REST with JSON or protobuf bodies), both serving the same 1000
+// meteorite landings.
+//
+// The data are held in memory as typed values ([]data.Landing for JSON, the
+// contract's messages for protobuf); every response is serialised afresh for
+// each request, so the server spends the CPU a real service would. Nothing is
+// logged on the request path.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/soheilhy/cmux"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+
+	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
+	"github.com/meteorbench/meteorbench/internal/data"
+)
+
+// Defaults applied to the zero values of Config.
+const (
+	DefaultMaxBody              = 8 << 20 // 8 MiB
+	DefaultMaxHeaderBytes       = 64 << 10
+	DefaultMaxConcurrentStreams = 1000
+	DefaultHeaderTimeout        = 5 * time.Second
+	DefaultReadTimeout          = 30 * time.Second
+	DefaultWriteTimeout         = 60 * time.Second
+	DefaultIdleTimeout          = 2 * time.Minute
+	DefaultShutdownTimeout      = 8 * time.Second // under Docker's 10 s stop grace period
+)
+
+// maxMaxBody bounds MaxBody: grpc-go takes the limit as an int, and nothing in
+// this benchmark comes close.
+const maxMaxBody = 1 << 30
+
+// Config configures a Server. The zero value is valid: every zero field takes
+// the default named in its comment.
+type Config struct {
+	// Token, when not empty, is required on the four data routes and RPCs:
+	// REST as "Authorization: Bearer <Token>", gRPC as metadata
+	// "authorization: Bearer <Token>". /healthz, /metrics, grpc.health.v1 and
+	// server reflection stay open. It must be printable ASCII without spaces.
+	Token string
+
+	// MaxBody is the largest request body (REST, 413 beyond it) and the
+	// largest received gRPC message (RESOURCE_EXHAUSTED beyond it), in bytes.
+	// Zero means DefaultMaxBody (8 MiB); at most 1 GiB.
+	MaxBody int64
+
+	// MaxHeaderBytes bounds HTTP/1.1 request headers and the gRPC header
+	// list. Zero means DefaultMaxHeaderBytes (64 KiB).
+	MaxHeaderBytes int
+
+	// MaxConcurrentStreams bounds the concurrent gRPC calls on one
+	// connection; calls beyond it wait on the client. Zero means
+	// DefaultMaxConcurrentStreams (1000).
+	MaxConcurrentStreams uint32
+
+	// HeaderTimeout bounds how long a new connection may take to show which
+	// protocol it speaks (cmux), an HTTP/1.1 client to send its request
+	// headers, and a gRPC client to finish the HTTP/2 handshake. Connections
+	// that take longer are closed. A drain also waits (at most this long) for
+	// connections still being identified. Zero means DefaultHeaderTimeout (5 s).
+	HeaderTimeout time.Duration
+
+	// ReadTimeout bounds reading one whole HTTP/1.1 request, body included.
+	// Zero means DefaultReadTimeout (30 s).
+	ReadTimeout time.Duration
+
+	// WriteTimeout bounds writing one HTTP/1.1 response, from the end of the
+	// request headers. Zero means DefaultWriteTimeout (60 s): room for a slow
+	// client to read the 1000 records.
+	WriteTimeout time.Duration
+
+	// IdleTimeout closes connections of either protocol that have carried no
+	// call for this long. Zero means DefaultIdleTimeout (2 min).
+	IdleTimeout time.Duration
+
+	// ShutdownTimeout bounds the graceful drain once the context given to
+	// Serve is done; connections still busy then are closed. Zero means
+	// DefaultShutdownTimeout (8 s, under Docker's 10 s stop grace period).
+	ShutdownTimeout time.Duration
+
+	// Logger receives start-up, shutdown and connection-level debug
+	// messages, never one per request. Nil discards them.
+	Logger *slog.Logger
+}
+
+// Validate reports the first invalid field, if any.
+func (c Config) Validate() error {
+	for i := 0; i < len(c.Token); i++ {
+		if b := c.Token[i]; b <= ' ' || b > '~' {
+			return fmt.Errorf("server: token must be printable ASCII without spaces (byte %d is %#x)", i, b)
+		}
+	}
+	switch {
+	case c.MaxBody < 0:
+		return fmt.Errorf("server: max body %d is negative", c.MaxBody)
+	case c.MaxBody > maxMaxBody:
+		return fmt.Errorf("server: max body %d is over the 1 GiB limit", c.MaxBody)
+	case c.MaxHeaderBytes < 0:
+		return fmt.Errorf("server: max header bytes %d is negative", c.MaxHeaderBytes)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"header timeout", c.HeaderTimeout},
+		{"read timeout", c.ReadTimeout},
+		{"write timeout", c.WriteTimeout},
+		{"idle timeout", c.IdleTimeout},
+		{"shutdown timeout", c.ShutdownTimeout},
+	} {
+		if d.v < 0 {
+			return fmt.Errorf("server: %s %v is negative", d.name, d.v)
+		}
+	}
+	return nil
+}
+
+// withDefaults returns c with every zero field replaced by its default.
+func (c Config) withDefaults() Config {
+	if c.MaxBody == 0 {
+		c.MaxBody = DefaultMaxBody
+	}
+	if c.MaxHeaderBytes == 0 {
+		c.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if c.MaxConcurrentStreams == 0 {
+		c.MaxConcurrentStreams = DefaultMaxConcurrentStreams
+	}
+	if c.HeaderTimeout == 0 {
+		c.HeaderTimeout = DefaultHeaderTimeout
+	}
+	if c.ReadTimeout == 0 {
+		c.ReadTimeout = DefaultReadTimeout
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Server serves the REST and gRPC APIs on one listener. Create it with New;
+// Serve it once.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	token   []byte // the token itself, nil when auth is off
+	metrics *metrics
+
+	// The data, typed, shared read-only by every request.
+	landings []data.Landing           // REST JSON
+	list     *pb.MeteoriteLandingList // protobuf: REST and gRPC
+	version  *pb.Version
+	success  *pb.StatusResponse
+
+	rest   *restHandler
+	health *health.Server
+
+	// drainCtx is cancelled (by startDrain) when shutdown starts: /healthz
+	// turns 503, and long-lived auxiliary gRPC streams (health Watch,
+	// reflection) end, so they cannot hold the drain open.
+	drainCtx   context.Context
+	startDrain context.CancelFunc
+	served     atomic.Bool
+
+	// panicHook, when set (by tests only), is called at the start of every
+	// data call on both protocols, to exercise panic recovery.
+	panicHook func()
+}
+
+// New builds a Server from cfg, which must be valid.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	ls, err := data.Landings()
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	s := &Server{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		metrics:  newMetrics(),
+		landings: ls,
+		list:     data.ProtoList(ls),
+		version:  &pb.Version{ApiVersion: data.Version},
+		success:  &pb.StatusResponse{Status: data.Success},
+		health:   health.NewServer(),
+	}
+	s.drainCtx, s.startDrain = context.WithCancel(context.Background())
+	if cfg.Token != "" {
+		s.token = []byte(cfg.Token)
+	}
+	s.rest = newRESTHandler(s)
+	return s, nil
+}
+
+// Serve serves ln until ctx is done, then drains: it stops accepting (new
+// connections are refused), lets in-flight calls of both protocols finish
+// within Config.ShutdownTimeout, closes whatever is still open after it, and
+// returns. It closes ln. It returns nil after a clean drain, and an error if
+// the drain ran out of time or serving failed before ctx was done. Serve may
+// be called once.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if !s.served.CompareAndSwap(false, true) {
+		return errors.New("server: Serve called twice")
+	}
+	m := cmux.New(ln)
+	// A connection that does not show its protocol in time is closed
+	// instead of pinning a goroutine (and m.Serve at shutdown).
+	m.SetReadTimeout(s.cfg.HeaderTimeout)
+	m.HandleError(s.handleMuxError)
+	// HTTP2() reads only the 24-byte client preface, so gRPC clients that
+	// wait for the server's SETTINGS before sending headers still match.
+	// HTTP1() parses the request line: every method reaches net/http, PATCH
+	// included (HTTP1Fast would reset it).
+	grpcL := m.Match(cmux.HTTP2())
+	httpL := m.Match(cmux.HTTP1())
+
+	gs := s.newGRPCServer()
+	hs := s.newHTTPServer()
+
+	type result struct {
+		who string
+		err error
+	}
+	done := make(chan result, 3)
+	go func() { done <- result{"cmux", m.Serve()} }()
+	go func() { done <- result{"grpc", gs.Serve(grpcL)} }()
+	go func() { done <- result{"http", hs.Serve(httpL)} }()
+
+	var early error // a server that stopped before ctx was done
+	pending := 3
+	select {
+	case <-ctx.Done():
+	case r := <-done:
+		pending--
+		early = fmt.Errorf("server: %s stopped serving: %w", r.who, r.err)
+		if r.err == nil {
+			early = fmt.Errorf("server: %s stopped serving", r.who)
+		}
+	}
+
+	start := time.Now()
+	s.log.Debug("draining", "timeout", s.cfg.ShutdownTimeout)
+	s.startDrain()
+	s.health.Shutdown() // NOT_SERVING for anyone watching
+	// Refuse new connections first, then release the child listeners'
+	// Accepts so both servers' Serve loops can return.
+	_ = ln.Close()
+	m.Close()
+
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
+	defer cancel()
+	httpDone := make(chan error, 1)
+	go func() { httpDone <- hs.Shutdown(sctx) }()
+	grpcDone := make(chan struct{})
+	go func() { gs.GracefulStop(); close(grpcDone) }()
+
+	forced := false
+	select {
+	case <-grpcDone:
+	case <-sctx.Done():
+		forced = true
+		gs.Stop() // ends a GracefulStop that is taking too long
+		<-grpcDone
+	}
+	// Shutdown also reports the error of closing its (already closed)
+	// listener; only running out of time matters here.
+	if err := <-httpDone; err != nil && !cleanStop(err) {
+		forced = true
+		_ = hs.Close()
+	}
+
+	var errs []error
+	if early != nil {
+		errs = append(errs, early)
+	}
+	for ; pending > 0; pending-- {
+		r := <-done
+		if !cleanStop(r.err) {
+			errs = append(errs, fmt.Errorf("server: %s: %w", r.who, r.err))
+		}
+	}
+	if forced {
+		errs = append(errs, fmt.Errorf("server: drain did not finish within %v; closed busy connections: %w",
+			s.cfg.ShutdownTimeout, context.DeadlineExceeded))
+	}
+	s.log.Debug("stopped", "drain", time.Since(start), "forced", forced)
+	return errors.Join(errs...)
+}
+
+// cleanStop reports whether err is what a listener or server returns when it
+// is closed on purpose.
+func cleanStop(err error) bool {
+	return err == nil ||
+		errors.Is(err, cmux.ErrServerClosed) ||
+		errors.Is(err, cmux.ErrListenerClosed) ||
+		errors.Is(err, http.ErrServerClosed) ||
+		errors.Is(err, grpc.ErrServerStopped) ||
+		errors.Is(err, net.ErrClosed)
+}
+
+// handleMuxError decides whether cmux keeps serving after err. A connection
+// that matched no protocol (junk, or silence until the read timeout) is
+// already closed: keep serving, or one bad client would close the root
+// listener for everyone. Temporary accept errors (EMFILE, ECONNABORTED) back
+// off briefly and go on; anything else (the listener closed) stops.
+func (s *Server) handleMuxError(err error) bool {
+	var nm cmux.ErrNotMatched
+	if errors.As(err, &nm) {
+		return true
+	}
+	var ne interface{ Temporary() bool }
+	if errors.As(err, &ne) && ne.Temporary() {
+		s.log.Debug("accept failed; retrying", "err", err)
+		time.Sleep(10 * time.Millisecond)
+		return true
+	}
+	return false
+}
+
+// newHTTPServer builds the HTTP/1.1 side, hardened for an exposed host.
+func (s *Server) newHTTPServer() *http.Server {
+	var protos http.Protocols
+	protos.SetHTTP1(true) // HTTP/2 on this port is gRPC's
+	return &http.Server{
+		Handler:           s.rest,
+		Protocols:         &protos,
+		ReadHeaderTimeout: s.cfg.HeaderTimeout,
+		ReadTimeout:       s.cfg.ReadTimeout,
+		WriteTimeout:      s.cfg.WriteTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
+		// net/http's own complaints (a client that went away, a bad
+		// request) are per connection: debug level only.
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+}
