@@ -39,6 +39,8 @@ func newRootCmd() *cobra.Command {
 		// Each subcommand lives in its own file.
 		newServeCmd(),
 		newHealthCmd(),
+		newReportCmd(),
+		newCompareCmd(),
 	)
 	return root
 }

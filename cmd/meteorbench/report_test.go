@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const fixtures = "../../internal/report/testdata/"
+
+// execute runs the root command with args and returns its stdout, stderr
+// and error.
+func execute(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	cmd := newRootCmd()
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(context.Background())
+	return out.String(), errOut.String(), err
+}
+
+func writeTemp(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestReportAndCompareBadArguments(t *testing.T) {
+	badSchema := writeTemp(t, "old.json", `{"schema":"meteorbench/v0","cells":[]}`)
+	notJSON := writeTemp(t, "junk.json", "not json")
+	missing := filepath.Join(t.TempDir(), "missing.json")
+	good := fixtures + "basic.json"
+	cases := []struct {
+		name  string
+		args  []string
+		usage bool   // a bad flag or argument: exit status 2
+		want  string // in the error
+	}{
+		{"report no file", []string{"report"}, true, "want one RESULT.json"},
+		{"report two files", []string{"report", good, good}, true, "want one RESULT.json"},
+		{"report unknown format", []string{"report", good, "--format", "yaml"}, true, `unknown format "yaml"`},
+		{"report unknown flag", []string{"report", good, "--colour"}, true, "unknown flag"},
+		{"report missing file", []string{"report", missing}, false, "no such file"},
+		{"report bad schema", []string{"report", badSchema}, false, `schema "meteorbench/v0", want "meteorbench/v1"`},
+		{"report not json", []string{"report", notJSON}, false, "decode"},
+		{"report unwritable out", []string{"report", good, "--out", filepath.Join(missing, "x.html")}, false, "no such file"},
+		{"compare one file", []string{"compare", good}, true, "want OLD.json and NEW.json"},
+		{"compare unknown format", []string{"compare", good, good, "--format", "html"}, true, `--format "html"`},
+		{"compare missing old", []string{"compare", missing, good}, false, "no such file"},
+		{"compare bad schema new", []string{"compare", good, badSchema}, false, "schema"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, _, err := execute(t, c.args...)
+			if err == nil {
+				t.Fatalf("no error; output %q", out)
+			}
+			var ue usageError
+			if errors.As(err, &ue) != c.usage {
+				t.Errorf("usage error = %v, want %v (%v)", !c.usage, c.usage, err)
+			}
+			if msg := err.Error(); !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") {
+				t.Errorf("error %q: want one line containing %q", msg, c.want)
+			}
+			if out != "" {
+				t.Errorf("wrote output despite the error: %q", out[:min(80, len(out))])
+			}
+		})
+	}
+}
+
+func TestReportFormats(t *testing.T) {
+	dir := t.TempDir()
+	in := fixtures + "repeats.json"
+
+	out, _, err := execute(t, "report", in)
+	if err != nil || !strings.Contains(out, "== large (GetLargePayloadAsList) · batch 100 · concurrency 4 ==") {
+		t.Fatalf("default table: %v\n%s", err, out)
+	}
+
+	html := filepath.Join(dir, "r.html")
+	if _, stderr, err := execute(t, "report", in, "--out", html); err != nil || !strings.Contains(stderr, "wrote "+html+" (html,") {
+		t.Fatalf("html: %v %q", err, stderr)
+	}
+	if b, _ := os.ReadFile(html); !bytes.Contains(b, []byte("<svg")) || !bytes.HasPrefix(b, []byte("<!DOCTYPE html>")) {
+		t.Error("--out r.html did not write an HTML page with charts")
+	}
+
+	small := fixtures + "openloop.json" // rasterising is slow under -race
+	pngPath := filepath.Join(dir, "charts.out")
+	if _, _, err := execute(t, "report", small, "--format", "png", "-o", pngPath); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(pngPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Errorf("--format png: %v", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*.tmp")); len(left) > 0 {
+		t.Errorf("temporary files left behind: %v", left)
+	}
+
+	// Binary to a stdout that is not a terminal is fine (a pipe, a file).
+	out, _, err = execute(t, "report", small, "--format", "png")
+	if err != nil || !strings.HasPrefix(out, "\x89PNG") {
+		t.Errorf("png to a pipe: %v", err)
+	}
+
+	out, _, err = execute(t, "report", in, "--format", "markdown")
+	if err != nil || !strings.HasPrefix(out, "# meteorbench results") {
+		t.Errorf("markdown: %v", err)
+	}
+}
+
+func TestCompareCommand(t *testing.T) {
+	out, _, err := execute(t, "compare", fixtures+"compare-old.json", fixtures+"compare-new.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"GOMAXPROCS  2 → 4", "large/grpc/b100/c4", "(p=0.008 n=5+5)", "Only in old (" + fixtures + "compare-old.json):"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q in:\n%s", want, out)
+		}
+	}
+	out, _, err = execute(t, "compare", fixtures+"basic.json", fixtures+"basic.json", "--format", "json")
+	if err != nil || !strings.Contains(out, `"schema": "meteorbench-compare/v1"`) || !strings.Contains(out, `"significance": false`) {
+		t.Errorf("json: %v\n%.300s", err, out)
+	}
+}

@@ -1,0 +1,374 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/stats"
+)
+
+// CompareSchema names the JSON document of `compare --format json`.
+const CompareSchema = "meteorbench-compare/v1"
+
+// CompareFormats are the names WriteComparison accepts.
+var CompareFormats = []string{"table", "markdown", "json"}
+
+// Comparison is two result documents compared cell by cell, the cells
+// matched by results.Cell.Key.
+type Comparison struct {
+	Schema string `json:"schema"`
+	Old    Side   `json:"old"`
+	New    Side   `json:"new"`
+	// EnvChanges lists what differs between the two runs' environments and
+	// settings (versions, CPU, GOMAXPROCS, load): read deltas in its light.
+	EnvChanges []Change `json:"env_changes"`
+	// Significance is false when a side has no repeats: deltas are then
+	// single measurements whose significance is unknown.
+	Significance bool         `json:"significance"`
+	Cells        []CellChange `json:"cells"`
+	OnlyOld      []string     `json:"only_old"` // cell keys measured in old only
+	OnlyNew      []string     `json:"only_new"` // cell keys measured in new only
+}
+
+// Side describes one of the compared documents.
+type Side struct {
+	Name        string `json:"name"` // file name, or "old"/"new"
+	Started     string `json:"started"`
+	Repeat      int    `json:"repeat"`
+	Interrupted bool   `json:"interrupted"`
+}
+
+// Change is one environment or settings field that differs.
+type Change struct {
+	Field string `json:"field"`
+	Old   string `json:"old"`
+	New   string `json:"new"`
+}
+
+// CellChange is the comparison of one cell present on both sides.
+type CellChange struct {
+	Key     string        `json:"key"`
+	Metrics []MetricDelta `json:"metrics"`
+}
+
+// MetricDelta is one figure of a cell, old against new.
+type MetricDelta struct {
+	Name  string  `json:"name"` // a results.Figures name, or latency_us_p999
+	Label string  `json:"label"`
+	Old   float64 `json:"old"`
+	New   float64 `json:"new"`
+	// DeltaPct is (new-old)/old in percent; nil when old is zero.
+	DeltaPct *float64 `json:"delta_pct"`
+	// P, OldN and NewN are set when both sides have per-repeat values.
+	P           *float64 `json:"p,omitempty"`
+	OldN        int      `json:"old_n,omitempty"`
+	NewN        int      `json:"new_n,omitempty"`
+	Significant bool     `json:"significant"`
+	// Note explains a missing verdict ("need >= 4 samples ...").
+	Note string `json:"note,omitempty"`
+	// HigherIsBetter is true for throughput, false for costs and latency.
+	HigherIsBetter bool `json:"higher_is_better"`
+	kind           kind
+}
+
+// compareMetrics are the figures compare reports, in order.
+var compareMetrics = []struct {
+	name, label string
+	k           kind
+	higher      bool
+}{
+	{"calls_per_s", "calls/s", kindRate, true},
+	{"latency_us_p50", "latency p50", kindUS, false},
+	{"latency_us_p90", "latency p90", kindUS, false},
+	{"latency_us_p99", "latency p99", kindUS, false},
+	{"latency_us_p999", "latency p99.9", kindUS, false},
+	{"batch_ms_mean", "time/batch", kindMS, false},
+	{"bytes_sent_per_call", "bytes/call sent", kindBytes, false},
+	{"bytes_received_per_call", "bytes/call received", kindBytes, false},
+	{"client_cpu_us_per_call", "client CPU/call", kindUS, false},
+	{"server_cpu_us_per_call", "server CPU/call", kindUS, false},
+}
+
+func compareValue(c *results.Cell, name string) (float64, bool) {
+	if name == "latency_us_p999" {
+		return c.LatencyUS.P999, true
+	}
+	return figureValue(c, name)
+}
+
+// Compare compares old and new cell by cell. Significance comes from the
+// per-repeat figures (stats.Compare, a Mann-Whitney U test) when both
+// sides have repeats; otherwise Significance is false. Name the sides by
+// setting Old.Name and New.Name on the result.
+func Compare(old, new *results.Result) *Comparison {
+	cmp := &Comparison{
+		Schema:       CompareSchema,
+		Old:          side("old", old),
+		New:          side("new", new),
+		EnvChanges:   envChanges(old, new),
+		Significance: hasRepeats(old) && hasRepeats(new),
+		OnlyOld:      []string{},
+		OnlyNew:      []string{},
+	}
+	newCells := map[string]*results.Cell{}
+	for i := range new.Cells {
+		newCells[new.Cells[i].Key()] = &new.Cells[i]
+	}
+	seen := map[string]bool{}
+	for _, g := range groupCells(old) {
+		for _, oc := range g.Cells {
+			key := oc.Key()
+			nc := newCells[key]
+			if nc == nil {
+				cmp.OnlyOld = append(cmp.OnlyOld, key)
+				continue
+			}
+			seen[key] = true
+			cmp.Cells = append(cmp.Cells, compareCell(oc, nc))
+		}
+	}
+	for _, g := range groupCells(new) {
+		for _, nc := range g.Cells {
+			if !seen[nc.Key()] {
+				cmp.OnlyNew = append(cmp.OnlyNew, nc.Key())
+			}
+		}
+	}
+	return cmp
+}
+
+func side(name string, r *results.Result) Side {
+	return Side{Name: name, Started: r.Started.UTC().Format("2006-01-02 15:04:05 MST"), Repeat: r.Settings.Repeat, Interrupted: r.Interrupted}
+}
+
+func hasRepeats(r *results.Result) bool {
+	for i := range r.Cells {
+		if len(r.Cells[i].Repeats) > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+func compareCell(oc, nc *results.Cell) CellChange {
+	cc := CellChange{Key: oc.Key()}
+	for _, m := range compareMetrics {
+		ov, ok1 := compareValue(oc, m.name)
+		nv, ok2 := compareValue(nc, m.name)
+		if !ok1 || !ok2 || !hasCalls(oc) || !hasCalls(nc) {
+			continue
+		}
+		d := MetricDelta{Name: m.name, Label: m.label, Old: ov, New: nv, HigherIsBetter: m.higher, kind: m.k}
+		if ov != 0 {
+			pct := (nv - ov) / ov * 100
+			d.DeltaPct = &pct
+		}
+		ovs, nvs := repeatValues(oc, m.name), repeatValues(nc, m.name)
+		switch {
+		case len(ovs) > 1 && len(nvs) > 1:
+			c := stats.Compare(ovs, nvs)
+			p := c.P
+			d.P, d.OldN, d.NewN, d.Significant, d.Note = &p, len(ovs), len(nvs), c.Significant, c.Note
+		case len(oc.Repeats) > 1 && len(nc.Repeats) > 1:
+			d.Note = "no per-repeat values"
+		}
+		cc.Metrics = append(cc.Metrics, d)
+	}
+	return cc
+}
+
+// envChanges lists the environment and settings fields that differ.
+func envChanges(old, new *results.Result) []Change {
+	oe, ne := &old.Env, &new.Env
+	oset, nset := &old.Settings, &new.Settings
+	fields := []struct {
+		name     string
+		old, new string
+	}{
+		{"meteorbench", oe.MeteorbenchVersion, ne.MeteorbenchVersion},
+		{"Go", oe.GoVersion, ne.GoVersion},
+		{"GOEXPERIMENT", oe.GoExperiment, ne.GoExperiment},
+		{"gRPC", oe.GRPCVersion, ne.GRPCVersion},
+		{"protobuf", oe.ProtobufVersion, ne.ProtobufVersion},
+		{"CPU", oe.CPUModel, ne.CPUModel},
+		{"CPUs", strconv.Itoa(oe.NumCPU), strconv.Itoa(ne.NumCPU)},
+		{"GOMAXPROCS", strconv.Itoa(oe.GOMAXPROCS), strconv.Itoa(ne.GOMAXPROCS)},
+		{"OS", oe.OS + " " + oe.Arch, ne.OS + " " + ne.Arch},
+		{"target", oe.Target, ne.Target},
+		{"own server", strconv.FormatBool(oe.OwnServer), strconv.FormatBool(ne.OwnServer)},
+		{"plan", planLine(oset), planLine(nset)},
+		{"load", loadLine(oset), loadLine(nset)},
+		{"repeats", strconv.Itoa(oset.Repeat), strconv.Itoa(nset.Repeat)},
+		{"stopped", old.StopReason, new.StopReason},
+	}
+	out := []Change{}
+	for _, f := range fields {
+		if f.old != f.new {
+			out = append(out, Change{Field: f.name, Old: orNA(f.old), New: orNA(f.new)})
+		}
+	}
+	return out
+}
+
+// WriteComparison renders cmp as table, markdown or json.
+func WriteComparison(w io.Writer, format string, cmp *Comparison) error {
+	var buf bytes.Buffer
+	var err error
+	switch format {
+	case "table":
+		err = writeCompareText(&buf, cmp, false)
+	case "markdown":
+		err = writeCompareText(&buf, cmp, true)
+	case "json":
+		enc := json.NewEncoder(&buf)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(cmp)
+	default:
+		return fmt.Errorf("compare: unknown format %q (want one of %s)", format, strings.Join(CompareFormats, ", "))
+	}
+	if err != nil {
+		return fmt.Errorf("compare: %s: %w", format, err)
+	}
+	_, err = buf.WriteTo(w)
+	return err
+}
+
+// deltaText is the delta column: "+6.5%", or "~" when the repeats do not
+// show the change to be significant (as benchstat prints it).
+func (d *MetricDelta) deltaText() string {
+	if d.DeltaPct == nil {
+		return "n/a"
+	}
+	if d.P != nil && !d.Significant {
+		return "~"
+	}
+	pct := *d.DeltaPct
+	if math.Abs(pct) < 0.05 {
+		return "0.0%"
+	}
+	return fmt.Sprintf("%+.1f%%", pct)
+}
+
+// pText is the significance column: "p=0.008 n=5+5", or why none.
+func (d *MetricDelta) pText() string {
+	if d.P == nil {
+		return d.Note
+	}
+	s := fmt.Sprintf("p=%.3f n=%d+%d", *d.P, d.OldN, d.NewN)
+	if d.Note != "" && !d.Significant {
+		s += " (" + d.Note + ")"
+	}
+	return s
+}
+
+// verdict says whether a significant change is better or worse; a change
+// that is not shown significant gets no verdict.
+func (d *MetricDelta) verdict() string {
+	if d.DeltaPct == nil || !d.Significant || math.Abs(*d.DeltaPct) < 0.05 {
+		return ""
+	}
+	if (*d.DeltaPct > 0) == d.HigherIsBetter {
+		return "better"
+	}
+	return "worse"
+}
+
+func writeCompareText(w io.Writer, cmp *Comparison, md bool) error {
+	ew := &errWriter{w: w}
+	esc := func(s string) string { return s }
+	if md {
+		esc = mdEscape
+		ew.printf("# meteorbench compare\n\n")
+		ew.printf("- **old**: %s (%s, repeat %d)\n", esc(cmp.Old.Name), esc(cmp.Old.Started), cmp.Old.Repeat)
+		ew.printf("- **new**: %s (%s, repeat %d)\n", esc(cmp.New.Name), esc(cmp.New.Started), cmp.New.Repeat)
+	} else {
+		ew.printf("old  %s (%s, repeat %d)\n", cmp.Old.Name, cmp.Old.Started, cmp.Old.Repeat)
+		ew.printf("new  %s (%s, repeat %d)\n", cmp.New.Name, cmp.New.Started, cmp.New.Repeat)
+	}
+	for _, s := range []Side{cmp.Old, cmp.New} {
+		if s.Interrupted {
+			ew.printf("%s%s was INTERRUPTED — partial results\n", map[bool]string{true: "- ", false: "! "}[md], esc(s.Name))
+		}
+	}
+	if len(cmp.EnvChanges) == 0 {
+		ew.printf("\nSame environment and settings.\n")
+	} else {
+		ew.printf("\nEnvironment and settings that differ:\n\n")
+		if md {
+			ew.printf("| | old | new |\n|:--|:--|:--|\n")
+			for _, c := range cmp.EnvChanges {
+				ew.printf("| %s | %s | %s |\n", esc(c.Field), esc(c.Old), esc(c.New))
+			}
+		} else {
+			tw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', 0)
+			for _, c := range cmp.EnvChanges {
+				fmt.Fprintf(tw, "  %s\t%s → %s\n", c.Field, c.Old, c.New)
+			}
+			tw.Flush()
+		}
+	}
+	if cmp.Significance {
+		ew.printf("\nSignificance: Mann-Whitney U over the repeats, α=0.05; \"~\": no significant change.\n")
+	} else {
+		ew.printf("\nno repeats: significance unknown (run with --repeat 5 or more on both sides to test changes).\n")
+	}
+	if len(cmp.Cells) == 0 {
+		ew.printf("\nNo cell is in both files.\n")
+	}
+	for _, cc := range cmp.Cells {
+		if md {
+			ew.printf("\n## %s\n\n| | old | new | delta | significance |\n|:--|--:|--:|--:|:--|\n", esc(cc.Key))
+			for _, m := range cc.Metrics {
+				ew.printf("| %s | %s | %s | %s | %s |\n", esc(m.Label), esc(fmtValue(m.Old, m.kind)), esc(fmtValue(m.New, m.kind)),
+					esc(m.deltaText()), esc(strings.TrimSpace(m.verdict()+" "+m.pText())))
+			}
+			continue
+		}
+		ew.printf("\n%s\n", cc.Key)
+		var tb bytes.Buffer
+		tw := tabwriter.NewWriter(&tb, 0, 8, 2, ' ', tabwriter.AlignRight)
+		width := 0
+		for _, m := range cc.Metrics {
+			width = max(width, len(m.Label))
+		}
+		fmt.Fprintf(tw, "\told\tnew\tdelta\t\n")
+		note := ""
+		for _, m := range cc.Metrics {
+			p := ""
+			if m.P != nil {
+				p = fmt.Sprintf("(p=%.3f n=%d+%d)", *m.P, m.OldN, m.NewN)
+				if !m.Significant && strings.HasPrefix(m.Note, "need") && note == "" {
+					note = m.Note
+				}
+			}
+			fmt.Fprintf(tw, "  %-*s\t%s\t%s\t%s\t%s\t  %s\n", width, m.Label, fmtValue(m.Old, m.kind), fmtValue(m.New, m.kind), m.deltaText(), p, m.verdict())
+		}
+		tw.Flush()
+		for _, l := range strings.SplitAfter(tb.String(), "\n") {
+			ew.printf("%s", strings.TrimRight(l, " \n")+strings.Repeat("\n", strings.Count(l, "\n")))
+		}
+		if note != "" {
+			ew.printf("  ~: %s\n", note)
+		}
+	}
+	for _, only := range []struct {
+		what string
+		keys []string
+	}{{"old", cmp.OnlyOld}, {"new", cmp.OnlyNew}} {
+		if len(only.keys) == 0 {
+			continue
+		}
+		ew.printf("\nOnly in %s (%s):\n", only.what, esc(map[string]string{"old": cmp.Old.Name, "new": cmp.New.Name}[only.what]))
+		for _, k := range only.keys {
+			ew.printf("  - %s\n", esc(k))
+		}
+	}
+	return ew.err
+}

@@ -1,0 +1,64 @@
+package report
+
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// CSVHeader is the fixed column set of the csv format, one row per cell in
+// the document's order. Latencies are in microseconds, bytes per call in
+// bytes, CPU in microseconds per successful call, rates in calls per
+// second. server_cpu_us_per_call, first_record_p50_us and the three rate
+// columns are empty when they do not apply. With repeats the figures are
+// medians over the repeats and calls/errors are totals.
+var CSVHeader = []string{
+	"protocol", "scenario", "batch", "concurrency", "connections", "mode",
+	"calls", "errors", "duration_s", "calls_per_s", "mb_per_s",
+	"latency_p50_us", "latency_p90_us", "latency_p99_us", "latency_p999_us", "latency_max_us", "latency_mean_us",
+	"batch_ms_mean", "batch_ms_stddev",
+	"bytes_sent_per_call", "bytes_received_per_call",
+	"client_cpu_us_per_call", "server_cpu_us_per_call",
+	"first_record_p50_us",
+	"rate_requested", "rate_achieved", "late_calls",
+}
+
+func writeCSV(w io.Writer, r *results.Result) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		server, first := "", ""
+		if c.ServerCPUUSPerCall != nil {
+			server = f(*c.ServerCPUUSPerCall)
+		}
+		if c.FirstRecordUS != nil {
+			first = f(c.FirstRecordUS.P50)
+		}
+		rateReq, rateAch, late := "", "", ""
+		if c.RateRequested > 0 {
+			rateReq, rateAch, late = f(c.RateRequested), f(c.RateAchieved), strconv.FormatInt(c.LateCalls, 10)
+		}
+		l := c.LatencyUS
+		rec := []string{
+			c.Protocol, c.Scenario, strconv.Itoa(c.Batch), strconv.Itoa(c.Concurrency), strconv.Itoa(c.Connections), c.Mode,
+			strconv.FormatInt(c.Calls, 10), strconv.FormatInt(c.Errors, 10), f(c.DurationS), f(c.CallsPerS), f(c.MBPerS),
+			f(l.P50), f(l.P90), f(l.P99), f(l.P999), f(l.Max), f(l.Mean),
+			f(c.BatchMS.Mean), f(c.BatchMS.Stddev),
+			f(c.BytesPerCall.Sent), f(c.BytesPerCall.Received),
+			f(c.ClientCPUUSPerCall), server,
+			first,
+			rateReq, rateAch, late,
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

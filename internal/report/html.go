@@ -1,0 +1,152 @@
+package report
+
+import (
+	"html/template"
+	"io"
+	"regexp"
+
+	"github.com/meteorbench/meteorbench/internal/buildinfo"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// htmlPage is what the html template sees.
+type htmlPage struct {
+	Title       string
+	Interrupted bool
+	StopReason  string
+	Env         [][2]string
+	Warnings    []string
+	Verdicts    []htmlVerdict
+	Figures     []htmlFigure
+	Groups      []htmlGroup
+	Generator   string
+}
+
+type htmlVerdict struct {
+	Group string
+	Lines []ratioLine
+}
+
+type htmlFigure struct {
+	Title string
+	SVG   template.HTML
+}
+
+type htmlGroup struct {
+	Title    string
+	Protos   []string
+	Rows     []row
+	Lines    []ratioLine
+	Notes    []string
+	Warnings []string
+}
+
+// svgProlog matches what an inline <svg> does not need: the XML
+// declaration, the generator comment and the namespace declarations
+// (HTML puts <svg> in the SVG namespace by itself).
+var svgProlog = regexp.MustCompile(`<\?xml[^>]*\?>\s*|<!--[^>]*-->\s*|\s+xmlns(:xlink)?="[^"]*"`)
+
+// writeHTML renders one self-contained page: inline CSS, inline SVG
+// charts, no script, no external font, image or stylesheet.
+func writeHTML(w io.Writer, r *results.Result) (err error) {
+	defer recoverPlot(&err)
+	page := htmlPage{
+		Title:       "meteorbench: REST vs gRPC",
+		Interrupted: r.Interrupted,
+		StopReason:  orNA(r.StopReason),
+		Env:         envLines(r),
+		Warnings:    r.Warnings,
+		Generator:   "meteorbench " + buildinfo.Version(),
+	}
+	for _, g := range groupCells(r) {
+		lines, notes := ratioLines(g)
+		hg := htmlGroup{Title: g.title(), Rows: cellRows(g), Lines: lines, Notes: notes, Warnings: cellWarnings(g)}
+		for _, c := range g.Cells {
+			hg.Protos = append(hg.Protos, c.Protocol)
+		}
+		page.Groups = append(page.Groups, hg)
+		if len(lines) > 0 {
+			page.Verdicts = append(page.Verdicts, htmlVerdict{Group: g.title(), Lines: lines})
+		}
+	}
+	for _, f := range figures(r) {
+		b, err := figureSVG(f, htmlCols)
+		if err != nil {
+			return err
+		}
+		// The SVG comes from our own canvas, its text escaped by vgsvg.
+		page.Figures = append(page.Figures, htmlFigure{Title: f.Title, SVG: template.HTML(svgProlog.ReplaceAll(b, nil))})
+	}
+	return htmlTemplate.Execute(w, page)
+}
+
+var htmlTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+body { font-family: -apple-system, "Segoe UI", Roboto, "Liberation Sans", Arial, sans-serif; color: #1b1b1b; max-width: 62rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.45; }
+h1 { font-size: 1.6rem; margin-bottom: .3rem; }
+h2 { font-size: 1.25rem; margin-top: 2.2rem; border-bottom: 1px solid #ddd; padding-bottom: .2rem; }
+h3 { font-size: 1.05rem; margin: 1.6rem 0 .4rem; }
+.banner { background: #c01c28; color: #fff; font-weight: bold; padding: .5rem .8rem; border-radius: 4px; }
+table { border-collapse: collapse; font-size: .88rem; margin: .4rem 0; }
+th, td { padding: .2rem .6rem; border-bottom: 1px solid #eee; vertical-align: top; }
+th { text-align: left; }
+table.cells td { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
+table.cells td:first-child, table.env td:first-child { text-align: left; color: #555; }
+table.cells thead th { text-align: right; border-bottom: 2px solid #ccc; }
+th.rest { color: #D55E00; } th.rest-protobuf { color: #009E73; } th.grpc { color: #0072B2; }
+.verdict { margin: .3rem 0; }
+.note { color: #666; font-size: .8rem; margin: .1rem 0; }
+.warn { color: #8a4b00; margin: .1rem 0; }
+figure { margin: 1rem 0; }
+figure svg { max-width: 100%; height: auto; }
+code { font-size: .85rem; }
+footer { color: #777; font-size: .8rem; margin-top: 3rem; }
+</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+{{if .Interrupted}}<p class="banner">INTERRUPTED — partial results (stopped: {{.StopReason}})</p>
+{{end -}}
+<h2>Environment and settings</h2>
+<table class="env">
+{{range .Env}}<tr><td>{{index . 0}}</td><td>{{if eq (index . 0) "command"}}<code>{{index . 1}}</code>{{else}}{{index . 1}}{{end}}</td></tr>
+{{end -}}
+</table>
+{{range .Warnings}}<p class="warn">⚠ {{.}}</p>
+{{end -}}
+{{if .Verdicts}}<h2>Verdict</h2>
+{{range .Verdicts}}<h3>{{.Group}}</h3>
+{{range .Lines}}<p class="verdict"><strong>{{.Proto}}</strong> {{.Text}}</p>
+{{end}}{{end}}{{end -}}
+{{if .Figures}}<h2>Charts</h2>
+{{range .Figures}}<figure>
+{{.SVG}}<figcaption class="note">{{.Title}}</figcaption>
+</figure>
+{{end}}{{end -}}
+<h2>Results by scenario</h2>
+{{if not .Groups}}<p>No cells were measured.</p>
+{{end -}}
+{{range .Groups}}<h3>{{.Title}}</h3>
+<table class="cells">
+<thead><tr><th></th>{{range .Protos}}<th class="{{.}}">{{.}}</th>{{end}}</tr></thead>
+<tbody>
+{{range .Rows}}<tr><td>{{.Label}}</td>{{range .Vals}}<td>{{if .}}{{.}}{{else}}–{{end}}</td>{{end}}</tr>
+{{end -}}
+</tbody>
+</table>
+{{range .Lines}}<p class="verdict"><strong>{{.Proto}}</strong> {{.Text}}</p>
+{{end -}}
+{{range .Notes}}<p class="note">{{.}}</p>
+{{end -}}
+{{range .Warnings}}<p class="warn">⚠ {{.}}</p>
+{{end -}}
+{{end -}}
+<footer>Generated by {{.Generator}} from a meteorbench/v1 result document.</footer>
+</body>
+</html>
+`))
