@@ -39,6 +39,7 @@ func newRootCmd() *cobra.Command {
 		// Each subcommand lives in its own file.
 		newServeCmd(),
 		newHealthCmd(),
+		newRunCmd(),
 		newReportCmd(),
 		newCompareCmd(),
 	)

@@ -1,0 +1,477 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
+	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/child"
+	"github.com/meteorbench/meteorbench/internal/report"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// runFlags are `run`'s flags as parsed.
+type runFlags struct {
+	target      string
+	token       string
+	protocols   []string
+	scenarios   []string
+	batches     []int
+	concurrency []int
+	connections int
+	duration    time.Duration
+	iterations  int
+	warmup      time.Duration
+	timeout     time.Duration
+	rate        float64
+	repeat      int
+	formats     []string
+	out         string
+	quiet       bool
+	cpuprofile  string
+}
+
+// childStopGrace is how long the own server may take to drain at the end.
+const childStopGrace = 10 * time.Second
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Load a server over REST and gRPC and report them side by side",
+		Long: `Load a meteorbench server with every scenario over every protocol and report
+latency, throughput, bytes on the wire, errors and CPU per call side by side.
+
+Without --target, run starts its own server ("meteorbench serve" as a child
+process on 127.0.0.1, so client and server have separate runtimes and CPU
+accounting) and stops it at the end.
+
+Each cell is one scenario x protocol x batch x concurrency. Protocols are
+interleaved cell by cell (and repeat by repeat with --repeat), so drift hits
+them alike. A cell first warms up for --warmup (unmeasured, same connections,
+same mode), then is measured for --duration or --iterations batches. One
+measured operation is a batch of --batch calls made one after another; the
+report gives the time per batch and the per-call latency distribution.
+
+Scenarios: small (GetVersion), large (the 1000 records in one message),
+stream (the 1000 records streamed: gRPC server stream / NDJSON / delimited
+protobuf), post (upload the 1000 records). Protocols: rest (JSON over
+HTTP/1.1), grpc, rest-protobuf (protobuf over HTTP/1.1), or all.
+
+Every response is fully decoded and validated; a wrong answer counts as an
+error of class invalid-response. Closed-loop is the default; --rate N makes
+the run open-loop (N calls/s per cell, latency measured from each call's
+intended start; late = sent more than 1ms after it was due).
+
+Results go to stdout (or --out PREFIX.<ext>); progress and warnings go to
+stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
+		Example: `  meteorbench run
+  meteorbench run --scenario small --proto grpc,rest --concurrency 1,16,64 --format json | jq .
+  meteorbench run --target 127.0.0.1:8080 --rate 2000 --duration 30s --out results/run1 --format table,json,csv
+  meteorbench run --repeat 5 --scenario large --format markdown`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError{fmt.Errorf("run takes no arguments, got %q", args[0])}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := f.config(cmd)
+			if err != nil {
+				return usageError{err}
+			}
+			return f.run(cmd, cfg)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.target, "target", "", "host:port of a running meteorbench serve (default: start one on 127.0.0.1)")
+	fl.StringVar(&f.token, "token", "", "bearer token for a protected server (default $"+tokenEnv+")")
+	fl.StringSliceVar(&f.protocols, "proto", []string{"rest", "grpc"}, "protocols: rest, grpc, rest-protobuf, or all")
+	fl.StringSliceVar(&f.scenarios, "scenario", []string{"all"}, "scenarios: small, large, stream, post, or all")
+	fl.IntSliceVar(&f.batches, "batch", []int{100, 200}, "calls per measured batch; a list sweeps")
+	fl.IntSliceVar(&f.concurrency, "concurrency", []int{1}, "workers running batches in parallel; a list sweeps (e.g. 1,16,64)")
+	fl.IntVar(&f.connections, "connections", 0, "TCP connections per protocol (0: gRPC 1, REST one per worker)")
+	fl.DurationVar(&f.duration, "duration", loadgen.DefaultDuration, "measured time per cell (exclusive with --iterations)")
+	fl.IntVar(&f.iterations, "iterations", 0, "batches per cell instead of --duration (each cell is still capped at 10m)")
+	fl.DurationVar(&f.warmup, "warmup", loadgen.DefaultWarmup, "unmeasured time per cell before measuring (0: none)")
+	fl.DurationVar(&f.timeout, "timeout", loadgen.DefaultTimeout, "per-call timeout")
+	fl.Float64Var(&f.rate, "rate", 0, "open-loop: calls/s per cell shared by all workers (0: closed-loop)")
+	fl.IntVar(&f.repeat, "repeat", 1, "measure every cell K times, interleaved; report medians with confidence intervals")
+	fl.StringSliceVar(&f.formats, "format", []string{"table"}, "output formats: "+strings.Join(report.Formats, ", ")+" (several: one after another, or one file each with --out)")
+	fl.StringVar(&f.out, "out", "", "write one file per format to PREFIX.<ext> instead of stdout")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar, no warnings or notes on stderr (only errors)")
+	fl.StringVar(&f.cpuprofile, "cpuprofile", "", "write the load generator's CPU profile to this file (for tuning the harness)")
+	fl.MarkHidden("cpuprofile")
+	return cmd
+}
+
+// config validates the flags and builds the load generator's config. It
+// does no work: a bad flag fails here with one line.
+func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
+	fl := cmd.Flags()
+	var cfg loadgen.Config
+	if f.target != "" {
+		if _, _, err := net.SplitHostPort(f.target); err != nil {
+			return cfg, fmt.Errorf("--target %q: want host:port", f.target)
+		}
+	}
+	protocols, err := expandAll("--proto", f.protocols, loadgen.AllProtocols)
+	if err != nil {
+		return cfg, err
+	}
+	scenarios, err := expandAll("--scenario", f.scenarios, loadgen.AllScenarios)
+	if err != nil {
+		return cfg, err
+	}
+	for _, b := range f.batches {
+		if b < 1 {
+			return cfg, fmt.Errorf("--batch %d: must be at least 1", b)
+		}
+	}
+	for _, c := range f.concurrency {
+		if c < 1 {
+			return cfg, fmt.Errorf("--concurrency %d: must be at least 1", c)
+		}
+	}
+	switch {
+	case len(f.batches) == 0:
+		return cfg, errors.New("--batch: no value")
+	case len(f.concurrency) == 0:
+		return cfg, errors.New("--concurrency: no value")
+	case f.connections < 0:
+		return cfg, fmt.Errorf("--connections %d: must not be negative", f.connections)
+	case fl.Changed("duration") && fl.Changed("iterations"):
+		return cfg, errors.New("--duration and --iterations are exclusive: give one")
+	case f.duration <= 0:
+		return cfg, fmt.Errorf("--duration %v: must be positive", f.duration)
+	case fl.Changed("iterations") && f.iterations < 1:
+		return cfg, fmt.Errorf("--iterations %d: must be at least 1", f.iterations)
+	case f.warmup < 0:
+		return cfg, fmt.Errorf("--warmup %v: must not be negative", f.warmup)
+	case f.timeout <= 0:
+		return cfg, fmt.Errorf("--timeout %v: must be positive", f.timeout)
+	case f.rate < 0 || f.rate != f.rate:
+		return cfg, fmt.Errorf("--rate %v: must be a positive number of calls/s (or 0 for closed-loop)", f.rate)
+	case f.repeat < 1:
+		return cfg, fmt.Errorf("--repeat %d: must be at least 1", f.repeat)
+	}
+	if len(f.formats) == 0 {
+		return cfg, errors.New("--format: no value")
+	}
+	seen := map[string]bool{}
+	for _, format := range f.formats {
+		if err := report.CheckFormat(format); err != nil {
+			return cfg, fmt.Errorf("--format: %w", err)
+		}
+		if seen[format] {
+			return cfg, fmt.Errorf("--format %q given twice", format)
+		}
+		seen[format] = true
+		if report.Binary(format) && f.out == "" && isTTY(cmd.OutOrStdout()) {
+			return cfg, fmt.Errorf("--format %s is binary: give --out or redirect stdout", format)
+		}
+	}
+	if !fl.Changed("token") {
+		f.token = os.Getenv(tokenEnv)
+	}
+
+	cfg = loadgen.Config{
+		Target:      f.target,
+		Token:       f.token,
+		Protocols:   protocols,
+		Scenarios:   scenarios,
+		Batches:     f.batches,
+		Concurrency: f.concurrency,
+		Connections: f.connections,
+		Timeout:     f.timeout,
+		Rate:        f.rate,
+		Repeat:      f.repeat,
+		CommandLine: commandLine(cmd),
+		OwnServer:   f.target == "",
+	}
+	if fl.Changed("iterations") {
+		cfg.Iterations = f.iterations
+	} else {
+		cfg.Duration = f.duration
+	}
+	cfg.Warmup = f.warmup
+	if f.warmup == 0 {
+		cfg.Warmup = -1 // none
+	}
+	if cfg.Target == "" {
+		cfg.Target = "127.0.0.1:0" // placeholder for Validate; the child's address replaces it
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// expandAll checks names against the known ones, expanding "all".
+func expandAll(flag string, names, known []string) ([]string, error) {
+	if len(names) == 0 {
+		return nil, fmt.Errorf("%s: no value", flag)
+	}
+	var out []string
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		switch {
+		case n == "all":
+			for _, k := range known {
+				if !slices.Contains(out, k) {
+					out = append(out, k)
+				}
+			}
+		case !slices.Contains(known, n):
+			return nil, fmt.Errorf("%s: unknown value %q (want %s, or all)", flag, n, strings.Join(known, ", "))
+		case slices.Contains(out, n):
+			return nil, fmt.Errorf("%s: %q given twice", flag, n)
+		default:
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// commandLine is the command line as given, with the token masked.
+func commandLine(cmd *cobra.Command) []string {
+	out := []string{cmd.Name()}
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		v := fl.Value.String()
+		if sv, ok := fl.Value.(pflag.SliceValue); ok {
+			v = strings.Join(sv.GetSlice(), ",")
+		}
+		if fl.Name == "token" {
+			v = "***"
+		}
+		out = append(out, "--"+fl.Name+"="+v)
+	})
+	return out
+}
+
+// run starts the own server if needed, runs the load generator and writes
+// the results, even partial ones.
+func (f *runFlags) run(cmd *cobra.Command, cfg loadgen.Config) error {
+	ctx := cmd.Context()
+	stderr := cmd.ErrOrStderr()
+	ui := newRunUI(stderr, f.quiet)
+	cfg.Logger = slog.New(ui)
+
+	if cfg.OwnServer {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("find own executable to start the server: %w", err)
+		}
+		var env []string
+		if cfg.Token != "" {
+			env = append(env, tokenEnv+"="+cfg.Token)
+		}
+		srv, err := child.Start(ctx, exe, []string{"serve", "--addr", "127.0.0.1:0"}, env)
+		if err != nil {
+			if ctx.Err() != nil {
+				return &exitError{130, errors.New("interrupted")}
+			}
+			return fmt.Errorf("start own server: %w", err)
+		}
+		defer func() {
+			if err := srv.Stop(childStopGrace); err != nil {
+				ui.note("own server: %v", err)
+			}
+		}()
+		cfg.Target = srv.Addr
+		ui.note("started own server (meteorbench serve) on %s", srv.Addr)
+	}
+	cfg.Progress = ui.progress
+
+	if f.cpuprofile != "" {
+		pf, err := os.Create(f.cpuprofile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			pf.Close()
+			return err
+		}
+		defer func() { pprof.StopCPUProfile(); pf.Close() }()
+	}
+	res, err := loadgen.Run(ctx, cfg)
+	ui.done()
+	if res == nil {
+		if errors.Is(err, loadgen.ErrInterrupted) {
+			return &exitError{130, errors.New("interrupted before any cell was measured")}
+		}
+		return err
+	}
+	if werr := f.write(cmd.OutOrStdout(), ui, res); werr != nil {
+		return errors.Join(err, werr)
+	}
+	switch {
+	case errors.Is(err, loadgen.ErrInterrupted):
+		return &exitError{130, fmt.Errorf("interrupted: partial results (%d cells) written", len(res.Cells))}
+	case err != nil:
+		return fmt.Errorf("%w (partial results, %d cells, written)", err, len(res.Cells))
+	}
+	var failed []string
+	for i := range res.Cells {
+		if res.Cells[i].Calls == 0 {
+			failed = append(failed, res.Cells[i].Key())
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d cell(s) had no successful call: %s", len(failed), strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+// write renders the result in every format, to stdout or one file each.
+func (f *runFlags) write(stdout io.Writer, ui *runUI, res *results.Result) error {
+	for i, format := range f.formats {
+		if f.out == "" {
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			if err := report.Write(stdout, format, res); err != nil {
+				return err
+			}
+			continue
+		}
+		path := f.out + report.Extension(format)
+		file, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		err = report.Write(file, format, res)
+		if cerr := file.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		ui.note("wrote %s", path)
+	}
+	return nil
+}
+
+// runUI is the stderr side of a run: a progress bar on a terminal, and
+// warnings and notes as lines (none with --quiet). It is the Logger's
+// handler, so warnings clear the bar before they print.
+type runUI struct {
+	mu    sync.Mutex
+	w     io.Writer
+	quiet bool
+	bar   *progressbar.ProgressBar
+	tty   bool
+	stop  chan struct{} // stops the bar's clock
+}
+
+func newRunUI(w io.Writer, quiet bool) *runUI {
+	return &runUI{w: w, quiet: quiet, tty: !quiet && isTTY(w)}
+}
+
+// isTTY reports whether w is a terminal.
+func isTTY(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// progress implements loadgen.Config.Progress.
+func (u *runUI) progress(p loadgen.Progress) {
+	if !u.tty {
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.bar == nil {
+		u.bar = progressbar.NewOptions(p.Total,
+			progressbar.OptionSetWriter(u.w),
+			progressbar.OptionSetWidth(24),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionClearOnFinish(),
+			progressbar.OptionSetRenderBlankState(true),
+		)
+		u.stop = make(chan struct{})
+		go u.tick(u.bar, u.stop)
+	}
+	u.bar.Describe(fmt.Sprintf("%-36s", p.Cell))
+	u.bar.Set(p.Done)
+}
+
+// tick redraws the bar every second, so its clock moves during long cells.
+func (u *runUI) tick(bar *progressbar.ProgressBar, stop <-chan struct{}) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			u.mu.Lock()
+			bar.Add(0)
+			u.mu.Unlock()
+		}
+	}
+}
+
+// done removes the bar.
+func (u *runUI) done() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.bar != nil {
+		close(u.stop)
+		u.bar.Finish()
+		u.bar.Clear()
+		u.bar = nil
+	}
+}
+
+// note prints an informational line.
+func (u *runUI) note(format string, args ...any) {
+	u.line("meteorbench: " + fmt.Sprintf(format, args...))
+}
+
+func (u *runUI) line(s string) {
+	if u.quiet {
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.bar != nil {
+		u.bar.Clear()
+	}
+	fmt.Fprintln(u.w, s)
+	if u.bar != nil {
+		u.bar.RenderBlank()
+	}
+}
+
+// Enabled implements slog.Handler: warnings and worse.
+func (u *runUI) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+
+// Handle implements slog.Handler: one line per record.
+func (u *runUI) Handle(_ context.Context, r slog.Record) error {
+	u.line("meteorbench: warning: " + r.Message)
+	return nil
+}
+
+// WithAttrs implements slog.Handler (attributes are not printed).
+func (u *runUI) WithAttrs([]slog.Attr) slog.Handler { return u }
+
+// WithGroup implements slog.Handler.
+func (u *runUI) WithGroup(string) slog.Handler { return u }

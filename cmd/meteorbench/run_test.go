@@ -1,0 +1,288 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/server"
+	"github.com/meteorbench/meteorbench/internal/server/servertest"
+)
+
+// Every bad flag fails at parse time: one line, exit status 2, no load.
+// The target is a closed port, so a flag that slipped through would fail
+// differently (unreachable, exit 1) instead of loading anything.
+func TestRunBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--scenario", "huge"},
+		{"--scenario", "small,small"},
+		{"--proto", "soap"},
+		{"--proto", ""},
+		{"--batch", "0"},
+		{"--batch", "abc"},
+		{"--concurrency", "0"},
+		{"--concurrency", "1,-4"},
+		{"--connections", "-1"},
+		{"--rate", "-1"},
+		{"--rate", "NaN"},
+		{"--duration", "1s", "--iterations", "5"},
+		{"--duration", "0"},
+		{"--iterations", "0"},
+		{"--warmup", "-1s"},
+		{"--timeout", "0"},
+		{"--repeat", "0"},
+		{"--format", "xml"},
+		{"--format", "json,json"},
+		{"--target", "nohost"},
+		{"--frobnicate"},
+		{"extra-argument"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			full := append([]string{"run"}, args...)
+			if !strings.HasPrefix(args[0], "--target") {
+				full = append(full, "--target", "127.0.0.1:1")
+			}
+			_, stderr, err := execute(t, full...)
+			if code := exitCodeQuiet(err); code != 2 {
+				t.Fatalf("exit status %d (%v), want 2", code, err)
+			}
+			if msg := err.Error(); msg == "" || strings.Contains(msg, "\n") {
+				t.Errorf("error %q, want one line", msg)
+			}
+			if stderr != "" {
+				t.Errorf("stderr %q: the command did work before failing", stderr)
+			}
+		})
+	}
+}
+
+// exitCodeQuiet is exitCode without the printing.
+func exitCodeQuiet(err error) int {
+	var ee *exitError
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &ue):
+		return 2
+	}
+	return 1
+}
+
+// `run` in-process against the real server: every scenario and protocol,
+// one file per format, the command line recorded with the token masked.
+func TestRunCommand(t *testing.T) {
+	addr := servertest.Start(t, server.Config{Token: "s3cret"})
+	prefix := filepath.Join(t.TempDir(), "res")
+	_, stderr, err := execute(t, "run", "--target", addr, "--token", "s3cret", "--proto", "all", "--scenario", "all",
+		"--batch", "2", "--iterations", "1", "--warmup", "0", "--format", "json,csv,table,markdown", "--out", prefix)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	res, err := results.ReadFile(prefix + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cells) != 12 || res.StopReason != "completed" {
+		t.Fatalf("%d cells, stop reason %q", len(res.Cells), res.StopReason)
+	}
+	for _, c := range res.Cells {
+		if c.Calls != 2 || c.Errors != 0 {
+			t.Errorf("%s: %d calls, %d errors", c.Key(), c.Calls, c.Errors)
+		}
+	}
+	flags := strings.Join(res.Env.Flags, " ")
+	if !strings.Contains(flags, "--iterations=1") || !strings.Contains(flags, "--token=***") {
+		t.Errorf("flags %q", flags)
+	}
+	for _, ext := range []string{".json", ".csv", ".txt", ".md"} {
+		b, err := os.ReadFile(prefix + ext)
+		if err != nil || len(b) == 0 {
+			t.Errorf("%s: %v (%d bytes)", ext, err, len(b))
+		}
+		if bytes.Contains(b, []byte("s3cret")) {
+			t.Errorf("%s contains the token", ext)
+		}
+	}
+
+	// JSON to stdout reads back; stderr (not a terminal) has no progress.
+	stdout, stderr, err := execute(t, "run", "--target", addr, "--token", "s3cret", "--scenario", "small",
+		"--batch", "2", "--iterations", "1", "--warmup", "0", "--format", "json", "--quiet")
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if _, err := results.Read(strings.NewReader(stdout)); err != nil {
+		t.Errorf("stdout is not a result document: %v", err)
+	}
+	if stderr != "" {
+		t.Errorf("--quiet run wrote to stderr: %q", stderr)
+	}
+}
+
+var (
+	binaryOnce sync.Once
+	binaryPath string
+	binaryErr  error
+)
+
+// meteorbenchBinary builds the command once, for tests of the own-server
+// mode (which re-executes its own binary as `serve`).
+func meteorbenchBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	binaryOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "meteorbench-run-test")
+		if err != nil {
+			binaryErr = err
+			return
+		}
+		binaryPath = filepath.Join(dir, "meteorbench")
+		out, err := exec.Command("go", "build", "-o", binaryPath, ".").CombinedOutput()
+		if err != nil {
+			binaryErr = errors.New(string(out))
+		}
+	})
+	if binaryErr != nil {
+		t.Fatalf("go build: %v", binaryErr)
+	}
+	return binaryPath
+}
+
+// Without --target, run starts its own server child, measures, and stops it.
+func TestRunOwnServer(t *testing.T) {
+	bin := meteorbenchBinary(t)
+	cmd := exec.Command(bin, "run", "--scenario", "small,stream", "--batch", "5", "--iterations", "2", "--warmup", "0", "--format", "json")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := runBounded(t, cmd); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	res, err := results.Read(&stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Env.OwnServer || res.Env.ProtobufVersion == "" || len(res.Cells) != 4 {
+		t.Fatalf("own server %v, protobuf %q, %d cells", res.Env.OwnServer, res.Env.ProtobufVersion, len(res.Cells))
+	}
+	for _, c := range res.Cells {
+		if c.Calls != 10 || c.ServerCPUUSPerCall == nil {
+			t.Errorf("%s: %d calls, server CPU %v", c.Key(), c.Calls, c.ServerCPUUSPerCall)
+		}
+	}
+	assertGone(t, res.Env.Target)
+}
+
+// Ctrl-C: partial results on stdout, exit status 130, the child stopped.
+func TestRunOwnServerInterrupted(t *testing.T) {
+	bin := meteorbenchBinary(t)
+	cmd := exec.Command(bin, "run", "--scenario", "small", "--duration", "1m", "--warmup", "0", "--format", "json")
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	errLines := bufio.NewReader(stderr)
+	line, _ := errLines.ReadString('\n') // "meteorbench: started own server (meteorbench serve) on ADDR"
+	fields := strings.Fields(line)
+	if len(fields) == 0 {
+		t.Fatalf("no start-up note on stderr")
+	}
+	addr := fields[len(fields)-1]
+	// Interrupt once the server has answered calls: mid-cell.
+	for i := 0; ; i++ {
+		if counted(addr) > 0 {
+			break
+		}
+		if i > 500 {
+			t.Fatal("the run made no calls")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	go io.Copy(io.Discard, errLines)
+	err = waitBounded(t, cmd)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v, want status 130", err)
+	}
+	res, err := results.Read(&stdout)
+	if err != nil {
+		t.Fatalf("no partial result on stdout: %v", err)
+	}
+	if !res.Interrupted || res.StopReason != "interrupted" || len(res.Cells) == 0 || res.Cells[0].Calls == 0 {
+		t.Errorf("interrupted %v, stop reason %q, %d cells", res.Interrupted, res.StopReason, len(res.Cells))
+	}
+	assertGone(t, addr)
+}
+
+// counted is the number of data calls the server at addr has counted.
+func counted(addr string) int {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	buf.ReadFrom(resp.Body)
+	n := 0
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if strings.HasPrefix(line, "meteorbench_requests_total{") && !strings.HasSuffix(line, " 0") {
+			n++
+		}
+	}
+	return n
+}
+
+// assertGone checks nothing listens at addr any more: the child was stopped.
+func assertGone(t *testing.T, addr string) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err == nil {
+		c.Close()
+		t.Errorf("the own server at %s is still running after run exited", addr)
+	}
+}
+
+// runBounded runs cmd, killing it if it hangs.
+func runBounded(t *testing.T, cmd *exec.Cmd) error {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	return waitBounded(t, cmd)
+}
+
+func waitBounded(t *testing.T, cmd *exec.Cmd) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(60 * time.Second):
+		cmd.Process.Signal(syscall.SIGKILL)
+		t.Fatal("run hung")
+		return nil
+	}
+}

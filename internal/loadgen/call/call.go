@@ -1,0 +1,228 @@
+// Package call is the contract between the protocol-agnostic load engine
+// and the protocol adapters: a Client per protocol opens counted
+// connections, and hands out one Caller per worker for a scenario. A Caller
+// makes one complete call — send the request, fully decode the response,
+// validate it — and reports a classified error when anything is wrong.
+package call
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
+	"github.com/meteorbench/meteorbench/internal/data"
+	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
+)
+
+// Caller makes calls of one scenario over one protocol. A Caller belongs to
+// one worker and is not safe for concurrent use (so it can keep scratch
+// buffers without locks); the Client it came from is shared.
+type Caller interface {
+	// Call makes one call and returns when its response is fully decoded
+	// and validated, or on the first error. The context carries the call's
+	// deadline.
+	Call(ctx context.Context) (Outcome, error)
+}
+
+// Outcome is what a successful call reports beyond its latency.
+type Outcome struct {
+	// FirstRecord is the time from the start of the call to the first
+	// decoded record; streaming scenarios only, zero otherwise.
+	FirstRecord time.Duration
+}
+
+// Client is one protocol's connections to the target.
+type Client interface {
+	// Caller returns a new Caller for a scenario (a results.Scenario* name).
+	Caller(scenario string) (Caller, error)
+	// Close closes the client's connections.
+	Close() error
+}
+
+// Options configure a Client.
+type Options struct {
+	// Target is the server's host:port.
+	Target string
+	// Token, when set, is sent as "Bearer <Token>" (REST Authorization
+	// header; gRPC authorization metadata).
+	Token string
+	// Workers is the number of workers that will call concurrently (>= 1).
+	Workers int
+	// Connections is the number of TCP connections to use; 0 means the
+	// protocol's default (gRPC: 1; HTTP/1.1: one per worker).
+	Connections int
+	// Dialer opens and counts the client's connections. Required.
+	Dialer *wire.Dialer
+}
+
+// Validate reports missing or impossible options.
+func (o Options) Validate() error {
+	if o.Target == "" {
+		return errors.New("call: no target")
+	}
+	if o.Workers < 1 {
+		return fmt.Errorf("call: %d workers", o.Workers)
+	}
+	if o.Connections < 0 {
+		return fmt.Errorf("call: %d connections", o.Connections)
+	}
+	if o.Dialer == nil {
+		return errors.New("call: no dialer")
+	}
+	return nil
+}
+
+// Error classes. HTTP statuses are "http-<code>" (see HTTPStatus) and gRPC
+// status codes "grpc-<Code>" (see GRPCCode).
+const (
+	// ClassInvalid is an answer that arrived but is wrong: undecodable,
+	// wrong content type, wrong version string, wrong records.
+	ClassInvalid = "invalid-response"
+	// ClassTimeout is a call that did not end within its deadline (the
+	// per-call --timeout, or the cell's hard time bound).
+	ClassTimeout = "timeout"
+	// ClassTransport is a failure to connect, send or receive.
+	ClassTransport = "transport"
+	// ClassCancelled is a call cut short because the run was cancelled
+	// (interrupted); such calls are dropped, not counted as errors.
+	ClassCancelled = "cancelled"
+)
+
+// Error is a call's failure with its class.
+type Error struct {
+	Class string
+	Err   error
+}
+
+// Error implements error.
+func (e *Error) Error() string { return e.Class + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Invalid returns an error of class ClassInvalid.
+func Invalid(format string, args ...any) error {
+	return &Error{Class: ClassInvalid, Err: fmt.Errorf(format, args...)}
+}
+
+// HTTPStatus returns the error for a response with an unexpected status.
+func HTTPStatus(code int, detail string) error {
+	if detail == "" {
+		detail = "status " + strconv.Itoa(code)
+	}
+	return &Error{Class: "http-" + strconv.Itoa(code), Err: errors.New(detail)}
+}
+
+// GRPCCode returns the error for a gRPC status code other than OK; code is
+// the code's name as codes.Code.String spells it (e.g. "Unavailable").
+func GRPCCode(code string, err error) error {
+	return &Error{Class: "grpc-" + code, Err: err}
+}
+
+// Classify names the class of a failed call. ctx is the call's context:
+// a call whose deadline passed is a timeout and one whose run was cancelled
+// is cancelled, whatever error the protocol stack made of it.
+func Classify(ctx context.Context, err error) string {
+	if err == nil {
+		return ""
+	}
+	switch ctx.Err() {
+	case context.DeadlineExceeded:
+		return ClassTimeout
+	case context.Canceled:
+		return ClassCancelled
+	}
+	var ce *Error
+	if errors.As(err, &ce) {
+		return ce.Class
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return ClassTimeout
+	}
+	if errors.Is(err, context.Canceled) {
+		return ClassCancelled
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return ClassTimeout
+	}
+	return ClassTransport
+}
+
+// wantIDs are the data set's ids in order: what large and stream answers
+// must deliver.
+var wantIDs = func() []uint32 {
+	ls := data.MustLandings()
+	ids := make([]uint32, len(ls))
+	for i := range ls {
+		ids[i] = ls[i].ID
+	}
+	return ids
+}()
+
+// CheckID validates the record at index i of a list or stream: it must
+// exist in the data set and carry the data set's id at that position.
+func CheckID(i int, id uint32) error {
+	if i >= len(wantIDs) {
+		return Invalid("more than %d records", len(wantIDs))
+	}
+	if id != wantIDs[i] {
+		return Invalid("record %d: id %d, want %d", i, id, wantIDs[i])
+	}
+	return nil
+}
+
+// CheckCount validates the number of records of a list or stream.
+func CheckCount(n int) error {
+	if n != len(wantIDs) {
+		return Invalid("%d records, want %d", n, len(wantIDs))
+	}
+	return nil
+}
+
+// CheckMessages validates a list of records: the data set's ids, in order.
+func CheckMessages(ms []*pb.MeteoriteLanding) error {
+	if err := CheckCount(len(ms)); err != nil {
+		return err
+	}
+	for i, m := range ms {
+		if err := CheckID(i, m.GetId()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckString validates a fixed answer such as data.Version or data.Success.
+func CheckString(got, want string) error {
+	if got != want {
+		return Invalid("answer %q, want %q", got, want)
+	}
+	return nil
+}
+
+// Timer measures a call's time to its first record.
+type Timer struct {
+	start time.Time
+	first time.Duration
+}
+
+// StartTimer starts timing a call.
+func StartTimer() Timer { return Timer{start: time.Now()} }
+
+// Record notes a decoded record; only the first one counts.
+func (t *Timer) Record() {
+	if t.first == 0 {
+		t.first = time.Since(t.start)
+		if t.first == 0 {
+			t.first = 1 // a clock that did not advance still saw a record
+		}
+	}
+}
+
+// Outcome returns the call's outcome.
+func (t *Timer) Outcome() Outcome { return Outcome{FirstRecord: t.first} }

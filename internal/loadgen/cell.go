@@ -1,0 +1,234 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
+	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/rusage"
+)
+
+// cellGrace is the most a phase waits, after its soft end, for calls still
+// running; then they are abandoned. It never exceeds the per-call timeout.
+const cellGrace = 2 * time.Second
+
+// measured is one measurement of a cell, before repeats are merged.
+type measured struct {
+	spec cellSpec
+	cell results.Cell
+}
+
+// measureCell opens the protocol's client over counted connections, warms
+// up, then measures the cell: one repeat's figures.
+func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, error) {
+	cfg := r.cfg
+	dialer := &wire.Dialer{}
+	client, err := protocols[spec.Protocol](call.Options{
+		Target:      cfg.Target,
+		Token:       cfg.Token,
+		Workers:     spec.Concurrency,
+		Connections: cfg.Connections,
+		Dialer:      dialer,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", spec, err)
+	}
+	defer client.Close()
+	callers := make([]call.Caller, spec.Concurrency)
+	for i := range callers {
+		if callers[i], err = client.Caller(spec.Scenario); err != nil {
+			return nil, fmt.Errorf("%s: %w", spec, err)
+		}
+	}
+	grace := min(cellGrace, cfg.Timeout)
+
+	if cfg.Warmup > 0 {
+		runPhase(ctx, callers, spec.Batch, cfg.Timeout, cfg.Rate, bounds{soft: cfg.Warmup, hard: cfg.Warmup + grace})
+		if ctx.Err() != nil {
+			return nil, nil // interrupted before anything was measured
+		}
+	}
+
+	soft := cfg.Duration
+	if soft == 0 {
+		soft = cfg.CellLimit
+	}
+	before := r.snapshot(ctx, dialer)
+	ph := runPhase(ctx, callers, spec.Batch, cfg.Timeout, cfg.Rate, bounds{soft: soft, hard: soft + grace, iterations: cfg.Iterations})
+	after := r.snapshot(ctx, dialer)
+
+	m := &measured{spec: spec, cell: r.summarize(spec, ph, before, after, dialer.Stats().Dials)}
+	if ctx.Err() != nil {
+		m.cell.Warnings = append(m.cell.Warnings, "interrupted: partial measurement")
+	}
+	return m, nil
+}
+
+// snapshot is the counters read around a measurement.
+type snapshot struct {
+	wire      wire.Stats
+	clientCPU time.Duration
+	server    *serverSample // nil when the server's metrics are unknown
+	serverErr error
+}
+
+func (r *runner) snapshot(ctx context.Context, d *wire.Dialer) snapshot {
+	s := snapshot{wire: d.Stats(), clientCPU: rusage.CPU()}
+	if r.metrics {
+		ss, err := r.scraper.scrape(ctx)
+		if err != nil {
+			s.serverErr = err
+		} else {
+			s.server = &ss
+		}
+	}
+	return s
+}
+
+// summarize turns a measurement into a cell's figures and warnings.
+func (r *runner) summarize(spec cellSpec, ph phaseResult, before, after snapshot, dials int64) results.Cell {
+	cfg := r.cfg
+	t := ph.t
+	secs := ph.elapsed.Seconds()
+	attempts := t.calls + t.errors
+	c := results.Cell{
+		Protocol:    spec.Protocol,
+		Scenario:    spec.Scenario,
+		Batch:       spec.Batch,
+		Concurrency: spec.Concurrency,
+		Connections: int(dials),
+		Mode:        cfg.mode(),
+		Calls:       t.calls,
+		Errors:      t.errors,
+		DurationS:   secs,
+		LatencyUS:   latency(t.lat, t.latSum),
+		Batches:     t.batch.n,
+		BatchMS:     results.Spread{Mean: t.batch.mean / 1e6, Stddev: t.batch.stddev() / 1e6},
+	}
+	if len(t.classes) > 0 {
+		c.ErrorClasses = t.classes
+	}
+	c.Distribution = distribution(t.lat)
+	if t.first != nil {
+		l := latency(t.first, t.firstSum)
+		c.FirstRecordUS = &l
+	}
+	if t.unc != nil {
+		l := latency(t.unc, t.uncSum)
+		c.LatencyUncorrectedUS = &l
+	}
+	w := after.wire.Sub(before.wire)
+	if secs > 0 {
+		c.CallsPerS = float64(t.calls) / secs
+		c.MBPerS = float64(w.Sent+w.Received) / 1e6 / secs
+	}
+	if attempts > 0 {
+		c.BytesPerCall = results.Bytes{Sent: float64(w.Sent) / float64(attempts), Received: float64(w.Received) / float64(attempts)}
+	}
+	clientCPU := after.clientCPU - before.clientCPU
+	if attempts > 0 {
+		c.ClientCPUUSPerCall = float64(clientCPU.Microseconds()) / float64(attempts)
+	}
+	if cfg.Rate > 0 {
+		c.RateRequested = cfg.Rate
+		if secs > 0 {
+			c.RateAchieved = float64(attempts) / secs
+		}
+		c.LateCalls = t.late
+	}
+
+	warn := func(format string, args ...any) { c.Warnings = append(c.Warnings, fmt.Sprintf(format, args...)) }
+	var serverCPU time.Duration = -1
+	switch {
+	case !r.metrics:
+	case before.server == nil || after.server == nil:
+		err := before.serverErr
+		if err == nil {
+			err = after.serverErr
+		}
+		warn("server CPU unknown: %v", err)
+	default:
+		serverCPU = after.server.cpu - before.server.cpu
+		if attempts > 0 {
+			v := float64(serverCPU.Microseconds()) / float64(attempts)
+			c.ServerCPUUSPerCall = &v
+		}
+		if serverCPU < ServerCPUMin {
+			warn("server CPU %.1f ms in the cell (< %v): server CPU per call is imprecise; measure longer", float64(serverCPU.Microseconds())/1e3, ServerCPUMin)
+		}
+		key := spec.Protocol + "/" + methods[spec.Scenario]
+		served := int64(after.server.requests[key] - before.server.requests[key])
+		switch {
+		case served > attempts+t.abandoned:
+			warn("the server counted %d %s calls, this run made %d: another client loaded it, so its CPU figure includes that load", served, key, attempts)
+		case served < t.calls:
+			warn("the server counted %d %s calls, fewer than the %d that succeeded here: is the target a meteorbench server?", served, key, t.calls)
+		}
+	}
+
+	// Was the load generator the bottleneck?
+	cores := float64(runtime.NumCPU())
+	if secs > 0 {
+		cu := clientCPU.Seconds() / secs
+		if cu >= 0.8*cores {
+			warn("the load generator used %.1f of %d cores: it may be the bottleneck", cu, int(cores))
+		} else if serverCPU >= 0 {
+			su := serverCPU.Seconds() / secs
+			if cu+su >= 0.9*cores && cu > su {
+				warn("the machine's %d cores were saturated and the load generator used more CPU than the server (%.2f vs %.2f cores): it may be the bottleneck", int(cores), cu, su)
+			}
+		}
+		if cfg.Rate == 0 && attempts > 0 {
+			if busy := t.busy.Seconds() / (secs * float64(spec.Concurrency)); busy < 0.8 {
+				warn("workers were in calls only %.0f%% of the time: the load generator could not keep them busy", busy*100)
+			}
+		}
+	}
+	if cfg.Rate > 0 {
+		if attempts > 0 && float64(t.late) > 0.01*float64(attempts) {
+			warn("%d of %d calls started more than %v after they were due (all %d workers busy, a slow server, or the load generator's own scheduling): their latency from the intended start includes that wait", t.late, attempts, LateThreshold, spec.Concurrency)
+		}
+		if ph.missed > 0 {
+			warn("%d scheduled calls were never sent before the cell ended", ph.missed)
+		}
+	}
+	if t.abandoned > 0 {
+		warn("%d calls were still running %v after the cell's end and were abandoned (not counted)", t.abandoned, min(cellGrace, cfg.Timeout))
+	}
+	if t.errors > 0 {
+		warn("%d of %d calls failed (%s)", t.errors, attempts, classList(t.classes))
+	}
+	if t.calls == 0 {
+		warn("no successful call")
+	}
+	return c
+}
+
+// classList formats error counts by class, largest first.
+func classList(m map[string]int64) string {
+	type kv struct {
+		k string
+		v int64
+	}
+	var kvs []kv
+	for k, v := range m {
+		kvs = append(kvs, kv{k, v})
+	}
+	sort.Slice(kvs, func(i, j int) bool {
+		if kvs[i].v != kvs[j].v {
+			return kvs[i].v > kvs[j].v
+		}
+		return kvs[i].k < kvs[j].k
+	})
+	parts := make([]string, len(kvs))
+	for i, e := range kvs {
+		parts[i] = fmt.Sprintf("%s: %d", e.k, e.v)
+	}
+	return strings.Join(parts, ", ")
+}

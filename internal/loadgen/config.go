@@ -1,0 +1,247 @@
+// Package loadgen is the protocol-agnostic load engine behind
+// `meteorbench run`. Data flows one way:
+//
+//	Config ──plan()──▶ []cellSpec (scenario × batch × concurrency × repeat × protocol,
+//	                   protocols interleaved cell by cell)
+//	cellSpec ──measureCell()──▶ workers, each with its own call.Caller over the
+//	                   protocol's counted connections (wire.Dialer)
+//	call ──record──▶ per-worker tally (HDR histograms, counters; no locks,
+//	                   no sample slices)
+//	tallies ──merge──▶ summary ──▶ results.Cell (one per repeat)
+//	repeats ──mergeRepeats()──▶ results.Cell (medians, CI) ──▶ results.Result ──▶ reporters
+//
+// Run is the entry point; the cmd package only turns flags into a Config.
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// Defaults of the zero Config.
+const (
+	DefaultDuration = 5 * time.Second  // measured time per cell
+	DefaultWarmup   = 1 * time.Second  // unmeasured time before each cell
+	DefaultTimeout  = 10 * time.Second // per call
+	// DefaultCellLimit bounds a cell measured by Iterations alone.
+	DefaultCellLimit = 10 * time.Minute
+)
+
+// LateThreshold is how far behind its intended start an open-loop call may
+// be sent before it counts as late (Cell.LateCalls). A millisecond is far
+// above timer and scheduling jitter on an idle machine and far below any
+// backlog worth reporting.
+const LateThreshold = time.Millisecond
+
+// Progress is reported before each cell measurement and once at the end.
+type Progress struct {
+	Done  int    // cell measurements finished
+	Total int    // cell measurements planned
+	Cell  string // the cell about to be measured ("" at the end)
+}
+
+// Config is one run. Its zero value (plus Target) is the default run: all
+// scenarios over REST and gRPC, batches of 100 and 200, one worker,
+// closed-loop, 1 s warm-up and 5 s measured per cell.
+type Config struct {
+	// Target is the server's host:port. Required.
+	Target string
+	// Token, when set, is sent as a bearer token on every data call.
+	Token string
+
+	// Protocols to compare, in the order measured within each cell group
+	// (results.Proto* names). Default: rest, grpc.
+	Protocols []string
+	// Scenarios (results.Scenario* names). Default: all four.
+	Scenarios []string
+	// Batches are the calls per measured operation. Default: 100, 200.
+	Batches []int
+	// Concurrency is the number of workers; a list sweeps. Default: 1.
+	Concurrency []int
+	// Connections is TCP connections per protocol per cell; 0 means the
+	// protocol's default (gRPC 1, REST one per worker).
+	Connections int
+
+	// Duration is the measured time per cell. Zero means DefaultDuration,
+	// unless Iterations is set, in which case the cell is bounded by
+	// Iterations and CellLimit. With both set, the first bound reached ends
+	// the cell.
+	Duration time.Duration
+	// Iterations is the number of batches per cell (shared by the workers;
+	// in open-loop mode, Iterations × batch calls). Zero means no count bound.
+	Iterations int
+	// CellLimit bounds a cell's measured time when Duration is unset. Zero
+	// means DefaultCellLimit.
+	CellLimit time.Duration
+	// Warmup is the unmeasured time each cell runs first, over the same
+	// connections and in the same mode. Zero means DefaultWarmup; negative
+	// means no warm-up.
+	Warmup time.Duration
+	// Timeout bounds each call. Zero means DefaultTimeout.
+	Timeout time.Duration
+
+	// Rate, when > 0, selects open-loop mode: Rate calls per second per
+	// cell, shared by all workers, each call scheduled at a fixed intended
+	// start. Zero means closed-loop.
+	Rate float64
+	// Repeat is how many times each cell is measured (interleaved with the
+	// other protocols). Zero means 1.
+	Repeat int
+
+	// CommandLine and OwnServer are recorded in results.Env.
+	CommandLine []string
+	OwnServer   bool
+
+	// Logger receives warnings (also kept in the results). Nil discards them.
+	Logger *slog.Logger
+	// Progress, when set, is called before each cell measurement and at the end.
+	Progress func(Progress)
+}
+
+// All scenarios and protocols, in their default order.
+var (
+	AllScenarios = []string{results.ScenarioSmall, results.ScenarioLarge, results.ScenarioStream, results.ScenarioPost}
+	AllProtocols = []string{results.ProtoREST, results.ProtoGRPC, results.ProtoRESTProtobuf}
+)
+
+// withDefaults fills the zero values.
+func (c Config) withDefaults() Config {
+	if len(c.Protocols) == 0 {
+		c.Protocols = []string{results.ProtoREST, results.ProtoGRPC}
+	}
+	if len(c.Scenarios) == 0 {
+		c.Scenarios = AllScenarios
+	}
+	if len(c.Batches) == 0 {
+		c.Batches = []int{100, 200}
+	}
+	if len(c.Concurrency) == 0 {
+		c.Concurrency = []int{1}
+	}
+	if c.Duration == 0 && c.Iterations == 0 {
+		c.Duration = DefaultDuration
+	}
+	if c.CellLimit == 0 {
+		c.CellLimit = DefaultCellLimit
+	}
+	switch {
+	case c.Warmup == 0:
+		c.Warmup = DefaultWarmup
+	case c.Warmup < 0:
+		c.Warmup = 0
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.Repeat == 0 {
+		c.Repeat = 1
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Validate reports the first bad setting, as one line.
+func (c Config) Validate() error {
+	if c.Target == "" {
+		return errors.New("no target")
+	}
+	for _, p := range c.Protocols {
+		if !slices.Contains(AllProtocols, p) {
+			return fmt.Errorf("unknown protocol %q (want %s)", p, join(AllProtocols))
+		}
+	}
+	if err := unique("protocol", c.Protocols); err != nil {
+		return err
+	}
+	for _, s := range c.Scenarios {
+		if !slices.Contains(AllScenarios, s) {
+			return fmt.Errorf("unknown scenario %q (want %s)", s, join(AllScenarios))
+		}
+	}
+	if err := unique("scenario", c.Scenarios); err != nil {
+		return err
+	}
+	for _, b := range c.Batches {
+		if b < 1 {
+			return fmt.Errorf("batch %d: must be at least 1", b)
+		}
+	}
+	for _, n := range c.Concurrency {
+		if n < 1 {
+			return fmt.Errorf("concurrency %d: must be at least 1", n)
+		}
+	}
+	switch {
+	case c.Connections < 0:
+		return fmt.Errorf("connections %d: must not be negative", c.Connections)
+	case c.Duration < 0:
+		return fmt.Errorf("duration %v: must not be negative", c.Duration)
+	case c.Iterations < 0:
+		return fmt.Errorf("iterations %d: must not be negative", c.Iterations)
+	case c.CellLimit < 0:
+		return fmt.Errorf("cell limit %v: must not be negative", c.CellLimit)
+	case c.Timeout < 0:
+		return fmt.Errorf("timeout %v: must not be negative", c.Timeout)
+	case c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
+		return fmt.Errorf("rate %v: must be a positive number of calls per second (or 0 for closed-loop)", c.Rate)
+	case c.Repeat < 0:
+		return fmt.Errorf("repeat %d: must be at least 1", c.Repeat)
+	}
+	return nil
+}
+
+func unique(what string, names []string) error {
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			return fmt.Errorf("%s %q given twice", what, n)
+		}
+		seen[n] = true
+	}
+	return nil
+}
+
+func join(names []string) string {
+	s := ""
+	for i, n := range names {
+		if i > 0 {
+			s += ", "
+		}
+		s += n
+	}
+	return s
+}
+
+// mode names the load mode.
+func (c Config) mode() string {
+	if c.Rate > 0 {
+		return results.ModeOpen
+	}
+	return results.ModeClosed
+}
+
+// settings records the run's requested parameters.
+func (c Config) settings() results.Settings {
+	return results.Settings{
+		Protocols:   c.Protocols,
+		Scenarios:   c.Scenarios,
+		Batches:     c.Batches,
+		Concurrency: c.Concurrency,
+		Connections: c.Connections,
+		DurationS:   c.Duration.Seconds(),
+		Iterations:  c.Iterations,
+		WarmupS:     c.Warmup.Seconds(),
+		TimeoutS:    c.Timeout.Seconds(),
+		Mode:        c.mode(),
+		Rate:        c.Rate,
+		Repeat:      c.Repeat,
+	}
+}

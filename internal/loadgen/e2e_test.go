@@ -1,0 +1,227 @@
+package loadgen_test
+
+import (
+	"bytes"
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/server"
+	"github.com/meteorbench/meteorbench/internal/server/servertest"
+)
+
+// Every scenario over every protocol against the real server: the counts
+// the run reports match the server's own counters, and every figure a
+// reporter needs is filled.
+func TestRunAgainstRealServer(t *testing.T) {
+	addr := servertest.Start(t, server.Config{Token: "s3cret"})
+	cfg := quick(addr)
+	cfg.Token = "s3cret"
+	cfg.Concurrency = []int{2}
+	before := serverCounts(t, addr)
+	res := run(t, cfg)
+	after := serverCounts(t, addr)
+
+	if res.Schema != results.Schema || res.StopReason != "completed" || res.Interrupted {
+		t.Errorf("schema %q, stop reason %q, interrupted %v", res.Schema, res.StopReason, res.Interrupted)
+	}
+	if res.Env.Target != addr || res.Env.GOMAXPROCS < 1 || res.Env.GoVersion == "" || res.Env.GRPCVersion == "" {
+		t.Errorf("env not stamped: %+v", res.Env)
+	}
+	if s := res.Settings; s.Iterations != 2 || s.Mode != results.ModeClosed || s.Repeat != 1 || len(s.Protocols) != 3 {
+		t.Errorf("settings: %+v", s)
+	}
+	if want := len(loadgen.AllScenarios) * len(loadgen.AllProtocols); len(res.Cells) != want {
+		t.Fatalf("%d cells, want %d", len(res.Cells), want)
+	}
+	for _, c := range res.Cells {
+		t.Run(c.Key(), func(t *testing.T) {
+			if c.Errors != 0 || c.Calls != 6 {
+				t.Errorf("calls %d, errors %d %v; want 6 (2 batches of 3), 0", c.Calls, c.Errors, c.ErrorClasses)
+			}
+			key := c.Protocol + "/" + methodOf[c.Scenario]
+			if served := after[key] - before[key]; served != float64(c.Calls+c.Errors) {
+				t.Errorf("server counted %v %s calls, the run reported %d", served, key, c.Calls+c.Errors)
+			}
+			if c.Batches != 2 || c.BatchMS.Mean <= 0 {
+				t.Errorf("batches %d, time per batch %+v", c.Batches, c.BatchMS)
+			}
+			if c.Connections < 1 || c.BytesPerCall.Sent <= 0 || c.BytesPerCall.Received <= 0 {
+				t.Errorf("connections %d, bytes per call %+v", c.Connections, c.BytesPerCall)
+			}
+			if l := c.LatencyUS; !(l.P50 > 0 && l.P50 <= l.P90 && l.P90 <= l.P99 && l.P99 <= l.P999 && l.P999 <= l.Max) {
+				t.Errorf("latency percentiles out of order: %+v", l)
+			}
+			if len(c.Distribution) == 0 || c.Distribution[len(c.Distribution)-1].US != c.LatencyUS.Max {
+				t.Errorf("distribution %v does not end at the max %v", c.Distribution, c.LatencyUS.Max)
+			}
+			if c.ServerCPUUSPerCall == nil || c.ClientCPUUSPerCall < 0 {
+				t.Errorf("CPU per call: client %v, server %v", c.ClientCPUUSPerCall, c.ServerCPUUSPerCall)
+			}
+			if (c.FirstRecordUS != nil) != (c.Scenario == results.ScenarioStream) {
+				t.Errorf("first record %v for scenario %s", c.FirstRecordUS, c.Scenario)
+			}
+			if c.FirstRecordUS != nil && c.FirstRecordUS.Max > c.LatencyUS.Max {
+				t.Errorf("first record %v after the whole call %v", c.FirstRecordUS.Max, c.LatencyUS.Max)
+			}
+			if c.Mode != results.ModeClosed || c.LatencyUncorrectedUS != nil {
+				t.Errorf("mode %q, uncorrected latency %v", c.Mode, c.LatencyUncorrectedUS)
+			}
+		})
+	}
+	// Bytes on the wire: the large answer is about 220 KB of JSON and about
+	// 100 KB of protobuf, whatever the transport.
+	if j, p := cellOf(t, res, "large", "rest").BytesPerCall.Received, cellOf(t, res, "large", "rest-protobuf").BytesPerCall.Received; !(j > 200e3 && p > 95e3 && p < 110e3) {
+		t.Errorf("large: %v bytes received over JSON, %v over protobuf", j, p)
+	}
+	assertRoundTrip(t, res)
+}
+
+// assertRoundTrip checks the JSON document reads back exactly.
+func assertRoundTrip(t *testing.T, res *results.Result) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := results.Write(&buf, res); err != nil {
+		t.Fatal(err)
+	}
+	got, err := results.Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, res) {
+		t.Errorf("result does not round-trip through JSON:\n got %+v\nwant %+v", got, res)
+	}
+}
+
+// --repeat 3: every cell measured three times, protocols and repeats
+// interleaved, medians reported with intervals that contain them.
+func TestRunRepeat(t *testing.T) {
+	addr := servertest.Start(t, server.Config{})
+	cfg := quick(addr)
+	cfg.Protocols = []string{results.ProtoREST, results.ProtoGRPC}
+	cfg.Scenarios = []string{results.ScenarioSmall}
+	cfg.Batches = []int{5}
+	cfg.Iterations = 3
+	cfg.Repeat = 3
+	var order []string
+	cfg.Progress = func(p loadgen.Progress) {
+		if p.Cell != "" {
+			order = append(order, strings.Fields(p.Cell)[1])
+		}
+	}
+	res := run(t, cfg)
+	if want := []string{"rest", "grpc", "rest", "grpc", "rest", "grpc"}; !reflect.DeepEqual(order, want) {
+		t.Errorf("measured in order %v, want %v (ABAB)", order, want)
+	}
+	if len(res.Cells) != 2 {
+		t.Fatalf("%d cells, want 2", len(res.Cells))
+	}
+	for _, c := range res.Cells {
+		if c.Calls != 3*3*5 {
+			t.Errorf("%s: %d calls, want the total of 3 repeats of 15", c.Key(), c.Calls)
+		}
+		if len(c.Repeats) != 3 {
+			t.Fatalf("%s: %d repeats", c.Key(), len(c.Repeats))
+		}
+		values := map[string]float64{
+			"calls_per_s":             c.CallsPerS,
+			"latency_us_p50":          c.LatencyUS.P50,
+			"latency_us_p90":          c.LatencyUS.P90,
+			"latency_us_p99":          c.LatencyUS.P99,
+			"batch_ms_mean":           c.BatchMS.Mean,
+			"bytes_sent_per_call":     c.BytesPerCall.Sent,
+			"bytes_received_per_call": c.BytesPerCall.Received,
+			"client_cpu_us_per_call":  c.ClientCPUUSPerCall,
+			"server_cpu_us_per_call":  *c.ServerCPUUSPerCall,
+		}
+		for _, name := range results.Figures {
+			iv, ok := c.CI[name]
+			if !ok {
+				t.Errorf("%s: no interval for %s", c.Key(), name)
+				continue
+			}
+			if iv.N != 3 || !(iv.Lo <= iv.Median && iv.Median <= iv.Hi) {
+				t.Errorf("%s: %s interval %+v does not contain its median", c.Key(), name, iv)
+			}
+			if values[name] != iv.Median {
+				t.Errorf("%s: %s is %v, the interval's median %v", c.Key(), name, values[name], iv.Median)
+			}
+			lo, hi := c.Repeats[0][name], c.Repeats[0][name]
+			for _, s := range c.Repeats {
+				lo, hi = min(lo, s[name]), max(hi, s[name])
+			}
+			if iv.Median < lo || iv.Median > hi {
+				t.Errorf("%s: %s median %v outside the repeats' range [%v, %v]", c.Key(), name, iv.Median, lo, hi)
+			}
+		}
+	}
+	assertRoundTrip(t, res)
+}
+
+// An unreachable target fails before any work, with a clear message.
+func TestRunUnreachableTarget(t *testing.T) {
+	res, err := loadgen.Run(context.Background(), quick("127.0.0.1:1"))
+	if err == nil || res != nil || !strings.Contains(err.Error(), "127.0.0.1:1") || !strings.Contains(err.Error(), "unreachable") {
+		t.Fatalf("Run = %v, %v; want a nil result and an 'unreachable' error naming the target", res, err)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	good := loadgen.Config{Target: "127.0.0.1:1"}
+	if err := good.Validate(); err != nil {
+		t.Fatalf("zero config: %v", err)
+	}
+	for name, mut := range map[string]func(*loadgen.Config){
+		"no target":          func(c *loadgen.Config) { c.Target = "" },
+		"unknown protocol":   func(c *loadgen.Config) { c.Protocols = []string{"soap"} },
+		"unknown scenario":   func(c *loadgen.Config) { c.Scenarios = []string{"huge"} },
+		"twice":              func(c *loadgen.Config) { c.Scenarios = []string{"small", "small"} },
+		"batch 0":            func(c *loadgen.Config) { c.Batches = []int{0} },
+		"concurrency 0":      func(c *loadgen.Config) { c.Concurrency = []int{1, 0} },
+		"negative rate":      func(c *loadgen.Config) { c.Rate = -1 },
+		"negative duration":  func(c *loadgen.Config) { c.Duration = -1 },
+		"negative iteration": func(c *loadgen.Config) { c.Iterations = -1 },
+		"negative conns":     func(c *loadgen.Config) { c.Connections = -1 },
+		"negative repeat":    func(c *loadgen.Config) { c.Repeat = -1 },
+	} {
+		c := good
+		mut(&c)
+		if err := c.Validate(); err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: Validate() = %v, want a one-line error", name, err)
+		}
+		if _, err := loadgen.Run(context.Background(), c); err == nil {
+			t.Errorf("%s: Run accepted the config", name)
+		}
+	}
+}
+
+// --connections: gRPC opens exactly N ClientConns; HTTP/1.1 opens one per
+// worker by default, and never more than the cap. Counted at the dialer.
+func TestRunConnections(t *testing.T) {
+	addr := servertest.Start(t, server.Config{})
+	for _, tc := range []struct {
+		proto       string
+		connections int
+		want        int
+	}{
+		{results.ProtoGRPC, 0, 1},
+		{results.ProtoGRPC, 3, 3},
+		{results.ProtoREST, 0, 4},
+		{results.ProtoRESTProtobuf, 2, 2},
+	} {
+		cfg := quick(addr)
+		cfg.Protocols = []string{tc.proto}
+		cfg.Scenarios = []string{results.ScenarioSmall}
+		cfg.Concurrency = []int{4}
+		cfg.Connections = tc.connections
+		cfg.Iterations, cfg.Duration = 0, 200*time.Millisecond
+		res := run(t, cfg)
+		if c := res.Cells[0]; c.Connections != tc.want || c.Errors != 0 {
+			t.Errorf("%s --connections %d: %d connections opened (%d errors), want %d", tc.proto, tc.connections, c.Connections, c.Errors, tc.want)
+		}
+	}
+}

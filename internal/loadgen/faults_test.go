@@ -1,0 +1,184 @@
+package loadgen_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// Wrong answers are errors of class invalid-response, never successes.
+func TestRunCatchesWrongAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		cfg       loadgentest.Config
+		scenarios []string
+	}{
+		{"999 records", loadgentest.Config{Records: 999}, []string{results.ScenarioLarge, results.ScenarioStream}},
+		{"wrong version", loadgentest.Config{Version: "API Version 2.0"}, []string{results.ScenarioSmall}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := loadgentest.Start(t, tc.cfg)
+			cfg := quick(srv.Addr)
+			cfg.Scenarios = tc.scenarios
+			res := run(t, cfg)
+			for _, c := range res.Cells {
+				if c.Calls != 0 || c.Errors != 6 || c.ErrorClasses["invalid-response"] != 6 {
+					t.Errorf("%s: %d successes, %d errors %v; want 0 and 6 invalid-response", c.Key(), c.Calls, c.Errors, c.ErrorClasses)
+				}
+				if c.LatencyUS != (results.Latency{}) || c.Batches != 0 {
+					t.Errorf("%s: failed calls reached the latency histogram (%+v) or batch timing (%d)", c.Key(), c.LatencyUS, c.Batches)
+				}
+			}
+			if len(res.Cells) != len(tc.scenarios)*3 {
+				t.Errorf("%d cells", len(res.Cells))
+			}
+		})
+	}
+}
+
+// Error classes: HTTP statuses, gRPC codes, timeouts.
+func TestRunErrorClasses(t *testing.T) {
+	stall := func(ctx context.Context, _ int64) { <-ctx.Done() } // answer nothing until the client gives up
+	for _, tc := range []struct {
+		name  string
+		cfg   loadgentest.Config
+		proto string
+		class string
+		run   func(*loadgen.Config)
+	}{
+		{"http 503 json", loadgentest.Config{Status: http.StatusServiceUnavailable}, results.ProtoREST, "http-503", nil},
+		{"http 503 protobuf", loadgentest.Config{Status: http.StatusServiceUnavailable}, results.ProtoRESTProtobuf, "http-503", nil},
+		{"http 500", loadgentest.Config{Status: http.StatusInternalServerError}, results.ProtoREST, "http-500", nil},
+		{"grpc unavailable", loadgentest.Config{Code: codes.Unavailable}, results.ProtoGRPC, "grpc-Unavailable", nil},
+		{"grpc resource exhausted", loadgentest.Config{Code: codes.ResourceExhausted}, results.ProtoGRPC, "grpc-ResourceExhausted", nil},
+		{"grpc internal", loadgentest.Config{Code: codes.Internal}, results.ProtoGRPC, "grpc-Internal", nil},
+		{"timeout rest", loadgentest.Config{Hook: stall}, results.ProtoREST, "timeout", withTimeout},
+		{"timeout rest-protobuf", loadgentest.Config{Hook: stall}, results.ProtoRESTProtobuf, "timeout", withTimeout},
+		{"timeout grpc", loadgentest.Config{Hook: stall}, results.ProtoGRPC, "timeout", withTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := loadgentest.Start(t, tc.cfg)
+			cfg := quick(srv.Addr)
+			cfg.Protocols = []string{tc.proto}
+			cfg.Scenarios = []string{results.ScenarioSmall, results.ScenarioStream}
+			if tc.run != nil {
+				tc.run(&cfg)
+			}
+			res := run(t, cfg)
+			for _, c := range res.Cells {
+				if c.Calls != 0 || c.Errors != 6 || c.ErrorClasses[tc.class] != 6 {
+					t.Errorf("%s: %d successes, %d errors %v; want 6 of class %s", c.Key(), c.Calls, c.Errors, c.ErrorClasses, tc.class)
+				}
+			}
+		})
+	}
+}
+
+func withTimeout(c *loadgen.Config) {
+	c.Timeout = 50 * time.Millisecond
+	c.Iterations = 1
+	c.Batches = []int{6}
+}
+
+// A server that refuses the token ends the run at once: every other cell
+// would fail the same way.
+func TestRunStopsOnRefusedToken(t *testing.T) {
+	srv := loadgentest.Start(t, loadgentest.Config{Status: http.StatusUnauthorized})
+	res, err := loadgen.Run(context.Background(), quick(srv.Addr))
+	if err == nil || !strings.Contains(err.Error(), "http-401") || !strings.Contains(err.Error(), "token") {
+		t.Fatalf("Run error = %v, want one naming http-401 and the token", err)
+	}
+	if res == nil || len(res.Cells) != 1 || !strings.HasPrefix(res.StopReason, "failed: ") {
+		t.Fatalf("result %+v, want the one failed cell and a failed stop reason", res)
+	}
+}
+
+// Ctrl-C mid-cell: the run stops promptly with what was measured, marked
+// interrupted.
+func TestRunInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := loadgentest.Start(t, loadgentest.Config{Hook: func(_ context.Context, n int64) {
+		if n == 300 { // well into the second cell: the first makes 200 calls
+			cancel()
+		}
+	}})
+	cfg := quick(srv.Addr)
+	cfg.Protocols = []string{results.ProtoREST, results.ProtoGRPC}
+	cfg.Scenarios = []string{results.ScenarioSmall}
+	cfg.Batches = []int{10}
+	cfg.Iterations = 20 // 200 calls a cell
+	cfg.Repeat = 2
+	res, err := loadgen.Run(ctx, cfg)
+	if !errors.Is(err, loadgen.ErrInterrupted) {
+		t.Fatalf("Run error = %v, want ErrInterrupted", err)
+	}
+	if !res.Interrupted || res.StopReason != "interrupted" {
+		t.Errorf("interrupted %v, stop reason %q", res.Interrupted, res.StopReason)
+	}
+	if len(res.Cells) != 2 {
+		t.Fatalf("%d cells, want the complete one and the partial one", len(res.Cells))
+	}
+	if c := res.Cells[0]; c.Calls != 200 || len(c.Warnings) != 0 {
+		t.Errorf("first cell: %d calls %v", c.Calls, c.Warnings)
+	}
+	c := res.Cells[1]
+	if c.Calls == 0 || c.Calls >= 200 || c.Errors != 0 || !strings.Contains(strings.Join(c.Warnings, ";"), "interrupted") {
+		t.Errorf("partial cell: %d calls, %d errors %v, warnings %v; want some successes, no errors, an 'interrupted' warning", c.Calls, c.Errors, c.ErrorClasses, c.Warnings)
+	}
+	assertRoundTrip(t, res)
+}
+
+// A server that dies mid-run: partial results, the errors counted, an
+// error returned, no hang.
+func TestRunServerDies(t *testing.T) {
+	for proto, class := range map[string]string{results.ProtoREST: "transport", results.ProtoGRPC: "grpc-Unavailable"} {
+		t.Run(proto, func(t *testing.T) {
+			var srv *loadgentest.Server
+			var once sync.Once
+			srv = loadgentest.Start(t, loadgentest.Config{Hook: func(_ context.Context, n int64) {
+				if n == 100 {
+					once.Do(func() { go srv.Close() })
+				}
+			}})
+			cfg := quick(srv.Addr)
+			cfg.Protocols = []string{proto, results.ProtoRESTProtobuf}
+			cfg.Scenarios = []string{results.ScenarioSmall}
+			cfg.Batches = []int{10}
+			cfg.Iterations, cfg.Duration = 0, 500*time.Millisecond
+			cfg.Concurrency = []int{2}
+			res, err := loadgen.Run(context.Background(), cfg)
+			if err == nil || errors.Is(err, loadgen.ErrInterrupted) || !strings.Contains(err.Error(), "went away") {
+				t.Fatalf("Run error = %v, want 'went away'", err)
+			}
+			if res == nil || !strings.HasPrefix(res.StopReason, "failed: ") || res.Interrupted {
+				t.Fatalf("result %+v, want a failed stop reason", res)
+			}
+			if len(res.Cells) != 1 {
+				t.Fatalf("%d cells, want the one that saw the server die", len(res.Cells))
+			}
+			c := res.Cells[0]
+			if c.Calls < 90 || c.Errors == 0 {
+				t.Errorf("%d successes, %d errors %v; want about 100, then errors", c.Calls, c.Errors, c.ErrorClasses)
+			}
+			if c.ErrorClasses[class] == 0 {
+				t.Errorf("error classes %v, want %s", c.ErrorClasses, class)
+			}
+			for cl := range c.ErrorClasses {
+				if cl != "transport" && cl != "grpc-Unavailable" && cl != "invalid-response" {
+					t.Errorf("error class %q for a dead server", cl)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,71 @@
+package loadgen_test
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// serverCounts reads the server's meteorbench_requests_total, by
+// "protocol/method".
+func serverCounts(t *testing.T, addr string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		name, labels, v, err := loadgen.ParseSample(sc.Text())
+		if err == nil && name == "meteorbench_requests_total" {
+			out[labels["protocol"]+"/"+labels["method"]] = v
+		}
+	}
+	return out
+}
+
+var methodOf = map[string]string{
+	results.ScenarioSmall:  "GetVersion",
+	results.ScenarioLarge:  "GetLargePayloadAsList",
+	results.ScenarioStream: "GetLargePayload",
+	results.ScenarioPost:   "PostLargePayload",
+}
+
+// quick is a small bounded run: no warm-up, a few batches per cell.
+func quick(target string) loadgen.Config {
+	return loadgen.Config{
+		Target:     target,
+		Protocols:  loadgen.AllProtocols,
+		Scenarios:  loadgen.AllScenarios,
+		Batches:    []int{3},
+		Iterations: 2,
+		Warmup:     -1,
+	}
+}
+
+func run(t *testing.T, cfg loadgen.Config) *results.Result {
+	t.Helper()
+	res, err := loadgen.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return res
+}
+
+func cellOf(t *testing.T, res *results.Result, scenario, protocol string) *results.Cell {
+	t.Helper()
+	for i := range res.Cells {
+		c := &res.Cells[i]
+		if c.Scenario == scenario && c.Protocol == protocol {
+			return c
+		}
+	}
+	t.Fatalf("no cell %s/%s", scenario, protocol)
+	return nil
+}

@@ -1,0 +1,108 @@
+package loadgen_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
+	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/server"
+	"github.com/meteorbench/meteorbench/internal/server/servertest"
+)
+
+// Open loop: the server stalls once, for at least a second, forced through
+// a channel. Every call scheduled during the stall starts late; measured
+// from its intended start (corrected) the stall shows in the percentiles,
+// measured from the send (uncorrected) it hides in one call.
+func TestOpenLoopShowsAStall(t *testing.T) {
+	const (
+		rate  = 1000 // calls/s: one due every millisecond
+		calls = 400  // due within the first 0.4 s
+		stall = time.Second
+	)
+	stalled, release := make(chan struct{}), make(chan struct{})
+	srv := loadgentest.Start(t, loadgentest.Config{Hook: func(_ context.Context, n int64) {
+		if n == 10 {
+			close(stalled)
+			<-release
+		}
+	}})
+	go func() {
+		<-stalled
+		time.Sleep(stall) // the stall lasts at least this long
+		close(release)
+	}()
+	res := run(t, loadgen.Config{
+		Target:      srv.Addr,
+		Protocols:   []string{results.ProtoGRPC},
+		Scenarios:   []string{results.ScenarioSmall},
+		Batches:     []int{10},
+		Iterations:  calls / 10,
+		Concurrency: []int{1},
+		Rate:        rate,
+		Warmup:      -1,
+	})
+	c := res.Cells[0]
+	if c.Mode != results.ModeOpen || c.RateRequested != rate || res.Settings.Mode != results.ModeOpen {
+		t.Fatalf("mode %q, rate %v", c.Mode, c.RateRequested)
+	}
+	if c.Calls != calls || c.Errors != 0 {
+		t.Fatalf("%d calls, %d errors, want %d, 0", c.Calls, c.Errors, calls)
+	}
+	unc := c.LatencyUncorrectedUS
+	if unc == nil {
+		t.Fatal("no uncorrected latency in open-loop mode")
+	}
+	stallUS := float64(stall.Microseconds())
+	// The stalled call itself took the whole stall, however measured.
+	if c.LatencyUS.Max < stallUS || unc.Max < stallUS {
+		t.Errorf("max latency: corrected %v µs, uncorrected %v µs; want both >= the %v µs stall", c.LatencyUS.Max, unc.Max, stallUS)
+	}
+	// The 390 calls due from 10 ms to 399 ms were sent after the stall
+	// ended (>= 1.009 s): each waited at least 0.6 s past its intended start.
+	if min := 0.6 * stallUS; c.LatencyUS.P50 < min || c.LatencyUS.P90 < min {
+		t.Errorf("corrected p50 %v µs, p90 %v µs; want >= %v µs: the stall must show", c.LatencyUS.P50, c.LatencyUS.P90, min)
+	}
+	// Measured from the send, those calls were ordinary small calls.
+	if unc.P50 > stallUS/4 || unc.P90 > stallUS/4 {
+		t.Errorf("uncorrected p50 %v µs, p90 %v µs; want well under the %v µs stall", unc.P50, unc.P90, stallUS)
+	}
+	if c.LateCalls < calls-10 {
+		t.Errorf("%d late calls, want at least the %d due during the stall", c.LateCalls, calls-10)
+	}
+	if len(c.Warnings) == 0 {
+		t.Error("no warning about late calls")
+	}
+	assertRoundTrip(t, res)
+}
+
+// Open loop against the real server, bounded by time: never more calls
+// than the schedule holds, the achieved rate and both latencies reported.
+func TestOpenLoopRate(t *testing.T) {
+	addr := servertest.Start(t, server.Config{})
+	const rate, duration = 2000, 300 * time.Millisecond
+	res := run(t, loadgen.Config{
+		Target:      addr,
+		Protocols:   []string{results.ProtoGRPC, results.ProtoREST},
+		Scenarios:   []string{results.ScenarioSmall},
+		Batches:     []int{10},
+		Concurrency: []int{4},
+		Duration:    duration,
+		Warmup:      100 * time.Millisecond,
+		Rate:        rate,
+	})
+	for _, c := range res.Cells {
+		if n := c.Calls + c.Errors; n == 0 || n > rate*3/10 {
+			t.Errorf("%s: %d calls, want 1..%d (the schedule of %v at %d/s)", c.Key(), n, rate*3/10, duration, rate)
+		}
+		if c.RateAchieved <= 0 || c.LatencyUncorrectedUS == nil || c.Mode != results.ModeOpen || c.Key() != c.Scenario+"/"+c.Protocol+"/b10/c4/r2000" {
+			t.Errorf("%s: achieved %v, uncorrected %v, mode %q", c.Key(), c.RateAchieved, c.LatencyUncorrectedUS, c.Mode)
+		}
+		// Measured from the intended start, a call can only look slower.
+		if c.LatencyUS.Max < c.LatencyUncorrectedUS.Max || c.LatencyUS.Mean < c.LatencyUncorrectedUS.Mean {
+			t.Errorf("%s: corrected %+v below uncorrected %+v", c.Key(), c.LatencyUS, *c.LatencyUncorrectedUS)
+		}
+	}
+}

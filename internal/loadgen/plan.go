@@ -1,0 +1,63 @@
+package loadgen
+
+import (
+	"fmt"
+
+	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/loadgen/grpccall"
+	"github.com/meteorbench/meteorbench/internal/loadgen/restcall"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// cellSpec is one measurement: a cell of the plan and which repeat it is.
+type cellSpec struct {
+	Protocol    string
+	Scenario    string
+	Batch       int
+	Concurrency int
+	Repeat      int // 0-based
+}
+
+// key identifies the cell (all repeats share it), as results.Cell.Key does.
+func (s cellSpec) key(rate float64) string {
+	c := results.Cell{Protocol: s.Protocol, Scenario: s.Scenario, Batch: s.Batch, Concurrency: s.Concurrency, RateRequested: rate}
+	return c.Key()
+}
+
+func (s cellSpec) String() string {
+	return fmt.Sprintf("%s %s batch %d x%d", s.Scenario, s.Protocol, s.Batch, s.Concurrency)
+}
+
+// plan expands a config into the order cells are measured in: for each
+// scenario, batch and concurrency, every repeat of every protocol, with
+// protocols innermost (rest, grpc, rest, grpc, ...). Slow drift of the
+// machine then hits all protocols of a cell alike.
+func plan(c Config) []cellSpec {
+	var out []cellSpec
+	for _, sc := range c.Scenarios {
+		for _, b := range c.Batches {
+			for _, n := range c.Concurrency {
+				for r := range c.Repeat {
+					for _, p := range c.Protocols {
+						out = append(out, cellSpec{Protocol: p, Scenario: sc, Batch: b, Concurrency: n, Repeat: r})
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// protocols maps a protocol name to its client constructor: the only place
+// the engine knows which adapters exist.
+var protocols = map[string]func(call.Options) (call.Client, error){
+	results.ProtoREST: func(o call.Options) (call.Client, error) {
+		return restcall.NewJSON(o)
+	},
+	results.ProtoRESTProtobuf: func(o call.Options) (call.Client, error) {
+		return restcall.NewProtobuf(o)
+	},
+	results.ProtoGRPC: func(o call.Options) (call.Client, error) {
+		return grpccall.New(o)
+	},
+}

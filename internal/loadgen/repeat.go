@@ -1,0 +1,174 @@
+package loadgen
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/stats"
+)
+
+// mergeRepeats groups measurements by cell, in the order cells were first
+// measured. A cell measured once is kept as is; a repeated cell gets the
+// median of each figure over its repeats (the same median stats.Summarize
+// gives, so Cell and CI agree), totals of its counts, the per-repeat
+// figures in Repeats and their confidence intervals in CI.
+func mergeRepeats(ms []measured) []results.Cell {
+	var order []string
+	groups := map[string][]results.Cell{}
+	for _, m := range ms {
+		k := m.cell.Key()
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], m.cell)
+	}
+	out := make([]results.Cell, 0, len(order))
+	for _, k := range order {
+		g := groups[k]
+		if len(g) == 1 {
+			out = append(out, g[0])
+			continue
+		}
+		out = append(out, mergeCell(g))
+	}
+	return out
+}
+
+// median is stats.Summarize's median.
+func median(vs []float64) float64 { return stats.Summarize(vs).Median }
+
+// medianOf is the median of f over the repeats.
+func medianOf(cs []results.Cell, f func(*results.Cell) float64) float64 {
+	vs := make([]float64, len(cs))
+	for i := range cs {
+		vs[i] = f(&cs[i])
+	}
+	return median(vs)
+}
+
+func mergeLatency(cs []results.Cell, f func(*results.Cell) *results.Latency) *results.Latency {
+	for i := range cs {
+		if f(&cs[i]) == nil {
+			return nil
+		}
+	}
+	l := results.Latency{
+		P50:  medianOf(cs, func(c *results.Cell) float64 { return f(c).P50 }),
+		P90:  medianOf(cs, func(c *results.Cell) float64 { return f(c).P90 }),
+		P99:  medianOf(cs, func(c *results.Cell) float64 { return f(c).P99 }),
+		P999: medianOf(cs, func(c *results.Cell) float64 { return f(c).P999 }),
+		Max:  medianOf(cs, func(c *results.Cell) float64 { return f(c).Max }),
+		Mean: medianOf(cs, func(c *results.Cell) float64 { return f(c).Mean }),
+	}
+	return &l
+}
+
+func mergeCell(cs []results.Cell) results.Cell {
+	m := results.Cell{
+		Protocol:    cs[0].Protocol,
+		Scenario:    cs[0].Scenario,
+		Batch:       cs[0].Batch,
+		Concurrency: cs[0].Concurrency,
+		Mode:        cs[0].Mode,
+	}
+	m.Connections = int(math.Round(medianOf(cs, func(c *results.Cell) float64 { return float64(c.Connections) })))
+	for i := range cs {
+		c := &cs[i]
+		m.Calls += c.Calls
+		m.Errors += c.Errors
+		m.DurationS += c.DurationS
+		m.Batches += c.Batches
+		m.LateCalls += c.LateCalls
+		for k, v := range c.ErrorClasses {
+			if m.ErrorClasses == nil {
+				m.ErrorClasses = map[string]int64{}
+			}
+			m.ErrorClasses[k] += v
+		}
+		for _, w := range c.Warnings {
+			m.Warnings = append(m.Warnings, fmt.Sprintf("repeat %d: %s", i+1, w))
+		}
+	}
+	m.CallsPerS = medianOf(cs, func(c *results.Cell) float64 { return c.CallsPerS })
+	m.MBPerS = medianOf(cs, func(c *results.Cell) float64 { return c.MBPerS })
+	m.RateRequested = cs[0].RateRequested
+	if m.RateRequested > 0 {
+		m.RateAchieved = medianOf(cs, func(c *results.Cell) float64 { return c.RateAchieved })
+	}
+	m.LatencyUS = *mergeLatency(cs, func(c *results.Cell) *results.Latency { return &c.LatencyUS })
+	m.LatencyUncorrectedUS = mergeLatency(cs, func(c *results.Cell) *results.Latency { return c.LatencyUncorrectedUS })
+	m.FirstRecordUS = mergeLatency(cs, func(c *results.Cell) *results.Latency { return c.FirstRecordUS })
+	m.Distribution = mergeDistribution(cs)
+	m.BatchMS = results.Spread{
+		Mean:   medianOf(cs, func(c *results.Cell) float64 { return c.BatchMS.Mean }),
+		Stddev: medianOf(cs, func(c *results.Cell) float64 { return c.BatchMS.Stddev }),
+	}
+	m.BytesPerCall = results.Bytes{
+		Sent:     medianOf(cs, func(c *results.Cell) float64 { return c.BytesPerCall.Sent }),
+		Received: medianOf(cs, func(c *results.Cell) float64 { return c.BytesPerCall.Received }),
+	}
+	m.ClientCPUUSPerCall = medianOf(cs, func(c *results.Cell) float64 { return c.ClientCPUUSPerCall })
+	server := true
+	for i := range cs {
+		server = server && cs[i].ServerCPUUSPerCall != nil
+	}
+	if server {
+		v := medianOf(cs, func(c *results.Cell) float64 { return *c.ServerCPUUSPerCall })
+		m.ServerCPUUSPerCall = &v
+	}
+
+	m.Repeats = make([]results.Sample, len(cs))
+	for i := range cs {
+		m.Repeats[i] = figures(&cs[i])
+	}
+	m.CI = map[string]results.Interval{}
+	for _, name := range results.Figures {
+		vs := make([]float64, 0, len(cs))
+		for _, s := range m.Repeats {
+			if v, ok := s[name]; ok {
+				vs = append(vs, v)
+			}
+		}
+		if len(vs) == len(cs) {
+			m.CI[name] = stats.Summarize(vs)
+		}
+	}
+	return m
+}
+
+// mergeDistribution takes the median of each point of the fixed grid.
+func mergeDistribution(cs []results.Cell) []results.Quantile {
+	n := len(distributionQuantiles)
+	for i := range cs {
+		if len(cs[i].Distribution) != n {
+			return nil
+		}
+	}
+	out := make([]results.Quantile, n)
+	for j := range out {
+		out[j] = results.Quantile{
+			Q:  cs[0].Distribution[j].Q,
+			US: medianOf(cs, func(c *results.Cell) float64 { return c.Distribution[j].US }),
+		}
+	}
+	return out
+}
+
+// figures are one measurement's values under results.Figures names.
+func figures(c *results.Cell) results.Sample {
+	s := results.Sample{
+		"calls_per_s":             c.CallsPerS,
+		"latency_us_p50":          c.LatencyUS.P50,
+		"latency_us_p90":          c.LatencyUS.P90,
+		"latency_us_p99":          c.LatencyUS.P99,
+		"batch_ms_mean":           c.BatchMS.Mean,
+		"bytes_sent_per_call":     c.BytesPerCall.Sent,
+		"bytes_received_per_call": c.BytesPerCall.Received,
+		"client_cpu_us_per_call":  c.ClientCPUUSPerCall,
+	}
+	if c.ServerCPUUSPerCall != nil {
+		s["server_cpu_us_per_call"] = *c.ServerCPUUSPerCall
+	}
+	return s
+}

@@ -1,0 +1,167 @@
+package restcall
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+
+	"github.com/meteorbench/meteorbench/internal/data"
+	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// JSON is the "rest" client: JSON over HTTP/1.1, decoded with encoding/json
+// into data.Landing.
+type JSON struct{ *client }
+
+// NewJSON opens a JSON-over-HTTP/1.1 client.
+func NewJSON(o call.Options) (*JSON, error) {
+	c, err := newClient(o)
+	if err != nil {
+		return nil, err
+	}
+	return &JSON{c}, nil
+}
+
+// Caller implements call.Client.
+func (c *JSON) Caller(scenario string) (call.Caller, error) {
+	return newCaller(scenario, map[string]func() call.Caller{
+		results.ScenarioSmall: func() call.Caller {
+			return &jsonSmall{c: c.client, req: c.template(http.MethodGet, PathVersion, TypeJSON, "")}
+		},
+		results.ScenarioLarge: func() call.Caller {
+			return &jsonLarge{c: c.client, req: c.template(http.MethodGet, PathLarge, TypeJSON, "")}
+		},
+		results.ScenarioStream: func() call.Caller {
+			return &jsonStream{c: c.client, req: c.template(http.MethodGet, PathStream, TypeNDJSON, "")}
+		},
+		results.ScenarioPost: func() call.Caller {
+			return &jsonPost{c: c.client, req: c.template(http.MethodPost, PathLarge, TypeJSON, TypeJSON), landings: data.MustLandings()}
+		},
+	})
+}
+
+// jsonSmall: GET /api/MeteoriteLandings -> "API Version 1.0".
+type jsonSmall struct {
+	c   *client
+	req *http.Request
+	buf bytes.Buffer
+}
+
+func (a *jsonSmall) Call(ctx context.Context) (call.Outcome, error) {
+	resp, err := a.c.do(a.req.WithContext(ctx), TypeJSON)
+	if err != nil {
+		return call.Outcome{}, err
+	}
+	if err := readBody(&a.buf, resp); err != nil {
+		return call.Outcome{}, err
+	}
+	var v string
+	if err := json.Unmarshal(a.buf.Bytes(), &v); err != nil {
+		return call.Outcome{}, call.Invalid("decode version: %v", err)
+	}
+	return call.Outcome{}, call.CheckString(v, data.Version)
+}
+
+// jsonLarge: GET .../LargePayload -> the 1000 records as one JSON array.
+type jsonLarge struct {
+	c   *client
+	req *http.Request
+	buf bytes.Buffer
+}
+
+func (a *jsonLarge) Call(ctx context.Context) (call.Outcome, error) {
+	resp, err := a.c.do(a.req.WithContext(ctx), TypeJSON)
+	if err != nil {
+		return call.Outcome{}, err
+	}
+	if err := readBody(&a.buf, resp); err != nil {
+		return call.Outcome{}, err
+	}
+	var ls []data.Landing
+	if err := json.Unmarshal(a.buf.Bytes(), &ls); err != nil {
+		return call.Outcome{}, call.Invalid("decode records: %v", err)
+	}
+	return call.Outcome{}, checkLandings(ls)
+}
+
+// jsonStream: GET .../LargePayload/stream -> NDJSON, one record a line,
+// decoded as it arrives.
+type jsonStream struct {
+	c   *client
+	req *http.Request
+}
+
+func (a *jsonStream) Call(ctx context.Context) (call.Outcome, error) {
+	timer := call.StartTimer()
+	resp, err := a.c.do(a.req.WithContext(ctx), TypeNDJSON)
+	if err != nil {
+		return call.Outcome{}, err
+	}
+	defer resp.Body.Close()
+	body := &trackReader{r: resp.Body}
+	dec := json.NewDecoder(body)
+	var ls []data.Landing
+	for {
+		var l data.Landing
+		if err := dec.Decode(&l); err == io.EOF {
+			break
+		} else if err != nil {
+			return call.Outcome{}, body.decodeErr("record", err)
+		}
+		timer.Record()
+		if err := call.CheckID(len(ls), l.ID); err != nil {
+			return call.Outcome{}, err
+		}
+		ls = append(ls, l)
+	}
+	if body.err != nil {
+		return call.Outcome{}, body.decodeErr("stream", body.err)
+	}
+	return timer.Outcome(), call.CheckCount(len(ls))
+}
+
+// jsonPost: POST .../LargePayload with the 1000 records, serialised per
+// call as a real client would -> "SUCCESS".
+type jsonPost struct {
+	c        *client
+	req      *http.Request
+	landings []data.Landing
+	buf      bytes.Buffer
+}
+
+func (a *jsonPost) Call(ctx context.Context) (call.Outcome, error) {
+	body, err := json.Marshal(a.landings)
+	if err != nil {
+		return call.Outcome{}, err
+	}
+	req := a.req.WithContext(ctx)
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.ContentLength = int64(len(body))
+	resp, err := a.c.do(req, TypeJSON)
+	if err != nil {
+		return call.Outcome{}, err
+	}
+	if err := readBody(&a.buf, resp); err != nil {
+		return call.Outcome{}, err
+	}
+	var v string
+	if err := json.Unmarshal(a.buf.Bytes(), &v); err != nil {
+		return call.Outcome{}, call.Invalid("decode status: %v", err)
+	}
+	return call.Outcome{}, call.CheckString(v, data.Success)
+}
+
+func checkLandings(ls []data.Landing) error {
+	if err := call.CheckCount(len(ls)); err != nil {
+		return err
+	}
+	for i := range ls {
+		if err := call.CheckID(i, ls[i].ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}

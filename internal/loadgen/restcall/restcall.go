@@ -1,0 +1,195 @@
+// Package restcall holds the HTTP/1.1 adapters: JSON (protocol "rest") and
+// protobuf over HTTP/1.1 (protocol "rest-protobuf"), one small Caller per
+// scenario and encoding. They share the transport and the status and
+// content-type checks; decoding and validation are each adapter's own.
+package restcall
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+)
+
+// Routes of the contract.
+const (
+	PathVersion = "/api/MeteoriteLandings"
+	PathLarge   = "/api/MeteoriteLandings/LargePayload"
+	PathStream  = "/api/MeteoriteLandings/LargePayload/stream"
+)
+
+// Media types of the contract.
+const (
+	TypeJSON     = "application/json"
+	TypeNDJSON   = "application/x-ndjson"
+	TypeProtobuf = "application/x-protobuf"
+)
+
+// MaxBody bounds a response body; a larger one is an invalid response.
+const MaxBody = 32 << 20
+
+// bufferSize is the transport's socket buffer size, grpc-go's default, so
+// both protocols read and write in the same chunks.
+const bufferSize = 32 << 10
+
+// client is what the JSON and protobuf clients share: one HTTP/1.1
+// transport over counted connections.
+type client struct {
+	tr   *http.Transport
+	root *url.URL
+	auth string
+}
+
+func newClient(o call.Options) (*client, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	root, err := url.Parse("http://" + o.Target)
+	if err != nil || root.Host == "" {
+		return nil, fmt.Errorf("restcall: bad target %q", o.Target)
+	}
+	conns := o.Connections
+	if conns == 0 {
+		conns = o.Workers // one connection per worker
+	}
+	idle := max(conns, o.Workers) // never close a connection a worker will want back
+	tr := &http.Transport{
+		DialContext:         o.Dialer.DialContext,
+		MaxConnsPerHost:     conns,
+		MaxIdleConns:        idle,
+		MaxIdleConnsPerHost: idle,
+		IdleConnTimeout:     90 * time.Second,
+		// Compression off: the server does not compress and gRPC does not
+		// either, so neither side pays for it.
+		DisableCompression: true,
+		ReadBufferSize:     bufferSize,
+		WriteBufferSize:    bufferSize,
+		// No Proxy: load goes straight to the target.
+	}
+	c := &client{tr: tr, root: root}
+	if o.Token != "" {
+		c.auth = "Bearer " + o.Token
+	}
+	return c, nil
+}
+
+// Close implements call.Client.
+func (c *client) Close() error {
+	c.tr.CloseIdleConnections()
+	return nil
+}
+
+// template builds a caller's request; each call sends a shallow copy with
+// its own context (and body).
+func (c *client) template(method, path, accept, contentType string) *http.Request {
+	u := *c.root
+	u.Path = path
+	h := http.Header{"Accept": {accept}}
+	if contentType != "" {
+		h["Content-Type"] = []string{contentType}
+	}
+	if c.auth != "" {
+		h["Authorization"] = []string{c.auth}
+	}
+	return &http.Request{
+		Method: method, URL: &u, Host: u.Host, Header: h,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+	}
+}
+
+// do sends req and checks the status and content type. On success the
+// caller owns resp.Body. It uses the transport directly: the contract has
+// no redirects or cookies for an http.Client to handle.
+func (c *client) do(req *http.Request, wantType string) (*http.Response, error) {
+	resp, err := c.tr.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		detail := errorDetail(resp)
+		resp.Body.Close()
+		return nil, call.HTTPStatus(resp.StatusCode, detail)
+	}
+	if ct := resp.Header.Get("Content-Type"); !isMediaType(ct, wantType) {
+		io.CopyN(io.Discard, resp.Body, MaxBody) // keep the connection reusable
+		resp.Body.Close()
+		return nil, call.Invalid("content type %q, want %q", ct, wantType)
+	}
+	return resp, nil
+}
+
+// isMediaType reports whether a Content-Type names the media type want,
+// ignoring parameters (e.g. "; charset=utf-8") and case.
+func isMediaType(contentType, want string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), want)
+}
+
+// errorDetail reads the contract's {"error": "..."} body, if any.
+func errorDetail(resp *http.Response) string {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	io.CopyN(io.Discard, resp.Body, MaxBody)
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(b, &e) == nil && e.Error != "" {
+		return fmt.Sprintf("status %d: %s", resp.StatusCode, e.Error)
+	}
+	return fmt.Sprintf("status %d", resp.StatusCode)
+}
+
+// readBody reads the whole body into buf (reused across a caller's calls)
+// and closes it. A read failure is a transport error, kept apart from
+// decoding failures, which are invalid responses.
+func readBody(buf *bytes.Buffer, resp *http.Response) error {
+	defer resp.Body.Close()
+	buf.Reset()
+	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, MaxBody+1)); err != nil {
+		return fmt.Errorf("read body: %w", err)
+	}
+	if buf.Len() > MaxBody {
+		return call.Invalid("body larger than %d bytes", MaxBody)
+	}
+	return nil
+}
+
+// trackReader remembers the first read failure other than io.EOF, so a
+// streaming decoder's error can be told apart: broken connection
+// (transport) or bad content (invalid response).
+type trackReader struct {
+	r   io.Reader
+	err error
+}
+
+func (t *trackReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) && t.err == nil {
+		t.err = err
+	}
+	return n, err
+}
+
+// decodeErr turns a streaming decoder's error into a transport error when
+// the connection failed, else an invalid response.
+func (t *trackReader) decodeErr(what string, err error) error {
+	if t.err != nil {
+		return fmt.Errorf("read %s: %w", what, t.err)
+	}
+	return call.Invalid("decode %s: %v", what, err)
+}
+
+// newCaller picks a scenario's adapter from a table of constructors.
+func newCaller(scenario string, ctors map[string]func() call.Caller) (call.Caller, error) {
+	ctor, ok := ctors[scenario]
+	if !ok {
+		return nil, fmt.Errorf("restcall: unknown scenario %q", scenario)
+	}
+	return ctor(), nil
+}

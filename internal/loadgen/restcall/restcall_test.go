@@ -1,0 +1,125 @@
+package restcall_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meteorbench/meteorbench/internal/data"
+	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/loadgen/restcall"
+	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// callOnce makes one call of a scenario against handler and classifies it.
+func callOnce(t *testing.T, protobuf bool, scenario string, handler http.HandlerFunc) (call.Outcome, string) {
+	t.Helper()
+	srv := httptest.NewServer(handler)
+	t.Cleanup(srv.Close)
+	opts := call.Options{Target: strings.TrimPrefix(srv.URL, "http://"), Token: "tok", Workers: 1, Dialer: &wire.Dialer{}}
+	var client call.Client
+	var err error
+	if protobuf {
+		client, err = restcall.NewProtobuf(opts)
+	} else {
+		client, err = restcall.NewJSON(opts)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	caller, err := client.Caller(scenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, err := caller.Call(ctx)
+	return out, call.Classify(ctx, err)
+}
+
+func ndjson(w http.ResponseWriter, n int) {
+	w.Header().Set("Content-Type", restcall.TypeNDJSON)
+	enc := json.NewEncoder(w)
+	for _, l := range data.MustLandings()[:n] {
+		enc.Encode(&l)
+	}
+}
+
+func TestRESTAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		protobuf bool
+		scenario string
+		handler  http.HandlerFunc
+		want     string
+	}{
+		{"json stream ok", false, results.ScenarioStream, func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "Bearer tok" || r.Header.Get("Accept") != restcall.TypeNDJSON {
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			ndjson(w, data.Count)
+		}, ""},
+		{"json small ok", false, results.ScenarioSmall, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			fmt.Fprintf(w, "%q\n", data.Version)
+		}, ""},
+		{"protobuf asked, JSON answered", true, results.ScenarioSmall, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", restcall.TypeJSON)
+			fmt.Fprintf(w, "%q", data.Version)
+		}, call.ClassInvalid},
+		{"not JSON", false, results.ScenarioLarge, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", restcall.TypeJSON)
+			w.Write([]byte("[{]"))
+		}, call.ClassInvalid},
+		{"trailing garbage", false, results.ScenarioSmall, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", restcall.TypeJSON)
+			fmt.Fprintf(w, "%q x", data.Version)
+		}, call.ClassInvalid},
+		{"garbage line in a stream", false, results.ScenarioStream, func(w http.ResponseWriter, r *http.Request) {
+			ndjson(w, 10)
+			w.Write([]byte("{oops\n"))
+		}, call.ClassInvalid},
+		{"records out of order", false, results.ScenarioStream, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", restcall.TypeNDJSON)
+			ls := data.MustLandings()
+			json.NewEncoder(w).Encode(&ls[1])
+		}, call.ClassInvalid},
+		{"stream cut mid-way", false, results.ScenarioStream, func(w http.ResponseWriter, r *http.Request) {
+			ndjson(w, 10)
+			w.(http.Flusher).Flush()
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close() // chunked body never terminated
+		}, call.ClassTransport},
+		{"body shorter than its length", true, results.ScenarioLarge, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", restcall.TypeProtobuf)
+			w.Header().Set("Content-Length", "100000")
+			w.Write(make([]byte, 10))
+			w.(http.Flusher).Flush()
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+		}, call.ClassTransport},
+		{"status 413", false, results.ScenarioPost, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", restcall.TypeJSON)
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
+			w.Write([]byte(`{"error":"too large"}`))
+		}, "http-413"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, class := callOnce(t, tc.protobuf, tc.scenario, tc.handler)
+			if class != tc.want {
+				t.Errorf("class %q, want %q", class, tc.want)
+			}
+			if tc.want == "" && tc.scenario == results.ScenarioStream && out.FirstRecord <= 0 {
+				t.Errorf("no time to first record")
+			}
+		})
+	}
+}

@@ -1,0 +1,176 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/meteorbench/meteorbench/internal/buildinfo"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// ErrInterrupted is returned (with the partial result) when ctx is
+// cancelled during a run.
+var ErrInterrupted = errors.New("interrupted")
+
+// HealthTimeout bounds the health checks: before the run (an unreachable
+// target fails fast) and after a cell with errors (a target that went
+// away ends the run).
+const HealthTimeout = 3 * time.Second
+
+// runner carries a run's state between cells.
+type runner struct {
+	cfg     Config
+	health  *http.Client
+	scraper *scraper
+	metrics bool // the target serves meteorbench_cpu_seconds_total
+}
+
+// Run measures every cell of the plan and returns the result document.
+//
+// Stop reasons: "completed"; "interrupted" (ctx cancelled: the cells
+// measured so far are returned, with ErrInterrupted); "failed: ..." (the
+// target went away or refused the calls: the partial result is returned
+// with an error). A target that does not answer its health check fails
+// before anything is measured, with a nil result.
+func Run(ctx context.Context, cfg Config) (*results.Result, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	r := &runner{
+		cfg:     cfg,
+		health:  &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
+		scraper: newScraper(cfg.Target),
+	}
+	res := &results.Result{
+		Schema:   results.Schema,
+		Env:      env(cfg),
+		Settings: cfg.settings(),
+		Started:  time.Now().UTC().Round(0), // wall clock only: the document round-trips exactly
+		Cells:    []results.Cell{},
+	}
+	warn := func(msg string) {
+		res.Warnings = append(res.Warnings, msg)
+		cfg.Logger.Warn(msg)
+	}
+
+	note, err := checkHealth(ctx, r.health, cfg.Target, HealthTimeout)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ErrInterrupted
+		}
+		return nil, fmt.Errorf("target %s: %w", cfg.Target, err)
+	}
+	if note != "" {
+		warn(fmt.Sprintf("target %s: %s", cfg.Target, note))
+	}
+	if _, err := r.scraper.scrape(ctx); err != nil {
+		warn(fmt.Sprintf("server CPU per call not reported: target %s has no usable /metrics (%v)", cfg.Target, err))
+	} else {
+		r.metrics = true
+	}
+
+	specs := plan(cfg)
+	var done []measured
+	var runErr error
+	for i, spec := range specs {
+		if cfg.Progress != nil {
+			cfg.Progress(Progress{Done: i, Total: len(specs), Cell: spec.String()})
+		}
+		m, err := r.measureCell(ctx, spec)
+		if m != nil {
+			done = append(done, *m)
+			for _, w := range m.cell.Warnings {
+				cfg.Logger.Warn(spec.String() + ": " + w)
+			}
+		}
+		if ctx.Err() != nil {
+			runErr = ErrInterrupted
+			break
+		}
+		if err != nil {
+			runErr = err
+			break
+		}
+		if err := r.afterCell(ctx, spec, m); err != nil {
+			runErr = err
+			break
+		}
+	}
+	if cfg.Progress != nil {
+		cfg.Progress(Progress{Done: len(done), Total: len(specs)})
+	}
+
+	res.Cells = mergeRepeats(done)
+	res.Finished = time.Now().UTC().Round(0)
+	switch {
+	case runErr == nil:
+		res.StopReason = "completed"
+	case errors.Is(runErr, ErrInterrupted):
+		res.StopReason = "interrupted"
+		res.Interrupted = true
+	default:
+		res.StopReason = "failed: " + runErr.Error()
+	}
+	return res, runErr
+}
+
+// authClasses are answers that mean the target refused our credentials.
+var authClasses = []string{"http-401", "http-403", "grpc-Unauthenticated", "grpc-PermissionDenied"}
+
+// afterCell ends the run when a cell suggests going on is pointless: the
+// target no longer answers its health check, or it refused every call for
+// lack of (the right) credentials.
+func (r *runner) afterCell(ctx context.Context, spec cellSpec, m *measured) error {
+	if m == nil {
+		return nil
+	}
+	c := &m.cell
+	if c.Errors == 0 && c.Calls > 0 {
+		return nil
+	}
+	if _, err := checkHealth(ctx, r.health, r.cfg.Target, HealthTimeout); err != nil {
+		if ctx.Err() != nil {
+			return ErrInterrupted
+		}
+		return fmt.Errorf("target %s went away during %s: %w", r.cfg.Target, spec, err)
+	}
+	if c.Calls == 0 && c.Errors > 0 {
+		for class := range c.ErrorClasses {
+			if !slices.Contains(authClasses, class) {
+				return nil
+			}
+		}
+		return fmt.Errorf("target %s refused every call of %s (%s): check --token", r.cfg.Target, spec, classList(c.ErrorClasses))
+	}
+	return nil
+}
+
+// env describes the machine and build the run was made with.
+func env(cfg Config) results.Env {
+	osName := runtime.GOOS
+	if k := buildinfo.KernelRelease(); k != "" {
+		osName += " " + k
+	}
+	return results.Env{
+		MeteorbenchVersion: buildinfo.Version(),
+		GoVersion:          buildinfo.GoVersion(),
+		GoExperiment:       buildinfo.GoExperiment(),
+		GRPCVersion:        buildinfo.GRPCVersion(),
+		ProtobufVersion:    buildinfo.ModuleVersion("google.golang.org/protobuf"),
+		GOMAXPROCS:         runtime.GOMAXPROCS(0),
+		NumCPU:             runtime.NumCPU(),
+		CPUModel:           buildinfo.CPUModel(),
+		OS:                 strings.TrimSpace(osName),
+		Arch:               runtime.GOARCH,
+		Target:             cfg.Target,
+		OwnServer:          cfg.OwnServer,
+		Flags:              cfg.CommandLine,
+	}
+}

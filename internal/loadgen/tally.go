@@ -1,0 +1,225 @@
+package loadgen
+
+import (
+	"math"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// Histogram geometry: nanoseconds, 3 significant digits, from 64 ns
+// resolution up to an hour (longer values are clamped). About 200 KB each,
+// whatever the number of calls.
+const (
+	histLowest  = 100
+	histHighest = int64(time.Hour)
+	histDigits  = 3
+)
+
+func newHist() *hdrhistogram.Histogram {
+	return hdrhistogram.New(histLowest, histHighest, histDigits)
+}
+
+func recordDuration(h *hdrhistogram.Histogram, d time.Duration) {
+	v := int64(d)
+	if v < 0 {
+		v = 0
+	}
+	if v > histHighest {
+		v = histHighest
+	}
+	h.RecordValue(v) // in range by construction
+}
+
+// record is one call, filled on every exit path (see worker.one).
+type record struct {
+	intended time.Time // when the call was due (open-loop); = start in closed-loop
+	start    time.Time // when it was sent
+	end      time.Time
+	out      call.Outcome
+	err      error
+	class    string // set when err != nil
+}
+
+// Classes the engine drops rather than counts as errors.
+const (
+	classCancelled = call.ClassCancelled // the run was interrupted
+	classAbandoned = "abandoned"         // still running at the cell's hard end
+)
+
+// tally is one worker's aggregate. Only its worker touches it until the
+// phase ends, so nothing is locked; its size does not depend on the number
+// of calls.
+type tally struct {
+	lat   *hdrhistogram.Histogram // successes; open-loop: from the intended start
+	unc   *hdrhistogram.Histogram // successes, from the send; open-loop only
+	first *hdrhistogram.Histogram // time to first record; lazily made
+	// Exact sums and maxima beside the histograms, in nanoseconds.
+	latSum, uncSum, firstSum float64
+
+	calls, errors int64
+	classes       map[string]int64
+	cancelled     int64 // dropped: the run was interrupted
+	abandoned     int64 // dropped: still running at the cell's hard end
+	late          int64 // open-loop: sent more than LateThreshold after due
+	busy          time.Duration
+	batch         welford // time per batch of successful calls, ns
+}
+
+func newTally(open bool) *tally {
+	t := &tally{lat: newHist(), classes: map[string]int64{}}
+	if open {
+		t.unc = newHist()
+	}
+	return t
+}
+
+// add accounts one call.
+func (t *tally) add(r *record) {
+	switch r.class {
+	case "":
+	case classCancelled:
+		t.cancelled++
+		return
+	case classAbandoned:
+		t.abandoned++
+		t.busy += r.end.Sub(r.start)
+		return
+	default:
+		t.errors++
+		t.classes[r.class]++
+		t.busy += r.end.Sub(r.start)
+		return
+	}
+	t.calls++
+	took := r.end.Sub(r.start)
+	t.busy += took
+	lat := r.end.Sub(r.intended)
+	recordDuration(t.lat, lat)
+	t.latSum += float64(lat)
+	if t.unc != nil {
+		recordDuration(t.unc, took)
+		t.uncSum += float64(took)
+	}
+	if f := r.out.FirstRecord; f > 0 {
+		if t.first == nil {
+			t.first = newHist()
+		}
+		recordDuration(t.first, f)
+		t.firstSum += float64(f)
+	}
+}
+
+// merge adds o into t.
+func (t *tally) merge(o *tally) {
+	t.lat.Merge(o.lat)
+	if t.unc != nil && o.unc != nil {
+		t.unc.Merge(o.unc)
+	}
+	if o.first != nil {
+		if t.first == nil {
+			t.first = newHist()
+		}
+		t.first.Merge(o.first)
+	}
+	t.latSum += o.latSum
+	t.uncSum += o.uncSum
+	t.firstSum += o.firstSum
+	t.calls += o.calls
+	t.errors += o.errors
+	for k, v := range o.classes {
+		t.classes[k] += v
+	}
+	t.cancelled += o.cancelled
+	t.abandoned += o.abandoned
+	t.late += o.late
+	t.busy += o.busy
+	t.batch.merge(o.batch)
+}
+
+// welford is a running mean and variance (Welford; merged with Chan et al.).
+type welford struct {
+	n        int64
+	mean, m2 float64
+}
+
+func (w *welford) add(x float64) {
+	w.n++
+	d := x - w.mean
+	w.mean += d / float64(w.n)
+	w.m2 += d * (x - w.mean)
+}
+
+func (w *welford) merge(o welford) {
+	if o.n == 0 {
+		return
+	}
+	if w.n == 0 {
+		*w = o
+		return
+	}
+	n := w.n + o.n
+	d := o.mean - w.mean
+	w.mean += d * float64(o.n) / float64(n)
+	w.m2 += o.m2 + d*d*float64(w.n)*float64(o.n)/float64(n)
+	w.n = n
+}
+
+// stddev is the sample standard deviation (0 for fewer than 2 values).
+func (w welford) stddev() float64 {
+	if w.n < 2 {
+		return 0
+	}
+	return math.Sqrt(w.m2 / float64(w.n-1))
+}
+
+// distributionQuantiles is the fixed grid of Cell.Distribution: halving the
+// distance to 1 every two points (0, 0.29, 0.5, 0.65, 0.75, ... 0.99999),
+// then 1 (the maximum). A fixed grid lets repeats be merged point by point.
+var distributionQuantiles = func() []float64 {
+	var qs []float64
+	for i := 0; ; i++ {
+		q := 1 - math.Pow(2, -float64(i)/2)
+		if q > 0.99999 {
+			break
+		}
+		qs = append(qs, q)
+	}
+	return append(qs, 1)
+}()
+
+// latency summarises a histogram in microseconds; mean is exact (sum/n).
+func latency(h *hdrhistogram.Histogram, sumNS float64) results.Latency {
+	n := h.TotalCount()
+	if n == 0 {
+		return results.Latency{}
+	}
+	us := func(v int64) float64 { return float64(v) / 1e3 }
+	return results.Latency{
+		P50:  us(h.ValueAtQuantile(50)),
+		P90:  us(h.ValueAtQuantile(90)),
+		P99:  us(h.ValueAtQuantile(99)),
+		P999: us(h.ValueAtQuantile(99.9)),
+		Max:  us(h.Max()),
+		Mean: sumNS / float64(n) / 1e3,
+	}
+}
+
+// distribution is the percentile curve of h on the fixed grid.
+func distribution(h *hdrhistogram.Histogram) []results.Quantile {
+	if h.TotalCount() == 0 {
+		return nil
+	}
+	out := make([]results.Quantile, len(distributionQuantiles))
+	for i, q := range distributionQuantiles {
+		v := h.ValueAtQuantile(q * 100)
+		if q == 1 {
+			v = h.Max()
+		}
+		out[i] = results.Quantile{Q: q, US: float64(v) / 1e3}
+	}
+	return out
+}

@@ -1,0 +1,107 @@
+// Package wire counts what crosses the socket: connections dialled and bytes
+// written and read, including all protocol framing. Both the REST and the
+// gRPC clients dial through a Dialer, so both protocols are counted by the
+// same code at the same place.
+package wire
+
+import (
+	"context"
+	"net"
+	"sync"
+	"sync/atomic"
+)
+
+// Stats are the totals of a Dialer's connections.
+type Stats struct {
+	Dials    int64 // connections opened successfully
+	Sent     int64 // bytes written to the sockets
+	Received int64 // bytes read from the sockets
+}
+
+// Sub returns s - o, the traffic between two snapshots.
+func (s Stats) Sub(o Stats) Stats {
+	return Stats{Dials: s.Dials - o.Dials, Sent: s.Sent - o.Sent, Received: s.Received - o.Received}
+}
+
+// Dialer opens TCP connections and counts their traffic. The zero value is
+// ready to use. Its memory does not grow with the number of connections
+// opened over time: a closed connection's counts fold into the totals.
+type Dialer struct {
+	// Dialer is the underlying dialer; its zero value is net.Dialer's.
+	Dialer net.Dialer
+
+	mu     sync.Mutex
+	live   map[*Conn]struct{}
+	closed Stats // totals of connections already closed, and all dials
+}
+
+// DialContext dials like net.Dialer.DialContext and wraps the connection so
+// its bytes are counted. It fits http.Transport.DialContext.
+func (d *Dialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := d.Dialer.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	cc := &Conn{Conn: c, d: d}
+	d.mu.Lock()
+	if d.live == nil {
+		d.live = make(map[*Conn]struct{})
+	}
+	d.live[cc] = struct{}{}
+	d.closed.Dials++
+	d.mu.Unlock()
+	return cc, nil
+}
+
+// DialTCP dials addr over TCP; it fits grpc.WithContextDialer.
+func (d *Dialer) DialTCP(ctx context.Context, addr string) (net.Conn, error) {
+	return d.DialContext(ctx, "tcp", addr)
+}
+
+// Stats returns the totals so far, of open and closed connections.
+func (d *Dialer) Stats() Stats {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := d.closed
+	for c := range d.live {
+		s.Sent += c.sent.Load()
+		s.Received += c.received.Load()
+	}
+	return s
+}
+
+// Conn is a counted connection.
+type Conn struct {
+	net.Conn
+	d         *Dialer
+	sent      atomic.Int64
+	received  atomic.Int64
+	closeOnce sync.Once
+}
+
+// Read reads from the connection and counts the bytes read.
+func (c *Conn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.received.Add(int64(n))
+	return n, err
+}
+
+// Write writes to the connection and counts the bytes written.
+func (c *Conn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.sent.Add(int64(n))
+	return n, err
+}
+
+// Close closes the connection and folds its counts into the dialer's totals.
+func (c *Conn) Close() error {
+	err := c.Conn.Close()
+	c.closeOnce.Do(func() {
+		c.d.mu.Lock()
+		delete(c.d.live, c)
+		c.d.closed.Sent += c.sent.Load()
+		c.d.closed.Received += c.received.Load()
+		c.d.mu.Unlock()
+	})
+	return err
+}

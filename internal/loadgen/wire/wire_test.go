@@ -1,0 +1,63 @@
+package wire
+
+import (
+	"context"
+	"io"
+	"net"
+	"testing"
+)
+
+func TestDialerCounts(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 10)
+				if _, err := io.ReadFull(c, buf); err != nil {
+					return
+				}
+				c.Write(make([]byte, 25)) // answer 25 bytes to 10
+			}()
+		}
+	}()
+
+	var d Dialer
+	for i := 0; i < 3; i++ {
+		c, err := d.DialContext(context.Background(), "tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Write(make([]byte, 10)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, make([]byte, 25)); err != nil {
+			t.Fatal(err)
+		}
+		if i < 2 {
+			c.Close() // two closed, one still open
+			c.Close() // closing twice counts once
+		}
+	}
+	got := d.Stats()
+	if want := (Stats{Dials: 3, Sent: 30, Received: 75}); got != want {
+		t.Errorf("Stats() = %+v, want %+v", got, want)
+	}
+	if len(d.live) != 1 {
+		t.Errorf("%d live connections tracked, want 1", len(d.live))
+	}
+	if _, err := d.DialTCP(context.Background(), "127.0.0.1:1"); err == nil {
+		t.Fatal("dial to a closed port succeeded")
+	}
+	if got := d.Stats().Dials; got != 3 {
+		t.Errorf("a failed dial counted: %d dials", got)
+	}
+}
