@@ -58,14 +58,11 @@ The format defaults to the extension of --out (.md, .html, .svg, .png, .csv,
 			if out == "" {
 				return report.Write(stdout, format, r)
 			}
-			var buf bytes.Buffer
-			if err := report.Write(&buf, format, r); err != nil {
-				return err
-			}
-			if err := writeFileAtomic(out, buf.Bytes()); err != nil {
+			n, err := writeReportFile(out, format, r)
+			if err != nil {
 				return fmt.Errorf("report: %w", err)
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "meteorbench report: wrote %s (%s, %d bytes)\n", out, format, buf.Len())
+			fmt.Fprintf(cmd.ErrOrStderr(), "meteorbench report: wrote %s (%s, %d bytes)\n", out, format, n)
 			return nil
 		},
 	}
@@ -93,6 +90,20 @@ func reportFormat(flag string, changed bool, out string) (string, error) {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// writeReportFile renders r in format and writes it to path atomically,
+// returning the size written. Rendering happens first, so a failure leaves
+// any existing file untouched.
+func writeReportFile(path, format string, r *results.Result) (int, error) {
+	var buf bytes.Buffer
+	if err := report.Write(&buf, format, r); err != nil {
+		return 0, err
+	}
+	if err := writeFileAtomic(path, buf.Bytes()); err != nil {
+		return 0, err
+	}
+	return buf.Len(), nil
 }
 
 // writeFileAtomic writes data to a temporary file next to path and renames

@@ -17,7 +17,6 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 
 	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/loadgen/child"
@@ -42,6 +41,7 @@ type runFlags struct {
 	repeat      int
 	formats     []string
 	out         string
+	report      string
 	quiet       bool
 	cpuprofile  string
 }
@@ -114,6 +114,7 @@ stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
 	fl.IntVar(&f.repeat, "repeat", 1, "measure every cell K times, interleaved; report medians with confidence intervals")
 	fl.StringSliceVar(&f.formats, "format", []string{"table"}, "output formats: "+strings.Join(report.Formats, ", ")+" (several: one after another, or one file each with --out)")
 	fl.StringVar(&f.out, "out", "", "write one file per format to PREFIX.<ext> instead of stdout")
+	fl.StringVar(&f.report, "report", "", "also write a report to FILE at the end, its format from the extension (.html: one self-contained page with charts; .svg, .png, .md)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar, no warnings or notes on stderr (only errors)")
 	fl.StringVar(&f.cpuprofile, "cpuprofile", "", "write the load generator's CPU profile to this file (for tuning the harness)")
 	fl.MarkHidden("cpuprofile")
@@ -182,8 +183,13 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 			return cfg, fmt.Errorf("--format %q given twice", format)
 		}
 		seen[format] = true
-		if report.Binary(format) && f.out == "" && isTTY(cmd.OutOrStdout()) {
+		if report.Binary(format) && f.out == "" && isTerminal(cmd.OutOrStdout()) {
 			return cfg, fmt.Errorf("--format %s is binary: give --out or redirect stdout", format)
+		}
+	}
+	if f.report != "" {
+		if _, ok := report.FormatForPath(f.report); !ok {
+			return cfg, fmt.Errorf("--report %q: name a file ending in .html, .svg, .png, .md, .csv or .json", f.report)
 		}
 	}
 	if !fl.Changed("token") {
@@ -350,20 +356,22 @@ func (f *runFlags) write(stdout io.Writer, ui *runUI, res *results.Result) error
 			}
 			continue
 		}
-		path := f.out + report.Extension(format)
-		file, err := os.Create(path)
-		if err != nil {
+		if err := f.writeFile(ui, f.out+report.Extension(format), format, res); err != nil {
 			return err
 		}
-		err = report.Write(file, format, res)
-		if cerr := file.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		ui.note("wrote %s", path)
 	}
+	if f.report != "" {
+		format, _ := report.FormatForPath(f.report) // checked in config
+		return f.writeFile(ui, f.report, format, res)
+	}
+	return nil
+}
+
+func (f *runFlags) writeFile(ui *runUI, path, format string, res *results.Result) error {
+	if _, err := writeReportFile(path, format, res); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	ui.note("wrote %s", path)
 	return nil
 }
 
@@ -380,13 +388,7 @@ type runUI struct {
 }
 
 func newRunUI(w io.Writer, quiet bool) *runUI {
-	return &runUI{w: w, quiet: quiet, tty: !quiet && isTTY(w)}
-}
-
-// isTTY reports whether w is a terminal.
-func isTTY(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	return &runUI{w: w, quiet: quiet, tty: !quiet && isTerminal(w)}
 }
 
 // progress implements loadgen.Config.Progress.

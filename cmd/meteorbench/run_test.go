@@ -45,6 +45,7 @@ func TestRunBadFlags(t *testing.T) {
 		{"--repeat", "0"},
 		{"--format", "xml"},
 		{"--format", "json,json"},
+		{"--report", "result.pdf"},
 		{"--target", "nohost"},
 		{"--frobnicate"},
 		{"extra-argument"},
@@ -89,7 +90,8 @@ func TestRunCommand(t *testing.T) {
 	addr := servertest.Start(t, server.Config{Token: "s3cret"})
 	prefix := filepath.Join(t.TempDir(), "res")
 	_, stderr, err := execute(t, "run", "--target", addr, "--token", "s3cret", "--proto", "all", "--scenario", "all",
-		"--batch", "2", "--iterations", "1", "--warmup", "0", "--format", "json,csv,table,markdown", "--out", prefix)
+		"--batch", "2", "--iterations", "1", "--warmup", "0", "--format", "json,csv,table,markdown", "--out", prefix,
+		"--report", prefix+"-report.html")
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr)
 	}
@@ -109,7 +111,15 @@ func TestRunCommand(t *testing.T) {
 	if !strings.Contains(flags, "--iterations=1") || !strings.Contains(flags, "--token=***") {
 		t.Errorf("flags %q", flags)
 	}
-	for _, ext := range []string{".json", ".csv", ".txt", ".md"} {
+	// --report writes the self-contained HTML page with the charts inline.
+	page, err := os.ReadFile(prefix + "-report.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(page, []byte("<svg")) || !bytes.Contains(page, []byte(res.Env.Target)) {
+		t.Errorf("--report page lacks inline charts or the target (%d bytes)", len(page))
+	}
+	for _, ext := range []string{".json", ".csv", ".txt", ".md", "-report.html"} {
 		b, err := os.ReadFile(prefix + ext)
 		if err != nil || len(b) == 0 {
 			t.Errorf("%s: %v (%d bytes)", ext, err, len(b))

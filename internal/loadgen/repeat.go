@@ -100,9 +100,19 @@ func mergeCell(cs []results.Cell) results.Cell {
 	m.LatencyUncorrectedUS = mergeLatency(cs, func(c *results.Cell) *results.Latency { return c.LatencyUncorrectedUS })
 	m.FirstRecordUS = mergeLatency(cs, func(c *results.Cell) *results.Latency { return c.FirstRecordUS })
 	m.Distribution = mergeDistribution(cs)
-	m.BatchMS = results.Spread{
-		Mean:   medianOf(cs, func(c *results.Cell) float64 { return c.BatchMS.Mean }),
-		Stddev: medianOf(cs, func(c *results.Cell) float64 { return c.BatchMS.Stddev }),
+	// Time per batch only from the repeats that completed a batch: a repeat
+	// too short for one has no figure, which is not a figure of 0.
+	var withBatches []results.Cell
+	for i := range cs {
+		if cs[i].Batches > 0 {
+			withBatches = append(withBatches, cs[i])
+		}
+	}
+	if len(withBatches) > 0 {
+		m.BatchMS = results.Spread{
+			Mean:   medianOf(withBatches, func(c *results.Cell) float64 { return c.BatchMS.Mean }),
+			Stddev: medianOf(withBatches, func(c *results.Cell) float64 { return c.BatchMS.Stddev }),
+		}
 	}
 	m.BytesPerCall = results.Bytes{
 		Sent:     medianOf(cs, func(c *results.Cell) float64 { return c.BytesPerCall.Sent }),
@@ -130,7 +140,10 @@ func mergeCell(cs []results.Cell) results.Cell {
 				vs = append(vs, v)
 			}
 		}
-		if len(vs) == len(cs) {
+		// A figure some repeats lack (server CPU without /metrics, time
+		// per batch without a whole batch) gets its interval from the
+		// repeats that have it, as the cell's median does.
+		if len(vs) >= 2 && (name != "server_cpu_us_per_call" || m.ServerCPUUSPerCall != nil) {
 			m.CI[name] = stats.Summarize(vs)
 		}
 	}
@@ -162,10 +175,12 @@ func figures(c *results.Cell) results.Sample {
 		"latency_us_p50":          c.LatencyUS.P50,
 		"latency_us_p90":          c.LatencyUS.P90,
 		"latency_us_p99":          c.LatencyUS.P99,
-		"batch_ms_mean":           c.BatchMS.Mean,
 		"bytes_sent_per_call":     c.BytesPerCall.Sent,
 		"bytes_received_per_call": c.BytesPerCall.Received,
 		"client_cpu_us_per_call":  c.ClientCPUUSPerCall,
+	}
+	if c.Batches > 0 { // no whole batch, no time per batch: absent, not 0
+		s["batch_ms_mean"] = c.BatchMS.Mean
 	}
 	if c.ServerCPUUSPerCall != nil {
 		s["server_cpu_us_per_call"] = *c.ServerCPUUSPerCall
