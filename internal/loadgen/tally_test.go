@@ -1,8 +1,6 @@
 package loadgen
 
 import (
-	"github.com/meteorbench/meteorbench/internal/results"
-
 	"context"
 	"errors"
 	"math"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 // Per-worker tallies merged after a phase give what one tally of all the
