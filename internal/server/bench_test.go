@@ -18,7 +18,9 @@ import (
 // BenchmarkCall is the protocol x method matrix over loopback, one call at a
 // time on a kept-open connection. Client and server share this process, so
 // allocations and time are both sides together; `meteorbench run` measures
-// them apart.
+// them apart. REST responses are read here but not decoded, while grpc-go
+// always decodes on the client: the rows track each route's own cost over
+// time and are not a protocol comparison (run decodes both alike).
 func BenchmarkCall(b *testing.B) {
 	c := newClient(b, servertest.Start(b, server.Config{}), "")
 	jsonBody, _ := json.Marshal(data.MustLandings())
