@@ -315,13 +315,20 @@ func jsonError(err error) error {
 	return fmt.Errorf("malformed JSON: %w", err)
 }
 
+// maxPreGrow bounds what a declared Content-Length reserves before any
+// body byte has arrived (the full list is about 100 KB).
+const maxPreGrow = 128 << 10
+
 // decodeProtoBody reads a MeteoriteLandingList and converts every record, so
 // invalid timestamps are caught as they would be by a real consumer.
 func (h *restHandler) decodeProtoBody(body io.Reader, length int64) error {
 	buf := getBuffer()
 	defer putBuffer(buf)
+	// Grow for the declared length only up to a bound: a client that
+	// declares 8 MiB and sends 2 bytes must not make the server hold 8 MiB
+	// for the whole read timeout. Beyond it, ReadFrom grows as bytes arrive.
 	if length > 0 {
-		buf.Grow(int(length))
+		buf.Grow(int(min(length, maxPreGrow)))
 	}
 	if _, err := buf.ReadFrom(body); err != nil {
 		return err
