@@ -140,6 +140,10 @@ func dispatch(ctx context.Context, p pace.Pacer, began time.Time, soft time.Dura
 	defer close(ticks)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	// A tick waiting for a free worker must not be handed out after the
+	// soft end: no call starts after it.
+	softEnd := time.NewTimer(time.Until(began.Add(soft)))
+	defer softEnd.Stop()
 	for {
 		elapsed := time.Since(began)
 		if elapsed >= soft {
@@ -153,6 +157,8 @@ func dispatch(ctx context.Context, p pace.Pacer, began time.Time, soft time.Dura
 			timer.Reset(wait)
 			select {
 			case <-timer.C:
+			case <-softEnd.C:
+				return hits
 			case <-ctx.Done():
 				return hits
 			}
@@ -161,6 +167,8 @@ func dispatch(ctx context.Context, p pace.Pacer, began time.Time, soft time.Dura
 		select {
 		case ticks <- began.Add(p.Intended(hits)):
 			hits++
+		case <-softEnd.C:
+			return hits
 		case <-ctx.Done():
 			return hits
 		}

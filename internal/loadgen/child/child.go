@@ -55,8 +55,11 @@ func Start(ctx context.Context, exe string, args []string, env []string) (*Serve
 	}
 	s := &Server{cmd: cmd, exited: make(chan struct{})}
 	addrc := make(chan string, 1)
-	go s.readStderr(stderr, addrc)
 	go func() {
+		// Wait only after stderr reached EOF (os/exec: Wait closes the
+		// pipe), so the child's last words are in tail before exited is
+		// closed and an error message can quote them.
+		s.readStderr(stderr, addrc)
 		s.err = cmd.Wait()
 		close(s.exited)
 	}()

@@ -76,21 +76,44 @@ type Conn struct {
 	d         *Dialer
 	sent      atomic.Int64
 	received  atomic.Int64
+	folded    atomic.Bool // counts moved to the dialer's totals by Close
 	closeOnce sync.Once
 }
 
 // Read reads from the connection and counts the bytes read.
 func (c *Conn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
-	c.received.Add(int64(n))
+	c.count(&c.received, n)
 	return n, err
 }
 
 // Write writes to the connection and counts the bytes written.
 func (c *Conn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
-	c.sent.Add(int64(n))
+	c.count(&c.sent, n)
 	return n, err
+}
+
+// count adds n bytes to a counter. Once Close has folded the connection
+// into the dialer's totals, a Read or Write that was still returning folds
+// its own bytes in too, so none are lost. Swap hands each byte to exactly
+// one of the two folds.
+func (c *Conn) count(v *atomic.Int64, n int) {
+	if n == 0 {
+		return
+	}
+	v.Add(int64(n))
+	if c.folded.Load() {
+		if late := v.Swap(0); late != 0 {
+			c.d.mu.Lock()
+			if v == &c.sent {
+				c.d.closed.Sent += late
+			} else {
+				c.d.closed.Received += late
+			}
+			c.d.mu.Unlock()
+		}
+	}
 }
 
 // Close closes the connection and folds its counts into the dialer's totals.
@@ -99,8 +122,9 @@ func (c *Conn) Close() error {
 	c.closeOnce.Do(func() {
 		c.d.mu.Lock()
 		delete(c.d.live, c)
-		c.d.closed.Sent += c.sent.Load()
-		c.d.closed.Received += c.received.Load()
+		c.folded.Store(true) // before the swaps: see count
+		c.d.closed.Sent += c.sent.Swap(0)
+		c.d.closed.Received += c.received.Swap(0)
 		c.d.mu.Unlock()
 	})
 	return err

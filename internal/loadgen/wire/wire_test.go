@@ -61,3 +61,27 @@ func TestDialerCounts(t *testing.T) {
 		t.Errorf("a failed dial counted: %d dials", got)
 	}
 }
+
+// A Read or Write that returns while Close folds the connection into the
+// totals still has its bytes counted, once.
+func TestBytesAfterCloseAreCounted(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var d Dialer
+	nc, err := d.DialContext(context.Background(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := nc.(*Conn)
+	c.count(&c.received, 7) // before Close: folded by Close
+	c.Close()
+	c.count(&c.received, 5) // returned after Close's fold
+	c.count(&c.sent, 3)
+	c.Close() // a second Close folds nothing twice
+	if s := d.Stats(); s.Received != 12 || s.Sent != 3 || s.Dials != 1 {
+		t.Fatalf("stats %+v, want received 12, sent 3, dials 1", s)
+	}
+}
