@@ -10,7 +10,8 @@ import (
 
 // CSVHeader is the fixed column set of the csv format, one row per cell in
 // the document's order. Latencies are in microseconds, bytes per call in
-// bytes, CPU in microseconds per successful call, rates in calls per
+// bytes, CPU in microseconds per call attempted (bytes and CPU are divided
+// by successful plus failed calls, as in the JSON), rates in calls per
 // second. server_cpu_us_per_call, first_record_p50_us and the three rate
 // columns are empty when they do not apply. With repeats the figures are
 // medians over the repeats and calls/errors are totals.
