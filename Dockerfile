@@ -4,7 +4,7 @@
 #   docker run --rm -p 8080:8080 meteorbench            # serve REST + gRPC on :8080
 #   docker run --rm --network host meteorbench run      # load a server on this host
 
-FROM golang:1.26-bookworm AS build
+FROM golang:1.26 AS build
 WORKDIR /src
 COPY . .
 ARG VERSION=docker
