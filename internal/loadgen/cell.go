@@ -74,7 +74,7 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 type snapshot struct {
 	wire      wire.Stats
 	clientCPU time.Duration
-	server    *serverSample // nil when the server's metrics are unknown
+	server    *ServerSample // nil when the server's metrics are unknown
 	serverErr error
 }
 
@@ -154,7 +154,7 @@ func (r *runner) summarize(spec cellSpec, ph phaseResult, before, after snapshot
 		}
 		warn("server CPU unknown: %v", err)
 	default:
-		serverCPU = after.server.cpu - before.server.cpu
+		serverCPU = after.server.CPU - before.server.CPU
 		if attempts > 0 {
 			v := float64(serverCPU.Microseconds()) / float64(attempts)
 			c.ServerCPUUSPerCall = &v
@@ -163,7 +163,7 @@ func (r *runner) summarize(spec cellSpec, ph phaseResult, before, after snapshot
 			warn("server CPU %.1f ms in the cell (< %v): server CPU per call is imprecise; measure longer", float64(serverCPU.Microseconds())/1e3, ServerCPUMin)
 		}
 		key := spec.Protocol + "/" + methods[spec.Scenario]
-		served := int64(after.server.requests[key] - before.server.requests[key])
+		served := int64(after.server.Requests[key] - before.server.Requests[key])
 		switch {
 		case served > attempts+t.abandoned:
 			warn("the server counted %d %s calls, this run made %d: another client loaded it, so its CPU figure includes that load", served, key, attempts)

@@ -1,7 +1,6 @@
 package loadgen_test
 
 import (
-	"bufio"
 	"context"
 	"net/http"
 	"testing"
@@ -19,15 +18,11 @@ func serverCounts(t *testing.T, addr string) map[string]float64 {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		name, labels, v, err := loadgen.ParseSample(sc.Text())
-		if err == nil && name == "meteorbench_requests_total" {
-			out[labels["protocol"]+"/"+labels["method"]] = v
-		}
+	s, err := loadgen.ParseMetrics(resp.Body)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return s.Requests
 }
 
 var methodOf = map[string]string{

@@ -1,15 +1,16 @@
 package loadgen
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -34,10 +35,10 @@ var methods = map[string]string{
 	results.ScenarioPost:   "PostLargePayload",
 }
 
-// serverSample is one scrape of the server's /metrics.
-type serverSample struct {
-	cpu      time.Duration
-	requests map[string]float64 // by "protocol/method"
+// ServerSample is one scrape of the server's /metrics.
+type ServerSample struct {
+	CPU      time.Duration      // meteorbench_cpu_seconds_total
+	Requests map[string]float64 // meteorbench_requests_total by "protocol/method"
 }
 
 // scraper reads the target's /metrics over its own connection, not
@@ -55,117 +56,66 @@ func newScraper(target string) *scraper {
 }
 
 // scrape reads the metrics, within a short deadline.
-func (s *scraper) scrape(ctx context.Context) (serverSample, error) {
+func (s *scraper) scrape(ctx context.Context) (ServerSample, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
 	if err != nil {
-		return serverSample{}, err
+		return ServerSample{}, err
 	}
 	resp, err := s.hc.Do(req)
 	if err != nil {
-		return serverSample{}, err
+		return ServerSample{}, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		io.Copy(io.Discard, resp.Body)
-		return serverSample{}, fmt.Errorf("GET /metrics: status %d", resp.StatusCode)
+		return ServerSample{}, fmt.Errorf("GET /metrics: status %d", resp.StatusCode)
 	}
-	return parseMetrics(resp.Body)
+	return ParseMetrics(resp.Body)
 }
 
-// parseMetrics reads the Prometheus text format, keeping the two metrics
-// the load generator needs.
-func parseMetrics(r io.Reader) (serverSample, error) {
-	out := serverSample{cpu: -1, requests: map[string]float64{}}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		name, labels, value, err := ParseSample(line)
-		if err != nil {
-			continue // not ours to judge
-		}
-		switch name {
-		case metricCPU:
-			out.cpu = time.Duration(value * float64(time.Second))
-		case metricRequests:
-			out.requests[labels["protocol"]+"/"+labels["method"]] = value
-		}
+// ParseMetrics reads the Prometheus text format (with prometheus/common's
+// own parser) and keeps what the load generator needs: the server's CPU
+// counter and its request counters.
+func ParseMetrics(r io.Reader) (ServerSample, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(r)
+	if err != nil {
+		return ServerSample{}, fmt.Errorf("read /metrics: %w", err)
 	}
-	if err := sc.Err(); err != nil {
-		return serverSample{}, fmt.Errorf("read /metrics: %w", err)
+	cpu, ok := fams[metricCPU]
+	if !ok || len(cpu.GetMetric()) != 1 {
+		return ServerSample{}, fmt.Errorf("/metrics has no %s", metricCPU)
 	}
-	if out.cpu < 0 {
-		return serverSample{}, fmt.Errorf("/metrics has no %s", metricCPU)
+	out := ServerSample{
+		CPU:      time.Duration(metricValue(cpu.GetMetric()[0]) * float64(time.Second)),
+		Requests: map[string]float64{},
+	}
+	for _, m := range fams[metricRequests].GetMetric() {
+		var proto, method string
+		for _, l := range m.GetLabel() {
+			switch l.GetName() {
+			case "protocol":
+				proto = l.GetValue()
+			case "method":
+				method = l.GetValue()
+			}
+		}
+		out.Requests[proto+"/"+method] = metricValue(m)
 	}
 	return out, nil
 }
 
-// ParseSample parses one sample line of the Prometheus text format:
-// name{label="value",...} value [timestamp].
-func ParseSample(line string) (name string, labels map[string]string, value float64, err error) {
-	bad := func(why string) (string, map[string]string, float64, error) {
-		return "", nil, 0, fmt.Errorf("metrics line %q: %s", line, why)
+// metricValue is a counter's, gauge's or untyped sample's value.
+func metricValue(m *dto.Metric) float64 {
+	switch {
+	case m.GetCounter() != nil:
+		return m.GetCounter().GetValue()
+	case m.GetGauge() != nil:
+		return m.GetGauge().GetValue()
 	}
-	i := strings.IndexAny(line, "{ ")
-	if i <= 0 {
-		return bad("no value")
-	}
-	name, rest := line[:i], line[i:]
-	if rest[0] == '{' {
-		labels = map[string]string{}
-		rest = rest[1:]
-		for {
-			rest = strings.TrimLeft(rest, " ,")
-			if strings.HasPrefix(rest, "}") {
-				rest = rest[1:]
-				break
-			}
-			eq := strings.IndexByte(rest, '=')
-			if eq <= 0 || len(rest) < eq+2 || rest[eq+1] != '"' {
-				return bad("bad label")
-			}
-			key := strings.TrimSpace(rest[:eq])
-			rest = rest[eq+2:]
-			var val strings.Builder
-			closed := false
-			for j := 0; j < len(rest); j++ {
-				c := rest[j]
-				if c == '\\' && j+1 < len(rest) {
-					j++
-					switch rest[j] {
-					case 'n':
-						val.WriteByte('\n')
-					default:
-						val.WriteByte(rest[j])
-					}
-					continue
-				}
-				if c == '"' {
-					rest, closed = rest[j+1:], true
-					break
-				}
-				val.WriteByte(c)
-			}
-			if !closed {
-				return bad("unterminated label value")
-			}
-			labels[key] = val.String()
-		}
-	}
-	fields := strings.Fields(rest)
-	if len(fields) == 0 {
-		return bad("no value")
-	}
-	value, perr := strconv.ParseFloat(fields[0], 64)
-	if perr != nil {
-		return bad("bad value")
-	}
-	return name, labels, value, nil
+	return m.GetUntyped().GetValue()
 }
 
 // errUnreachable marks a failed health check.
