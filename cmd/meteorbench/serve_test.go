@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
 )
@@ -100,7 +101,7 @@ func TestServeProcess(t *testing.T) {
 				auth string
 				want int
 			}{{"", http.StatusUnauthorized}, {"Bearer env-token", http.StatusOK}} {
-				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+server.PathVersion, nil)
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+api.PathVersion, nil)
 				if tc.auth != "" {
 					req.Header.Set("Authorization", tc.auth)
 				}

@@ -162,7 +162,7 @@ func (r *runner) summarize(spec cellSpec, ph phaseResult, before, after snapshot
 		if serverCPU < ServerCPUMin {
 			warn("server CPU %.1f ms in the cell (< %v): server CPU per call is imprecise; measure longer", float64(serverCPU.Microseconds())/1e3, ServerCPUMin)
 		}
-		key := spec.Protocol + "/" + methods[spec.Scenario]
+		key := spec.Protocol + "/" + results.Method(spec.Scenario)
 		served := int64(after.server.Requests[key] - before.server.Requests[key])
 		switch {
 		case served > attempts+t.abandoned:

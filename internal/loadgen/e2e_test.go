@@ -43,7 +43,7 @@ func TestRunAgainstRealServer(t *testing.T) {
 			if c.Errors != 0 || c.Calls != 6 {
 				t.Errorf("calls %d, errors %d %v; want 6 (2 batches of 3), 0", c.Calls, c.Errors, c.ErrorClasses)
 			}
-			key := c.Protocol + "/" + methodOf[c.Scenario]
+			key := c.Protocol + "/" + results.Method(c.Scenario)
 			if served := after[key] - before[key]; served != float64(c.Calls+c.Errors) {
 				t.Errorf("server counted %v %s calls, the run reported %d", served, key, c.Calls+c.Errors)
 			}

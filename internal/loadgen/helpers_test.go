@@ -25,13 +25,6 @@ func serverCounts(t *testing.T, addr string) map[string]float64 {
 	return s.Requests
 }
 
-var methodOf = map[string]string{
-	results.ScenarioSmall:  "GetVersion",
-	results.ScenarioLarge:  "GetLargePayloadAsList",
-	results.ScenarioStream: "GetLargePayload",
-	results.ScenarioPost:   "PostLargePayload",
-}
-
 // quick is a small bounded run: no warm-up, a few batches per cell.
 func quick(target string) loadgen.Config {
 	return loadgen.Config{

@@ -12,13 +12,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/meteorbench/meteorbench/internal/results"
-)
-
-// Server metrics the load generator reads (see the brief's contract).
-const (
-	metricCPU      = "meteorbench_cpu_seconds_total"
-	metricRequests = "meteorbench_requests_total"
+	"github.com/meteorbench/meteorbench/api"
 )
 
 // ServerCPUMin is the smallest server CPU delta per cell trusted without a
@@ -26,14 +20,6 @@ const (
 // costs the server some CPU and the runtime does background work (GC,
 // timers); below 100 ms those are more than about 1% of the figure.
 const ServerCPUMin = 100 * time.Millisecond
-
-// methods maps a scenario to the server's method label.
-var methods = map[string]string{
-	results.ScenarioSmall:  "GetVersion",
-	results.ScenarioLarge:  "GetLargePayloadAsList",
-	results.ScenarioStream: "GetLargePayload",
-	results.ScenarioPost:   "PostLargePayload",
-}
 
 // ServerSample is one scrape of the server's /metrics.
 type ServerSample struct {
@@ -84,15 +70,15 @@ func ParseMetrics(r io.Reader) (ServerSample, error) {
 	if err != nil {
 		return ServerSample{}, fmt.Errorf("read /metrics: %w", err)
 	}
-	cpu, ok := fams[metricCPU]
+	cpu, ok := fams[api.MetricCPU]
 	if !ok || len(cpu.GetMetric()) != 1 {
-		return ServerSample{}, fmt.Errorf("/metrics has no %s", metricCPU)
+		return ServerSample{}, fmt.Errorf("/metrics has no %s", api.MetricCPU)
 	}
 	out := ServerSample{
 		CPU:      time.Duration(metricValue(cpu.GetMetric()[0]) * float64(time.Second)),
 		Requests: map[string]float64{},
 	}
-	for _, m := range fams[metricRequests].GetMetric() {
+	for _, m := range fams[api.MetricRequests].GetMetric() {
 		var proto, method string
 		for _, l := range m.GetLabel() {
 			switch l.GetName() {

@@ -216,10 +216,7 @@ func families(r *results.Result, groups []*group) []*familyOf {
 		key := fmt.Sprintf("%s/%g", g.Scenario, g.Rate)
 		f := byKey[key]
 		if f == nil {
-			title := g.Scenario
-			if m := scenarioMethod[g.Scenario]; m != "" {
-				title += " (" + m + ")"
-			}
+			title := scenarioTitle(g.Scenario)
 			if g.Rate > 0 {
 				title += " @ " + fmtRate(g.Rate) + "/s"
 			}

@@ -17,14 +17,6 @@ var (
 	knownScenarios = []string{results.ScenarioSmall, results.ScenarioLarge, results.ScenarioStream, results.ScenarioPost}
 )
 
-// scenarioMethod names the RPC each scenario calls.
-var scenarioMethod = map[string]string{
-	results.ScenarioSmall:  "GetVersion",
-	results.ScenarioLarge:  "GetLargePayloadAsList",
-	results.ScenarioStream: "GetLargePayload, streamed",
-	results.ScenarioPost:   "PostLargePayload",
-}
-
 // protoTitle is a protocol's name in prose.
 func protoTitle(p string) string {
 	switch p {
@@ -85,12 +77,22 @@ func (g *group) family() string {
 	return fmt.Sprintf("%s/c%d/r%g", g.Scenario, g.Concurrency, g.Rate)
 }
 
+// scenarioTitle names a scenario with the RPC it calls:
+// "small (GetVersion)", "stream (GetLargePayload, streamed)".
+func scenarioTitle(scenario string) string {
+	m := results.Method(scenario)
+	if m == "" {
+		return scenario
+	}
+	if scenario == results.ScenarioStream {
+		m += ", streamed"
+	}
+	return scenario + " (" + m + ")"
+}
+
 // title is the group's heading: "small (GetVersion) · batch 100 · concurrency 4".
 func (g *group) title() string {
-	s := g.Scenario
-	if m := scenarioMethod[g.Scenario]; m != "" {
-		s += " (" + m + ")"
-	}
+	s := scenarioTitle(g.Scenario)
 	s += fmt.Sprintf(" · batch %d · concurrency %d", g.Batch, g.Concurrency)
 	if g.Rate > 0 {
 		s += " · open loop at " + fmtRate(g.Rate) + " calls/s"

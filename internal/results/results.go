@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/meteorbench/meteorbench/api"
 )
 
 // Schema names this document's format. A change that breaks readers bumps it.
@@ -29,6 +31,22 @@ const (
 	ScenarioStream = "stream" // GetLargePayload (server stream) / GET .../LargePayload/stream (NDJSON)
 	ScenarioPost   = "post"   // PostLargePayload / POST .../LargePayload
 )
+
+// Method names the RPC a scenario calls (also the method label of the
+// server's request counters for it); "" for an unknown scenario.
+func Method(scenario string) string {
+	switch scenario {
+	case ScenarioSmall:
+		return api.MethodGetVersion
+	case ScenarioLarge:
+		return api.MethodGetLargePayloadAsList
+	case ScenarioStream:
+		return api.MethodGetLargePayload
+	case ScenarioPost:
+		return api.MethodPostLargePayload
+	}
+	return ""
+}
 
 // Load modes.
 const (

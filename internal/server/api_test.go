@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/encoding/protodelim"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/server"
@@ -40,18 +41,18 @@ func TestRESTJSON(t *testing.T) {
 	c := newClient(t, servertest.Start(t, server.Config{}), "")
 
 	t.Run("GetVersion", func(t *testing.T) {
-		resp, body := c.do(t, http.MethodGet, server.PathVersion, nil)
+		resp, body := c.do(t, http.MethodGet, api.PathVersion, nil)
 		wantStatus(t, resp, body, http.StatusOK)
-		wantContentType(t, resp, server.ContentTypeJSON)
+		wantContentType(t, resp, api.TypeJSON)
 		var v string
 		if err := json.Unmarshal(body, &v); err != nil || v != data.Version {
 			t.Fatalf("body %q (%v), want the JSON string %q", body, err, data.Version)
 		}
 	})
 	t.Run("GetLargePayloadAsList", func(t *testing.T) {
-		resp, body := c.do(t, http.MethodGet, server.PathList, nil, "Accept", "application/json")
+		resp, body := c.do(t, http.MethodGet, api.PathList, nil, "Accept", "application/json")
 		wantStatus(t, resp, body, http.StatusOK)
-		wantContentType(t, resp, server.ContentTypeJSON)
+		wantContentType(t, resp, api.TypeJSON)
 		if resp.ContentLength != int64(len(body)) {
 			t.Errorf("Content-Length %d, body %d bytes", resp.ContentLength, len(body))
 		}
@@ -62,9 +63,9 @@ func TestRESTJSON(t *testing.T) {
 		checkLandings(t, "JSON list", ls)
 	})
 	t.Run("GetLargePayload/NDJSON", func(t *testing.T) {
-		resp, body := c.do(t, http.MethodGet, server.PathStream, nil)
+		resp, body := c.do(t, http.MethodGet, api.PathStream, nil)
 		wantStatus(t, resp, body, http.StatusOK)
-		wantContentType(t, resp, server.ContentTypeNDJSON)
+		wantContentType(t, resp, api.TypeNDJSON)
 		if len(resp.TransferEncoding) == 0 || resp.TransferEncoding[0] != "chunked" {
 			t.Errorf("Transfer-Encoding %v, want chunked (a stream)", resp.TransferEncoding)
 		}
@@ -92,9 +93,9 @@ func TestRESTJSON(t *testing.T) {
 			if ct != "" {
 				hdr = append(hdr, "Content-Type", ct)
 			}
-			resp, rb := c.do(t, http.MethodPost, server.PathList, body, hdr...)
+			resp, rb := c.do(t, http.MethodPost, api.PathList, body, hdr...)
 			wantStatus(t, resp, rb, http.StatusOK)
-			wantContentType(t, resp, server.ContentTypeJSON)
+			wantContentType(t, resp, api.TypeJSON)
 			var s string
 			if err := json.Unmarshal(rb, &s); err != nil || s != data.Success {
 				t.Fatalf("Content-Type %q: body %q (%v), want the JSON string %q", ct, rb, err, data.Success)
@@ -102,20 +103,20 @@ func TestRESTJSON(t *testing.T) {
 		}
 	})
 	t.Run("healthz", func(t *testing.T) {
-		resp, body := c.do(t, http.MethodGet, server.PathHealth, nil)
+		resp, body := c.do(t, http.MethodGet, api.PathHealth, nil)
 		wantStatus(t, resp, body, http.StatusOK)
-		wantContentType(t, resp, server.ContentTypeJSON)
+		wantContentType(t, resp, api.TypeJSON)
 		if strings.TrimSpace(string(body)) != `{"status":"ok"}` {
 			t.Fatalf("body %q", body)
 		}
 	})
 	t.Run("HEAD and OPTIONS", func(t *testing.T) {
-		resp, body := c.do(t, http.MethodHead, server.PathList, nil)
+		resp, body := c.do(t, http.MethodHead, api.PathList, nil)
 		wantStatus(t, resp, body, http.StatusOK)
 		if len(body) != 0 || resp.ContentLength < 200_000 {
 			t.Errorf("HEAD: body %d bytes, Content-Length %d; want none and the GET's length", len(body), resp.ContentLength)
 		}
-		resp, body = c.do(t, http.MethodOptions, server.PathList, nil)
+		resp, body = c.do(t, http.MethodOptions, api.PathList, nil)
 		wantStatus(t, resp, body, http.StatusNoContent)
 		if got := resp.Header.Get("Allow"); got != "GET, HEAD, POST, OPTIONS" {
 			t.Errorf("OPTIONS: Allow %q", got)
@@ -125,12 +126,12 @@ func TestRESTJSON(t *testing.T) {
 
 func TestRESTProtobuf(t *testing.T) {
 	c := newClient(t, servertest.Start(t, server.Config{}), "")
-	accept := []string{"Accept", server.ContentTypeProtobuf}
+	accept := []string{"Accept", api.TypeProtobuf}
 
 	t.Run("GetVersion", func(t *testing.T) {
-		resp, body := c.do(t, http.MethodGet, server.PathVersion, nil, accept...)
+		resp, body := c.do(t, http.MethodGet, api.PathVersion, nil, accept...)
 		wantStatus(t, resp, body, http.StatusOK)
-		wantContentType(t, resp, server.ContentTypeProtobuf)
+		wantContentType(t, resp, api.TypeProtobuf)
 		var v pb.Version
 		if err := proto.Unmarshal(body, &v); err != nil || v.GetApiVersion() != data.Version {
 			t.Fatalf("body %q (%v): want Version %q", body, err, data.Version)
@@ -138,10 +139,10 @@ func TestRESTProtobuf(t *testing.T) {
 	})
 	t.Run("GetLargePayloadAsList", func(t *testing.T) {
 		// A q-valued Accept that still prefers protobuf.
-		resp, body := c.do(t, http.MethodGet, server.PathList, nil,
+		resp, body := c.do(t, http.MethodGet, api.PathList, nil,
 			"Accept", "application/json;q=0.5, application/x-protobuf")
 		wantStatus(t, resp, body, http.StatusOK)
-		wantContentType(t, resp, server.ContentTypeProtobuf)
+		wantContentType(t, resp, api.TypeProtobuf)
 		var list pb.MeteoriteLandingList
 		if err := proto.Unmarshal(body, &list); err != nil {
 			t.Fatal(err)
@@ -149,9 +150,9 @@ func TestRESTProtobuf(t *testing.T) {
 		checkProtoLandings(t, "protobuf list", list.GetMeteoriteLandings())
 	})
 	t.Run("GetLargePayload/delimited", func(t *testing.T) {
-		resp, body := c.do(t, http.MethodGet, server.PathStream, nil, accept...)
+		resp, body := c.do(t, http.MethodGet, api.PathStream, nil, accept...)
 		wantStatus(t, resp, body, http.StatusOK)
-		wantContentType(t, resp, server.ContentTypeProtobuf)
+		wantContentType(t, resp, api.TypeProtobuf)
 		r := bufio.NewReader(bytes.NewReader(body))
 		var ms []*pb.MeteoriteLanding
 		for {
@@ -176,19 +177,19 @@ func TestRESTProtobuf(t *testing.T) {
 		for _, tc := range []struct {
 			accept, want string
 		}{
-			{"", server.ContentTypeProtobuf},
-			{server.ContentTypeProtobuf, server.ContentTypeProtobuf},
-			{server.ContentTypeJSON, server.ContentTypeJSON},
+			{"", api.TypeProtobuf},
+			{api.TypeProtobuf, api.TypeProtobuf},
+			{api.TypeJSON, api.TypeJSON},
 		} {
-			hdr := []string{"Content-Type", server.ContentTypeProtobuf}
+			hdr := []string{"Content-Type", api.TypeProtobuf}
 			if tc.accept != "" {
 				hdr = append(hdr, "Accept", tc.accept)
 			}
-			resp, rb := c.do(t, http.MethodPost, server.PathList, body, hdr...)
+			resp, rb := c.do(t, http.MethodPost, api.PathList, body, hdr...)
 			wantStatus(t, resp, rb, http.StatusOK)
 			wantContentType(t, resp, tc.want)
 			var got string
-			if tc.want == server.ContentTypeProtobuf {
+			if tc.want == api.TypeProtobuf {
 				var st pb.StatusResponse
 				err = proto.Unmarshal(rb, &st)
 				got = st.GetStatus()
@@ -277,7 +278,7 @@ func TestRESTBadProtobufTimestamp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, rb := c.do(t, http.MethodPost, server.PathList, body, "Content-Type", server.ContentTypeProtobuf)
+	resp, rb := c.do(t, http.MethodPost, api.PathList, body, "Content-Type", api.TypeProtobuf)
 	wantStatus(t, resp, rb, http.StatusBadRequest)
 	wantJSONError(t, resp, rb, "invalid record 1")
 }
@@ -285,7 +286,7 @@ func TestRESTBadProtobufTimestamp(t *testing.T) {
 // wantJSONError checks an error response: JSON {"error": "..."} mentioning want.
 func wantJSONError(t *testing.T, resp *http.Response, body []byte, want string) {
 	t.Helper()
-	wantContentType(t, resp, server.ContentTypeJSON)
+	wantContentType(t, resp, api.TypeJSON)
 	var e struct {
 		Error string `json:"error"`
 	}

@@ -11,6 +11,7 @@ import (
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 
+	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/server"
@@ -42,7 +43,7 @@ func TestAuth(t *testing.T) {
 			if tc.header != "" {
 				hdr = []string{"Authorization", tc.header}
 			}
-			for _, path := range []string{server.PathVersion, server.PathList, server.PathStream} {
+			for _, path := range []string{api.PathVersion, api.PathList, api.PathStream} {
 				resp, body := c.do(t, http.MethodGet, path, nil, hdr...)
 				wantStatus(t, resp, body, tc.want)
 				if tc.want == http.StatusUnauthorized {
@@ -55,7 +56,7 @@ func TestAuth(t *testing.T) {
 		})
 	}
 	t.Run("REST/exempt", func(t *testing.T) {
-		for _, path := range []string{server.PathHealth, server.PathMetrics} {
+		for _, path := range []string{api.PathHealth, api.PathMetrics} {
 			resp, body := c.do(t, http.MethodGet, path, nil)
 			wantStatus(t, resp, body, http.StatusOK)
 		}

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/server"
@@ -73,7 +74,7 @@ func waitClosed(t *testing.T, conn net.Conn) []byte {
 func healthy(t *testing.T, shared *client) {
 	t.Helper()
 	for i, c := range []*client{shared, newClient(t, shared.addr, "")} {
-		resp, body := c.do(t, http.MethodGet, server.PathVersion, nil)
+		resp, body := c.do(t, http.MethodGet, api.PathVersion, nil)
 		if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(body)) != `"`+data.Version+`"` {
 			t.Fatalf("afterwards (client %d): REST GetVersion: %s %q", i, resp.Status, body)
 		}
@@ -96,7 +97,7 @@ func TestBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jsonCT := []string{"Content-Type", server.ContentTypeJSON}
+	jsonCT := []string{"Content-Type", api.TypeJSON}
 
 	// restCase posts or gets through the shared client and expects an
 	// error status with a JSON body mentioning msg.
@@ -112,27 +113,27 @@ func TestBadInput(t *testing.T) {
 		name string
 		run  func(t *testing.T)
 	}{
-		{"malformed JSON", restCase(http.MethodPost, server.PathList, []byte(`[{"id": 1,}]`), 400, "malformed JSON", jsonCT...)},
-		{"truncated JSON", restCase(http.MethodPost, server.PathList, fullJSON[:len(fullJSON)/2], 400, "truncated", jsonCT...)},
-		{"empty JSON body", restCase(http.MethodPost, server.PathList, []byte{}, 400, "truncated", jsonCT...)},
-		{"JSON null", restCase(http.MethodPost, server.PathList, []byte(`null`), 400, "not null", jsonCT...)},
-		{"JSON object", restCase(http.MethodPost, server.PathList, []byte(`{"id":1}`), 400, "malformed JSON", jsonCT...)},
-		{"JSON wrong type", restCase(http.MethodPost, server.PathList, []byte(`[{"id":1,"mass":"21"}]`), 400, "mass", jsonCT...)},
-		{"JSON bad year", restCase(http.MethodPost, server.PathList, []byte(`[{"id":1,"year":"1880"}]`), 400, "malformed JSON", jsonCT...)},
-		{"JSON trailing data", restCase(http.MethodPost, server.PathList, []byte(`[] []`), 400, "after the array", jsonCT...)},
-		{"wrong Content-Type", restCase(http.MethodPost, server.PathList, fullJSON, 415, "Content-Type", "Content-Type", "text/plain")},
-		{"form Content-Type", restCase(http.MethodPost, server.PathList, []byte("a=b"), 415, "Content-Type", "Content-Type", "application/x-www-form-urlencoded")},
-		{"bad protobuf body", restCase(http.MethodPost, server.PathList, []byte{0x0a, 0xff, 0x01, 0x02}, 400, "malformed protobuf", "Content-Type", server.ContentTypeProtobuf)},
+		{"malformed JSON", restCase(http.MethodPost, api.PathList, []byte(`[{"id": 1,}]`), 400, "malformed JSON", jsonCT...)},
+		{"truncated JSON", restCase(http.MethodPost, api.PathList, fullJSON[:len(fullJSON)/2], 400, "truncated", jsonCT...)},
+		{"empty JSON body", restCase(http.MethodPost, api.PathList, []byte{}, 400, "truncated", jsonCT...)},
+		{"JSON null", restCase(http.MethodPost, api.PathList, []byte(`null`), 400, "not null", jsonCT...)},
+		{"JSON object", restCase(http.MethodPost, api.PathList, []byte(`{"id":1}`), 400, "malformed JSON", jsonCT...)},
+		{"JSON wrong type", restCase(http.MethodPost, api.PathList, []byte(`[{"id":1,"mass":"21"}]`), 400, "mass", jsonCT...)},
+		{"JSON bad year", restCase(http.MethodPost, api.PathList, []byte(`[{"id":1,"year":"1880"}]`), 400, "malformed JSON", jsonCT...)},
+		{"JSON trailing data", restCase(http.MethodPost, api.PathList, []byte(`[] []`), 400, "after the array", jsonCT...)},
+		{"wrong Content-Type", restCase(http.MethodPost, api.PathList, fullJSON, 415, "Content-Type", "Content-Type", "text/plain")},
+		{"form Content-Type", restCase(http.MethodPost, api.PathList, []byte("a=b"), 415, "Content-Type", "Content-Type", "application/x-www-form-urlencoded")},
+		{"bad protobuf body", restCase(http.MethodPost, api.PathList, []byte{0x0a, 0xff, 0x01, 0x02}, 400, "malformed protobuf", "Content-Type", api.TypeProtobuf)},
 		{"unknown path", restCase(http.MethodGet, "/api/nope", nil, 404, "no such path")},
-		{"trailing slash", restCase(http.MethodGet, server.PathVersion+"/", nil, 404, "no such path")},
+		{"trailing slash", restCase(http.MethodGet, api.PathVersion+"/", nil, 404, "no such path")},
 		{"root", restCase(http.MethodGet, "/", nil, 404, "no such path")},
-		{"wrong method PUT", restCase(http.MethodPut, server.PathList, fullJSON, 405, "PUT")},
-		{"wrong method DELETE", restCase(http.MethodDelete, server.PathVersion, nil, 405, "DELETE")},
-		{"wrong method POST on the stream", restCase(http.MethodPost, server.PathStream, fullJSON, 405, "POST", jsonCT...)},
+		{"wrong method PUT", restCase(http.MethodPut, api.PathList, fullJSON, 405, "PUT")},
+		{"wrong method DELETE", restCase(http.MethodDelete, api.PathVersion, nil, 405, "DELETE")},
+		{"wrong method POST on the stream", restCase(http.MethodPost, api.PathStream, fullJSON, 405, "POST", jsonCT...)},
 		{"PATCH as the first request on a connection", func(t *testing.T) {
 			// HTTP1Fast would reset this connection; HTTP1 hands it to net/http.
 			c := newClient(t, addr, "")
-			for _, path := range []string{server.PathVersion, server.PathList, server.PathStream, server.PathHealth} {
+			for _, path := range []string{api.PathVersion, api.PathList, api.PathStream, api.PathHealth} {
 				resp, rb := c.do(t, http.MethodPatch, path, []byte(`[]`), jsonCT...)
 				wantStatus(t, resp, rb, 405)
 				wantJSONError(t, resp, rb, "PATCH")
@@ -144,7 +145,7 @@ func TestBadInput(t *testing.T) {
 		{"too large, declared", func(t *testing.T) {
 			conn := dialRaw(t, addr)
 			fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n[",
-				server.PathList, 2*maxBody)
+				api.PathList, 2*maxBody)
 			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 			if err != nil {
 				t.Fatal(err)
@@ -155,7 +156,7 @@ func TestBadInput(t *testing.T) {
 		}},
 		{"too large, chunked", func(t *testing.T) {
 			conn := dialRaw(t, addr)
-			fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n", server.PathList)
+			fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n", api.PathList)
 			// Valid JSON, so the decoder reads on until the limit stops it.
 			chunk := "[" + strings.Repeat(`{"id":1,"name":"x"},`, 3000)
 			var wg sync.WaitGroup
@@ -180,7 +181,7 @@ func TestBadInput(t *testing.T) {
 		{"too large protobuf, declared", func(t *testing.T) {
 			conn := dialRaw(t, addr)
 			fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n",
-				server.PathList, server.ContentTypeProtobuf, maxBody+1)
+				api.PathList, api.TypeProtobuf, maxBody+1)
 			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 			if err != nil {
 				t.Fatal(err)
@@ -194,7 +195,7 @@ func TestBadInput(t *testing.T) {
 			conn := dialRaw(t, addr)
 			var wg sync.WaitGroup
 			wg.Go(func() {
-				fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\nX-Big: %s\r\n\r\n", server.PathVersion, strings.Repeat("a", 100<<10))
+				fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\nX-Big: %s\r\n\r\n", api.PathVersion, strings.Repeat("a", 100<<10))
 			})
 			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 			if err != nil {
@@ -244,7 +245,7 @@ func TestBadInput(t *testing.T) {
 		}},
 		{"request line then silence", func(t *testing.T) {
 			conn := dialRaw(t, addr)
-			io.WriteString(conn, "GET "+server.PathVersion+" HTTP/1.1\r\nHost: x\r\n")
+			io.WriteString(conn, "GET "+api.PathVersion+" HTTP/1.1\r\nHost: x\r\n")
 			waitClosed(t, conn)
 		}},
 		{"100 silent connections", func(t *testing.T) {
@@ -267,7 +268,7 @@ func TestBadInput(t *testing.T) {
 			p.SetUnencryptedHTTP2(true)
 			tr := &http.Transport{Protocols: &p}
 			defer tr.CloseIdleConnections()
-			resp, err := (&http.Client{Transport: tr, Timeout: hangGuard}).Get("http://" + addr + server.PathVersion)
+			resp, err := (&http.Client{Transport: tr, Timeout: hangGuard}).Get("http://" + addr + api.PathVersion)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -315,7 +316,7 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 	// And everything still works in full.
-	resp, body := shared.do(t, http.MethodGet, server.PathList, nil)
+	resp, body := shared.do(t, http.MethodGet, api.PathList, nil)
 	wantStatus(t, resp, body, http.StatusOK)
 	var ls []data.Landing
 	if err := json.NewDecoder(bytes.NewReader(body)).Decode(&ls); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/server"
@@ -54,15 +55,15 @@ func BenchmarkCall(b *testing.B) {
 			b.ReportMetric(float64(n)/float64(b.N), "respB/op")
 		}
 	}
-	pbA := []string{"Accept", server.ContentTypeProtobuf}
-	b.Run("rest/GetVersion", rest(http.MethodGet, server.PathVersion, nil))
-	b.Run("rest/GetLargePayloadAsList", rest(http.MethodGet, server.PathList, nil))
-	b.Run("rest/GetLargePayload", rest(http.MethodGet, server.PathStream, nil))
-	b.Run("rest/PostLargePayload", rest(http.MethodPost, server.PathList, jsonBody, "Content-Type", server.ContentTypeJSON))
-	b.Run("rest-protobuf/GetVersion", rest(http.MethodGet, server.PathVersion, nil, pbA...))
-	b.Run("rest-protobuf/GetLargePayloadAsList", rest(http.MethodGet, server.PathList, nil, pbA...))
-	b.Run("rest-protobuf/GetLargePayload", rest(http.MethodGet, server.PathStream, nil, pbA...))
-	b.Run("rest-protobuf/PostLargePayload", rest(http.MethodPost, server.PathList, protoBody, "Content-Type", server.ContentTypeProtobuf))
+	pbA := []string{"Accept", api.TypeProtobuf}
+	b.Run("rest/GetVersion", rest(http.MethodGet, api.PathVersion, nil))
+	b.Run("rest/GetLargePayloadAsList", rest(http.MethodGet, api.PathList, nil))
+	b.Run("rest/GetLargePayload", rest(http.MethodGet, api.PathStream, nil))
+	b.Run("rest/PostLargePayload", rest(http.MethodPost, api.PathList, jsonBody, "Content-Type", api.TypeJSON))
+	b.Run("rest-protobuf/GetVersion", rest(http.MethodGet, api.PathVersion, nil, pbA...))
+	b.Run("rest-protobuf/GetLargePayloadAsList", rest(http.MethodGet, api.PathList, nil, pbA...))
+	b.Run("rest-protobuf/GetLargePayload", rest(http.MethodGet, api.PathStream, nil, pbA...))
+	b.Run("rest-protobuf/PostLargePayload", rest(http.MethodPost, api.PathList, protoBody, "Content-Type", api.TypeProtobuf))
 
 	ctx := c.ctx(b)
 	b.Run("grpc/GetVersion", func(b *testing.B) {

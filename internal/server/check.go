@@ -12,6 +12,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/meteorbench/meteorbench/api"
 )
 
 // Check asks the server at addr ("host:port") whether it is healthy on both
@@ -30,7 +32,7 @@ func Check(ctx context.Context, addr string) error {
 }
 
 func checkREST(ctx context.Context, addr string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+PathHealth, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+api.PathHealth, nil)
 	if err != nil {
 		return fmt.Errorf("REST: %w", err)
 	}
@@ -43,11 +45,11 @@ func checkREST(ctx context.Context, addr string) error {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	if err != nil {
-		return fmt.Errorf("REST: GET %s: reading the body: %w", PathHealth, err)
+		return fmt.Errorf("REST: GET %s: reading the body: %w", api.PathHealth, err)
 	}
 	var h healthBody
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &h) != nil || h.Status != "ok" {
-		return fmt.Errorf("REST: GET %s: %s %.100q", PathHealth, resp.Status, b)
+		return fmt.Errorf("REST: GET %s: %s %.100q", api.PathHealth, resp.Status, b)
 	}
 	return nil
 }

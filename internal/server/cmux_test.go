@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/net/http2"
 
+	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
 )
@@ -40,7 +41,7 @@ func TestEveryMethodReachesHTTP(t *testing.T) {
 	addr := servertest.Start(t, server.Config{})
 	for _, m := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "PROPFIND", "BREW"} {
 		c := newClient(t, addr, "") // a fresh connection each time
-		resp, _ := c.do(t, m, server.PathVersion, nil)
+		resp, _ := c.do(t, m, api.PathVersion, nil)
 		want := http.StatusMethodNotAllowed
 		switch m {
 		case "GET", "HEAD":

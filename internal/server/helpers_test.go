@@ -17,9 +17,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
-	"github.com/meteorbench/meteorbench/internal/server"
 )
 
 // hangGuard bounds every network step of a test: generous, only there so a
@@ -171,7 +171,7 @@ func checkProtoLandings(t testing.TB, what string, ms []*pb.MeteoriteLanding) {
 // counters, keyed like `name{method="...",protocol="..."}` (labels sorted).
 func scrape(t testing.TB, c *client) map[string]float64 {
 	t.Helper()
-	resp, body := c.do(t, http.MethodGet, server.PathMetrics, nil)
+	resp, body := c.do(t, http.MethodGet, api.PathMetrics, nil)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /metrics: %s: %s", resp.Status, body)
 	}

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
 )
@@ -55,8 +56,8 @@ func TestPanicRecovery(t *testing.T) {
 	s.panicHook = func() { panic("boom") }
 	addr := serveForTest(t, s)
 
-	for _, accept := range []string{"", ContentTypeProtobuf} {
-		for _, path := range []string{PathVersion, PathList, PathStream} {
+	for _, accept := range []string{"", api.TypeProtobuf} {
+		for _, path := range []string{api.PathVersion, api.PathList, api.PathStream} {
 			req, _ := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
 			if accept != "" {
 				req.Header.Set("Accept", accept)
@@ -69,7 +70,7 @@ func TestPanicRecovery(t *testing.T) {
 			resp.Body.Close()
 			var e errorBody
 			if resp.StatusCode != http.StatusInternalServerError || json.Unmarshal(body, &e) != nil || e.Error == "" ||
-				resp.Header.Get("Content-Type") != ContentTypeJSON {
+				resp.Header.Get("Content-Type") != api.TypeJSON {
 				t.Fatalf("GET %s after a panic: %s %s %q", path, resp.Status, resp.Header.Get("Content-Type"), body)
 			}
 		}
@@ -107,7 +108,7 @@ func TestPanicRecovery(t *testing.T) {
 	}
 
 	// Still serving: the non-data routes never reach the hook.
-	resp, err := http.Get("http://" + addr + PathHealth)
+	resp, err := http.Get("http://" + addr + api.PathHealth)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/buildinfo"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/rusage"
@@ -36,15 +37,7 @@ const (
 	noMethod = numMethods // not one of the four data calls
 )
 
-var methodNames = [numMethods]string{"GetVersion", "GetLargePayloadAsList", "GetLargePayload", "PostLargePayload"}
-
-// Metric names: the contract the load generator scrapes.
-const (
-	MetricRequests  = "meteorbench_requests_total"
-	MetricErrors    = "meteorbench_request_errors_total"
-	MetricCPU       = "meteorbench_cpu_seconds_total"
-	MetricBuildInfo = "meteorbench_build_info"
-)
+var methodNames = [numMethods]string{api.MethodGetVersion, api.MethodGetLargePayloadAsList, api.MethodGetLargePayload, api.MethodPostLargePayload}
 
 // metrics is the server's own registry, with every counter the request path
 // touches resolved once, at start-up.
@@ -58,12 +51,12 @@ type metrics struct {
 func newMetrics() *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: MetricRequests,
+		Name: api.MetricRequests,
 		Help: "Calls of the four data routes/RPCs that reached their handler (after auth), whatever their outcome.",
 	}, []string{"protocol", "method"})
 	errs := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: MetricErrors,
-		Help: "Those of " + MetricRequests + " that ended in an error (HTTP status >= 400 or a response cut short; gRPC code != OK).",
+		Name: api.MetricErrors,
+		Help: "Those of " + api.MetricRequests + " that ended in an error (HTTP status >= 400 or a response cut short; gRPC code != OK).",
 	}, []string{"protocol", "method"})
 	for p := range numProtocols {
 		for md := range numMethods {
@@ -72,11 +65,11 @@ func newMetrics() *metrics {
 		}
 	}
 	cpu := prometheus.NewCounterFunc(prometheus.CounterOpts{
-		Name: MetricCPU,
+		Name: api.MetricCPU,
 		Help: "User plus system CPU time of the server process from getrusage(2), microsecond resolution, read at scrape time.",
 	}, func() float64 { return rusage.CPU().Seconds() })
 	build := prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: MetricBuildInfo,
+		Name: api.MetricBuildInfo,
 		Help: "Always 1; the labels name the build that produced these figures.",
 		ConstLabels: prometheus.Labels{
 			"version":      buildinfo.Version(),

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/results"
@@ -27,7 +28,7 @@ func TestMetricsCountExactly(t *testing.T) {
 	// Every label set exists from the start, at zero.
 	for _, p := range []string{results.ProtoREST, results.ProtoRESTProtobuf, results.ProtoGRPC} {
 		for _, m := range []string{"GetVersion", "GetLargePayloadAsList", "GetLargePayload", "PostLargePayload"} {
-			for _, name := range []string{server.MetricRequests, server.MetricErrors} {
+			for _, name := range []string{api.MetricRequests, api.MetricErrors} {
 				k := counterKey(name, p, m)
 				if v, ok := before[k]; !ok || v != 0 {
 					t.Errorf("before any call: %s = %v (present %v), want 0", k, v, ok)
@@ -41,55 +42,55 @@ func TestMetricsCountExactly(t *testing.T) {
 
 	jsonBody, _ := json.Marshal(data.MustLandings()[:10])
 	protoBody, _ := proto.Marshal(data.ProtoList(data.MustLandings()[:10]))
-	pbAccept := []string{"Accept", server.ContentTypeProtobuf}
+	pbAccept := []string{"Accept", api.TypeProtobuf}
 
 	// REST JSON: 3 GetVersion, 2 lists, 1 stream, 2 posts of which 1 fails.
 	for range 3 {
-		c.do(t, http.MethodGet, server.PathVersion, nil)
-		call(server.MetricRequests, "rest", "GetVersion")
+		c.do(t, http.MethodGet, api.PathVersion, nil)
+		call(api.MetricRequests, "rest", "GetVersion")
 	}
 	for range 2 {
-		c.do(t, http.MethodGet, server.PathList, nil)
-		call(server.MetricRequests, "rest", "GetLargePayloadAsList")
+		c.do(t, http.MethodGet, api.PathList, nil)
+		call(api.MetricRequests, "rest", "GetLargePayloadAsList")
 	}
-	c.do(t, http.MethodGet, server.PathStream, nil)
-	call(server.MetricRequests, "rest", "GetLargePayload")
-	c.do(t, http.MethodPost, server.PathList, jsonBody, "Content-Type", "application/json")
-	call(server.MetricRequests, "rest", "PostLargePayload")
-	if resp, _ := c.do(t, http.MethodPost, server.PathList, []byte("[{"), "Content-Type", "application/json"); resp.StatusCode != 400 {
+	c.do(t, http.MethodGet, api.PathStream, nil)
+	call(api.MetricRequests, "rest", "GetLargePayload")
+	c.do(t, http.MethodPost, api.PathList, jsonBody, "Content-Type", "application/json")
+	call(api.MetricRequests, "rest", "PostLargePayload")
+	if resp, _ := c.do(t, http.MethodPost, api.PathList, []byte("[{"), "Content-Type", "application/json"); resp.StatusCode != 400 {
 		t.Fatalf("bad JSON: %s", resp.Status)
 	}
-	call(server.MetricRequests, "rest", "PostLargePayload")
-	call(server.MetricErrors, "rest", "PostLargePayload")
+	call(api.MetricRequests, "rest", "PostLargePayload")
+	call(api.MetricErrors, "rest", "PostLargePayload")
 	// A wrong Content-Type reached the handler and failed.
-	c.do(t, http.MethodPost, server.PathList, jsonBody, "Content-Type", "text/plain")
-	call(server.MetricRequests, "rest", "PostLargePayload")
-	call(server.MetricErrors, "rest", "PostLargePayload")
+	c.do(t, http.MethodPost, api.PathList, jsonBody, "Content-Type", "text/plain")
+	call(api.MetricRequests, "rest", "PostLargePayload")
+	call(api.MetricErrors, "rest", "PostLargePayload")
 
 	// REST protobuf: 1 of each, plus a failed post.
-	c.do(t, http.MethodGet, server.PathVersion, nil, pbAccept...)
-	call(server.MetricRequests, "rest-protobuf", "GetVersion")
-	c.do(t, http.MethodGet, server.PathList, nil, pbAccept...)
-	call(server.MetricRequests, "rest-protobuf", "GetLargePayloadAsList")
-	c.do(t, http.MethodGet, server.PathStream, nil, pbAccept...)
-	call(server.MetricRequests, "rest-protobuf", "GetLargePayload")
-	c.do(t, http.MethodPost, server.PathList, protoBody, "Content-Type", server.ContentTypeProtobuf)
-	call(server.MetricRequests, "rest-protobuf", "PostLargePayload")
-	c.do(t, http.MethodPost, server.PathList, []byte{0xff, 0xff}, "Content-Type", server.ContentTypeProtobuf)
-	call(server.MetricRequests, "rest-protobuf", "PostLargePayload")
-	call(server.MetricErrors, "rest-protobuf", "PostLargePayload")
+	c.do(t, http.MethodGet, api.PathVersion, nil, pbAccept...)
+	call(api.MetricRequests, "rest-protobuf", "GetVersion")
+	c.do(t, http.MethodGet, api.PathList, nil, pbAccept...)
+	call(api.MetricRequests, "rest-protobuf", "GetLargePayloadAsList")
+	c.do(t, http.MethodGet, api.PathStream, nil, pbAccept...)
+	call(api.MetricRequests, "rest-protobuf", "GetLargePayload")
+	c.do(t, http.MethodPost, api.PathList, protoBody, "Content-Type", api.TypeProtobuf)
+	call(api.MetricRequests, "rest-protobuf", "PostLargePayload")
+	c.do(t, http.MethodPost, api.PathList, []byte{0xff, 0xff}, "Content-Type", api.TypeProtobuf)
+	call(api.MetricRequests, "rest-protobuf", "PostLargePayload")
+	call(api.MetricErrors, "rest-protobuf", "PostLargePayload")
 
 	// gRPC: 2 GetVersion, 1 list, 1 stream, 1 post, 1 failed post.
 	for range 2 {
 		if _, err := c.grpc.GetVersion(c.ctx(t), &pb.EmptyRequest{}); err != nil {
 			t.Fatal(err)
 		}
-		call(server.MetricRequests, "grpc", "GetVersion")
+		call(api.MetricRequests, "grpc", "GetVersion")
 	}
 	if _, err := c.grpc.GetLargePayloadAsList(c.ctx(t), &pb.EmptyRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	call(server.MetricRequests, "grpc", "GetLargePayloadAsList")
+	call(api.MetricRequests, "grpc", "GetLargePayloadAsList")
 	stream, err := c.grpc.GetLargePayload(c.ctx(t), &pb.EmptyRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -101,32 +102,32 @@ func TestMetricsCountExactly(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	call(server.MetricRequests, "grpc", "GetLargePayload")
+	call(api.MetricRequests, "grpc", "GetLargePayload")
 	if _, err := c.grpc.PostLargePayload(c.ctx(t), data.ProtoList(data.MustLandings()[:10])); err != nil {
 		t.Fatal(err)
 	}
-	call(server.MetricRequests, "grpc", "PostLargePayload")
+	call(api.MetricRequests, "grpc", "PostLargePayload")
 	bad := data.ProtoList(data.MustLandings()[:1])
 	bad.MeteoriteLandings[0].Year.Nanos = 2e9
 	if _, err := c.grpc.PostLargePayload(c.ctx(t), bad); err == nil {
 		t.Fatal("bad timestamp accepted")
 	}
-	call(server.MetricRequests, "grpc", "PostLargePayload")
-	call(server.MetricErrors, "grpc", "PostLargePayload")
+	call(api.MetricRequests, "grpc", "PostLargePayload")
+	call(api.MetricErrors, "grpc", "PostLargePayload")
 
 	// Not counted: unauthenticated calls, unknown paths, wrong methods,
 	// health, metrics.
-	anon.do(t, http.MethodGet, server.PathVersion, nil)
+	anon.do(t, http.MethodGet, api.PathVersion, nil)
 	if _, err := anon.grpc.GetVersion(anon.ctx(t), &pb.EmptyRequest{}); err == nil {
 		t.Fatal("gRPC call without the token succeeded")
 	}
 	c.do(t, http.MethodGet, "/nope", nil)
-	c.do(t, http.MethodDelete, server.PathVersion, nil)
-	c.do(t, http.MethodGet, server.PathHealth, nil)
+	c.do(t, http.MethodDelete, api.PathVersion, nil)
+	c.do(t, http.MethodGet, api.PathHealth, nil)
 
 	after := scrape(t, c)
 	for k, v := range after {
-		if k == server.MetricCPU+"{}" || strings.HasPrefix(k, server.MetricBuildInfo+"{") {
+		if k == api.MetricCPU+"{}" || strings.HasPrefix(k, api.MetricBuildInfo+"{") {
 			continue
 		}
 		if d := v - before[k]; d != want[k] {
@@ -138,19 +139,19 @@ func TestMetricsCountExactly(t *testing.T) {
 			t.Errorf("%s missing from /metrics", k)
 		}
 	}
-	if cpu := after[server.MetricCPU+"{}"]; cpu <= before[server.MetricCPU+"{}"] {
-		t.Errorf("%s did not advance across the calls: %v -> %v", server.MetricCPU, before[server.MetricCPU+"{}"], cpu)
+	if cpu := after[api.MetricCPU+"{}"]; cpu <= before[api.MetricCPU+"{}"] {
+		t.Errorf("%s did not advance across the calls: %v -> %v", api.MetricCPU, before[api.MetricCPU+"{}"], cpu)
 	}
 }
 
 // TestMetricsExposition: the build info and the standard collectors are there.
 func TestMetricsExposition(t *testing.T) {
 	c := newClient(t, servertest.Start(t, server.Config{}), "")
-	resp, body := c.do(t, http.MethodGet, server.PathMetrics, nil)
+	resp, body := c.do(t, http.MethodGet, api.PathMetrics, nil)
 	wantStatus(t, resp, body, http.StatusOK)
 	for _, want := range []string{
 		"meteorbench_build_info{", `go_version="go`, `grpc_version="`,
-		"go_goroutines ", "process_cpu_seconds_total ", server.MetricCPU + " ",
+		"go_goroutines ", "process_cpu_seconds_total ", api.MetricCPU + " ",
 	} {
 		if !containsLine(body, want) {
 			t.Errorf("/metrics has no line with %q", want)
@@ -159,7 +160,7 @@ func TestMetricsExposition(t *testing.T) {
 	m := scrape(t, c)
 	found := false
 	for k, v := range m {
-		if strings.HasPrefix(k, server.MetricBuildInfo+"{") {
+		if strings.HasPrefix(k, api.MetricBuildInfo+"{") {
 			found = true
 			if v != 1 {
 				t.Errorf("%s = %v, want 1", k, v)

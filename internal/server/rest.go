@@ -15,31 +15,16 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
 )
 
-// REST paths.
-const (
-	PathVersion = "/api/MeteoriteLandings"                     // GET: GetVersion
-	PathList    = "/api/MeteoriteLandings/LargePayload"        // GET: GetLargePayloadAsList; POST: PostLargePayload
-	PathStream  = "/api/MeteoriteLandings/LargePayload/stream" // GET: GetLargePayload
-	PathHealth  = "/healthz"
-	PathMetrics = "/metrics"
-)
-
-// Media types of REST bodies.
-const (
-	ContentTypeJSON     = "application/json"
-	ContentTypeNDJSON   = "application/x-ndjson"   // the JSON stream: one record a line
-	ContentTypeProtobuf = "application/x-protobuf" // a message; on the stream route, varint-delimited messages
-)
-
 // Header values shared by every response (net/http does not modify them).
 var (
-	hdrJSON     = []string{ContentTypeJSON}
-	hdrNDJSON   = []string{ContentTypeNDJSON}
-	hdrProtobuf = []string{ContentTypeProtobuf}
+	hdrJSON     = []string{api.TypeJSON}
+	hdrNDJSON   = []string{api.TypeNDJSON}
+	hdrProtobuf = []string{api.TypeProtobuf}
 	hdrNoSniff  = []string{"nosniff"}
 	hdrClose    = []string{"close"}
 )
@@ -122,12 +107,12 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	var m method
 	switch r.URL.Path {
-	case PathVersion:
+	case api.PathVersion:
 		if !methodAllowed(rw, r, allowGet) {
 			return
 		}
 		m = methodGetVersion
-	case PathList:
+	case api.PathList:
 		switch r.Method {
 		case http.MethodGet, http.MethodHead:
 			m = methodGetLargePayloadAsList
@@ -137,17 +122,17 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			methodAllowed(rw, r, allowGetPost)
 			return
 		}
-	case PathStream:
+	case api.PathStream:
 		if !methodAllowed(rw, r, allowGet) {
 			return
 		}
 		m = methodGetLargePayload
-	case PathHealth:
+	case api.PathHealth:
 		if methodAllowed(rw, r, allowGet) {
 			h.healthz(rw)
 		}
 		return
-	case PathMetrics:
+	case api.PathMetrics:
 		if methodAllowed(rw, r, allowGet) {
 			h.s.metrics.handler.ServeHTTP(rw, r)
 		}
@@ -248,9 +233,9 @@ func (h *restHandler) post(w http.ResponseWriter, rw *respWriter, r *http.Reques
 		rw.p = protoRESTProtobuf
 	}
 	h.count(rw, methodPostLargePayload)
-	if !isProto && ct != "" && !strings.EqualFold(ct, ContentTypeJSON) {
+	if !isProto && ct != "" && !strings.EqualFold(ct, api.TypeJSON) {
 		writeError(rw, http.StatusUnsupportedMediaType,
-			"Content-Type must be "+ContentTypeJSON+" or "+ContentTypeProtobuf)
+			"Content-Type must be "+api.TypeJSON+" or "+api.TypeProtobuf)
 		return
 	}
 	if r.ContentLength > h.maxBody {
@@ -508,9 +493,9 @@ func acceptPref(vals []string) pref {
 	}
 	if len(vals) == 1 { // the common cases, without parsing
 		switch vals[0] {
-		case ContentTypeProtobuf:
+		case api.TypeProtobuf:
 			return prefProto
-		case ContentTypeJSON, ContentTypeNDJSON:
+		case api.TypeJSON, api.TypeNDJSON:
 			return prefJSON
 		case "*/*", "":
 			return prefNone
@@ -526,7 +511,7 @@ func acceptPref(vals []string) pref {
 			switch {
 			case isProtobufType(mt):
 				qp = max(qp, qValue(params))
-			case strings.EqualFold(mt, ContentTypeJSON) || strings.EqualFold(mt, ContentTypeNDJSON):
+			case strings.EqualFold(mt, api.TypeJSON) || strings.EqualFold(mt, api.TypeNDJSON):
 				qj = max(qj, qValue(params))
 			}
 		}
@@ -565,5 +550,5 @@ func mediaType(v string) string {
 }
 
 func isProtobufType(mt string) bool {
-	return strings.EqualFold(mt, ContentTypeProtobuf) || strings.EqualFold(mt, "application/protobuf")
+	return strings.EqualFold(mt, api.TypeProtobuf) || strings.EqualFold(mt, "application/protobuf")
 }

@@ -20,6 +20,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
+	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/server"
@@ -130,7 +131,7 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(hangGuard))
-	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", server.PathList)
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", api.PathList)
 	br := bufio.NewReaderSize(conn, 1024)
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {

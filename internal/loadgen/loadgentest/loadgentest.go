@@ -25,6 +25,7 @@ import (
 	"google.golang.org/protobuf/encoding/protodelim"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
 )
@@ -133,8 +134,6 @@ func (s *Server) enter(ctx context.Context) error {
 	return ctx.Err()
 }
 
-const typeProtobuf = "application/x-protobuf"
-
 // rest wraps a REST data handler with counting, the hook and the status fault.
 func (s *Server) rest(h func(w http.ResponseWriter, r *http.Request, protobuf bool)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -147,7 +146,7 @@ func (s *Server) rest(h func(w http.ResponseWriter, r *http.Request, protobuf bo
 			w.Write([]byte(`{"error":"injected fault"}`))
 			return
 		}
-		h(w, r, r.Header.Get("Accept") == typeProtobuf)
+		h(w, r, r.Header.Get("Accept") == api.TypeProtobuf)
 	}
 }
 
@@ -158,7 +157,7 @@ func writeJSON(w http.ResponseWriter, v any) {
 
 func writeProto(w http.ResponseWriter, m proto.Message) {
 	b, _ := proto.Marshal(m)
-	w.Header().Set("Content-Type", typeProtobuf)
+	w.Header().Set("Content-Type", api.TypeProtobuf)
 	w.Write(b)
 }
 
@@ -181,7 +180,7 @@ func (s *Server) hLarge(w http.ResponseWriter, _ *http.Request, protobuf bool) {
 func (s *Server) hStream(w http.ResponseWriter, _ *http.Request, protobuf bool) {
 	f, _ := w.(http.Flusher)
 	if protobuf {
-		w.Header().Set("Content-Type", typeProtobuf)
+		w.Header().Set("Content-Type", api.TypeProtobuf)
 	} else {
 		w.Header().Set("Content-Type", "application/x-ndjson")
 	}

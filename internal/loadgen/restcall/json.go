@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/results"
@@ -29,16 +30,16 @@ func NewJSON(o call.Options) (*JSON, error) {
 func (c *JSON) Caller(scenario string) (call.Caller, error) {
 	return newCaller(scenario, map[string]func() call.Caller{
 		results.ScenarioSmall: func() call.Caller {
-			return &jsonSmall{c: c.client, req: c.template(http.MethodGet, PathVersion, TypeJSON, "")}
+			return &jsonSmall{c: c.client, req: c.template(http.MethodGet, api.PathVersion, api.TypeJSON, "")}
 		},
 		results.ScenarioLarge: func() call.Caller {
-			return &jsonLarge{c: c.client, req: c.template(http.MethodGet, PathLarge, TypeJSON, "")}
+			return &jsonLarge{c: c.client, req: c.template(http.MethodGet, api.PathList, api.TypeJSON, "")}
 		},
 		results.ScenarioStream: func() call.Caller {
-			return &jsonStream{c: c.client, req: c.template(http.MethodGet, PathStream, TypeNDJSON, "")}
+			return &jsonStream{c: c.client, req: c.template(http.MethodGet, api.PathStream, api.TypeNDJSON, "")}
 		},
 		results.ScenarioPost: func() call.Caller {
-			return &jsonPost{c: c.client, req: c.template(http.MethodPost, PathLarge, TypeJSON, TypeJSON), landings: data.MustLandings()}
+			return &jsonPost{c: c.client, req: c.template(http.MethodPost, api.PathList, api.TypeJSON, api.TypeJSON), landings: data.MustLandings()}
 		},
 	})
 }
@@ -51,7 +52,7 @@ type jsonSmall struct {
 }
 
 func (a *jsonSmall) Call(ctx context.Context) (call.Outcome, error) {
-	resp, err := a.c.do(a.req.WithContext(ctx), TypeJSON)
+	resp, err := a.c.do(a.req.WithContext(ctx), api.TypeJSON)
 	if err != nil {
 		return call.Outcome{}, err
 	}
@@ -73,7 +74,7 @@ type jsonLarge struct {
 }
 
 func (a *jsonLarge) Call(ctx context.Context) (call.Outcome, error) {
-	resp, err := a.c.do(a.req.WithContext(ctx), TypeJSON)
+	resp, err := a.c.do(a.req.WithContext(ctx), api.TypeJSON)
 	if err != nil {
 		return call.Outcome{}, err
 	}
@@ -96,7 +97,7 @@ type jsonStream struct {
 
 func (a *jsonStream) Call(ctx context.Context) (call.Outcome, error) {
 	timer := call.StartTimer()
-	resp, err := a.c.do(a.req.WithContext(ctx), TypeNDJSON)
+	resp, err := a.c.do(a.req.WithContext(ctx), api.TypeNDJSON)
 	if err != nil {
 		return call.Outcome{}, err
 	}
@@ -140,7 +141,7 @@ func (a *jsonPost) Call(ctx context.Context) (call.Outcome, error) {
 	req := a.req.WithContext(ctx)
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	req.ContentLength = int64(len(body))
-	resp, err := a.c.do(req, TypeJSON)
+	resp, err := a.c.do(req, api.TypeJSON)
 	if err != nil {
 		return call.Outcome{}, err
 	}

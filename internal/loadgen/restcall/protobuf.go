@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/encoding/protodelim"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
@@ -34,16 +35,16 @@ func NewProtobuf(o call.Options) (*Protobuf, error) {
 func (c *Protobuf) Caller(scenario string) (call.Caller, error) {
 	return newCaller(scenario, map[string]func() call.Caller{
 		results.ScenarioSmall: func() call.Caller {
-			return &pbSmall{c: c.client, req: c.template(http.MethodGet, PathVersion, TypeProtobuf, "")}
+			return &pbSmall{c: c.client, req: c.template(http.MethodGet, api.PathVersion, api.TypeProtobuf, "")}
 		},
 		results.ScenarioLarge: func() call.Caller {
-			return &pbLarge{c: c.client, req: c.template(http.MethodGet, PathLarge, TypeProtobuf, "")}
+			return &pbLarge{c: c.client, req: c.template(http.MethodGet, api.PathList, api.TypeProtobuf, "")}
 		},
 		results.ScenarioStream: func() call.Caller {
-			return &pbStream{c: c.client, req: c.template(http.MethodGet, PathStream, TypeProtobuf, "")}
+			return &pbStream{c: c.client, req: c.template(http.MethodGet, api.PathStream, api.TypeProtobuf, "")}
 		},
 		results.ScenarioPost: func() call.Caller {
-			return &pbPost{c: c.client, req: c.template(http.MethodPost, PathLarge, TypeProtobuf, TypeProtobuf), list: data.ProtoList(data.MustLandings())}
+			return &pbPost{c: c.client, req: c.template(http.MethodPost, api.PathList, api.TypeProtobuf, api.TypeProtobuf), list: data.ProtoList(data.MustLandings())}
 		},
 	})
 }
@@ -56,7 +57,7 @@ type pbSmall struct {
 }
 
 func (a *pbSmall) Call(ctx context.Context) (call.Outcome, error) {
-	resp, err := a.c.do(a.req.WithContext(ctx), TypeProtobuf)
+	resp, err := a.c.do(a.req.WithContext(ctx), api.TypeProtobuf)
 	if err != nil {
 		return call.Outcome{}, err
 	}
@@ -78,7 +79,7 @@ type pbLarge struct {
 }
 
 func (a *pbLarge) Call(ctx context.Context) (call.Outcome, error) {
-	resp, err := a.c.do(a.req.WithContext(ctx), TypeProtobuf)
+	resp, err := a.c.do(a.req.WithContext(ctx), api.TypeProtobuf)
 	if err != nil {
 		return call.Outcome{}, err
 	}
@@ -102,7 +103,7 @@ type pbStream struct {
 
 func (a *pbStream) Call(ctx context.Context) (call.Outcome, error) {
 	timer := call.StartTimer()
-	resp, err := a.c.do(a.req.WithContext(ctx), TypeProtobuf)
+	resp, err := a.c.do(a.req.WithContext(ctx), api.TypeProtobuf)
 	if err != nil {
 		return call.Outcome{}, err
 	}
@@ -150,7 +151,7 @@ func (a *pbPost) Call(ctx context.Context) (call.Outcome, error) {
 	req := a.req.WithContext(ctx)
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	req.ContentLength = int64(len(body))
-	resp, err := a.c.do(req, TypeProtobuf)
+	resp, err := a.c.do(req, api.TypeProtobuf)
 	if err != nil {
 		return call.Outcome{}, err
 	}

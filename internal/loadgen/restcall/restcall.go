@@ -18,20 +18,6 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 )
 
-// Routes of the contract.
-const (
-	PathVersion = "/api/MeteoriteLandings"
-	PathLarge   = "/api/MeteoriteLandings/LargePayload"
-	PathStream  = "/api/MeteoriteLandings/LargePayload/stream"
-)
-
-// Media types of the contract.
-const (
-	TypeJSON     = "application/json"
-	TypeNDJSON   = "application/x-ndjson"
-	TypeProtobuf = "application/x-protobuf"
-)
-
 // MaxBody bounds a response body; a larger one is an invalid response.
 const MaxBody = 32 << 20
 

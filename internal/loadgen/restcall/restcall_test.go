@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/restcall"
@@ -45,7 +46,7 @@ func callOnce(t *testing.T, protobuf bool, scenario string, handler http.Handler
 }
 
 func ndjson(w http.ResponseWriter, n int) {
-	w.Header().Set("Content-Type", restcall.TypeNDJSON)
+	w.Header().Set("Content-Type", api.TypeNDJSON)
 	enc := json.NewEncoder(w)
 	for _, l := range data.MustLandings()[:n] {
 		enc.Encode(&l)
@@ -61,7 +62,7 @@ func TestRESTAnswers(t *testing.T) {
 		want     string
 	}{
 		{"json stream ok", false, results.ScenarioStream, func(w http.ResponseWriter, r *http.Request) {
-			if r.Header.Get("Authorization") != "Bearer tok" || r.Header.Get("Accept") != restcall.TypeNDJSON {
+			if r.Header.Get("Authorization") != "Bearer tok" || r.Header.Get("Accept") != api.TypeNDJSON {
 				w.WriteHeader(http.StatusUnauthorized)
 				return
 			}
@@ -72,15 +73,15 @@ func TestRESTAnswers(t *testing.T) {
 			fmt.Fprintf(w, "%q\n", data.Version)
 		}, ""},
 		{"protobuf asked, JSON answered", true, results.ScenarioSmall, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", restcall.TypeJSON)
+			w.Header().Set("Content-Type", api.TypeJSON)
 			fmt.Fprintf(w, "%q", data.Version)
 		}, call.ClassInvalid},
 		{"not JSON", false, results.ScenarioLarge, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", restcall.TypeJSON)
+			w.Header().Set("Content-Type", api.TypeJSON)
 			w.Write([]byte("[{]"))
 		}, call.ClassInvalid},
 		{"trailing garbage", false, results.ScenarioSmall, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", restcall.TypeJSON)
+			w.Header().Set("Content-Type", api.TypeJSON)
 			fmt.Fprintf(w, "%q x", data.Version)
 		}, call.ClassInvalid},
 		{"garbage line in a stream", false, results.ScenarioStream, func(w http.ResponseWriter, r *http.Request) {
@@ -88,7 +89,7 @@ func TestRESTAnswers(t *testing.T) {
 			w.Write([]byte("{oops\n"))
 		}, call.ClassInvalid},
 		{"records out of order", false, results.ScenarioStream, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", restcall.TypeNDJSON)
+			w.Header().Set("Content-Type", api.TypeNDJSON)
 			ls := data.MustLandings()
 			json.NewEncoder(w).Encode(&ls[1])
 		}, call.ClassInvalid},
@@ -99,7 +100,7 @@ func TestRESTAnswers(t *testing.T) {
 			conn.Close() // chunked body never terminated
 		}, call.ClassTransport},
 		{"body shorter than its length", true, results.ScenarioLarge, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", restcall.TypeProtobuf)
+			w.Header().Set("Content-Type", api.TypeProtobuf)
 			w.Header().Set("Content-Length", "100000")
 			w.Write(make([]byte, 10))
 			w.(http.Flusher).Flush()
@@ -107,7 +108,7 @@ func TestRESTAnswers(t *testing.T) {
 			conn.Close()
 		}, call.ClassTransport},
 		{"status 413", false, results.ScenarioPost, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", restcall.TypeJSON)
+			w.Header().Set("Content-Type", api.TypeJSON)
 			w.WriteHeader(http.StatusRequestEntityTooLarge)
 			w.Write([]byte(`{"error":"too large"}`))
 		}, "http-413"},

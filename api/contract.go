@@ -1,0 +1,38 @@
+// Package api holds the parts of the contract that api/meteor.proto cannot
+// say: the REST routes and media types, the RPC method names the server's
+// metrics are labelled with, and those metrics' names. The server and the
+// load generator both use these, so the two sides cannot drift apart.
+package api
+
+// REST routes (HTTP/1.1).
+const (
+	PathVersion = "/api/MeteoriteLandings"                     // GET: GetVersion
+	PathList    = "/api/MeteoriteLandings/LargePayload"        // GET: GetLargePayloadAsList; POST: PostLargePayload
+	PathStream  = "/api/MeteoriteLandings/LargePayload/stream" // GET: GetLargePayload
+	PathHealth  = "/healthz"
+	PathMetrics = "/metrics"
+)
+
+// Media types of REST bodies.
+const (
+	TypeJSON     = "application/json"
+	TypeNDJSON   = "application/x-ndjson"   // the JSON stream: one record a line
+	TypeProtobuf = "application/x-protobuf" // a message; on the stream route, varint-delimited messages
+)
+
+// RPC method names, also the method label of the server's metrics for the
+// REST route that does the same work.
+const (
+	MethodGetVersion            = "GetVersion"
+	MethodGetLargePayloadAsList = "GetLargePayloadAsList"
+	MethodGetLargePayload       = "GetLargePayload"
+	MethodPostLargePayload      = "PostLargePayload"
+)
+
+// Metric names served at PathMetrics; the load generator scrapes them.
+const (
+	MetricRequests  = "meteorbench_requests_total"       // {protocol, method}
+	MetricErrors    = "meteorbench_request_errors_total" // {protocol, method}
+	MetricCPU       = "meteorbench_cpu_seconds_total"    // getrusage user+system
+	MetricBuildInfo = "meteorbench_build_info"
+)
