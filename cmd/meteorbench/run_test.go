@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
@@ -253,15 +254,15 @@ func counted(addr string) int {
 		return 0
 	}
 	defer resp.Body.Close()
-	var buf bytes.Buffer
-	buf.ReadFrom(resp.Body)
-	n := 0
-	for _, line := range strings.Split(buf.String(), "\n") {
-		if strings.HasPrefix(line, "meteorbench_requests_total{") && !strings.HasSuffix(line, " 0") {
-			n++
-		}
+	s, err := loadgen.ParseMetrics(resp.Body)
+	if err != nil {
+		return 0
 	}
-	return n
+	n := 0.0
+	for _, v := range s.Requests {
+		n += v
+	}
+	return int(n)
 }
 
 // assertGone checks nothing listens at addr any more: the child was stopped.
