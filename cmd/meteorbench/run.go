@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/loadgen/child"
 	"github.com/meteorbench/meteorbench/internal/report"
@@ -101,7 +102,7 @@ stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.target, "target", "", "host:port of a running meteorbench serve (default: start one on 127.0.0.1)")
 	fl.StringVar(&f.token, "token", "", "bearer token for a protected server (default $"+tokenEnv+")")
-	fl.StringSliceVar(&f.protocols, "proto", []string{"rest", "grpc"}, "protocols: rest, grpc, rest-protobuf, or all")
+	fl.StringSliceVar(&f.protocols, "proto", []string{"all"}, "protocols: rest, rest-protobuf, grpc, or all")
 	fl.StringSliceVar(&f.scenarios, "scenario", []string{"all"}, "scenarios: small, large, stream, post, or all")
 	fl.IntSliceVar(&f.batches, "batch", []int{100, 200}, "calls per measured batch; a list sweeps")
 	fl.IntSliceVar(&f.concurrency, "concurrency", []int{1}, "workers running batches in parallel; a list sweeps (e.g. 1,16,64)")
@@ -131,11 +132,11 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 			return cfg, fmt.Errorf("--target %q: want host:port", f.target)
 		}
 	}
-	protocols, err := expandAll("--proto", f.protocols, loadgen.AllProtocols)
+	protocols, err := expandAll("--proto", f.protocols, api.Protocols())
 	if err != nil {
 		return cfg, err
 	}
-	scenarios, err := expandAll("--scenario", f.scenarios, loadgen.AllScenarios)
+	scenarios, err := expandAll("--scenario", f.scenarios, api.Scenarios())
 	if err != nil {
 		return cfg, err
 	}
@@ -229,13 +230,13 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 }
 
 // expandAll checks names against the known ones, expanding "all".
-func expandAll(flag string, names, known []string) ([]string, error) {
+func expandAll[T ~string](flag string, names []string, known []T) ([]T, error) {
 	if len(names) == 0 {
 		return nil, fmt.Errorf("%s: no value", flag)
 	}
-	var out []string
-	for _, n := range names {
-		n = strings.TrimSpace(n)
+	var out []T
+	for _, name := range names {
+		n := T(strings.TrimSpace(name))
 		switch {
 		case n == "all":
 			for _, k := range known {
@@ -244,7 +245,7 @@ func expandAll(flag string, names, known []string) ([]string, error) {
 				}
 			}
 		case !slices.Contains(known, n):
-			return nil, fmt.Errorf("%s: unknown value %q (want %s, or all)", flag, n, strings.Join(known, ", "))
+			return nil, fmt.Errorf("%s: unknown value %q (want %s, or all)", flag, n, joinNames(known))
 		case slices.Contains(out, n):
 			return nil, fmt.Errorf("%s: %q given twice", flag, n)
 		default:
@@ -477,3 +478,12 @@ func (u *runUI) WithAttrs([]slog.Attr) slog.Handler { return u }
 
 // WithGroup implements slog.Handler.
 func (u *runUI) WithGroup(string) slog.Handler { return u }
+
+// joinNames lists typed names: "rest, grpc".
+func joinNames[T ~string](names []T) string {
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = string(n)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -175,7 +175,8 @@ func meteorbenchBinary(t *testing.T) string {
 	return binaryPath
 }
 
-// Without --target, run starts its own server child, measures, and stops it.
+// Without --target, run starts its own server child, measures every protocol
+// (the default), and stops it.
 func TestRunOwnServer(t *testing.T) {
 	bin := meteorbenchBinary(t)
 	cmd := exec.Command(bin, "run", "--scenario", "small,stream", "--batch", "5", "--iterations", "2", "--warmup", "0", "--format", "json")
@@ -188,7 +189,7 @@ func TestRunOwnServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Env.OwnServer || res.Env.ProtobufVersion == "" || len(res.Cells) != 4 {
+	if !res.Env.OwnServer || res.Env.ProtobufVersion == "" || len(res.Cells) != 6 {
 		t.Fatalf("own server %v, protobuf %q, %d cells", res.Env.OwnServer, res.Env.ProtobufVersion, len(res.Cells))
 	}
 	for _, c := range res.Cells {

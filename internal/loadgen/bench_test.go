@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
 	"github.com/meteorbench/meteorbench/internal/server"
@@ -16,9 +17,9 @@ import (
 // adapters' allocations and bytes on the wire per call.
 func BenchmarkCall(b *testing.B) {
 	addr := servertest.Start(b, server.Config{})
-	for _, sc := range AllScenarios {
-		for _, proto := range AllProtocols {
-			b.Run(sc+"/"+proto, func(b *testing.B) {
+	for _, sc := range api.Scenarios() {
+		for _, proto := range api.Protocols() {
+			b.Run(string(sc)+"/"+string(proto), func(b *testing.B) {
 				d := &wire.Dialer{}
 				client, err := protocols[proto](call.Options{Target: addr, Workers: 1, Dialer: d})
 				if err != nil {

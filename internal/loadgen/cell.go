@@ -98,10 +98,7 @@ func (r *runner) summarize(spec cellSpec, ph phaseResult, before, after snapshot
 	secs := ph.elapsed.Seconds()
 	attempts := t.calls + t.errors
 	c := results.Cell{
-		Protocol:    spec.Protocol,
-		Scenario:    spec.Scenario,
-		Batch:       spec.Batch,
-		Concurrency: spec.Concurrency,
+		CellKey:     spec.CellKey,
 		Connections: int(dials),
 		Mode:        cfg.mode(),
 		Calls:       t.calls,
@@ -136,7 +133,6 @@ func (r *runner) summarize(spec cellSpec, ph phaseResult, before, after snapshot
 		c.ClientCPUUSPerCall = float64(clientCPU.Microseconds()) / float64(attempts)
 	}
 	if cfg.Rate > 0 {
-		c.RateRequested = cfg.Rate
 		if secs > 0 {
 			c.RateAchieved = float64(attempts) / secs
 		}
@@ -162,7 +158,7 @@ func (r *runner) summarize(spec cellSpec, ph phaseResult, before, after snapshot
 		if serverCPU < ServerCPUMin {
 			warn("server CPU %.1f ms in the cell (< %v): server CPU per call is imprecise; measure longer", float64(serverCPU.Microseconds())/1e3, ServerCPUMin)
 		}
-		key := spec.Protocol + "/" + results.Method(spec.Scenario)
+		key := string(spec.Protocol) + "/" + spec.Scenario.Method()
 		served := int64(after.server.Requests[key] - before.server.Requests[key])
 		switch {
 		case served > attempts+t.abandoned:

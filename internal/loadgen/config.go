@@ -21,6 +21,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/meteorbench/meteorbench/api"
+
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -55,11 +57,11 @@ type Config struct {
 	// Token, when set, is sent as a bearer token on every data call.
 	Token string
 
-	// Protocols to compare, in the order measured within each cell group
-	// (results.Proto* names). Default: rest, grpc.
-	Protocols []string
-	// Scenarios (results.Scenario* names). Default: all four.
-	Scenarios []string
+	// Protocols to compare, in the order measured within each cell group.
+	// Default: all three (api.Protocols).
+	Protocols []api.Protocol
+	// Scenarios. Default: all four (api.Scenarios).
+	Scenarios []api.Scenario
 	// Batches are the calls per measured operation. Default: 100, 200.
 	Batches []int
 	// Concurrency is the number of workers; a list sweeps. Default: 1.
@@ -104,19 +106,13 @@ type Config struct {
 	Progress func(Progress)
 }
 
-// All scenarios and protocols, in their default order.
-var (
-	AllScenarios = []string{results.ScenarioSmall, results.ScenarioLarge, results.ScenarioStream, results.ScenarioPost}
-	AllProtocols = []string{results.ProtoREST, results.ProtoGRPC, results.ProtoRESTProtobuf}
-)
-
 // withDefaults fills the zero values.
 func (c Config) withDefaults() Config {
 	if len(c.Protocols) == 0 {
-		c.Protocols = []string{results.ProtoREST, results.ProtoGRPC}
+		c.Protocols = api.Protocols()
 	}
 	if len(c.Scenarios) == 0 {
-		c.Scenarios = AllScenarios
+		c.Scenarios = api.Scenarios()
 	}
 	if len(c.Batches) == 0 {
 		c.Batches = []int{100, 200}
@@ -154,16 +150,16 @@ func (c Config) Validate() error {
 		return errors.New("no target")
 	}
 	for _, p := range c.Protocols {
-		if !slices.Contains(AllProtocols, p) {
-			return fmt.Errorf("unknown protocol %q (want %s)", p, join(AllProtocols))
+		if !slices.Contains(api.Protocols(), p) {
+			return fmt.Errorf("unknown protocol %q (want %s)", p, join(api.Protocols()))
 		}
 	}
 	if err := unique("protocol", c.Protocols); err != nil {
 		return err
 	}
 	for _, s := range c.Scenarios {
-		if !slices.Contains(AllScenarios, s) {
-			return fmt.Errorf("unknown scenario %q (want %s)", s, join(AllScenarios))
+		if !slices.Contains(api.Scenarios(), s) {
+			return fmt.Errorf("unknown scenario %q (want %s)", s, join(api.Scenarios()))
 		}
 	}
 	if err := unique("scenario", c.Scenarios); err != nil {
@@ -198,8 +194,8 @@ func (c Config) Validate() error {
 	return nil
 }
 
-func unique(what string, names []string) error {
-	seen := map[string]bool{}
+func unique[T ~string](what string, names []T) error {
+	seen := map[T]bool{}
 	for _, n := range names {
 		if seen[n] {
 			return fmt.Errorf("%s %q given twice", what, n)
@@ -209,13 +205,13 @@ func unique(what string, names []string) error {
 	return nil
 }
 
-func join(names []string) string {
+func join[T ~string](names []T) string {
 	s := ""
 	for i, n := range names {
 		if i > 0 {
 			s += ", "
 		}
-		s += n
+		s += string(n)
 	}
 	return s
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meteorbench/meteorbench/api"
+
 	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
@@ -35,7 +37,7 @@ func TestRunAgainstRealServer(t *testing.T) {
 	if s := res.Settings; s.Iterations != 2 || s.Mode != results.ModeClosed || s.Repeat != 1 || len(s.Protocols) != 3 {
 		t.Errorf("settings: %+v", s)
 	}
-	if want := len(loadgen.AllScenarios) * len(loadgen.AllProtocols); len(res.Cells) != want {
+	if want := len(api.Scenarios()) * len(api.Protocols()); len(res.Cells) != want {
 		t.Fatalf("%d cells, want %d", len(res.Cells), want)
 	}
 	for _, c := range res.Cells {
@@ -43,7 +45,7 @@ func TestRunAgainstRealServer(t *testing.T) {
 			if c.Errors != 0 || c.Calls != 6 {
 				t.Errorf("calls %d, errors %d %v; want 6 (2 batches of 3), 0", c.Calls, c.Errors, c.ErrorClasses)
 			}
-			key := c.Protocol + "/" + results.Method(c.Scenario)
+			key := string(c.Protocol) + "/" + c.Scenario.Method()
 			if served := after[key] - before[key]; served != float64(c.Calls+c.Errors) {
 				t.Errorf("server counted %v %s calls, the run reported %d", served, key, c.Calls+c.Errors)
 			}
@@ -62,7 +64,7 @@ func TestRunAgainstRealServer(t *testing.T) {
 			if c.ServerCPUUSPerCall == nil || c.ClientCPUUSPerCall < 0 {
 				t.Errorf("CPU per call: client %v, server %v", c.ClientCPUUSPerCall, c.ServerCPUUSPerCall)
 			}
-			if (c.FirstRecordUS != nil) != (c.Scenario == results.ScenarioStream) {
+			if (c.FirstRecordUS != nil) != (c.Scenario == api.Stream) {
 				t.Errorf("first record %v for scenario %s", c.FirstRecordUS, c.Scenario)
 			}
 			if c.FirstRecordUS != nil && c.FirstRecordUS.Max > c.LatencyUS.Max {
@@ -102,8 +104,8 @@ func assertRoundTrip(t *testing.T, res *results.Result) {
 func TestRunRepeat(t *testing.T) {
 	addr := servertest.Start(t, server.Config{})
 	cfg := quick(addr)
-	cfg.Protocols = []string{results.ProtoREST, results.ProtoGRPC}
-	cfg.Scenarios = []string{results.ScenarioSmall}
+	cfg.Protocols = []api.Protocol{api.REST, api.GRPC}
+	cfg.Scenarios = []api.Scenario{api.Small}
 	cfg.Batches = []int{5}
 	cfg.Iterations = 3
 	cfg.Repeat = 3
@@ -127,18 +129,21 @@ func TestRunRepeat(t *testing.T) {
 		if len(c.Repeats) != 3 {
 			t.Fatalf("%s: %d repeats", c.Key(), len(c.Repeats))
 		}
-		values := map[string]float64{
-			"calls_per_s":             c.CallsPerS,
-			"latency_us_p50":          c.LatencyUS.P50,
-			"latency_us_p90":          c.LatencyUS.P90,
-			"latency_us_p99":          c.LatencyUS.P99,
-			"batch_ms_mean":           c.BatchMS.Mean,
-			"bytes_sent_per_call":     c.BytesPerCall.Sent,
-			"bytes_received_per_call": c.BytesPerCall.Received,
-			"client_cpu_us_per_call":  c.ClientCPUUSPerCall,
-			"server_cpu_us_per_call":  *c.ServerCPUUSPerCall,
+		// Every figure a repeated cell has gets an interval whose median is
+		// the cell's figure; these must all be there.
+		for _, name := range []results.Figure{results.FigCallsPerS, results.FigLatencyP50, results.FigLatencyP90,
+			results.FigLatencyP99, results.FigBatchMS, results.FigBytesSent, results.FigBytesReceived,
+			results.FigClientCPU, results.FigServerCPU} {
+			if _, ok := c.Figure(name); !ok {
+				t.Errorf("%s: no %s", c.Key(), name)
+			}
 		}
-		for _, name := range results.Figures {
+		for _, fi := range results.Figures() {
+			name := fi.Name
+			v, has := c.Figure(name)
+			if !has {
+				continue
+			}
 			iv, ok := c.CI[name]
 			if !ok {
 				t.Errorf("%s: no interval for %s", c.Key(), name)
@@ -147,8 +152,8 @@ func TestRunRepeat(t *testing.T) {
 			if iv.N != 3 || !(iv.Lo <= iv.Median && iv.Median <= iv.Hi) {
 				t.Errorf("%s: %s interval %+v does not contain its median", c.Key(), name, iv)
 			}
-			if values[name] != iv.Median {
-				t.Errorf("%s: %s is %v, the interval's median %v", c.Key(), name, values[name], iv.Median)
+			if v != iv.Median {
+				t.Errorf("%s: %s is %v, the interval's median %v", c.Key(), name, v, iv.Median)
 			}
 			lo, hi := c.Repeats[0][name], c.Repeats[0][name]
 			for _, s := range c.Repeats {
@@ -177,9 +182,9 @@ func TestConfigValidate(t *testing.T) {
 	}
 	for name, mut := range map[string]func(*loadgen.Config){
 		"no target":          func(c *loadgen.Config) { c.Target = "" },
-		"unknown protocol":   func(c *loadgen.Config) { c.Protocols = []string{"soap"} },
-		"unknown scenario":   func(c *loadgen.Config) { c.Scenarios = []string{"huge"} },
-		"twice":              func(c *loadgen.Config) { c.Scenarios = []string{"small", "small"} },
+		"unknown protocol":   func(c *loadgen.Config) { c.Protocols = []api.Protocol{"soap"} },
+		"unknown scenario":   func(c *loadgen.Config) { c.Scenarios = []api.Scenario{"huge"} },
+		"twice":              func(c *loadgen.Config) { c.Scenarios = []api.Scenario{"small", "small"} },
 		"batch 0":            func(c *loadgen.Config) { c.Batches = []int{0} },
 		"concurrency 0":      func(c *loadgen.Config) { c.Concurrency = []int{1, 0} },
 		"negative rate":      func(c *loadgen.Config) { c.Rate = -1 },
@@ -204,18 +209,18 @@ func TestConfigValidate(t *testing.T) {
 func TestRunConnections(t *testing.T) {
 	addr := servertest.Start(t, server.Config{})
 	for _, tc := range []struct {
-		proto       string
+		proto       api.Protocol
 		connections int
 		want        int
 	}{
-		{results.ProtoGRPC, 0, 1},
-		{results.ProtoGRPC, 3, 3},
-		{results.ProtoREST, 0, 4},
-		{results.ProtoRESTProtobuf, 2, 2},
+		{api.GRPC, 0, 1},
+		{api.GRPC, 3, 3},
+		{api.REST, 0, 4},
+		{api.RESTProtobuf, 2, 2},
 	} {
 		cfg := quick(addr)
-		cfg.Protocols = []string{tc.proto}
-		cfg.Scenarios = []string{results.ScenarioSmall}
+		cfg.Protocols = []api.Protocol{tc.proto}
+		cfg.Scenarios = []api.Scenario{api.Small}
 		cfg.Concurrency = []int{4}
 		cfg.Connections = tc.connections
 		cfg.Iterations, cfg.Duration = 0, 200*time.Millisecond

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meteorbench/meteorbench/api"
+
 	"google.golang.org/grpc/codes"
 
 	"github.com/meteorbench/meteorbench/internal/loadgen"
@@ -21,10 +23,10 @@ func TestRunCatchesWrongAnswers(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		cfg       loadgentest.Config
-		scenarios []string
+		scenarios []api.Scenario
 	}{
-		{"999 records", loadgentest.Config{Records: 999}, []string{results.ScenarioLarge, results.ScenarioStream}},
-		{"wrong version", loadgentest.Config{Version: "API Version 2.0"}, []string{results.ScenarioSmall}},
+		{"999 records", loadgentest.Config{Records: 999}, []api.Scenario{api.Large, api.Stream}},
+		{"wrong version", loadgentest.Config{Version: "API Version 2.0"}, []api.Scenario{api.Small}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := loadgentest.Start(t, tc.cfg)
@@ -52,25 +54,25 @@ func TestRunErrorClasses(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		cfg   loadgentest.Config
-		proto string
+		proto api.Protocol
 		class string
 		run   func(*loadgen.Config)
 	}{
-		{"http 503 json", loadgentest.Config{Status: http.StatusServiceUnavailable}, results.ProtoREST, "http-503", nil},
-		{"http 503 protobuf", loadgentest.Config{Status: http.StatusServiceUnavailable}, results.ProtoRESTProtobuf, "http-503", nil},
-		{"http 500", loadgentest.Config{Status: http.StatusInternalServerError}, results.ProtoREST, "http-500", nil},
-		{"grpc unavailable", loadgentest.Config{Code: codes.Unavailable}, results.ProtoGRPC, "grpc-Unavailable", nil},
-		{"grpc resource exhausted", loadgentest.Config{Code: codes.ResourceExhausted}, results.ProtoGRPC, "grpc-ResourceExhausted", nil},
-		{"grpc internal", loadgentest.Config{Code: codes.Internal}, results.ProtoGRPC, "grpc-Internal", nil},
-		{"timeout rest", loadgentest.Config{Hook: stall}, results.ProtoREST, "timeout", withTimeout},
-		{"timeout rest-protobuf", loadgentest.Config{Hook: stall}, results.ProtoRESTProtobuf, "timeout", withTimeout},
-		{"timeout grpc", loadgentest.Config{Hook: stall}, results.ProtoGRPC, "timeout", withTimeout},
+		{"http 503 json", loadgentest.Config{Status: http.StatusServiceUnavailable}, api.REST, "http-503", nil},
+		{"http 503 protobuf", loadgentest.Config{Status: http.StatusServiceUnavailable}, api.RESTProtobuf, "http-503", nil},
+		{"http 500", loadgentest.Config{Status: http.StatusInternalServerError}, api.REST, "http-500", nil},
+		{"grpc unavailable", loadgentest.Config{Code: codes.Unavailable}, api.GRPC, "grpc-Unavailable", nil},
+		{"grpc resource exhausted", loadgentest.Config{Code: codes.ResourceExhausted}, api.GRPC, "grpc-ResourceExhausted", nil},
+		{"grpc internal", loadgentest.Config{Code: codes.Internal}, api.GRPC, "grpc-Internal", nil},
+		{"timeout rest", loadgentest.Config{Hook: stall}, api.REST, "timeout", withTimeout},
+		{"timeout rest-protobuf", loadgentest.Config{Hook: stall}, api.RESTProtobuf, "timeout", withTimeout},
+		{"timeout grpc", loadgentest.Config{Hook: stall}, api.GRPC, "timeout", withTimeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := loadgentest.Start(t, tc.cfg)
 			cfg := quick(srv.Addr)
-			cfg.Protocols = []string{tc.proto}
-			cfg.Scenarios = []string{results.ScenarioSmall, results.ScenarioStream}
+			cfg.Protocols = []api.Protocol{tc.proto}
+			cfg.Scenarios = []api.Scenario{api.Small, api.Stream}
 			if tc.run != nil {
 				tc.run(&cfg)
 			}
@@ -114,8 +116,8 @@ func TestRunInterrupted(t *testing.T) {
 		}
 	}})
 	cfg := quick(srv.Addr)
-	cfg.Protocols = []string{results.ProtoREST, results.ProtoGRPC}
-	cfg.Scenarios = []string{results.ScenarioSmall}
+	cfg.Protocols = []api.Protocol{api.REST, api.GRPC}
+	cfg.Scenarios = []api.Scenario{api.Small}
 	cfg.Batches = []int{10}
 	cfg.Iterations = 20 // 200 calls a cell
 	cfg.Repeat = 2
@@ -142,8 +144,8 @@ func TestRunInterrupted(t *testing.T) {
 // A server that dies mid-run: partial results, the errors counted, an
 // error returned, no hang.
 func TestRunServerDies(t *testing.T) {
-	for proto, class := range map[string]string{results.ProtoREST: "transport", results.ProtoGRPC: "grpc-Unavailable"} {
-		t.Run(proto, func(t *testing.T) {
+	for proto, class := range map[api.Protocol]string{api.REST: "transport", api.GRPC: "grpc-Unavailable"} {
+		t.Run(string(proto), func(t *testing.T) {
 			var srv *loadgentest.Server
 			var once sync.Once
 			srv = loadgentest.Start(t, loadgentest.Config{Hook: func(_ context.Context, n int64) {
@@ -152,8 +154,8 @@ func TestRunServerDies(t *testing.T) {
 				}
 			}})
 			cfg := quick(srv.Addr)
-			cfg.Protocols = []string{proto, results.ProtoRESTProtobuf}
-			cfg.Scenarios = []string{results.ScenarioSmall}
+			cfg.Protocols = []api.Protocol{proto, api.RESTProtobuf}
+			cfg.Scenarios = []api.Scenario{api.Small}
 			cfg.Batches = []int{10}
 			// Bounded by count, not time: the server dies at its 100th call
 			// however slow the machine, and the failing calls that follow

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -29,8 +30,8 @@ func serverCounts(t *testing.T, addr string) map[string]float64 {
 func quick(target string) loadgen.Config {
 	return loadgen.Config{
 		Target:     target,
-		Protocols:  loadgen.AllProtocols,
-		Scenarios:  loadgen.AllScenarios,
+		Protocols:  api.Protocols(),
+		Scenarios:  api.Scenarios(),
 		Batches:    []int{3},
 		Iterations: 2,
 		Warmup:     -1,
@@ -46,7 +47,7 @@ func run(t *testing.T, cfg loadgen.Config) *results.Result {
 	return res
 }
 
-func cellOf(t *testing.T, res *results.Result, scenario, protocol string) *results.Cell {
+func cellOf(t *testing.T, res *results.Result, scenario api.Scenario, protocol api.Protocol) *results.Cell {
 	t.Helper()
 	for i := range res.Cells {
 		c := &res.Cells[i]

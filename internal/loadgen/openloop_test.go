@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meteorbench/meteorbench/api"
+
 	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
 	"github.com/meteorbench/meteorbench/internal/results"
@@ -36,8 +38,8 @@ func TestOpenLoopShowsAStall(t *testing.T) {
 	}()
 	res := run(t, loadgen.Config{
 		Target:      srv.Addr,
-		Protocols:   []string{results.ProtoGRPC},
-		Scenarios:   []string{results.ScenarioSmall},
+		Protocols:   []api.Protocol{api.GRPC},
+		Scenarios:   []api.Scenario{api.Small},
 		Batches:     []int{10},
 		Iterations:  calls / 10,
 		Concurrency: []int{1},
@@ -85,8 +87,8 @@ func TestOpenLoopRate(t *testing.T) {
 	const rate, duration = 2000, 300 * time.Millisecond
 	res := run(t, loadgen.Config{
 		Target:      addr,
-		Protocols:   []string{results.ProtoGRPC, results.ProtoREST},
-		Scenarios:   []string{results.ScenarioSmall},
+		Protocols:   []api.Protocol{api.GRPC, api.REST},
+		Scenarios:   []api.Scenario{api.Small},
 		Batches:     []int{10},
 		Concurrency: []int{4},
 		Duration:    duration,
@@ -97,7 +99,7 @@ func TestOpenLoopRate(t *testing.T) {
 		if n := c.Calls + c.Errors; n == 0 || n > rate*3/10 {
 			t.Errorf("%s: %d calls, want 1..%d (the schedule of %v at %d/s)", c.Key(), n, rate*3/10, duration, rate)
 		}
-		if c.RateAchieved <= 0 || c.LatencyUncorrectedUS == nil || c.Mode != results.ModeOpen || c.Key() != c.Scenario+"/"+c.Protocol+"/b10/c4/r2000" {
+		if c.RateAchieved <= 0 || c.LatencyUncorrectedUS == nil || c.Mode != results.ModeOpen || c.Key() != string(c.Scenario)+"/"+string(c.Protocol)+"/b10/c4/r2000" {
 			t.Errorf("%s: achieved %v, uncorrected %v, mode %q", c.Key(), c.RateAchieved, c.LatencyUncorrectedUS, c.Mode)
 		}
 		// Measured from the intended start, a call can only look slower.

@@ -3,6 +3,8 @@ package loadgen
 import (
 	"fmt"
 
+	"github.com/meteorbench/meteorbench/api"
+
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/grpccall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/restcall"
@@ -11,17 +13,8 @@ import (
 
 // cellSpec is one measurement: a cell of the plan and which repeat it is.
 type cellSpec struct {
-	Protocol    string
-	Scenario    string
-	Batch       int
-	Concurrency int
-	Repeat      int // 0-based
-}
-
-// key identifies the cell (all repeats share it), as results.Cell.Key does.
-func (s cellSpec) key(rate float64) string {
-	c := results.Cell{Protocol: s.Protocol, Scenario: s.Scenario, Batch: s.Batch, Concurrency: s.Concurrency, RateRequested: rate}
-	return c.Key()
+	results.CellKey
+	Repeat int // 0-based
 }
 
 func (s cellSpec) String() string {
@@ -39,7 +32,10 @@ func plan(c Config) []cellSpec {
 			for _, n := range c.Concurrency {
 				for r := range c.Repeat {
 					for _, p := range c.Protocols {
-						out = append(out, cellSpec{Protocol: p, Scenario: sc, Batch: b, Concurrency: n, Repeat: r})
+						out = append(out, cellSpec{CellKey: results.CellKey{
+							Scenario: sc, Protocol: p, Batch: b,
+							Condition: results.Condition{Concurrency: n, RateRequested: c.Rate},
+						}, Repeat: r})
 					}
 				}
 			}
@@ -50,14 +46,14 @@ func plan(c Config) []cellSpec {
 
 // protocols maps a protocol name to its client constructor: the only place
 // the engine knows which adapters exist.
-var protocols = map[string]func(call.Options) (call.Client, error){
-	results.ProtoREST: func(o call.Options) (call.Client, error) {
+var protocols = map[api.Protocol]func(call.Options) (call.Client, error){
+	api.REST: func(o call.Options) (call.Client, error) {
 		return restcall.NewJSON(o)
 	},
-	results.ProtoRESTProtobuf: func(o call.Options) (call.Client, error) {
+	api.RESTProtobuf: func(o call.Options) (call.Client, error) {
 		return restcall.NewProtobuf(o)
 	},
-	results.ProtoGRPC: func(o call.Options) (call.Client, error) {
+	api.GRPC: func(o call.Options) (call.Client, error) {
 		return grpccall.New(o)
 	},
 }

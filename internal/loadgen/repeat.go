@@ -14,10 +14,10 @@ import (
 // gives, so Cell and CI agree), totals of its counts, the per-repeat
 // figures in Repeats and their confidence intervals in CI.
 func mergeRepeats(ms []measured) []results.Cell {
-	var order []string
-	groups := map[string][]results.Cell{}
+	var order []results.CellKey
+	groups := map[results.CellKey][]results.Cell{}
 	for _, m := range ms {
-		k := m.cell.Key()
+		k := m.cell.CellKey
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -65,13 +65,7 @@ func mergeLatency(cs []results.Cell, f func(*results.Cell) *results.Latency) *re
 }
 
 func mergeCell(cs []results.Cell) results.Cell {
-	m := results.Cell{
-		Protocol:    cs[0].Protocol,
-		Scenario:    cs[0].Scenario,
-		Batch:       cs[0].Batch,
-		Concurrency: cs[0].Concurrency,
-		Mode:        cs[0].Mode,
-	}
+	m := results.Cell{CellKey: cs[0].CellKey, Mode: cs[0].Mode}
 	m.Connections = int(math.Round(medianOf(cs, func(c *results.Cell) float64 { return float64(c.Connections) })))
 	for i := range cs {
 		c := &cs[i]
@@ -86,19 +80,31 @@ func mergeCell(cs []results.Cell) results.Cell {
 			}
 			m.ErrorClasses[k] += v
 		}
+		for k, v := range c.ErrorExamples {
+			if m.ErrorExamples == nil {
+				m.ErrorExamples = map[string]string{}
+			}
+			if _, ok := m.ErrorExamples[k]; !ok {
+				m.ErrorExamples[k] = v
+			}
+		}
+		if m.StopReason == "" {
+			m.StopReason = c.StopReason
+		}
 		for _, w := range c.Warnings {
 			m.Warnings = append(m.Warnings, fmt.Sprintf("repeat %d: %s", i+1, w))
 		}
 	}
 	m.CallsPerS = medianOf(cs, func(c *results.Cell) float64 { return c.CallsPerS })
 	m.MBPerS = medianOf(cs, func(c *results.Cell) float64 { return c.MBPerS })
-	m.RateRequested = cs[0].RateRequested
 	if m.RateRequested > 0 {
 		m.RateAchieved = medianOf(cs, func(c *results.Cell) float64 { return c.RateAchieved })
 	}
 	m.LatencyUS = *mergeLatency(cs, func(c *results.Cell) *results.Latency { return &c.LatencyUS })
 	m.LatencyUncorrectedUS = mergeLatency(cs, func(c *results.Cell) *results.Latency { return c.LatencyUncorrectedUS })
 	m.FirstRecordUS = mergeLatency(cs, func(c *results.Cell) *results.Latency { return c.FirstRecordUS })
+	m.LastByteUS = mergeLatency(cs, func(c *results.Cell) *results.Latency { return c.LastByteUS })
+	m.DecodeUS = mergeLatency(cs, func(c *results.Cell) *results.Latency { return c.DecodeUS })
 	m.Distribution = mergeDistribution(cs)
 	// Time per batch only from the repeats that completed a batch: a repeat
 	// too short for one has no figure, which is not a figure of 0.
@@ -130,21 +136,18 @@ func mergeCell(cs []results.Cell) results.Cell {
 
 	m.Repeats = make([]results.Sample, len(cs))
 	for i := range cs {
-		m.Repeats[i] = figures(&cs[i])
+		m.Repeats[i] = cs[i].Sample()
 	}
-	m.CI = map[string]results.Interval{}
-	for _, name := range results.Figures {
-		vs := make([]float64, 0, len(cs))
-		for _, s := range m.Repeats {
-			if v, ok := s[name]; ok {
-				vs = append(vs, v)
-			}
-		}
+	m.CI = map[results.Figure]results.Interval{}
+	for _, fi := range results.Figures() {
 		// A figure some repeats lack (server CPU without /metrics, time
 		// per batch without a whole batch) gets its interval from the
 		// repeats that have it, as the cell's median does.
-		if len(vs) >= 2 && (name != "server_cpu_us_per_call" || m.ServerCPUUSPerCall != nil) {
-			m.CI[name] = stats.Summarize(vs)
+		if _, ok := m.Figure(fi.Name); !ok {
+			continue
+		}
+		if vs := m.RepeatValues(fi.Name); len(vs) >= 2 {
+			m.CI[fi.Name] = stats.Summarize(vs)
 		}
 	}
 	return m
@@ -166,24 +169,4 @@ func mergeDistribution(cs []results.Cell) []results.Quantile {
 		}
 	}
 	return out
-}
-
-// figures are one measurement's values under results.Figures names.
-func figures(c *results.Cell) results.Sample {
-	s := results.Sample{
-		"calls_per_s":             c.CallsPerS,
-		"latency_us_p50":          c.LatencyUS.P50,
-		"latency_us_p90":          c.LatencyUS.P90,
-		"latency_us_p99":          c.LatencyUS.P99,
-		"bytes_sent_per_call":     c.BytesPerCall.Sent,
-		"bytes_received_per_call": c.BytesPerCall.Received,
-		"client_cpu_us_per_call":  c.ClientCPUUSPerCall,
-	}
-	if c.Batches > 0 { // no whole batch, no time per batch: absent, not 0
-		s["batch_ms_mean"] = c.BatchMS.Mean
-	}
-	if c.ServerCPUUSPerCall != nil {
-		s["server_cpu_us_per_call"] = *c.ServerCPUUSPerCall
-	}
-	return s
 }

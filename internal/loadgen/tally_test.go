@@ -204,8 +204,8 @@ func BenchmarkClosedLoop(b *testing.B) {
 func TestMergeCellIgnoresRepeatsWithoutBatches(t *testing.T) {
 	cell := func(batches int64, batchMS float64) results.Cell {
 		return results.Cell{
-			Protocol: "rest", Scenario: "large", Batch: 100, Concurrency: 1,
-			Calls: 150, CallsPerS: 100, Batches: batches, BatchMS: results.Spread{Mean: batchMS},
+			CellKey: results.CellKey{Protocol: "rest", Scenario: "large", Batch: 100, Condition: results.Condition{Concurrency: 1}},
+			Calls:   150, CallsPerS: 100, Batches: batches, BatchMS: results.Spread{Mean: batchMS},
 		}
 	}
 	m := mergeCell([]results.Cell{cell(1, 900), cell(0, 0), cell(1, 1100), cell(1, 1000)})

@@ -8,6 +8,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/meteorbench/meteorbench/api"
+
 	xfont "golang.org/x/image/font"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -50,13 +52,13 @@ var (
 
 // protoColor is a protocol's colour in every chart (Okabe-Ito, safe for
 // colour-blind readers).
-func protoColor(p string) color.Color {
+func protoColor(p api.Protocol) color.Color {
 	switch p {
-	case results.ProtoREST:
+	case api.REST:
 		return color.RGBA{R: 0xD5, G: 0x5E, B: 0x00, A: 0xff} // vermillion
-	case results.ProtoRESTProtobuf:
+	case api.RESTProtobuf:
 		return color.RGBA{R: 0x00, G: 0x9E, B: 0x73, A: 0xff} // bluish green
-	case results.ProtoGRPC:
+	case api.GRPC:
 		return color.RGBA{R: 0x00, G: 0x72, B: 0xB2, A: 0xff} // blue
 	}
 	palette := []color.Color{
@@ -147,7 +149,7 @@ func figures(r *results.Result) []*figure {
 		k             kind
 		value         func(c *results.Cell) (v, lo, hi float64, ok bool)
 	}
-	ci := func(fig string) func(c *results.Cell) (float64, float64, float64, bool) {
+	ci := func(fig results.Figure) func(c *results.Cell) (float64, float64, float64, bool) {
 		return func(c *results.Cell) (float64, float64, float64, bool) {
 			v, ok := figureValue(c, fig)
 			if !ok || !hasCalls(c) {
@@ -201,7 +203,7 @@ type familyOf struct {
 	title  string
 	groups []*group
 	labels []string // category labels
-	protos []string
+	protos []api.Protocol
 }
 
 func families(r *results.Result, groups []*group) []*familyOf {
@@ -216,7 +218,7 @@ func families(r *results.Result, groups []*group) []*familyOf {
 		key := fmt.Sprintf("%s/%g", g.Scenario, g.Rate)
 		f := byKey[key]
 		if f == nil {
-			title := scenarioTitle(g.Scenario)
+			title := g.Scenario.Title()
 			if g.Rate > 0 {
 				title += " @ " + fmtRate(g.Rate) + "/s"
 			}
@@ -342,7 +344,7 @@ func (t linTicks) Ticks(min, max float64) []plot.Tick {
 
 func latencyPanel(g *group) *plot.Plot {
 	type series struct {
-		proto  string
+		proto  api.Protocol
 		xys    plotter.XYs
 		dashed bool
 	}
@@ -393,7 +395,7 @@ func latencyPanel(g *group) *plot.Plot {
 		}
 		l.Color = protoColor(s.proto)
 		l.Width = 1.5
-		name := s.proto
+		name := string(s.proto)
 		if s.dashed {
 			l.Dashes = []vg.Length{4, 2}
 			name += " (uncorrected)"
@@ -496,7 +498,7 @@ func barPanel(f *familyOf, ylabel string, k kind, value func(*results.Cell) (v, 
 		if swatch == nil {
 			swatch = &swatchOf{protoColor(proto)} // every value n/a
 		}
-		p.Legend.Add(proto, swatch)
+		p.Legend.Add(string(proto), swatch)
 	}
 	return p
 }

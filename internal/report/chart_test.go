@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -89,11 +90,11 @@ func (d svgDoc) countStyle(s string) int {
 }
 
 // latencyLine and barFill are how a protocol's series look in the SVG.
-func latencyLine(proto string) string {
+func latencyLine(proto api.Protocol) string {
 	return "stroke:" + colorHex(protoColor(proto)) + ";stroke-width:1.5"
 }
 
-func barFill(proto string) string { return "fill:" + colorHex(protoColor(proto)) }
+func barFill(proto api.Protocol) string { return "fill:" + colorHex(protoColor(proto)) }
 
 func colorHex(c color.Color) string {
 	r, g, b, _ := c.RGBA()
@@ -125,7 +126,7 @@ func TestSVG(t *testing.T) {
 				}
 			}
 			for _, p := range protos {
-				if !d.hasText(p) {
+				if !d.hasText(string(p)) {
 					t.Errorf("no legend entry %q", p)
 				}
 				// Each latency panel has the protocol's line and its legend

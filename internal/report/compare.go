@@ -60,10 +60,10 @@ type CellChange struct {
 
 // MetricDelta is one figure of a cell, old against new.
 type MetricDelta struct {
-	Name  string  `json:"name"` // a results.Figures name, or latency_us_p999
-	Label string  `json:"label"`
-	Old   float64 `json:"old"`
-	New   float64 `json:"new"`
+	Name  results.Figure `json:"name"` // a results.Figures name, or latency_us_p999
+	Label string         `json:"label"`
+	Old   float64        `json:"old"`
+	New   float64        `json:"new"`
 	// DeltaPct is (new-old)/old in percent; nil when old is zero.
 	DeltaPct *float64 `json:"delta_pct"`
 	// P, OldN and NewN are set when both sides have per-repeat values.
@@ -80,9 +80,10 @@ type MetricDelta struct {
 
 // compareMetrics are the figures compare reports, in order.
 var compareMetrics = []struct {
-	name, label string
-	k           kind
-	higher      bool
+	name   results.Figure
+	label  string
+	k      kind
+	higher bool
 }{
 	{"calls_per_s", "calls/s", kindRate, true},
 	{"latency_us_p50", "latency p50", kindUS, false},
@@ -96,7 +97,7 @@ var compareMetrics = []struct {
 	{"server_cpu_us_per_call", "server CPU/call", kindUS, false},
 }
 
-func compareValue(c *results.Cell, name string) (float64, bool) {
+func compareValue(c *results.Cell, name results.Figure) (float64, bool) {
 	if name == "latency_us_p999" {
 		return c.LatencyUS.P999, true
 	}

@@ -20,7 +20,7 @@ func cellByKey(r *results.Result, key string) *results.Cell {
 	return nil
 }
 
-func metric(t *testing.T, cc *CellChange, name string) *MetricDelta {
+func metric(t *testing.T, cc *CellChange, name results.Figure) *MetricDelta {
 	t.Helper()
 	for i := range cc.Metrics {
 		if cc.Metrics[i].Name == name {
@@ -94,7 +94,7 @@ func TestCompareDeltas(t *testing.T) {
 	// The new side's gRPC large-payload path is 30% faster, 25% cheaper:
 	// clearly significant over 5+5 repeats.
 	g := byKey["large/grpc/b100/c4"]
-	for _, name := range []string{"latency_us_p50", "calls_per_s", "server_cpu_us_per_call"} {
+	for _, name := range []results.Figure{"latency_us_p50", "calls_per_s", "server_cpu_us_per_call"} {
 		m := metric(t, g, name)
 		if !m.Significant || m.verdict() != "better" {
 			t.Errorf("large/grpc %s: %+v, want a significant improvement", name, m)

@@ -47,7 +47,7 @@ func writeCSV(w io.Writer, r *results.Result) error {
 		}
 		l := c.LatencyUS
 		rec := []string{
-			c.Protocol, c.Scenario, strconv.Itoa(c.Batch), strconv.Itoa(c.Concurrency), strconv.Itoa(c.Connections), c.Mode,
+			string(c.Protocol), string(c.Scenario), strconv.Itoa(c.Batch), strconv.Itoa(c.Concurrency), strconv.Itoa(c.Connections), c.Mode,
 			strconv.FormatInt(c.Calls, 10), strconv.FormatInt(c.Errors, 10), f(c.DurationS), f(c.CallsPerS), f(c.MBPerS),
 			f(l.P50), f(l.P90), f(l.P99), f(l.P999), f(l.Max), f(l.Mean),
 			f(c.BatchMS.Mean), f(c.BatchMS.Stddev),

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/meteorbench/meteorbench/api"
+
 	"github.com/meteorbench/meteorbench/internal/report"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -13,7 +15,7 @@ func ExampleWrite() {
 		Schema:   results.Schema,
 		Settings: results.Settings{Mode: results.ModeClosed, Repeat: 1},
 		Cells: []results.Cell{{
-			Protocol: results.ProtoGRPC, Scenario: results.ScenarioSmall, Batch: 100, Concurrency: 1,
+			CellKey:     results.CellKey{Protocol: api.GRPC, Scenario: api.Small, Batch: 100, Condition: results.Condition{Concurrency: 1}},
 			Connections: 1, Mode: results.ModeClosed, Calls: 1000, DurationS: 1, CallsPerS: 1000,
 			LatencyUS: results.Latency{P50: 950, P90: 1200, P99: 1500, P999: 1800, Max: 2100, Mean: 1000},
 		}},

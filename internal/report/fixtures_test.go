@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meteorbench/meteorbench/api"
+
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/stats"
 )
@@ -35,26 +37,26 @@ type protoModel struct {
 	firstRecord float64 // µs, stream only
 }
 
-var models = map[string]map[string]protoModel{
-	results.ScenarioSmall: {
-		results.ProtoREST:         {p50: 95, sigma: 0.35, sent: 118, recv: 156, clientCPU: 38, serverCPU: 27},
-		results.ProtoRESTProtobuf: {p50: 92, sigma: 0.35, sent: 150, recv: 140, clientCPU: 36, serverCPU: 25},
-		results.ProtoGRPC:         {p50: 128, sigma: 0.30, sent: 62, recv: 48, clientCPU: 52, serverCPU: 41},
+var models = map[api.Scenario]map[api.Protocol]protoModel{
+	api.Small: {
+		api.REST:         {p50: 95, sigma: 0.35, sent: 118, recv: 156, clientCPU: 38, serverCPU: 27},
+		api.RESTProtobuf: {p50: 92, sigma: 0.35, sent: 150, recv: 140, clientCPU: 36, serverCPU: 25},
+		api.GRPC:         {p50: 128, sigma: 0.30, sent: 62, recv: 48, clientCPU: 52, serverCPU: 41},
 	},
-	results.ScenarioLarge: {
-		results.ProtoREST:         {p50: 4100, sigma: 0.25, sent: 120, recv: 219650, clientCPU: 2900, serverCPU: 2300},
-		results.ProtoRESTProtobuf: {p50: 1750, sigma: 0.25, sent: 150, recv: 99960, clientCPU: 900, serverCPU: 780},
-		results.ProtoGRPC:         {p50: 1380, sigma: 0.25, sent: 65, recv: 99900, clientCPU: 820, serverCPU: 690},
+	api.Large: {
+		api.REST:         {p50: 4100, sigma: 0.25, sent: 120, recv: 219650, clientCPU: 2900, serverCPU: 2300},
+		api.RESTProtobuf: {p50: 1750, sigma: 0.25, sent: 150, recv: 99960, clientCPU: 900, serverCPU: 780},
+		api.GRPC:         {p50: 1380, sigma: 0.25, sent: 65, recv: 99900, clientCPU: 820, serverCPU: 690},
 	},
-	results.ScenarioStream: {
-		results.ProtoREST:         {p50: 4500, sigma: 0.25, sent: 128, recv: 220390, clientCPU: 3300, serverCPU: 2600, firstRecord: 210},
-		results.ProtoRESTProtobuf: {p50: 2400, sigma: 0.25, sent: 160, recv: 102990, clientCPU: 1500, serverCPU: 1400, firstRecord: 190},
-		results.ProtoGRPC:         {p50: 2900, sigma: 0.25, sent: 70, recv: 107900, clientCPU: 1900, serverCPU: 1750, firstRecord: 260},
+	api.Stream: {
+		api.REST:         {p50: 4500, sigma: 0.25, sent: 128, recv: 220390, clientCPU: 3300, serverCPU: 2600, firstRecord: 210},
+		api.RESTProtobuf: {p50: 2400, sigma: 0.25, sent: 160, recv: 102990, clientCPU: 1500, serverCPU: 1400, firstRecord: 190},
+		api.GRPC:         {p50: 2900, sigma: 0.25, sent: 70, recv: 107900, clientCPU: 1900, serverCPU: 1750, firstRecord: 260},
 	},
-	results.ScenarioPost: {
-		results.ProtoREST:         {p50: 5300, sigma: 0.25, sent: 219780, recv: 140, clientCPU: 2500, serverCPU: 3100},
-		results.ProtoRESTProtobuf: {p50: 1900, sigma: 0.25, sent: 99990, recv: 128, clientCPU: 800, serverCPU: 950},
-		results.ProtoGRPC:         {p50: 1600, sigma: 0.25, sent: 99930, recv: 55, clientCPU: 700, serverCPU: 880},
+	api.Post: {
+		api.REST:         {p50: 5300, sigma: 0.25, sent: 219780, recv: 140, clientCPU: 2500, serverCPU: 3100},
+		api.RESTProtobuf: {p50: 1900, sigma: 0.25, sent: 99990, recv: 128, clientCPU: 800, serverCPU: 950},
+		api.GRPC:         {p50: 1600, sigma: 0.25, sent: 99930, recv: 55, clientCPU: 700, serverCPU: 880},
 	},
 }
 
@@ -101,13 +103,14 @@ func distribution(p50, sigma float64) []results.Quantile {
 
 // cellSpec is one synthetic cell to draw.
 type cellSpec struct {
-	proto, scenario string
-	batch, conc     int
-	durationS       float64
-	latFactor       float64 // multiplies the model's latencies
-	cpuFactor       float64 // multiplies the model's CPU
-	bytesFactor     float64
-	rate            float64 // open loop: requested calls/s
+	proto       api.Protocol
+	scenario    api.Scenario
+	batch, conc int
+	durationS   float64
+	latFactor   float64 // multiplies the model's latencies
+	cpuFactor   float64 // multiplies the model's CPU
+	bytesFactor float64
+	rate        float64 // open loop: requested calls/s
 }
 
 // drawCell makes one measured cell from the model.
@@ -116,11 +119,12 @@ func drawCell(s cellSpec) results.Cell {
 	p50 := m.p50 * s.latFactor
 	lat := latencyOf(p50, m.sigma)
 	c := results.Cell{
-		Protocol: s.proto, Scenario: s.scenario, Batch: s.batch, Concurrency: s.conc,
+		CellKey: results.CellKey{Protocol: s.proto, Scenario: s.scenario, Batch: s.batch,
+			Condition: results.Condition{Concurrency: s.conc, RateRequested: s.rate}},
 		Connections: s.conc, Mode: results.ModeClosed, DurationS: s.durationS,
 		LatencyUS: lat, Distribution: distribution(p50, m.sigma),
 	}
-	if s.proto == results.ProtoGRPC {
+	if s.proto == api.GRPC {
 		c.Connections = 1
 	}
 	callsPerS := float64(s.conc) * 1e6 / lat.Mean
@@ -128,7 +132,6 @@ func drawCell(s cellSpec) results.Cell {
 		// Open loop: the rate, not the latency, sets the pace. Latency from
 		// the intended start grows in the tail when calls queue.
 		c.Mode = results.ModeOpen
-		c.RateRequested = s.rate
 		uncorrected := lat
 		c.LatencyUncorrectedUS = &uncorrected
 		c.LatencyUS = results.Latency{
@@ -166,17 +169,6 @@ func drawCell(s cellSpec) results.Cell {
 	return c
 }
 
-// sample returns a cell's figures, as one entry of Cell.Repeats.
-func sample(c *results.Cell) results.Sample {
-	s := results.Sample{}
-	for _, f := range results.Figures {
-		if v, ok := figureValue(c, f); ok {
-			s[f] = v
-		}
-	}
-	return s
-}
-
 // drawRepeated measures a cell k times with noise and aggregates it the way
 // the load generator documents: medians, intervals, totals.
 func drawRepeated(s cellSpec, k, seed int) results.Cell {
@@ -193,16 +185,16 @@ func drawRepeated(s cellSpec, k, seed int) results.Cell {
 	sort.SliceStable(byP50, func(i, j int) bool { return byP50[i].LatencyUS.P50 < byP50[j].LatencyUS.P50 })
 	c := byP50[len(byP50)/2]
 	c.Calls, c.DurationS, c.Batches, c.LateCalls = 0, 0, 0, 0
-	c.CI = map[string]results.Interval{}
+	c.CI = map[results.Figure]results.Interval{}
 	for i := range reps {
 		c.Calls += reps[i].Calls
 		c.Errors += reps[i].Errors
 		c.DurationS += reps[i].DurationS
 		c.Batches += reps[i].Batches
 		c.LateCalls += reps[i].LateCalls
-		c.Repeats = append(c.Repeats, sample(&reps[i]))
+		c.Repeats = append(c.Repeats, reps[i].Sample())
 	}
-	med := func(name string) float64 {
+	med := func(name results.Figure) float64 {
 		iv := stats.Summarize(repeatValues(&c, name))
 		c.CI[name] = iv
 		return iv.Median
@@ -244,19 +236,19 @@ func finish(r *results.Result) {
 	r.Finished = r.Started.Add(time.Duration(math.Round(total)) * time.Second)
 }
 
-func closedSettings(protos, scenarios []string, batches []int, repeat int) results.Settings {
+func closedSettings(protos []api.Protocol, scenarios []api.Scenario, batches []int, repeat int) results.Settings {
 	return results.Settings{
 		Protocols: protos, Scenarios: scenarios, Batches: batches, Concurrency: []int{4},
 		DurationS: 10, WarmupS: 1, TimeoutS: 5, Mode: results.ModeClosed, Repeat: repeat,
 	}
 }
 
-var allScenarios = []string{results.ScenarioSmall, results.ScenarioLarge, results.ScenarioStream, results.ScenarioPost}
+var allScenarios = []api.Scenario{api.Small, api.Large, api.Stream, api.Post}
 
 // fixtureBasic: two protocols, four scenarios, batches 100 and 200, one
 // measurement each.
 func fixtureBasic() *results.Result {
-	protos := []string{results.ProtoREST, results.ProtoGRPC}
+	protos := []api.Protocol{api.REST, api.GRPC}
 	r := newResult(fixtureEnv("--protocols", "rest,grpc", "--batch", "100,200", "--concurrency", "4", "--duration", "10s"),
 		closedSettings(protos, allScenarios, []int{100, 200}, 1))
 	for _, sc := range allScenarios {
@@ -275,7 +267,7 @@ func fixtureBasic() *results.Result {
 // fixtureRepeats: three protocols, four scenarios, batches 100 and 200,
 // every cell measured three times (interleaved).
 func fixtureRepeats() *results.Result {
-	protos := []string{results.ProtoREST, results.ProtoRESTProtobuf, results.ProtoGRPC}
+	protos := []api.Protocol{api.REST, api.RESTProtobuf, api.GRPC}
 	r := newResult(fixtureEnv("--repeat", "3", "--duration", "5s"), closedSettings(protos, allScenarios, []int{100, 200}, 3))
 	r.Settings.DurationS = 5
 	seed := 0
@@ -295,8 +287,8 @@ func fixtureRepeats() *results.Result {
 // fixtureInterrupted: stopped by Ctrl-C in the eighth cell, with errors,
 // a cell whose server CPU is unknown and warnings.
 func fixtureInterrupted() *results.Result {
-	protos := []string{results.ProtoREST, results.ProtoGRPC}
-	scen := []string{results.ScenarioSmall, results.ScenarioLarge}
+	protos := []api.Protocol{api.REST, api.GRPC}
+	scen := []api.Scenario{api.Small, api.Large}
 	r := newResult(fixtureEnv("--scenarios", "small,large", "--timeout", "2ms"), closedSettings(protos, scen, []int{100, 200}, 1))
 	r.Settings.TimeoutS = 0.002
 	r.StopReason = "interrupted"
@@ -305,23 +297,23 @@ func fixtureInterrupted() *results.Result {
 	for _, sc := range scen {
 		for _, b := range []int{100, 200} {
 			for _, p := range protos {
-				if sc == results.ScenarioLarge && b == 200 && p == results.ProtoGRPC {
+				if sc == api.Large && b == 200 && p == api.GRPC {
 					continue
 				}
 				s := cellSpec{proto: p, scenario: sc, batch: b, conc: 4, durationS: 10, latFactor: 1, cpuFactor: 1, bytesFactor: 1}
-				if sc == results.ScenarioLarge && b == 200 {
+				if sc == api.Large && b == 200 {
 					s.durationS = 1.5 // cut short
 				}
 				c := drawCell(s)
 				switch {
-				case sc == results.ScenarioLarge && b == 100 && p == results.ProtoREST:
+				case sc == api.Large && b == 100 && p == api.REST:
 					c.ErrorClasses = map[string]int64{"deadline_exceeded": 37, "http_503": 2}
 					c.Errors = 39
 					c.Warnings = []string{"39 calls failed (0.4%): latency percentiles cover successful calls only"}
-				case sc == results.ScenarioLarge && b == 100 && p == results.ProtoGRPC:
+				case sc == api.Large && b == 100 && p == api.GRPC:
 					c.ServerCPUUSPerCall = nil
 					c.Warnings = []string{"server CPU unknown: GET /metrics failed after the cell"}
-				case sc == results.ScenarioLarge && b == 200:
+				case sc == api.Large && b == 200:
 					c.Warnings = []string{"cut short by the interrupt: 1.5s measured of 10s"}
 				}
 				r.Cells = append(r.Cells, c)
@@ -336,8 +328,8 @@ func fixtureInterrupted() *results.Result {
 // fixtureOpenLoop: open loop at 200 calls/s, latency corrected for
 // coordinated omission, with the uncorrected figures beside it.
 func fixtureOpenLoop() *results.Result {
-	protos := []string{results.ProtoREST, results.ProtoGRPC}
-	scen := []string{results.ScenarioSmall, results.ScenarioLarge}
+	protos := []api.Protocol{api.REST, api.GRPC}
+	scen := []api.Scenario{api.Small, api.Large}
 	set := closedSettings(protos, scen, []int{100}, 1)
 	set.Mode, set.Rate, set.Concurrency = results.ModeOpen, 200, []int{8}
 	r := newResult(fixtureEnv("--rate", "200", "--concurrency", "8", "--batch", "100"), set)
@@ -355,11 +347,11 @@ func fixtureOpenLoop() *results.Result {
 // each; "new" has a gRPC large-payload path 30% faster and 25% cheaper,
 // everything else drawn from the same model with different noise.
 func fixtureCompare(newer bool) *results.Result {
-	protos := []string{results.ProtoREST, results.ProtoGRPC}
-	scen := []string{results.ScenarioSmall, results.ScenarioLarge, results.ScenarioPost}
+	protos := []api.Protocol{api.REST, api.GRPC}
+	scen := []api.Scenario{api.Small, api.Large, api.Post}
 	env := fixtureEnv("--repeat", "5", "--batch", "100")
 	if newer {
-		scen = []string{results.ScenarioSmall, results.ScenarioLarge, results.ScenarioStream}
+		scen = []api.Scenario{api.Small, api.Large, api.Stream}
 		env.GoVersion, env.GOMAXPROCS, env.NumCPU = "go1.27.0", 4, 4
 		env.CPUModel = "Other synthetic CPU @ 3.10GHz (fixture data)"
 	}
@@ -372,7 +364,7 @@ func fixtureCompare(newer bool) *results.Result {
 	for _, sc := range scen {
 		for _, p := range protos {
 			s := cellSpec{proto: p, scenario: sc, batch: 100, conc: 4, durationS: 5, latFactor: 1, cpuFactor: 1, bytesFactor: 1}
-			if newer && sc == results.ScenarioLarge && p == results.ProtoGRPC {
+			if newer && sc == api.Large && p == api.GRPC {
 				s.latFactor, s.cpuFactor = 0.7, 0.75
 			}
 			r.Cells = append(r.Cells, drawRepeated(s, 5, seed))

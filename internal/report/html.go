@@ -62,7 +62,7 @@ func writeHTML(w io.Writer, r *results.Result) (err error) {
 		lines, notes := ratioLines(g)
 		hg := htmlGroup{Title: g.title(), Rows: cellRows(g), Lines: lines, Notes: notes, Warnings: cellWarnings(g)}
 		for _, c := range g.Cells {
-			hg.Protos = append(hg.Protos, c.Protocol)
+			hg.Protos = append(hg.Protos, string(c.Protocol))
 		}
 		page.Groups = append(page.Groups, hg)
 		if len(lines) > 0 {

@@ -42,7 +42,7 @@ func writeMarkdown(w io.Writer, r *results.Result) error {
 		ew.printf("\n## %s\n\n", mdEscape(g.title()))
 		ew.printf("|  |")
 		for _, c := range g.Cells {
-			ew.printf(" %s |", mdEscape(c.Protocol))
+			ew.printf(" %s |", mdEscape(string(c.Protocol)))
 		}
 		ew.printf("\n|:--|")
 		for range g.Cells {

@@ -6,31 +6,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/meteorbench/meteorbench/api"
+
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/stats"
 )
 
-// knownProtocols and knownScenarios give the display order; others follow
-// by name.
-var (
-	knownProtocols = []string{results.ProtoREST, results.ProtoRESTProtobuf, results.ProtoGRPC}
-	knownScenarios = []string{results.ScenarioSmall, results.ScenarioLarge, results.ScenarioStream, results.ScenarioPost}
-)
-
-// protoTitle is a protocol's name in prose.
-func protoTitle(p string) string {
-	switch p {
-	case results.ProtoREST:
-		return "REST"
-	case results.ProtoRESTProtobuf:
-		return "REST+protobuf"
-	case results.ProtoGRPC:
-		return "gRPC"
-	}
-	return p
-}
-
-func rank(known []string, s string) int {
+func rank[T comparable](known []T, s T) int {
 	for i, k := range known {
 		if k == s {
 			return i
@@ -39,8 +21,8 @@ func rank(known []string, s string) int {
 	return len(known)
 }
 
-func protoLess(a, b string) bool {
-	ra, rb := rank(knownProtocols, a), rank(knownProtocols, b)
+func protoLess(a, b api.Protocol) bool {
+	ra, rb := rank(api.Protocols(), a), rank(api.Protocols(), b)
 	if ra != rb {
 		return ra < rb
 	}
@@ -48,9 +30,9 @@ func protoLess(a, b string) bool {
 }
 
 // protocols returns the protocols present in cells, in display order.
-func protocols(cells []results.Cell) []string {
-	seen := map[string]bool{}
-	var out []string
+func protocols(cells []results.Cell) []api.Protocol {
+	seen := map[api.Protocol]bool{}
+	var out []api.Protocol
 	for i := range cells {
 		if p := cells[i].Protocol; !seen[p] {
 			seen[p] = true
@@ -64,7 +46,7 @@ func protocols(cells []results.Cell) []string {
 // A group is the cells of one scenario x batch x concurrency (x rate): the
 // protocols to put side by side.
 type group struct {
-	Scenario    string
+	Scenario    api.Scenario
 	Batch       int
 	Concurrency int
 	Rate        float64 // requested calls/s, open loop only
@@ -77,22 +59,9 @@ func (g *group) family() string {
 	return fmt.Sprintf("%s/c%d/r%g", g.Scenario, g.Concurrency, g.Rate)
 }
 
-// scenarioTitle names a scenario with the RPC it calls:
-// "small (GetVersion)", "stream (GetLargePayload, streamed)".
-func scenarioTitle(scenario string) string {
-	m := results.Method(scenario)
-	if m == "" {
-		return scenario
-	}
-	if scenario == results.ScenarioStream {
-		m += ", streamed"
-	}
-	return scenario + " (" + m + ")"
-}
-
 // title is the group's heading: "small (GetVersion) · batch 100 · concurrency 4".
 func (g *group) title() string {
-	s := scenarioTitle(g.Scenario)
+	s := g.Scenario.Title()
 	s += fmt.Sprintf(" · batch %d · concurrency %d", g.Batch, g.Concurrency)
 	if g.Rate > 0 {
 		s += " · open loop at " + fmtRate(g.Rate) + " calls/s"
@@ -119,7 +88,7 @@ func (g *group) chartTitle() string {
 }
 
 // cell returns the group's cell for protocol p, or nil.
-func (g *group) cell(p string) *results.Cell {
+func (g *group) cell(p api.Protocol) *results.Cell {
 	for _, c := range g.Cells {
 		if c.Protocol == p {
 			return c
@@ -130,13 +99,13 @@ func (g *group) cell(p string) *results.Cell {
 
 // scenarioLess orders scenarios as the run's settings list them, then the
 // known order, then by name.
-func scenarioLess(order []string) func(a, b string) bool {
-	return func(a, b string) bool {
+func scenarioLess(order []api.Scenario) func(a, b api.Scenario) bool {
+	return func(a, b api.Scenario) bool {
 		ra, rb := rank(order, a), rank(order, b)
 		if ra != rb {
 			return ra < rb
 		}
-		ra, rb = rank(knownScenarios, a), rank(knownScenarios, b)
+		ra, rb = rank(api.Scenarios(), a), rank(api.Scenarios(), b)
 		if ra != rb {
 			return ra < rb
 		}
@@ -147,7 +116,7 @@ func scenarioLess(order []string) func(a, b string) bool {
 // groupCells splits r's cells into groups, in a stable display order.
 func groupCells(r *results.Result) []*group {
 	type gkey struct {
-		scenario    string
+		scenario    api.Scenario
 		batch, conc int
 		rate        float64
 	}
@@ -184,40 +153,13 @@ func groupCells(r *results.Result) []*group {
 	return out
 }
 
-// figureValue returns a cell's figure by its results.Figures name.
-func figureValue(c *results.Cell, name string) (float64, bool) {
-	switch name {
-	case "calls_per_s":
-		return c.CallsPerS, true
-	case "latency_us_p50":
-		return c.LatencyUS.P50, true
-	case "latency_us_p90":
-		return c.LatencyUS.P90, true
-	case "latency_us_p99":
-		return c.LatencyUS.P99, true
-	case "batch_ms_mean":
-		// No batch completed (a cell shorter than one batch): no figure,
-		// not a zero-millisecond batch.
-		return c.BatchMS.Mean, c.BatchMS.Mean > 0
-	case "bytes_sent_per_call":
-		return c.BytesPerCall.Sent, true
-	case "bytes_received_per_call":
-		return c.BytesPerCall.Received, true
-	case "client_cpu_us_per_call":
-		return c.ClientCPUUSPerCall, true
-	case "server_cpu_us_per_call":
-		if c.ServerCPUUSPerCall == nil {
-			return 0, false
-		}
-		return *c.ServerCPUUSPerCall, true
-	}
-	return 0, false
-}
+// figureValue returns a cell's figure.
+func figureValue(c *results.Cell, name results.Figure) (float64, bool) { return c.Figure(name) }
 
 // interval returns a cell's confidence interval for a figure, when the
 // cell was repeated. For time per batch, repeats that completed no batch
 // (recorded as 0) are left out and the interval recomputed.
-func interval(c *results.Cell, name string) (results.Interval, bool) {
+func interval(c *results.Cell, name results.Figure) (results.Interval, bool) {
 	iv, ok := c.CI[name]
 	if !ok || iv.N <= 1 {
 		return iv, false
@@ -233,7 +175,7 @@ func interval(c *results.Cell, name string) (results.Interval, bool) {
 
 // sampleValue returns a figure of one repeat; a time per batch of 0 means
 // no batch completed in that repeat.
-func sampleValue(s results.Sample, name string) (float64, bool) {
+func sampleValue(s results.Sample, name results.Figure) (float64, bool) {
 	v, ok := s[name]
 	if name == "batch_ms_mean" && v <= 0 {
 		return 0, false
@@ -242,7 +184,7 @@ func sampleValue(s results.Sample, name string) (float64, bool) {
 }
 
 // repeatValues returns a figure's per-repeat values.
-func repeatValues(c *results.Cell, name string) []float64 {
+func repeatValues(c *results.Cell, name results.Figure) []float64 {
 	var out []float64
 	for _, s := range c.Repeats {
 		if v, ok := sampleValue(s, name); ok {
@@ -254,7 +196,7 @@ func repeatValues(c *results.Cell, name string) []float64 {
 
 // paired returns the per-repeat values of a figure in a and b for the
 // repeats where both have it, in repeat order.
-func paired(a, b *results.Cell, name string) (av, bv []float64) {
+func paired(a, b *results.Cell, name results.Figure) (av, bv []float64) {
 	n := min(len(a.Repeats), len(b.Repeats))
 	for i := 0; i < n; i++ {
 		x, okA := sampleValue(a.Repeats[i], name)
@@ -275,7 +217,7 @@ type row struct {
 }
 
 // figureCell formats a figure of c, as "median [lo, hi]" when repeated.
-func figureCell(c *results.Cell, name string, k kind) string {
+func figureCell(c *results.Cell, name results.Figure, k kind) string {
 	v, ok := figureValue(c, name)
 	if !ok {
 		return "n/a"
@@ -306,7 +248,7 @@ func cellRows(g *group) []row {
 			return f(c)
 		}
 	}
-	fig := func(name string, k kind) func(c *results.Cell) string {
+	fig := func(name results.Figure, k kind) func(c *results.Cell) string {
 		return perCall(func(c *results.Cell) string { return figureCell(c, name, k) })
 	}
 	lat := func(f func(l *results.Latency) float64) func(c *results.Cell) string {
@@ -411,7 +353,7 @@ func (l ratioLine) String() string { return l.Proto + " " + l.Text }
 
 // A ratioItem is one comparison in a ratio line.
 type ratioItem struct {
-	figure      string
+	figure      results.Figure
 	higherGood  bool
 	good, bad   string // "faster" / "slower"
 	suffix      string // " (p50)"
@@ -432,7 +374,7 @@ func ratioLines(g *group) (lines []ratioLine, notes []string) {
 	if !hasCalls(base) {
 		return nil, nil
 	}
-	bytesFig, bytesWord := "bytes_received_per_call", "bytes received"
+	bytesFig, bytesWord := results.FigBytesReceived, "bytes received"
 	if base.BytesPerCall.Sent > base.BytesPerCall.Received {
 		bytesFig, bytesWord = "bytes_sent_per_call", "bytes sent"
 	}
@@ -491,7 +433,7 @@ func ratioLines(g *group) (lines []ratioLine, notes []string) {
 			}
 			s += " " + word
 			if i == 0 {
-				s += " than " + protoTitle(base.Protocol)
+				s += " than " + base.Protocol.Title()
 			}
 			parts = append(parts, s+it.suffix)
 			if !significant {
@@ -511,7 +453,7 @@ func ratioLines(g *group) (lines []ratioLine, notes []string) {
 			}
 			parts[len(parts)-1] += " — not significant"
 		}
-		lines = append(lines, ratioLine{protoTitle(c.Protocol), strings.Join(parts, ", ")})
+		lines = append(lines, ratioLine{c.Protocol.Title(), strings.Join(parts, ", ")})
 	}
 	if len(lines) > 0 && len(base.Repeats) > 1 {
 		notes = append(notes, "[lo, hi]: interval of the paired per-repeat ratios")
@@ -540,7 +482,7 @@ func cellWarnings(g *group) []string {
 	var out []string
 	for _, c := range g.Cells {
 		for _, w := range c.Warnings {
-			out = append(out, c.Protocol+": "+w)
+			out = append(out, string(c.Protocol)+": "+w)
 		}
 	}
 	return out
@@ -600,7 +542,7 @@ func planLine(s *results.Settings) string {
 		return strings.Join(parts, ", ")
 	}
 	return fmt.Sprintf("protocols %s · scenarios %s · batches %s · concurrency %s",
-		strings.Join(s.Protocols, ", "), strings.Join(s.Scenarios, ", "), ints(s.Batches), ints(s.Concurrency))
+		joinNames(s.Protocols), joinNames(s.Scenarios), ints(s.Batches), ints(s.Concurrency))
 }
 
 // loadLine describes the load: mode, bounds, warm-up, timeout, connections.
@@ -656,3 +598,12 @@ func repeatLine(r *results.Result) string {
 
 // interruptedBanner is shown at the top of a partial result.
 const interruptedBanner = "INTERRUPTED — partial results"
+
+// joinNames lists typed names: "rest, grpc".
+func joinNames[T ~string](names []T) string {
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = string(n)
+	}
+	return strings.Join(parts, ", ")
+}

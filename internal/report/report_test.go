@@ -158,7 +158,7 @@ func TestCSV(t *testing.T) {
 				}
 				return v
 			}
-			if rec[col["protocol"]] != c.Protocol || rec[col["scenario"]] != c.Scenario || num("calls") != float64(c.Calls) ||
+			if rec[col["protocol"]] != string(c.Protocol) || rec[col["scenario"]] != string(c.Scenario) || num("calls") != float64(c.Calls) ||
 				num("latency_p99_us") != c.LatencyUS.P99 || num("bytes_received_per_call") != c.BytesPerCall.Received {
 				t.Errorf("%s row %d does not match cell %s: %v", name, i, c.Key(), rec)
 			}

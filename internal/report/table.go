@@ -33,7 +33,7 @@ func writeTable(w io.Writer, r *results.Result) error {
 		tw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', 0)
 		hdr := []string{""}
 		for _, c := range g.Cells {
-			hdr = append(hdr, c.Protocol)
+			hdr = append(hdr, string(c.Protocol))
 		}
 		fmt.Fprintln(tw, strings.Join(hdr, "\t"))
 		for _, row := range cellRows(g) {

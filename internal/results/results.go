@@ -17,37 +17,6 @@ import (
 // Schema names this document's format. A change that breaks readers bumps it.
 const Schema = "meteorbench/v1"
 
-// Protocol names, as used in flags, cells and server metrics.
-const (
-	ProtoREST         = "rest"          // JSON over HTTP/1.1
-	ProtoRESTProtobuf = "rest-protobuf" // protobuf over HTTP/1.1
-	ProtoGRPC         = "grpc"          // protobuf over HTTP/2 (gRPC)
-)
-
-// Scenario names, as used in flags and cells.
-const (
-	ScenarioSmall  = "small"  // GetVersion / GET /api/MeteoriteLandings
-	ScenarioLarge  = "large"  // GetLargePayloadAsList / GET .../LargePayload
-	ScenarioStream = "stream" // GetLargePayload (server stream) / GET .../LargePayload/stream (NDJSON)
-	ScenarioPost   = "post"   // PostLargePayload / POST .../LargePayload
-)
-
-// Method names the RPC a scenario calls (also the method label of the
-// server's request counters for it); "" for an unknown scenario.
-func Method(scenario string) string {
-	switch scenario {
-	case ScenarioSmall:
-		return api.MethodGetVersion
-	case ScenarioLarge:
-		return api.MethodGetLargePayloadAsList
-	case ScenarioStream:
-		return api.MethodGetLargePayload
-	case ScenarioPost:
-		return api.MethodPostLargePayload
-	}
-	return ""
-}
-
 // Load modes.
 const (
 	ModeClosed = "closed-loop" // each worker starts its next call when the last one ends
@@ -66,7 +35,10 @@ type Result struct {
 	StopReason  string   `json:"stop_reason"`
 	Interrupted bool     `json:"interrupted"`
 	Warnings    []string `json:"warnings,omitempty"`
-	Cells       []Cell   `json:"cells"`
+	// Verdicts answer the run's question per scenario and condition, computed
+	// from Cells by package analysis: what the table's summary lines say.
+	Verdicts []Verdict `json:"verdicts"`
+	Cells    []Cell    `json:"cells"`
 }
 
 // Env describes where and with what the run was made.
@@ -85,14 +57,26 @@ type Env struct {
 	// OwnServer is true when run started its own `serve` child on loopback.
 	OwnServer bool     `json:"own_server"`
 	Flags     []string `json:"flags"` // the command line as given
+	// Scheduling is how precisely this machine let the load generator start
+	// a call on time, measured before the run (open loop only).
+	Scheduling *Scheduling `json:"scheduling,omitempty"`
+}
+
+// Scheduling is the measured lateness of the open-loop wait: how long after
+// a due time a call could actually start, with no load running.
+type Scheduling struct {
+	Method        string  `json:"method"`  // how the harness waits, e.g. "sleep to 200µs before, then spin"
+	Samples       int     `json:"samples"` // wake-ups measured
+	LatenessP50US float64 `json:"lateness_p50_us"`
+	LatenessP99US float64 `json:"lateness_p99_us"`
 }
 
 // Settings are the run's requested parameters; cells say what was achieved.
 type Settings struct {
-	Protocols   []string `json:"protocols"`
-	Scenarios   []string `json:"scenarios"`
-	Batches     []int    `json:"batches"`
-	Concurrency []int    `json:"concurrency"`
+	Protocols   []api.Protocol `json:"protocols"`
+	Scenarios   []api.Scenario `json:"scenarios"`
+	Batches     []int          `json:"batches"`
+	Concurrency []int          `json:"concurrency"`
 	// Connections per protocol; 0 means the default (gRPC 1, REST one per worker).
 	Connections int     `json:"connections"`
 	DurationS   float64 `json:"duration_s,omitempty"` // per cell, when bounded by time
@@ -104,29 +88,35 @@ type Settings struct {
 	Repeat      int     `json:"repeat"`         // measurements of every cell
 }
 
-// Cell is one scenario x protocol x batch x concurrency combination. With
-// Repeat > 1 its figures are medians over the repeats, CI holds their
+// Cell is one measured combination of the features that vary (CellKey).
+// With Repeat > 1 its figures are medians over the repeats, CI holds their
 // confidence intervals and Repeats the per-repeat figures; Calls, Errors and
 // ErrorClasses are totals.
+//
+// Per-call figures (latency, bytes, CPU, decode time) are per successful
+// call; a cell without one has none of them (see Cell.Figure).
 type Cell struct {
-	Protocol    string `json:"protocol"`
-	Scenario    string `json:"scenario"`
-	Batch       int    `json:"batch"`
-	Concurrency int    `json:"concurrency"`
+	CellKey
 	Connections int    `json:"connections"` // TCP connections actually opened
 	Mode        string `json:"mode"`
 
-	Calls        int64            `json:"calls"`  // successful calls
-	Errors       int64            `json:"errors"` // failed calls
-	ErrorClasses map[string]int64 `json:"error_classes,omitempty"`
-	DurationS    float64          `json:"duration_s"` // measured time (warm-up excluded)
-	CallsPerS    float64          `json:"calls_per_s"`
-	MBPerS       float64          `json:"mb_per_s"` // bytes sent plus received, 10^6 per second
+	Calls  int64 `json:"calls"`  // successful calls
+	Errors int64 `json:"errors"` // failed calls (attempts = calls + errors)
+	// ErrorClasses counts failed calls by class; ErrorExamples keeps the
+	// first message seen of each class.
+	ErrorClasses  map[string]int64  `json:"error_classes,omitempty"`
+	ErrorExamples map[string]string `json:"error_examples,omitempty"`
+	// StopReason is why the measurement ended: "" when it ran to its bound,
+	// else one of the Stop* reasons.
+	StopReason string  `json:"stop_reason,omitempty"`
+	DurationS  float64 `json:"duration_s"` // measured time (warm-up excluded)
+	CallsPerS  float64 `json:"calls_per_s"`
+	MBPerS     float64 `json:"mb_per_s"` // bytes sent plus received, 10^6 per second
 
-	// Open-loop only: requested and achieved rate, calls that started late.
-	RateRequested float64 `json:"rate_requested,omitempty"`
-	RateAchieved  float64 `json:"rate_achieved,omitempty"`
-	LateCalls     int64   `json:"late_calls,omitempty"`
+	// Open-loop only: achieved rate (attempts per second), calls that
+	// started late. The requested rate is CellKey.RateRequested.
+	RateAchieved float64 `json:"rate_achieved,omitempty"`
+	LateCalls    int64   `json:"late_calls,omitempty"`
 
 	// LatencyUS is per successful call. In open-loop mode it is measured from
 	// the intended start (corrected for coordinated omission) and
@@ -137,22 +127,38 @@ type Cell struct {
 	Distribution []Quantile `json:"distribution,omitempty"`
 	// FirstRecordUS is the time to the first record, for the stream scenario.
 	FirstRecordUS *Latency `json:"first_record_us,omitempty"`
+	// LastByteUS is the time from the send to the whole response received,
+	// before the client decodes it; DecodeUS is the client's decode time
+	// (for streams: the sum over the call's messages). Both per successful
+	// call, nil when the protocol adapter does not report them.
+	LastByteUS *Latency `json:"last_byte_us,omitempty"`
+	DecodeUS   *Latency `json:"decode_us,omitempty"`
 
-	Batches int64  `json:"batches"`  // batches completed without error
-	BatchMS Spread `json:"batch_ms"` // time per batch of Batch calls
+	// Closed loop only: batches completed without error and the time per
+	// batch of Batch calls. Open-loop cells have no time per batch.
+	Batches int64  `json:"batches"`
+	BatchMS Spread `json:"batch_ms"`
 
-	BytesPerCall Bytes `json:"bytes_per_call"` // on the wire, counted at the socket
+	// BytesPerCall is on the wire, counted at the socket, per successful call.
+	BytesPerCall Bytes `json:"bytes_per_call"`
 
+	// CPU per successful call, microseconds.
 	ClientCPUUSPerCall float64 `json:"client_cpu_us_per_call"`
 	// ServerCPUUSPerCall is nil when the server's /metrics could not be read.
 	ServerCPUUSPerCall *float64 `json:"server_cpu_us_per_call"`
 
 	// Repeat > 1 only.
-	CI      map[string]Interval `json:"ci,omitempty"` // keyed by figure name, see Figures
+	CI      map[Figure]Interval `json:"ci,omitempty"`
 	Repeats []Sample            `json:"repeats,omitempty"`
 
 	Warnings []string `json:"warnings,omitempty"`
 }
+
+// Why a cell's measurement ended early (Cell.StopReason).
+const (
+	StopTargetDown  = "target down" // nothing but transport errors for TargetDownAfter
+	StopInterrupted = "interrupted" // the run was cancelled (Ctrl-C)
+)
 
 // Latency holds percentiles in microseconds.
 type Latency struct {
@@ -193,30 +199,8 @@ type Interval struct {
 	N          int     `json:"n"`
 }
 
-// Sample is the figures of one repeat of a cell. Its keys are Figures.
-type Sample map[string]float64
-
-// Figures are the names a Sample and CI use, with what they mean.
-var Figures = []string{
-	"calls_per_s",             // successful calls per second
-	"latency_us_p50",          // LatencyUS.P50
-	"latency_us_p90",          // LatencyUS.P90
-	"latency_us_p99",          // LatencyUS.P99
-	"batch_ms_mean",           // BatchMS.Mean
-	"bytes_sent_per_call",     // BytesPerCall.Sent
-	"bytes_received_per_call", // BytesPerCall.Received
-	"client_cpu_us_per_call",  // ClientCPUUSPerCall
-	"server_cpu_us_per_call",  // ServerCPUUSPerCall, absent when unknown
-}
-
-// Key identifies a cell within a run and across runs (for compare).
-func (c *Cell) Key() string {
-	k := fmt.Sprintf("%s/%s/b%d/c%d", c.Scenario, c.Protocol, c.Batch, c.Concurrency)
-	if c.RateRequested > 0 {
-		k += fmt.Sprintf("/r%g", c.RateRequested)
-	}
-	return k
-}
+// Sample is the figures of one repeat of a cell.
+type Sample map[Figure]float64
 
 // Write encodes r as indented JSON.
 func Write(w io.Writer, r *Result) error {

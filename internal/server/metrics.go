@@ -9,7 +9,6 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/buildinfo"
-	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/rusage"
 )
 
@@ -23,7 +22,7 @@ const (
 	numProtocols
 )
 
-var protocolNames = [numProtocols]string{results.ProtoREST, results.ProtoRESTProtobuf, results.ProtoGRPC}
+var protocolNames = [numProtocols]api.Protocol{api.REST, api.RESTProtobuf, api.GRPC}
 
 // method indexes the pre-resolved counters by the contract's method.
 type method uint8
@@ -60,8 +59,8 @@ func newMetrics() *metrics {
 	}, []string{"protocol", "method"})
 	for p := range numProtocols {
 		for md := range numMethods {
-			m.requests[p][md] = requests.WithLabelValues(protocolNames[p], methodNames[md])
-			m.errors[p][md] = errs.WithLabelValues(protocolNames[p], methodNames[md])
+			m.requests[p][md] = requests.WithLabelValues(string(protocolNames[p]), methodNames[md])
+			m.errors[p][md] = errs.WithLabelValues(string(protocolNames[p]), methodNames[md])
 		}
 	}
 	cpu := prometheus.NewCounterFunc(prometheus.CounterOpts{

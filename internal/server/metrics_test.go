@@ -12,7 +12,6 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
-	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
 )
@@ -26,10 +25,10 @@ func TestMetricsCountExactly(t *testing.T) {
 
 	before := scrape(t, c)
 	// Every label set exists from the start, at zero.
-	for _, p := range []string{results.ProtoREST, results.ProtoRESTProtobuf, results.ProtoGRPC} {
+	for _, p := range api.Protocols() {
 		for _, m := range []string{"GetVersion", "GetLargePayloadAsList", "GetLargePayload", "PostLargePayload"} {
 			for _, name := range []string{api.MetricRequests, api.MetricErrors} {
-				k := counterKey(name, p, m)
+				k := counterKey(name, string(p), m)
 				if v, ok := before[k]; !ok || v != 0 {
 					t.Errorf("before any call: %s = %v (present %v), want 0", k, v, ok)
 				}

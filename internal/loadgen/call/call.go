@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
@@ -37,8 +38,8 @@ type Outcome struct {
 
 // Client is one protocol's connections to the target.
 type Client interface {
-	// Caller returns a new Caller for a scenario (a results.Scenario* name).
-	Caller(scenario string) (Caller, error)
+	// Caller returns a new Caller for a scenario.
+	Caller(scenario api.Scenario) (Caller, error)
 	// Close closes the client's connections.
 	Close() error
 }

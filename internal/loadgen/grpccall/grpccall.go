@@ -9,6 +9,8 @@ import (
 	"io"
 	"sync/atomic"
 
+	"github.com/meteorbench/meteorbench/api"
+
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -18,7 +20,6 @@ import (
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
-	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 // MaxRecvMsgSize is the largest response message accepted (the list is
@@ -90,15 +91,15 @@ func (c *Client) ctx(ctx context.Context) context.Context {
 }
 
 // Caller implements call.Client.
-func (c *Client) Caller(scenario string) (call.Caller, error) {
+func (c *Client) Caller(scenario api.Scenario) (call.Caller, error) {
 	switch scenario {
-	case results.ScenarioSmall:
+	case api.Small:
 		return &small{c}, nil
-	case results.ScenarioLarge:
+	case api.Large:
 		return &large{c}, nil
-	case results.ScenarioStream:
+	case api.Stream:
 		return &stream{c}, nil
-	case results.ScenarioPost:
+	case api.Post:
 		return &post{c: c, list: data.ProtoList(data.MustLandings())}, nil
 	}
 	return nil, fmt.Errorf("grpccall: unknown scenario %q", scenario)

@@ -10,7 +10,6 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
-	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 // JSON is the "rest" client: JSON over HTTP/1.1, decoded with encoding/json
@@ -27,18 +26,18 @@ func NewJSON(o call.Options) (*JSON, error) {
 }
 
 // Caller implements call.Client.
-func (c *JSON) Caller(scenario string) (call.Caller, error) {
-	return newCaller(scenario, map[string]func() call.Caller{
-		results.ScenarioSmall: func() call.Caller {
+func (c *JSON) Caller(scenario api.Scenario) (call.Caller, error) {
+	return newCaller(scenario, map[api.Scenario]func() call.Caller{
+		api.Small: func() call.Caller {
 			return &jsonSmall{c: c.client, req: c.template(http.MethodGet, api.PathVersion, api.TypeJSON, "")}
 		},
-		results.ScenarioLarge: func() call.Caller {
+		api.Large: func() call.Caller {
 			return &jsonLarge{c: c.client, req: c.template(http.MethodGet, api.PathList, api.TypeJSON, "")}
 		},
-		results.ScenarioStream: func() call.Caller {
+		api.Stream: func() call.Caller {
 			return &jsonStream{c: c.client, req: c.template(http.MethodGet, api.PathStream, api.TypeNDJSON, "")}
 		},
-		results.ScenarioPost: func() call.Caller {
+		api.Post: func() call.Caller {
 			return &jsonPost{c: c.client, req: c.template(http.MethodPost, api.PathList, api.TypeJSON, api.TypeJSON), landings: data.MustLandings()}
 		},
 	})

@@ -14,7 +14,6 @@ import (
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
-	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 // Protobuf is the "rest-protobuf" client: the contract's protobuf messages
@@ -32,18 +31,18 @@ func NewProtobuf(o call.Options) (*Protobuf, error) {
 }
 
 // Caller implements call.Client.
-func (c *Protobuf) Caller(scenario string) (call.Caller, error) {
-	return newCaller(scenario, map[string]func() call.Caller{
-		results.ScenarioSmall: func() call.Caller {
+func (c *Protobuf) Caller(scenario api.Scenario) (call.Caller, error) {
+	return newCaller(scenario, map[api.Scenario]func() call.Caller{
+		api.Small: func() call.Caller {
 			return &pbSmall{c: c.client, req: c.template(http.MethodGet, api.PathVersion, api.TypeProtobuf, "")}
 		},
-		results.ScenarioLarge: func() call.Caller {
+		api.Large: func() call.Caller {
 			return &pbLarge{c: c.client, req: c.template(http.MethodGet, api.PathList, api.TypeProtobuf, "")}
 		},
-		results.ScenarioStream: func() call.Caller {
+		api.Stream: func() call.Caller {
 			return &pbStream{c: c.client, req: c.template(http.MethodGet, api.PathStream, api.TypeProtobuf, "")}
 		},
-		results.ScenarioPost: func() call.Caller {
+		api.Post: func() call.Caller {
 			return &pbPost{c: c.client, req: c.template(http.MethodPost, api.PathList, api.TypeProtobuf, api.TypeProtobuf), list: data.ProtoList(data.MustLandings())}
 		},
 	})

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 )
 
@@ -172,7 +173,7 @@ func (t *trackReader) decodeErr(what string, err error) error {
 }
 
 // newCaller picks a scenario's adapter from a table of constructors.
-func newCaller(scenario string, ctors map[string]func() call.Caller) (call.Caller, error) {
+func newCaller(scenario api.Scenario, ctors map[api.Scenario]func() call.Caller) (call.Caller, error) {
 	ctor, ok := ctors[scenario]
 	if !ok {
 		return nil, fmt.Errorf("restcall: unknown scenario %q", scenario)

@@ -15,11 +15,10 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/restcall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
-	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 // callOnce makes one call of a scenario against handler and classifies it.
-func callOnce(t *testing.T, protobuf bool, scenario string, handler http.HandlerFunc) (call.Outcome, string) {
+func callOnce(t *testing.T, protobuf bool, scenario api.Scenario, handler http.HandlerFunc) (call.Outcome, string) {
 	t.Helper()
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
@@ -57,49 +56,49 @@ func TestRESTAnswers(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		protobuf bool
-		scenario string
+		scenario api.Scenario
 		handler  http.HandlerFunc
 		want     string
 	}{
-		{"json stream ok", false, results.ScenarioStream, func(w http.ResponseWriter, r *http.Request) {
+		{"json stream ok", false, api.Stream, func(w http.ResponseWriter, r *http.Request) {
 			if r.Header.Get("Authorization") != "Bearer tok" || r.Header.Get("Accept") != api.TypeNDJSON {
 				w.WriteHeader(http.StatusUnauthorized)
 				return
 			}
 			ndjson(w, data.Count)
 		}, ""},
-		{"json small ok", false, results.ScenarioSmall, func(w http.ResponseWriter, r *http.Request) {
+		{"json small ok", false, api.Small, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json; charset=utf-8")
 			fmt.Fprintf(w, "%q\n", data.Version)
 		}, ""},
-		{"protobuf asked, JSON answered", true, results.ScenarioSmall, func(w http.ResponseWriter, r *http.Request) {
+		{"protobuf asked, JSON answered", true, api.Small, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", api.TypeJSON)
 			fmt.Fprintf(w, "%q", data.Version)
 		}, call.ClassInvalid},
-		{"not JSON", false, results.ScenarioLarge, func(w http.ResponseWriter, r *http.Request) {
+		{"not JSON", false, api.Large, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", api.TypeJSON)
 			w.Write([]byte("[{]"))
 		}, call.ClassInvalid},
-		{"trailing garbage", false, results.ScenarioSmall, func(w http.ResponseWriter, r *http.Request) {
+		{"trailing garbage", false, api.Small, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", api.TypeJSON)
 			fmt.Fprintf(w, "%q x", data.Version)
 		}, call.ClassInvalid},
-		{"garbage line in a stream", false, results.ScenarioStream, func(w http.ResponseWriter, r *http.Request) {
+		{"garbage line in a stream", false, api.Stream, func(w http.ResponseWriter, r *http.Request) {
 			ndjson(w, 10)
 			w.Write([]byte("{oops\n"))
 		}, call.ClassInvalid},
-		{"records out of order", false, results.ScenarioStream, func(w http.ResponseWriter, r *http.Request) {
+		{"records out of order", false, api.Stream, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", api.TypeNDJSON)
 			ls := data.MustLandings()
 			json.NewEncoder(w).Encode(&ls[1])
 		}, call.ClassInvalid},
-		{"stream cut mid-way", false, results.ScenarioStream, func(w http.ResponseWriter, r *http.Request) {
+		{"stream cut mid-way", false, api.Stream, func(w http.ResponseWriter, r *http.Request) {
 			ndjson(w, 10)
 			w.(http.Flusher).Flush()
 			conn, _, _ := w.(http.Hijacker).Hijack()
 			conn.Close() // chunked body never terminated
 		}, call.ClassTransport},
-		{"body shorter than its length", true, results.ScenarioLarge, func(w http.ResponseWriter, r *http.Request) {
+		{"body shorter than its length", true, api.Large, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", api.TypeProtobuf)
 			w.Header().Set("Content-Length", "100000")
 			w.Write(make([]byte, 10))
@@ -107,7 +106,7 @@ func TestRESTAnswers(t *testing.T) {
 			conn, _, _ := w.(http.Hijacker).Hijack()
 			conn.Close()
 		}, call.ClassTransport},
-		{"status 413", false, results.ScenarioPost, func(w http.ResponseWriter, r *http.Request) {
+		{"status 413", false, api.Post, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", api.TypeJSON)
 			w.WriteHeader(http.StatusRequestEntityTooLarge)
 			w.Write([]byte(`{"error":"too large"}`))
@@ -118,7 +117,7 @@ func TestRESTAnswers(t *testing.T) {
 			if class != tc.want {
 				t.Errorf("class %q, want %q", class, tc.want)
 			}
-			if tc.want == "" && tc.scenario == results.ScenarioStream && out.FirstRecord <= 0 {
+			if tc.want == "" && tc.scenario == api.Stream && out.FirstRecord <= 0 {
 				t.Errorf("no time to first record")
 			}
 		})

@@ -1,0 +1,75 @@
+package api
+
+// Protocol names a way of carrying the contract: the load generator's
+// --proto values, the protocol of a result cell and the protocol label of
+// the server's metrics. Defined here, once, so the server (the system under
+// test) and the load generator share them without depending on each other.
+type Protocol string
+
+// The protocols, in display order (Protocols).
+const (
+	REST         Protocol = "rest"          // JSON over HTTP/1.1
+	RESTProtobuf Protocol = "rest-protobuf" // protobuf over HTTP/1.1
+	GRPC         Protocol = "grpc"          // protobuf over HTTP/2 (gRPC)
+)
+
+// Protocols returns every protocol in display order: REST, then the same
+// transport with protobuf, then gRPC, so that each step changes one thing.
+func Protocols() []Protocol { return []Protocol{REST, RESTProtobuf, GRPC} }
+
+// Title is the protocol's name in prose ("REST+protobuf").
+func (p Protocol) Title() string {
+	switch p {
+	case REST:
+		return "REST"
+	case RESTProtobuf:
+		return "REST+protobuf"
+	case GRPC:
+		return "gRPC"
+	}
+	return string(p)
+}
+
+// Scenario names one of the contract's four calls as the load generator
+// exercises it.
+type Scenario string
+
+// The scenarios, in display order (Scenarios).
+const (
+	Small  Scenario = "small"  // GetVersion / GET /api/MeteoriteLandings
+	Large  Scenario = "large"  // GetLargePayloadAsList / GET .../LargePayload
+	Stream Scenario = "stream" // GetLargePayload (server stream) / GET .../LargePayload/stream (NDJSON)
+	Post   Scenario = "post"   // PostLargePayload / POST .../LargePayload
+)
+
+// Scenarios returns every scenario in display order.
+func Scenarios() []Scenario { return []Scenario{Small, Large, Stream, Post} }
+
+// Method is the RPC the scenario calls (also the method label of the
+// server's request counters for it); "" for an unknown scenario.
+func (s Scenario) Method() string {
+	switch s {
+	case Small:
+		return MethodGetVersion
+	case Large:
+		return MethodGetLargePayloadAsList
+	case Stream:
+		return MethodGetLargePayload
+	case Post:
+		return MethodPostLargePayload
+	}
+	return ""
+}
+
+// Title names the scenario with the RPC it calls: "small (GetVersion)",
+// "stream (GetLargePayload, streamed)".
+func (s Scenario) Title() string {
+	m := s.Method()
+	switch {
+	case m == "":
+		return string(s)
+	case s == Stream:
+		m += ", streamed"
+	}
+	return string(s) + " (" + m + ")"
+}
