@@ -15,6 +15,7 @@ const (
 	FigBatchMS       Figure = "batch_ms_mean"           // BatchMS.Mean, closed loop with a whole batch
 	FigBytesSent     Figure = "bytes_sent_per_call"     // BytesPerCall.Sent
 	FigBytesReceived Figure = "bytes_received_per_call" // BytesPerCall.Received
+	FigBytesTotal    Figure = "bytes_per_call"          // BytesPerCall.Sent + Received
 	FigClientCPU     Figure = "client_cpu_us_per_call"  // ClientCPUUSPerCall
 	FigServerCPU     Figure = "server_cpu_us_per_call"  // ServerCPUUSPerCall, when known
 	FigLastByteP50   Figure = "last_byte_us_p50"        // LastByteUS.P50, when reported
@@ -40,6 +41,7 @@ var figures = []FigureInfo{
 	{FigBatchMS, "time/batch", "ms", false},
 	{FigBytesSent, "bytes/call sent", "B", false},
 	{FigBytesReceived, "bytes/call received", "B", false},
+	{FigBytesTotal, "bytes/call", "B", false},
 	{FigClientCPU, "client CPU/call", "µs", false},
 	{FigServerCPU, "server CPU/call", "µs", false},
 	{FigLastByteP50, "last byte p50", "µs", false},
@@ -89,6 +91,8 @@ func (c *Cell) Figure(f Figure) (v float64, ok bool) {
 		return c.BytesPerCall.Sent, true
 	case FigBytesReceived:
 		return c.BytesPerCall.Received, true
+	case FigBytesTotal:
+		return c.BytesPerCall.Sent + c.BytesPerCall.Received, true
 	case FigClientCPU:
 		return c.ClientCPUUSPerCall, true
 	case FigServerCPU:

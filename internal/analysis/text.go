@@ -1,0 +1,172 @@
+package analysis
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// words are how a ratio of each figure reads: when the protocol is better,
+// when it is worse, and a suffix.
+var words = map[results.Figure][4]string{
+	results.FigLatencyP50: {"faster", "slower", " (p50)", "the same p50"},
+	results.FigLatencyP99: {"faster", "slower", " (p99)", "the same p99"},
+	results.FigCallsPerS:  {"more calls/s", "fewer calls/s", "", "the same calls/s"},
+	results.FigBytesTotal: {"fewer bytes", "more bytes", "", "the same bytes"},
+	results.FigServerCPU:  {"less server CPU", "more server CPU", "", "the same server CPU"},
+	results.FigClientCPU:  {"less client CPU", "more client CPU", "", "the same client CPU"},
+}
+
+// Describe says a ratio in words, as a factor of at least 1 with its
+// interval: "3.9x [3.6, 4.4] more calls/s", "2.0x slower (p50)".
+func Describe(r results.Ratio) string {
+	w, ok := words[r.Figure]
+	if !ok {
+		info, _ := r.Figure.Info()
+		w = [4]string{"better " + info.Label, "worse " + info.Label, "", "the same " + info.Label}
+	}
+	info, _ := r.Figure.Info()
+	if r.Ratio == 1 {
+		return w[3]
+	}
+	// factor > 1 reads "x better"; flip when lower is better.
+	f, lo, hi := r.Ratio, r.Lo, r.Hi
+	if !info.HigherIsBetter {
+		f = 1 / f
+		if lo != nil && hi != nil {
+			l, h := 1 / *hi, 1 / *lo
+			lo, hi = &l, &h
+		}
+	}
+	word := w[0]
+	if f < 1 {
+		word = w[1]
+		f = 1 / f
+		if lo != nil && hi != nil {
+			l, h := 1 / *hi, 1 / *lo
+			lo, hi = &l, &h
+		}
+	}
+	s := factor(f) + "x"
+	if lo != nil && hi != nil && factor(*lo) != factor(*hi) {
+		s += " [" + factor(*lo) + ", " + factor(*hi) + "]"
+	}
+	s += " " + word + w[2]
+	if r.Significance == results.NotSignificant {
+		s += " (not significant)"
+	}
+	return s
+}
+
+// factor formats a ratio with two significant figures ("1.03", "3.9", "12").
+func factor(f float64) string {
+	switch {
+	case f >= 9.95:
+		return strconv.FormatFloat(f, 'f', 0, 64)
+	case f >= 1.995:
+		return strconv.FormatFloat(f, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(f, 'f', 2, 64)
+	}
+}
+
+// Line says one protocol against the baseline in words, every figure:
+// "gRPC against REST: 3.9x faster (p50), 3.9x more calls/s, ...".
+func Line(baseline api.Protocol, vs results.Versus) string {
+	parts := ratioTexts(vs, len(vs.Ratios))
+	if vs.Saturated != "" {
+		parts = append([]string{vs.Saturated + ": no latency verdict"}, parts...)
+	}
+	s := vs.Protocol.Title() + " against " + baseline.Title() + ": " + strings.Join(parts, ", ")
+	if vs.EncodingShare != nil {
+		s += "; " + shareText(*vs.EncodingShare)
+	}
+	return s
+}
+
+func ratioTexts(vs results.Versus, n int) []string {
+	var parts []string
+	for i, r := range vs.Ratios {
+		if i >= n {
+			break
+		}
+		parts = append(parts, Describe(r))
+	}
+	return parts
+}
+
+// summaryFigures are the figures of the summary line.
+var summaryFigures = map[results.Figure]bool{
+	results.FigLatencyP50: true, results.FigCallsPerS: true, results.FigBytesTotal: true, results.FigServerCPU: true,
+}
+
+// summary is the verdict's line after its prefix: the headline protocol
+// (gRPC, else the first) against the baseline on the summary figures, the
+// encoding's share of the gain, and rest-protobuf's p50 when no share was
+// drawn.
+func summary(v *results.Verdict) string {
+	if len(v.Versus) == 0 {
+		return "only " + v.Baseline.Title() + " had successful calls: nothing to compare"
+	}
+	head := v.Versus[len(v.Versus)-1]
+	for _, vs := range v.Versus {
+		if vs.Protocol == api.GRPC {
+			head = vs
+		}
+	}
+	var parts []string
+	for _, r := range head.Ratios {
+		if !summaryFigures[r.Figure] {
+			continue
+		}
+		d := Describe(r)
+		if r.Figure == results.FigLatencyP50 {
+			d = strings.Replace(d, " (p50)", " than "+v.Baseline.Title()+" (p50)", 1)
+		}
+		parts = append(parts, d)
+	}
+	s := head.Protocol.Title() + " " + strings.Join(parts, ", ")
+	if head.Saturated != "" {
+		s = head.Saturated + ": no latency verdict; " + s
+	}
+	if head.EncodingShare != nil {
+		s += "; " + shareText(*head.EncodingShare)
+	} else {
+		for _, vs := range v.Versus {
+			if vs.Protocol == head.Protocol {
+				continue
+			}
+			for _, r := range vs.Ratios {
+				if r.Figure == results.FigLatencyP50 {
+					s += "; " + vs.Protocol.Title() + " " + Describe(r)
+				}
+			}
+		}
+	}
+	return s
+}
+
+// shareText says the encoding's part of gRPC's latency gain.
+func shareText(share float64) string {
+	switch {
+	case share > 1.05:
+		return fmt.Sprintf("all of the gain from the encoding (rest-protobuf gains %.0f%% of it; HTTP/2 gives some back)", 100*share)
+	case share < -0.05:
+		return "none of the gain from the encoding (rest-protobuf is slower than REST): it is the transport's"
+	}
+	return fmt.Sprintf("%.0f%% of the gain from the encoding (rest-protobuf)", 100*share)
+}
+
+// fmtUS formats microseconds: "850 µs", "6.2 ms", "1.40 s".
+func fmtUS(us float64) string {
+	switch {
+	case us >= 1e6:
+		return strconv.FormatFloat(us/1e6, 'f', 2, 64) + " s"
+	case us >= 1e3:
+		return strconv.FormatFloat(us/1e3, 'f', 1, 64) + " ms"
+	}
+	return strconv.FormatFloat(us, 'f', 0, 64) + " µs"
+}
