@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1
 # meteorbench: one static binary in a minimal, non-root image.
 #   docker build -t meteorbench .
 #   docker run --rm -p 8080:8080 meteorbench            # serve REST + gRPC on :8080
