@@ -1,8 +1,10 @@
-# syntax=docker/dockerfile:1
 # meteorbench: one static binary in a minimal, non-root image.
 #   docker build -t meteorbench .
 #   docker run --rm -p 8080:8080 meteorbench            # serve REST + gRPC on :8080
-#   docker run --rm --network host meteorbench run      # load a server on this host
+#   docker run --rm -e METEORBENCH_ADDR=:9000 -p 9000:9000 meteorbench   # another port
+#   docker run --rm --network host -v "$PWD/out:/out" --user "$(id -u):$(id -g)" meteorbench \
+#     run --target 127.0.0.1:8080 --out /out/run1 --format table,json   # load it; results in ./out
+# (docs/server.md has the details: HEALTHCHECK, read-only root, --out volume.)
 
 FROM golang:1.26 AS build
 WORKDIR /src
@@ -19,9 +21,17 @@ RUN --mount=type=cache,target=/go/pkg/mod \
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/meteorbench /usr/local/bin/meteorbench
 USER nonroot:nonroot
+# serve listens on $METEORBENCH_ADDR unless --addr is given, and writes the
+# address it bound to $METEORBENCH_ADDR_FILE; health (no --addr) reads that
+# file, else $METEORBENCH_ADDR. So the HEALTHCHECK follows both
+# "-e METEORBENCH_ADDR=:9000" and "serve --addr :9000". /tmp is the one place
+# written; with --read-only add --tmpfs /tmp (without it serve warns once and
+# the check falls back to $METEORBENCH_ADDR).
+ENV METEORBENCH_ADDR=:8080 \
+    METEORBENCH_ADDR_FILE=/tmp/meteorbench.addr
 EXPOSE 8080
 # No shell in the image: the binary checks itself (GET /healthz and grpc.health.v1).
 HEALTHCHECK --interval=15s --timeout=3s --start-period=5s --retries=3 \
-  CMD ["/usr/local/bin/meteorbench", "health", "--addr", "127.0.0.1:8080"]
+  CMD ["/usr/local/bin/meteorbench", "health"]
 ENTRYPOINT ["/usr/local/bin/meteorbench"]
-CMD ["serve", "--addr", ":8080"]
+CMD ["serve"]

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -15,8 +17,9 @@ import (
 
 func newHealthCmd() *cobra.Command {
 	var (
-		addr    string
-		timeout time.Duration
+		addr     = dialAddr("127.0.0.1:8080")
+		addrFile string
+		timeout  time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "health",
@@ -24,10 +27,21 @@ func newHealthCmd() *cobra.Command {
 		Long: `Check a meteorbench server: GET /healthz must answer {"status":"ok"} and the
 gRPC health service must answer SERVING, both on the one port. Prints one line;
 exits 0 when healthy, 1 when not. Meant for the container's HEALTHCHECK (the
-image has no shell or curl).`,
+image has no shell or curl).
+
+The server's address is, first found: --addr; the file --addr-file (or
+$` + addrFileEnv + `) names, as "serve --addr-file" wrote it; $` + addrEnv + `; 127.0.0.1:8080.
+A wildcard or empty host means 127.0.0.1.`,
 		Args: serveNoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			target, err := healthTarget(addr)
+			if !cmd.Flags().Changed("addr-file") {
+				addrFile = os.Getenv(addrFileEnv)
+			}
+			from, err := healthAddr(cmd, &addr, addrFile)
+			if err != nil {
+				return usageError{err}
+			}
+			target, err := healthTarget(from)
 			if err != nil {
 				return usageError{err}
 			}
@@ -44,9 +58,49 @@ image has no shell or curl).`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "`host:port` of the server (an empty or wildcard host means 127.0.0.1)")
+	cmd.Flags().Var(&addr, "addr", "`host:port` of the server (an empty or wildcard host means 127.0.0.1); default from --addr-file, $"+addrEnv+", else 127.0.0.1:8080")
+	cmd.Flags().StringVar(&addrFile, "addr-file", "", "read the server's address from this `file`, written by serve --addr-file, when it exists; default $"+addrFileEnv)
 	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Second, "give up after this long")
 	return cmd
+}
+
+// dialAddr is a host:port flag value whose port must be 1 to 65535.
+type dialAddr string
+
+func (a *dialAddr) String() string { return string(*a) }
+
+func (a *dialAddr) Set(s string) error {
+	if err := checkHostPort(s, 1); err != nil {
+		return err
+	}
+	*a = dialAddr(s)
+	return nil
+}
+
+func (*dialAddr) Type() string { return "host:port" }
+
+// healthAddr picks the address to check: --addr when given, else the
+// address file when it exists, else $METEORBENCH_ADDR, else the default. A
+// missing file is not an error (the server may not have started yet); an
+// unreadable or malformed one is.
+func healthAddr(cmd *cobra.Command, addr *dialAddr, addrFile string) (string, error) {
+	if !cmd.Flags().Changed("addr") && addrFile != "" {
+		b, err := os.ReadFile(addrFile)
+		switch {
+		case err == nil:
+			v := strings.TrimSpace(string(b))
+			if err := checkHostPort(v, 1); err != nil {
+				return "", fmt.Errorf("--addr-file %s: %w", addrFile, err)
+			}
+			return v, nil
+		case !errors.Is(err, fs.ErrNotExist):
+			return "", fmt.Errorf("--addr-file: %w", err)
+		}
+	}
+	if err := addrFromEnv(cmd, addr); err != nil {
+		return "", err
+	}
+	return string(*addr), nil
 }
 
 // healthTarget turns a listen address (":8080", "0.0.0.0:8080") into one to

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -17,9 +19,22 @@ import (
 // (safer than the flag, which other users can read in the process list).
 const tokenEnv = "METEORBENCH_TOKEN"
 
+// addrEnv supplies the default of --addr for both serve and health, so a
+// container's HEALTHCHECK follows an address changed with -e.
+const addrEnv = "METEORBENCH_ADDR"
+
+// addrFileEnv supplies the default of --addr-file for both serve and
+// health: serve writes the address it bound there, health reads it, so the
+// HEALTHCHECK also follows "serve --addr :9000" given on the command line.
+const addrFileEnv = "METEORBENCH_ADDR_FILE"
+
+// defaultServeAddr is --addr's default when $METEORBENCH_ADDR is not set.
+const defaultServeAddr = ":8080"
+
 func newServeCmd() *cobra.Command {
 	var (
-		addr     string
+		addr     = listenAddr(defaultServeAddr)
+		addrFile string
 		logLevel string
 		maxBody  = serveByteSize(server.DefaultMaxBody)
 		cfg      server.Config
@@ -48,8 +63,11 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 			if err != nil {
 				return usageError{err}
 			}
-			if _, _, err := net.SplitHostPort(addr); err != nil {
-				return usageError{fmt.Errorf("--addr %q: %w", addr, err)}
+			if err := addrFromEnv(cmd, &addr); err != nil {
+				return usageError{err}
+			}
+			if !cmd.Flags().Changed("addr-file") {
+				addrFile = os.Getenv(addrFileEnv)
 			}
 			if !cmd.Flags().Changed("token") {
 				cfg.Token = os.Getenv(tokenEnv)
@@ -64,12 +82,25 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 				return err
 			}
 			var lc net.ListenConfig
-			ln, err := lc.Listen(cmd.Context(), "tcp", addr)
+			ln, err := lc.Listen(cmd.Context(), "tcp", string(addr))
 			if err != nil {
 				return err
 			}
+
+			// The address file is a convenience for health, written before
+			// the start-up line so it is there once that line is: a read-only
+			// file system costs a warning, not the server.
+			var fileErr error
+			if addrFile != "" {
+				if fileErr = writeAddrFile(addrFile, ln.Addr().String()); fileErr == nil {
+					defer os.Remove(addrFile)
+				}
+			}
 			// The one start-up line; `run` reads the address after "listening on ".
 			fmt.Fprintf(cmd.ErrOrStderr(), "meteorbench serve: listening on %s (REST over HTTP/1.1 and gRPC over HTTP/2)\n", ln.Addr())
+			if fileErr != nil {
+				cfg.Logger.Warn("health --addr-file will not find this server", "err", fileErr)
+			}
 			cfg.Logger.Debug("configuration", "max_body", cfg.MaxBody, "token", cfg.Token != "",
 				"header_timeout", cfg.HeaderTimeout, "read_timeout", cfg.ReadTimeout,
 				"write_timeout", cfg.WriteTimeout, "idle_timeout", cfg.IdleTimeout,
@@ -78,7 +109,8 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&addr, "addr", ":8080", "`host:port` to listen on (port 0 picks a free one)")
+	f.Var(&addr, "addr", "`host:port` to listen on (port 0 picks a free one); default $"+addrEnv+", else "+defaultServeAddr)
+	f.StringVar(&addrFile, "addr-file", "", "write the bound host:port to this `file` (for health --addr-file), removed at exit; default $"+addrFileEnv)
 	f.StringVar(&cfg.Token, "token", "", "require this bearer `token` on the data calls (REST Authorization header, gRPC authorization metadata); default $"+tokenEnv)
 	f.Var(&maxBody, "max-body", "largest request body / gRPC message (e.g. 8MiB, 512KiB, 1048576)")
 	f.Uint32Var(&cfg.MaxConcurrentStreams, "max-streams", server.DefaultMaxConcurrentStreams, "concurrent gRPC calls allowed per connection")
@@ -89,6 +121,93 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "time in-flight calls get to finish after SIGINT/SIGTERM")
 	f.StringVar(&logLevel, "log-level", "info", "stderr log level: debug|info|warn|error (nothing is logged per request)")
 	return cmd
+}
+
+// listenAddr is a host:port flag value, checked when the flag is parsed so
+// that a bad one is a usage error (exit 2) rather than a failed listen: the
+// port must be a number from 0 to 65535, the host empty, an IP address or a
+// host name.
+type listenAddr string
+
+func (a *listenAddr) String() string { return string(*a) }
+
+func (a *listenAddr) Set(s string) error {
+	if err := checkHostPort(s, 0); err != nil {
+		return err
+	}
+	*a = listenAddr(s)
+	return nil
+}
+
+func (*listenAddr) Type() string { return "host:port" }
+
+// checkHostPort validates host:port; the port must be at least minPort.
+func checkHostPort(s string, minPort uint64) error {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port: %w", s, err)
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || p < minPort {
+		return fmt.Errorf("%q: port %q is not a number from %d to 65535", s, port, minPort)
+	}
+	if host == "" {
+		return nil
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return nil
+	}
+	if len(host) > 253 || strings.Trim(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.") != "" ||
+		strings.HasPrefix(host, "-") || strings.HasPrefix(host, ".") || strings.Contains(host, "..") {
+		return fmt.Errorf("%q: host %q is not an IP address or a host name", s, host)
+	}
+	return nil
+}
+
+// addrFromEnv applies $METEORBENCH_ADDR to an --addr the command line did
+// not set, checking it as the flag would be.
+func addrFromEnv(cmd *cobra.Command, addr flagSetter) error {
+	if cmd.Flags().Changed("addr") {
+		return nil
+	}
+	v, ok := os.LookupEnv(addrEnv)
+	if !ok || v == "" {
+		return nil
+	}
+	if err := addr.Set(v); err != nil {
+		return fmt.Errorf("$%s: %w", addrEnv, err)
+	}
+	return nil
+}
+
+type flagSetter interface{ Set(string) error }
+
+// writeAddrFile writes addr and a newline to path, atomically (a temporary
+// file in the same directory, renamed), so a reader never sees half of it.
+func writeAddrFile(path, addr string) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".*")
+	if err != nil {
+		return fmt.Errorf("--addr-file: %w", err)
+	}
+	_, err = f.WriteString(addr + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("--addr-file: %w", err)
+	}
+	return nil
 }
 
 // serveNoArgs refuses positional arguments as a usage error (exit 2).

@@ -50,7 +50,13 @@ func serveChild(t *testing.T, env []string, args ...string) *exec.Cmd {
 // runServeChild runs a child to completion.
 func runServeChild(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	cmd := serveChild(t, nil, args...)
+	return runServeChildEnv(t, nil, args...)
+}
+
+// runServeChildEnv runs a child to completion with extra environment.
+func runServeChildEnv(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := serveChild(t, env, args...)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -138,22 +144,34 @@ func TestServeBadFlags(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		code int
+		env  []string
 	}{
-		{[]string{"serve", "--log-level", "loud"}, 2},
-		{[]string{"serve", "--max-body", "0"}, 2},
-		{[]string{"serve", "--max-body", "lots"}, 2},
-		{[]string{"serve", "--addr", "nowhere"}, 2},
-		{[]string{"serve", "--token", "two words"}, 2},
-		{[]string{"serve", "--read-timeout", "-1s"}, 2},
-		{[]string{"serve", "--nope"}, 2},
-		{[]string{"serve", "extra-arg"}, 2},
-		{[]string{"serve", "--addr", ln.Addr().String()}, 1}, // the port is taken
-		{[]string{"health", "--timeout", "0s"}, 2},
-		{[]string{"health", "--addr", "nowhere"}, 2},
+		{[]string{"serve", "--log-level", "loud"}, 2, nil},
+		{[]string{"serve", "--max-body", "0"}, 2, nil},
+		{[]string{"serve", "--max-body", "lots"}, 2, nil},
+		{[]string{"serve", "--max-body", "2GiB"}, 2, nil},
+		{[]string{"serve", "--addr", "nowhere"}, 2, nil},
+		{[]string{"serve", "--addr", "127.0.0.1:99999"}, 2, nil},
+		{[]string{"serve", "--addr", "127.0.0.1:-1"}, 2, nil},
+		{[]string{"serve", "--addr", ":http"}, 2, nil},
+		{[]string{"serve", "--addr", "bad host:80"}, 2, nil},
+		{[]string{"serve"}, 2, []string{addrEnv + "=:99999"}},
+		{[]string{"serve", "--token", "two words"}, 2, nil},
+		{[]string{"serve", "--read-timeout", "-1s"}, 2, nil},
+		{[]string{"serve", "--shutdown-timeout", "-1s"}, 2, nil},
+		{[]string{"serve", "--max-streams", "-1"}, 2, nil},
+		{[]string{"serve", "--nope"}, 2, nil},
+		{[]string{"serve", "extra-arg"}, 2, nil},
+		{[]string{"serve", "--addr", ln.Addr().String()}, 1, nil}, // the port is taken
+		{[]string{"health", "--timeout", "0s"}, 2, nil},
+		{[]string{"health", "--addr", "nowhere"}, 2, nil},
+		{[]string{"health", "--addr", "127.0.0.1:0"}, 2, nil},
+		{[]string{"health", "--addr", "127.0.0.1:70000"}, 2, nil},
+		{[]string{"health"}, 2, []string{addrEnv + "=:99999"}},
 	} {
-		code, stdout, stderr := runServeChild(t, tc.args...)
+		code, stdout, stderr := runServeChildEnv(t, tc.env, tc.args...)
 		if code != tc.code {
-			t.Errorf("%q: exit %d, want %d (stderr %q)", tc.args, code, tc.code, stderr)
+			t.Errorf("%q (env %q): exit %d, want %d (stderr %q)", tc.args, tc.env, code, tc.code, stderr)
 		}
 		if !strings.HasPrefix(stderr, "meteorbench: ") || strings.Count(stderr, "\n") != 1 || stdout != "" {
 			t.Errorf("%q: want one error line on stderr, got stdout %q stderr %q", tc.args, stdout, stderr)
@@ -201,5 +219,123 @@ func TestByteSizeFlag(t *testing.T) {
 	}
 	if s := serveByteSize(8 << 20); s.String() != "8MiB" {
 		t.Errorf("String() = %q", s.String())
+	}
+}
+
+func TestListenAddrFlag(t *testing.T) {
+	for _, ok := range []string{":8080", ":0", "127.0.0.1:0", "0.0.0.0:65535", "[::]:9000", "[::1]:80", "localhost:80", "my-host.example:1", "[fe80::1%eth0]:80"} {
+		var a listenAddr
+		if err := a.Set(ok); err != nil || string(a) != ok {
+			t.Errorf("Set(%q) = %q, %v; want it accepted", ok, a, err)
+		}
+	}
+	for _, bad := range []string{"", "8080", ":", ":65536", ":99999", ":-1", ":http", "host", "a b:80", "-x:80", "a..b:80", "[::1:80", "1.2.3.4:80:90"} {
+		var a listenAddr
+		if err := a.Set(bad); err == nil {
+			t.Errorf("Set(%q) accepted, want an error", bad)
+		}
+	}
+	var d dialAddr
+	if err := d.Set(":0"); err == nil {
+		t.Error("health: port 0 accepted")
+	}
+}
+
+// TestHealthFollowsServeAddr: what the container's HEALTHCHECK relies on.
+// serve takes its address from $METEORBENCH_ADDR and writes what it bound
+// to $METEORBENCH_ADDR_FILE; health, given no --addr, finds the server
+// through either, and the file wins over a stale $METEORBENCH_ADDR (the
+// image's default when "serve --addr ..." overrides it on the command line).
+func TestHealthFollowsServeAddr(t *testing.T) {
+	for _, viaFlag := range []bool{false, true} {
+		t.Run(map[bool]string{false: "env", true: "flag"}[viaFlag], func(t *testing.T) {
+			file := t.TempDir() + "/addr"
+			env := []string{addrFileEnv + "=" + file, addrEnv + "=127.0.0.1:0"}
+			args := []string{"serve"}
+			if viaFlag {
+				env = []string{addrFileEnv + "=" + file, addrEnv + "=127.0.0.1:1"} // stale: nothing listens there
+				args = append(args, "--addr", "127.0.0.1:0")
+			}
+			cmd := serveChild(t, env, args...)
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+			}()
+			line, err := bufio.NewReader(stderr).ReadString('\n')
+			m := startLine.FindStringSubmatch(line)
+			if err != nil || m == nil {
+				t.Fatalf("start-up line %q (%v)", line, err)
+			}
+			b, err := os.ReadFile(file)
+			if err != nil || string(b) != m[1]+"\n" {
+				t.Fatalf("address file: %q, %v; want %q", b, err, m[1]+"\n")
+			}
+			code, stdout, errOut := runServeChildEnv(t, env, "health")
+			if code != 0 || !strings.Contains(stdout, m[1]+" is healthy") {
+				t.Errorf("health with %q: exit %d, stdout %q, stderr %q", env, code, stdout, errOut)
+			}
+			if !viaFlag {
+				code, stdout, errOut = runServeChildEnv(t, []string{addrEnv + "=" + m[1]}, "health")
+				if code != 0 {
+					t.Errorf("health with only $%s: exit %d, stdout %q, stderr %q", addrEnv, code, stdout, errOut)
+				}
+			}
+			// --addr beats the file.
+			code, _, _ = runServeChildEnv(t, env, "health", "--addr", "127.0.0.1:1", "--timeout", "5s")
+			if code != 1 {
+				t.Errorf("health --addr (nothing there) with an address file: exit %d, want 1", code)
+			}
+			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("after SIGTERM: %v", err)
+			}
+			if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("address file after exit: %v, want it removed", err)
+			}
+		})
+	}
+}
+
+// TestServeAddrFileUnwritable: an address file that cannot be written (a
+// read-only file system) costs one warning, not the server.
+func TestServeAddrFileUnwritable(t *testing.T) {
+	cmd := serveChild(t, nil, "serve", "--addr", "127.0.0.1:0", "--addr-file", t.TempDir()+"/no/such/dir/addr")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(stderr)
+	line, err := br.ReadString('\n')
+	m := startLine.FindStringSubmatch(line)
+	if err != nil || m == nil {
+		t.Fatalf("start-up line %q (%v)", line, err)
+	}
+	warn, err := br.ReadString('\n')
+	if err != nil || !strings.Contains(warn, "level=WARN") || !strings.Contains(warn, "addr-file") {
+		t.Errorf("second line %q (%v), want a warning about the address file", warn, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), serveHangGuard)
+	defer cancel()
+	if err := server.Check(ctx, m[1]); err != nil {
+		t.Errorf("health: %v", err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.ReadAll(br)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("after SIGTERM: %v", err)
 	}
 }

@@ -75,3 +75,13 @@ func BenchmarkDecodeList(b *testing.B) {
 		}
 	})
 }
+
+// What a caller of Landings pays for its own copy of the records (the parse
+// itself happens once per process).
+func BenchmarkLandingsCopy(b *testing.B) {
+	MustLandings()
+	b.ReportAllocs()
+	for b.Loop() {
+		MustLandings()
+	}
+}

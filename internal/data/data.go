@@ -1,9 +1,10 @@
 // Package data holds the embedded data set: 1000 NASA meteorite landings,
-// parsed once into typed records, with their conversions to the protobuf
+// parsed once, on first use, into typed records, with their conversions to the protobuf
 // messages of the contract and to the REST JSON shape.
 package data
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -60,17 +61,24 @@ type sourceLanding struct {
 	GeoLocation *GeoLocation `json:"geolocation"`
 }
 
-var (
-	loadOnce sync.Once
-	loaded   []Landing
-	loadErr  error
-)
+// parsed is the embedded file, parsed and validated on first use (not at
+// package init, so a program that never needs the records never pays for
+// them). Its records are never handed out: every accessor copies.
+var parsed = sync.OnceValues(func() ([]Landing, error) { return Parse(sourceJSON) })
 
-// Landings returns the parsed data set, in the file's order. It is parsed and
-// validated once; callers must not modify the returned records.
+// Landings returns the parsed data set, in the file's order: a deep copy
+// that the caller owns and may modify. Parsing happens once, on the first
+// call of any accessor.
 func Landings() ([]Landing, error) {
-	loadOnce.Do(func() { loaded, loadErr = Parse(sourceJSON) })
-	return loaded, loadErr
+	ls, err := parsed()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Landing, len(ls))
+	for i := range ls {
+		out[i] = ls[i].Clone()
+	}
+	return out, nil
 }
 
 // MustLandings is Landings for callers that cannot go on without the data set.
@@ -84,8 +92,38 @@ func MustLandings() []Landing {
 	return ls
 }
 
-// Source returns the embedded file as shipped (245,975 bytes).
-func Source() []byte { return sourceJSON }
+// IDs returns the records' ids in the file's order (a fresh slice), for
+// callers that validate answers and need nothing else.
+func IDs() ([]uint32, error) {
+	ls, err := parsed()
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]uint32, len(ls))
+	for i := range ls {
+		ids[i] = ls[i].ID
+	}
+	return ids, nil
+}
+
+// Source returns a copy of the embedded file as shipped (245,975 bytes).
+func Source() []byte { return bytes.Clone(sourceJSON) }
+
+// Clone returns a deep copy of l: nothing it points to is shared with l.
+func (l *Landing) Clone() Landing {
+	c := *l
+	c.Mass = copyFloat(l.Mass)
+	c.RecLat = copyFloat(l.RecLat)
+	c.RecLong = copyFloat(l.RecLong)
+	if l.Year != nil {
+		y := *l.Year
+		c.Year = &y
+	}
+	if g := l.GeoLocation; g != nil {
+		c.GeoLocation = &GeoLocation{Type: g.Type, Coordinates: append([]float64(nil), g.Coordinates...)}
+	}
+	return c
+}
 
 // Parse decodes a file in the SODA format and validates it: exactly Count
 // records, unique non-zero ids, names present, numbers and dates well formed.

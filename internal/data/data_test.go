@@ -178,3 +178,44 @@ func TestFromProtoRejectsInvalidTimestamp(t *testing.T) {
 		t.Fatal("FromProto accepted a timestamp with negative nanos")
 	}
 }
+
+// TestAccessorsCopy: what the accessors return belongs to the caller;
+// changing it, pointers and slices included, changes nothing for the next
+// caller.
+func TestAccessorsCopy(t *testing.T) {
+	before, err := json.Marshal(MustLandings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := MustLandings()
+	ls[0].Name = "changed"
+	*ls[0].Mass = -1
+	*ls[0].Year = time.Time{}
+	ls[0].GeoLocation.Coordinates[0] = -1
+	ls[1] = Landing{}
+	ids, err := IDs()
+	if err != nil || len(ids) != Count || ids[0] != 1 {
+		t.Fatalf("IDs() = %d ids (first %v), %v", len(ids), ids[:1], err)
+	}
+	ids[0] = 0
+	src := Source()
+	src[0] = 'x'
+
+	after, err := json.Marshal(MustLandings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Error("changing a returned slice changed the data set")
+	}
+	if ids2, _ := IDs(); ids2[0] != 1 {
+		t.Errorf("IDs()[0] = %d after changing a returned slice, want 1", ids2[0])
+	}
+	if Source()[0] == 'x' {
+		t.Error("changing Source()'s bytes changed the embedded file")
+	}
+	l := MustLandings()[0]
+	if c := l.Clone(); !reflect.DeepEqual(c, l) || c.Mass == l.Mass || c.Year == l.Year || c.GeoLocation == l.GeoLocation {
+		t.Errorf("Clone() = %+v: not an equal deep copy of %+v", c, l)
+	}
+}
