@@ -101,7 +101,7 @@ func compareValue(c *results.Cell, name results.Figure) (float64, bool) {
 	if name == "latency_us_p999" {
 		return c.LatencyUS.P999, true
 	}
-	return figureValue(c, name)
+	return c.Figure(name)
 }
 
 // Compare compares old and new cell by cell. Significance comes from the
@@ -163,7 +163,7 @@ func compareCell(oc, nc *results.Cell) CellChange {
 	for _, m := range compareMetrics {
 		ov, ok1 := compareValue(oc, m.name)
 		nv, ok2 := compareValue(nc, m.name)
-		if !ok1 || !ok2 || !hasCalls(oc) || !hasCalls(nc) {
+		if !ok1 || !ok2 || oc.Calls == 0 || nc.Calls == 0 {
 			continue
 		}
 		d := MetricDelta{Name: m.name, Label: m.label, Old: ov, New: nv, HigherIsBetter: m.higher, kind: m.k}
@@ -171,7 +171,7 @@ func compareCell(oc, nc *results.Cell) CellChange {
 			pct := (nv - ov) / ov * 100
 			d.DeltaPct = &pct
 		}
-		ovs, nvs := repeatValues(oc, m.name), repeatValues(nc, m.name)
+		ovs, nvs := oc.RepeatValues(m.name), nc.RepeatValues(m.name)
 		switch {
 		case len(ovs) > 1 && len(nvs) > 1:
 			c := stats.Compare(ovs, nvs)
