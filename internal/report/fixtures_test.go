@@ -389,6 +389,7 @@ func fixtureCompare(newer bool) *results.Result {
 		scen = []api.Scenario{api.Small, api.Large, api.Stream}
 		env.GoVersion, env.GOMAXPROCS, env.NumCPU = "go1.27.0", 4, 4
 		env.CPUModel = "Other synthetic CPU @ 3.10GHz (fixture data)"
+		env.Target = "127.0.0.1:39877" // its own server's random port: no setting
 	}
 	r := newResult(env, closedSettings(protos, scen, []int{100}, 5))
 	r.Settings.DurationS = 5

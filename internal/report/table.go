@@ -96,6 +96,56 @@ func tableGroup(ew *errWriter, g *group, lines []string, note string) {
 	}
 }
 
+// Live writes the table format while a run measures: the environment
+// first (NewLive), each section as soon as its cells are measured (Group),
+// and at the end the summary and the run's warnings (Finish). Its output,
+// concatenated, has every section the table format of the finished result
+// has, in measurement order, and the same summary; the per-section verdict
+// ratios, drawn from the whole run, are in the summary only.
+//
+// A Live is not safe for concurrent use. The first write error stops all
+// further output and is returned by every later call.
+type Live struct {
+	ew *errWriter
+}
+
+// NewLive prints r's environment header (r needs Env, Settings and
+// Started; nothing else is read) and returns the writer for the sections.
+func NewLive(w io.Writer, r *results.Result) *Live {
+	l := &Live{ew: &errWriter{w: w}}
+	tableEnv(l.ew, r)
+	return l
+}
+
+// Group prints the section of one group of cells as soon as it is
+// measured: one scenario x batch x condition, all its protocols. Cells of
+// several groups print as several sections, in display order.
+func (l *Live) Group(cells []results.Cell) error {
+	ptrs := make([]*results.Cell, len(cells))
+	for i := range cells {
+		ptrs[i] = &cells[i]
+	}
+	for _, g := range groupOf(ptrs, nil) {
+		tableGroup(l.ew, g, nil, "")
+	}
+	return l.ew.err
+}
+
+// Finish prints the end of the run: its warnings, the summary of r's
+// verdicts (call analysis.Apply first) and, for a partial result, the
+// interrupted banner.
+func (l *Live) Finish(r *results.Result) error {
+	if len(r.Warnings) > 0 {
+		l.ew.printf("\n")
+		tableWarnings(l.ew, r)
+	}
+	tableSummary(l.ew, r)
+	if r.Interrupted {
+		l.ew.printf("\n*** %s (%s) ***\n", interruptedBanner, orNA(r.StopReason))
+	}
+	return l.ew.err
+}
+
 // errWriter keeps the first write error so rendering code stays linear.
 type errWriter struct {
 	w   io.Writer
