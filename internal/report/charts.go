@@ -324,7 +324,7 @@ func dashboard(r *results.Result) *chart.Dashboard {
 		d.Lines = append(d.Lines, "repeats: "+repeatLine(r))
 	}
 	for _, s := range summary(r) {
-		d.Summary = append(d.Summary, s.String())
+		d.Summary = append(d.Summary, s.Text) // the notes would widen the image; the text formats have them
 	}
 	return d
 }
