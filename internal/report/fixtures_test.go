@@ -219,6 +219,7 @@ func drawRepeated(s cellSpec, k, seed int) results.Cell {
 	c.LatencyUS.P50 = med("latency_us_p50")
 	c.LatencyUS.P90 = med("latency_us_p90")
 	c.LatencyUS.P99 = med("latency_us_p99")
+	c.LatencyUS.P999 = med(results.FigLatencyP999)
 	if s.rate == 0 {
 		c.BatchMS.Mean = med("batch_ms_mean")
 	}
