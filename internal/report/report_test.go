@@ -247,13 +247,13 @@ func TestVerdictsOnlyFormatted(t *testing.T) {
 		Notes: []string{"a hand-made note"},
 	}}
 	out := string(render(t, "table", r))
-	if !strings.Contains(out, "== summary ==\nlarge: made up 3.9x [3.6, 4.4] more calls/s\n   · a hand-made note\n") {
+	if !strings.Contains(out, "== summary ==\nlarge: made up 3.9x [3.6, 4.4] more calls/s\n   · a hand-made note\n· each verdict pools batches 100, 200\n") {
 		t.Errorf("summary not as given:\n%s", out)
 	}
 	if n := strings.Count(out, "=> "); n != 1 {
 		t.Errorf("%d ratio lines, want the one verdict's one protocol", n)
 	}
-	if sec := section(t, out, "large (GetLargePayloadAsList) · batch 200"); !strings.Contains(sec, "=> gRPC against REST: 3.9x [3.6, 4.4] more calls/s\n   verdict over batches 100, 200 pooled\n") {
+	if sec := section(t, out, "large (GetLargePayloadAsList) · batch 200"); !strings.Contains(sec, "=> gRPC against REST: 3.9x [3.6, 4.4] more calls/s\n") {
 		t.Errorf("verdict ratios not under the verdict's last group:\n%s", sec)
 	}
 	if sec := section(t, out, "large (GetLargePayloadAsList) · batch 100"); strings.Contains(sec, "=>") {
@@ -284,6 +284,10 @@ func TestTableVerdictRatios(t *testing.T) {
 		if !regexpHeader(sec, "rest", "grpc") {
 			t.Errorf("header not rest | grpc:\n%s", sec)
 		}
+	}
+	// Every verdict pools batches 100 and 200: said once, in the summary.
+	if n := strings.Count(out, "pools batches 100, 200"); n != 1 || strings.Contains(out, "verdict over batches") {
+		t.Errorf("pooled batches said %d times", n)
 	}
 	// Single measurements: the summary says once that nothing was tested.
 	if n := strings.Count(out, "untested: ratios from single measurements"); n != 1 {

@@ -52,6 +52,9 @@ func summary(r *results.Result) []summaryLine {
 // ratios carry no test.
 func summaryNotes(r *results.Result) []string {
 	out := sharedNotes(r.Verdicts)
+	if bs, ok := sameBatches(r.Verdicts); ok {
+		out = append(out, "each verdict pools batches "+bs)
+	}
 	counts := map[results.Significance]int{}
 	total := 0
 	for _, v := range r.Verdicts {
@@ -108,8 +111,9 @@ func contains(list []string, s string) bool {
 // verdictLines are the per-protocol ratios of the verdict a group belongs
 // to ("gRPC against REST: 3.9x faster (p50), ..."), shown under the last
 // of the verdict's groups only (a verdict pools batch sizes), with a note
-// naming the batches pooled. nil for the other groups, and when r has no
-// verdict for the group.
+// naming the batches pooled unless the summary names them for all
+// verdicts. nil for the other groups, and when r has no verdict for the
+// group.
 func verdictLines(r *results.Result, groups []*group, i int) (lines []string, note string) {
 	g := groups[i]
 	if i+1 < len(groups) && groups[i+1].Scenario == g.Scenario && groups[i+1].Condition == g.Condition {
@@ -122,14 +126,33 @@ func verdictLines(r *results.Result, groups []*group, i int) (lines []string, no
 		for _, vs := range v.Versus {
 			lines = append(lines, analysis.Line(v.Baseline, vs))
 		}
-		if len(lines) > 0 && len(v.Batches) > 1 {
-			bs := make([]string, len(v.Batches))
-			for i, b := range v.Batches {
-				bs[i] = strconv.Itoa(b)
-			}
-			note = "verdict over batches " + strings.Join(bs, ", ") + " pooled"
+		if _, same := sameBatches(r.Verdicts); len(lines) > 0 && len(v.Batches) > 1 && !same {
+			note = "verdict over batches " + batchList(v.Batches) + " pooled"
 		}
 		return lines, note
 	}
 	return nil, ""
+}
+
+// sameBatches reports whether every verdict pools the same several batch
+// sizes, and lists them: the summary then says it once for all.
+func sameBatches(vs []results.Verdict) (string, bool) {
+	if len(vs) == 0 || len(vs[0].Batches) < 2 {
+		return "", false
+	}
+	first := batchList(vs[0].Batches)
+	for _, v := range vs[1:] {
+		if batchList(v.Batches) != first {
+			return "", false
+		}
+	}
+	return first, true
+}
+
+func batchList(batches []int) string {
+	bs := make([]string, len(batches))
+	for i, b := range batches {
+		bs[i] = strconv.Itoa(b)
+	}
+	return strings.Join(bs, ", ")
 }
