@@ -1,24 +1,23 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/analysis"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/loadgen/child"
 	"github.com/meteorbench/meteorbench/internal/report"
@@ -104,7 +103,7 @@ stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
 	fl.StringVar(&f.token, "token", "", "bearer token for a protected server (default $"+tokenEnv+")")
 	fl.StringSliceVar(&f.protocols, "proto", []string{"all"}, "protocols: rest, rest-protobuf, grpc, or all")
 	fl.StringSliceVar(&f.scenarios, "scenario", []string{"all"}, "scenarios: small, large, stream, post, or all")
-	fl.IntSliceVar(&f.batches, "batch", []int{100, 200}, "calls per measured batch; a list sweeps")
+	fl.IntSliceVar(&f.batches, "batch", []int{100}, "calls per measured batch; a list sweeps (the original experiment: 100,200)")
 	fl.IntSliceVar(&f.concurrency, "concurrency", []int{1}, "workers running batches in parallel; a list sweeps (e.g. 1,16,64)")
 	fl.IntVar(&f.connections, "connections", 0, "TCP connections per protocol (0: gRPC 1, REST one per worker)")
 	fl.DurationVar(&f.duration, "duration", loadgen.DefaultDuration, "measured time per cell (exclusive with --iterations)")
@@ -192,6 +191,14 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		if _, ok := report.FormatForPath(f.report); !ok {
 			return cfg, fmt.Errorf("--report %q: name a file ending in .html, .svg, .png, .md, .csv or .json", f.report)
 		}
+		if err := prepareDir("--report", f.report); err != nil {
+			return cfg, err
+		}
+	}
+	if f.out != "" {
+		if err := prepareDir("--out", f.out+".json"); err != nil {
+			return cfg, err
+		}
 	}
 	if !fl.Changed("token") {
 		f.token = os.Getenv(tokenEnv)
@@ -277,6 +284,8 @@ func (f *runFlags) run(cmd *cobra.Command, cfg loadgen.Config) error {
 	ctx := cmd.Context()
 	stderr := cmd.ErrOrStderr()
 	ui := newRunUI(stderr, f.quiet)
+	// Warnings are in the table; on the terminal that shows it, once is enough.
+	ui.muteWarnings = f.out == "" && slices.Contains(f.formats, "table") && isTerminal(cmd.OutOrStdout())
 	cfg.Logger = slog.New(ui)
 
 	if cfg.OwnServer {
@@ -318,6 +327,10 @@ func (f *runFlags) run(cmd *cobra.Command, cfg loadgen.Config) error {
 	}
 	res, err := loadgen.Run(ctx, cfg)
 	ui.done()
+	if res != nil {
+		analysis.Apply(res)
+		defer ui.summary(res.Verdicts)
+	}
 	if res == nil {
 		if errors.Is(err, loadgen.ErrInterrupted) {
 			return &exitError{130, errors.New("interrupted before any cell was measured")}
@@ -346,26 +359,56 @@ func (f *runFlags) run(cmd *cobra.Command, cfg loadgen.Config) error {
 }
 
 // write renders the result in every format, to stdout or one file each.
+// A failure to write loses nothing: the table still goes to stdout (when it
+// was meant for a file) and the JSON document to a fallback file named in
+// the error.
 func (f *runFlags) write(stdout io.Writer, ui *runUI, res *results.Result) error {
+	var errs []error
+	toStdout := false
 	for i, format := range f.formats {
 		if f.out == "" {
 			if i > 0 {
 				fmt.Fprintln(stdout)
 			}
+			toStdout = toStdout || format == "table"
 			if err := report.Write(stdout, format, res); err != nil {
-				return err
+				errs = append(errs, err)
 			}
 			continue
 		}
 		if err := f.writeFile(ui, f.out+report.Extension(format), format, res); err != nil {
-			return err
+			errs = append(errs, err)
 		}
 	}
 	if f.report != "" {
 		format, _ := report.FormatForPath(f.report) // checked in config
-		return f.writeFile(ui, f.report, format, res)
+		if err := f.writeFile(ui, f.report, format, res); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	return nil
+	if len(errs) == 0 {
+		return nil
+	}
+	if !toStdout {
+		fmt.Fprintln(stdout)
+		if err := report.Write(stdout, "table", res); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(append(errs, saveFallback(res))...)
+}
+
+// saveFallback writes the JSON document where it can: the measurement is
+// never lost to an unwritable --out.
+func saveFallback(res *results.Result) error {
+	name := "meteorbench-" + res.Started.Format("20060102-150405") + ".json"
+	for _, dir := range []string{os.TempDir(), "."} {
+		path := filepath.Join(dir, name)
+		if _, err := writeReportFile(path, "json", res); err == nil {
+			return fmt.Errorf("the result was saved to %s instead", path)
+		}
+	}
+	return errors.New("the result could not be saved anywhere: the table above is all that is left")
 }
 
 func (f *runFlags) writeFile(ui *runUI, path, format string, res *results.Result) error {
@@ -376,108 +419,20 @@ func (f *runFlags) writeFile(ui *runUI, path, format string, res *results.Result
 	return nil
 }
 
-// runUI is the stderr side of a run: a progress bar on a terminal, and
-// warnings and notes as lines (none with --quiet). It is the Logger's
-// handler, so warnings clear the bar before they print.
-type runUI struct {
-	mu    sync.Mutex
-	w     io.Writer
-	quiet bool
-	bar   *progressbar.ProgressBar
-	tty   bool
-	stop  chan struct{} // stops the bar's clock
-}
-
-func newRunUI(w io.Writer, quiet bool) *runUI {
-	return &runUI{w: w, quiet: quiet, tty: !quiet && isTerminal(w)}
-}
-
-// progress implements loadgen.Config.Progress.
-func (u *runUI) progress(p loadgen.Progress) {
-	if !u.tty {
-		return
+// prepareDir makes sure a file can be written at path before anything is
+// measured: it creates the missing folders and tries a file there.
+func prepareDir(flag, path string) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("%s %s: cannot create the folder: %w", flag, dir, err)
 	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.bar == nil {
-		u.bar = progressbar.NewOptions(p.Total,
-			progressbar.OptionSetWriter(u.w),
-			progressbar.OptionSetWidth(24),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetElapsedTime(true),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionClearOnFinish(),
-			progressbar.OptionSetRenderBlankState(true),
-		)
-		u.stop = make(chan struct{})
-		go u.tick(u.bar, u.stop)
+	probe, err := os.CreateTemp(dir, ".meteorbench-probe-*")
+	if err != nil {
+		return fmt.Errorf("%s %s: cannot write there: %w", flag, dir, err)
 	}
-	u.bar.Describe(fmt.Sprintf("%-36s", p.Cell))
-	u.bar.Set(p.Done)
+	probe.Close()
+	return os.Remove(probe.Name())
 }
-
-// tick redraws the bar every second, so its clock moves during long cells.
-func (u *runUI) tick(bar *progressbar.ProgressBar, stop <-chan struct{}) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			u.mu.Lock()
-			bar.Add(0)
-			u.mu.Unlock()
-		}
-	}
-}
-
-// done removes the bar.
-func (u *runUI) done() {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.bar != nil {
-		close(u.stop)
-		u.bar.Finish()
-		u.bar.Clear()
-		u.bar = nil
-	}
-}
-
-// note prints an informational line.
-func (u *runUI) note(format string, args ...any) {
-	u.line("meteorbench: " + fmt.Sprintf(format, args...))
-}
-
-func (u *runUI) line(s string) {
-	if u.quiet {
-		return
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.bar != nil {
-		u.bar.Clear()
-	}
-	fmt.Fprintln(u.w, s)
-	if u.bar != nil {
-		u.bar.RenderBlank()
-	}
-}
-
-// Enabled implements slog.Handler: warnings and worse.
-func (u *runUI) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
-
-// Handle implements slog.Handler: one line per record.
-func (u *runUI) Handle(_ context.Context, r slog.Record) error {
-	u.line("meteorbench: warning: " + r.Message)
-	return nil
-}
-
-// WithAttrs implements slog.Handler (attributes are not printed).
-func (u *runUI) WithAttrs([]slog.Attr) slog.Handler { return u }
-
-// WithGroup implements slog.Handler.
-func (u *runUI) WithGroup(string) slog.Handler { return u }
 
 // joinNames lists typed names: "rest, grpc".
 func joinNames[T ~string](names []T) string {

@@ -48,6 +48,8 @@ func TestRunBadFlags(t *testing.T) {
 		{"--format", "json,json"},
 		{"--report", "result.pdf"},
 		{"--target", "nohost"},
+		{"--out", "/proc/version/x/run1"},
+		{"--report", "/proc/version/r.html"},
 		{"--frobnicate"},
 		{"extra-argument"},
 	} {
@@ -141,6 +143,51 @@ func TestRunCommand(t *testing.T) {
 	}
 	if stderr != "" {
 		t.Errorf("--quiet run wrote to stderr: %q", stderr)
+	}
+}
+
+// --out into folders that do not exist yet: they are made before anything
+// is measured, and the results land there; the JSON carries the verdicts.
+func TestRunOutMissingFolder(t *testing.T) {
+	addr := servertest.Start(t, server.Config{})
+	prefix := filepath.Join(t.TempDir(), "results", "today", "run1")
+	_, stderr, err := execute(t, "run", "--target", addr, "--scenario", "small", "--batch", "2",
+		"--iterations", "1", "--warmup", "0", "--format", "json,table", "--out", prefix)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	res, err := results.ReadFile(prefix + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Verdicts) != 1 || res.Verdicts[0].Summary == "" {
+		t.Errorf("verdicts %+v, want one with a summary", res.Verdicts)
+	}
+	if !strings.Contains(stderr, "meteorbench: summary\n  "+res.Verdicts[0].Summary) {
+		t.Errorf("stderr does not end with the summary:\n%s", stderr)
+	}
+}
+
+// A write that fails after the measurement loses nothing: the table goes
+// to stdout and the JSON to a fallback file the error names.
+func TestRunWriteFailureKeepsResult(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	res := &results.Result{Schema: results.Schema, Started: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC),
+		Cells: []results.Cell{{CellKey: results.CellKey{Scenario: "small", Protocol: "rest", Batch: 1,
+			Condition: results.Condition{Concurrency: 1}}, Calls: 3, CallsPerS: 100}}}
+	f := &runFlags{formats: []string{"json", "csv"}, out: filepath.Join(tmp, "gone", "run1")} // folder removed after the check
+	var stdout, stderr bytes.Buffer
+	err := f.write(&stdout, newRunUI(&stderr, false), res)
+	want := filepath.Join(tmp, "meteorbench-20261201-090000.json")
+	if err == nil || !strings.Contains(err.Error(), "saved to "+want) {
+		t.Fatalf("error %v, want one naming %s", err, want)
+	}
+	if _, err := results.ReadFile(want); err != nil {
+		t.Errorf("fallback: %v", err)
+	}
+	if !strings.Contains(stdout.String(), "small") {
+		t.Errorf("stdout has no table:\n%s", stdout.String())
 	}
 }
 

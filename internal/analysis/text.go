@@ -152,10 +152,10 @@ func summary(v *results.Verdict) string {
 // shareText says the encoding's part of gRPC's latency gain.
 func shareText(share float64) string {
 	switch {
-	case share > 1.05:
-		return fmt.Sprintf("all of the gain from the encoding (rest-protobuf gains %.0f%% of it; HTTP/2 gives some back)", 100*share)
-	case share < -0.05:
-		return "none of the gain from the encoding (rest-protobuf is slower than REST): it is the transport's"
+	case share >= 0.95:
+		return fmt.Sprintf("all of the gain from the encoding (rest-protobuf, still HTTP/1.1, has %.0f%% of it)", 100*share)
+	case share < 0.05:
+		return fmt.Sprintf("the gain is the transport's, not the encoding's (rest-protobuf has %.0f%% of it)", 100*share)
 	}
 	return fmt.Sprintf("%.0f%% of the gain from the encoding (rest-protobuf)", 100*share)
 }

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// runUI is the stderr side of a run: a progress bar on a terminal, one
+// progress line per cell elsewhere (a CI log, a file), warnings and notes
+// as lines, and the verdicts' summary at the end; none of it with --quiet
+// except errors. It is the Logger's handler, so warnings clear the bar
+// before they print.
+type runUI struct {
+	mu    sync.Mutex
+	w     io.Writer
+	quiet bool
+	tty   bool
+	// warnings are not printed when the table they also appear in goes to
+	// the same terminal: once is enough.
+	muteWarnings bool
+	bar          *progressbar.ProgressBar
+	stop         chan struct{} // stops the bar's clock
+	began        time.Time
+}
+
+func newRunUI(w io.Writer, quiet bool) *runUI {
+	return &runUI{w: w, quiet: quiet, tty: !quiet && isTerminal(w)}
+}
+
+// progress implements loadgen.Config.Progress.
+func (u *runUI) progress(p loadgen.Progress) {
+	if u.quiet {
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.began.IsZero() {
+		u.began = time.Now()
+	}
+	eta := ""
+	if p.Done > 0 && p.Done < p.Total {
+		left := time.Since(u.began) / time.Duration(p.Done) * time.Duration(p.Total-p.Done)
+		eta = " · about " + left.Round(time.Second).String() + " left"
+	}
+	if !u.tty {
+		if p.Cell != "" {
+			fmt.Fprintf(u.w, "meteorbench: [%d/%d] %s%s\n", p.Done+1, p.Total, p.Cell, eta)
+		}
+		return
+	}
+	if u.bar == nil {
+		u.bar = progressbar.NewOptions(p.Total,
+			progressbar.OptionSetWriter(u.w),
+			progressbar.OptionSetWidth(24),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionClearOnFinish(),
+			progressbar.OptionSetRenderBlankState(true),
+		)
+		u.stop = make(chan struct{})
+		go u.tick(u.bar, u.stop)
+	}
+	u.bar.Describe(fmt.Sprintf("%-44s", p.Cell+eta))
+	u.bar.Set(p.Done)
+}
+
+// tick redraws the bar every second, so its clock moves during long cells.
+func (u *runUI) tick(bar *progressbar.ProgressBar, stop <-chan struct{}) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			u.mu.Lock()
+			bar.Add(0)
+			u.mu.Unlock()
+		}
+	}
+}
+
+// done removes the bar.
+func (u *runUI) done() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.bar != nil {
+		close(u.stop)
+		u.bar.Finish()
+		u.bar.Clear()
+		u.bar = nil
+	}
+}
+
+// note prints an informational line.
+func (u *runUI) note(format string, args ...any) {
+	u.line("meteorbench: " + fmt.Sprintf(format, args...))
+}
+
+// summary ends the run with the verdicts, the lines people read first.
+func (u *runUI) summary(vs []results.Verdict) {
+	if len(vs) == 0 {
+		return
+	}
+	u.line("meteorbench: summary")
+	for _, v := range vs {
+		u.line("  " + v.Summary)
+		for _, n := range v.Notes {
+			u.line("    note: " + n)
+		}
+	}
+}
+
+func (u *runUI) line(s string) {
+	if u.quiet {
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.bar != nil {
+		u.bar.Clear()
+	}
+	fmt.Fprintln(u.w, s)
+	if u.bar != nil {
+		u.bar.RenderBlank()
+	}
+}
+
+// Enabled implements slog.Handler: warnings and worse.
+func (u *runUI) Enabled(_ context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && !u.muteWarnings
+}
+
+// Handle implements slog.Handler: one line per record.
+func (u *runUI) Handle(_ context.Context, r slog.Record) error {
+	u.line("meteorbench: warning: " + r.Message)
+	return nil
+}
+
+// WithAttrs implements slog.Handler (attributes are not printed).
+func (u *runUI) WithAttrs([]slog.Attr) slog.Handler { return u }
+
+// WithGroup implements slog.Handler.
+func (u *runUI) WithGroup(string) slog.Handler { return u }
