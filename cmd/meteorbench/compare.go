@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/meteorbench/meteorbench/internal/report"
-	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 func newCompareCmd() *cobra.Command {
@@ -26,8 +25,11 @@ a change the repeats do not show to be real. With fewer than 4 repeats per
 side no change can be significant; 5 or more are better. Without repeats the
 deltas are single measurements: significance unknown.
 
-Differences in the environment (versions, CPU, GOMAXPROCS, load settings)
-are listed first; cells measured on one side only are listed last.`,
+The two runs' verdict summaries come first, old over new; then the
+differences in the environment (versions, CPU, GOMAXPROCS, load settings;
+not the random port of a server each run started itself); cells measured on
+one side only are listed last. A change not tested (a single measurement a
+side) is marked and explained once.`,
 		Example: `  meteorbench compare before.json after.json
   meteorbench compare laptop.json server.json --format markdown`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -45,11 +47,11 @@ are listed first; cells measured on one side only are listed last.`,
 			return usageError{fmt.Errorf("compare: --format %q: want one of %s", format, strings.Join(report.CompareFormats, ", "))}
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			old, err := results.ReadFile(args[0])
+			old, err := readResult(args[0])
 			if err != nil {
 				return fmt.Errorf("compare: %w", err)
 			}
-			cur, err := results.ReadFile(args[1])
+			cur, err := readResult(args[1])
 			if err != nil {
 				return fmt.Errorf("compare: %w", err)
 			}

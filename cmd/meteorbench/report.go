@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/meteorbench/meteorbench/internal/analysis"
 	"github.com/meteorbench/meteorbench/internal/report"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -23,8 +26,12 @@ func newReportCmd() *cobra.Command {
 		Long: `Render a result document written by 'meteorbench run --out' (schema
 meteorbench/v1) in another format:
 
+Every format starts with the summary: one line per scenario and condition,
+how each protocol compares with REST (a document written before verdicts
+existed gets them computed here).
+
   table     aligned terminal text, protocols side by side
-  markdown  tables and ratio lines for a README or a blog post
+  markdown  the summary and tables for a README or a blog post
   csv       one row per cell (columns documented in internal/report.CSVHeader)
   json      the document itself, re-encoded
   html      one self-contained page: environment, settings, tables, SVG charts
@@ -51,7 +58,7 @@ The format defaults to the extension of --out (.md, .html, .svg, .png, .csv,
 			if out == "" && report.Binary(format) && isTerminal(stdout) {
 				return usageError{fmt.Errorf("report: %s is binary: give --out FILE or redirect stdout", format)}
 			}
-			r, err := results.ReadFile(args[0])
+			r, err := readResult(args[0])
 			if err != nil {
 				return fmt.Errorf("report: %w", err)
 			}
@@ -84,6 +91,45 @@ func reportFormat(flag string, changed bool, out string) (string, error) {
 		return "", fmt.Errorf("--format: %w", err)
 	}
 	return flag, nil
+}
+
+// readResult reads a result document for report and compare. Anything
+// that does not decode as a meteorbench/v1 document is "not a meteorbench
+// result", with the reason: a raw decoder error names no file and no
+// remedy. A document written before verdicts existed gets them computed,
+// so every format can show its summary.
+func readResult(path string) (*results.Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := results.Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a meteorbench result (%s)", path, notResultReason(err))
+	}
+	if r.Verdicts == nil {
+		analysis.Apply(r)
+	}
+	return r, nil
+}
+
+// notResultReason says why results.Read refused a document, without the
+// package prefixes.
+func notResultReason(err error) string {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.EOF):
+		return "empty file"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "truncated JSON"
+	case errors.As(err, &syntax):
+		return fmt.Sprintf("not JSON: %v at byte %d", syntax, syntax.Offset)
+	case errors.As(err, &typ):
+		return fmt.Sprintf("JSON of another shape: %v", typ)
+	}
+	return strings.TrimPrefix(strings.TrimPrefix(err.Error(), "results: "), "decode: ")
 }
 
 // isTerminal reports whether w is a terminal.

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 const fixtures = "../../internal/report/testdata/"
@@ -38,6 +40,7 @@ func writeTemp(t *testing.T, name, content string) string {
 func TestReportAndCompareBadArguments(t *testing.T) {
 	badSchema := writeTemp(t, "old.json", `{"schema":"meteorbench/v0","cells":[]}`)
 	notJSON := writeTemp(t, "junk.json", "not json")
+	empty := writeTemp(t, "empty.json", "")
 	missing := filepath.Join(t.TempDir(), "missing.json")
 	good := fixtures + "basic.json"
 	cases := []struct {
@@ -51,13 +54,15 @@ func TestReportAndCompareBadArguments(t *testing.T) {
 		{"report unknown format", []string{"report", good, "--format", "yaml"}, true, `unknown format "yaml"`},
 		{"report unknown flag", []string{"report", good, "--colour"}, true, "unknown flag"},
 		{"report missing file", []string{"report", missing}, false, "no such file"},
-		{"report bad schema", []string{"report", badSchema}, false, `schema "meteorbench/v0", want "meteorbench/v1"`},
-		{"report not json", []string{"report", notJSON}, false, "decode"},
+		{"report bad schema", []string{"report", badSchema}, false, `old.json: not a meteorbench result (schema "meteorbench/v0", want "meteorbench/v1")`},
+		{"report not json", []string{"report", notJSON}, false, "junk.json: not a meteorbench result (not JSON: invalid character"},
+		{"report empty", []string{"report", empty}, false, "empty.json: not a meteorbench result (empty file)"},
 		{"report unwritable out", []string{"report", good, "--out", filepath.Join(missing, "x.html")}, false, "no such file"},
 		{"compare one file", []string{"compare", good}, true, "want OLD.json and NEW.json"},
 		{"compare unknown format", []string{"compare", good, good, "--format", "html"}, true, `--format "html"`},
 		{"compare missing old", []string{"compare", missing, good}, false, "no such file"},
-		{"compare bad schema new", []string{"compare", good, badSchema}, false, "schema"},
+		{"compare bad schema new", []string{"compare", good, badSchema}, false, "old.json: not a meteorbench result (schema"},
+		{"compare not json", []string{"compare", notJSON, good}, false, "compare: " + notJSON + ": not a meteorbench result (not JSON"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -138,5 +143,37 @@ func TestCompareCommand(t *testing.T) {
 	out, _, err = execute(t, "compare", fixtures+"basic.json", fixtures+"basic.json", "--format", "json")
 	if err != nil || !strings.Contains(out, `"schema": "meteorbench-compare/v1"`) || !strings.Contains(out, `"significance": false`) {
 		t.Errorf("json: %v\n%.300s", err, out)
+	}
+}
+
+// A document written before verdicts existed gets them computed by the
+// commands, so its report and comparison start with the summary.
+func TestOlderDocumentGetsVerdicts(t *testing.T) {
+	r, err := results.ReadFile(fixtures + "basic.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := r.Verdicts
+	r.Verdicts = nil
+	var buf bytes.Buffer
+	if err := results.Write(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	old := writeTemp(t, "old.json", buf.String())
+	out, _, err := execute(t, "report", old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range want {
+		if !strings.Contains(out, "\n"+v.Summary+"\n") {
+			t.Errorf("no summary %q in:\n%s", v.Summary, out)
+		}
+	}
+	out, _, err = execute(t, "compare", old, fixtures+"basic.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "  old  "+want[0].Summary+"\n  new  "+want[0].Summary+"\n") {
+		t.Errorf("compare of an older document: no verdicts:\n%s", out)
 	}
 }

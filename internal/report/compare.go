@@ -29,6 +29,9 @@ type Comparison struct {
 	// EnvChanges lists what differs between the two runs' environments and
 	// settings (versions, CPU, GOMAXPROCS, load): read deltas in its light.
 	EnvChanges []Change `json:"env_changes"`
+	// Verdicts are the two runs' verdict summaries side by side, matched by
+	// scenario and condition: "" on a side that has no such verdict.
+	Verdicts []VerdictChange `json:"verdicts"`
 	// Significance is false when a side has no repeats: deltas are then
 	// single measurements whose significance is unknown.
 	Significance bool         `json:"significance"`
@@ -52,6 +55,13 @@ type Change struct {
 	New   string `json:"new"`
 }
 
+// VerdictChange is one verdict's summary line in the old and the new run.
+type VerdictChange struct {
+	Key string `json:"key"` // "large · concurrency 4"
+	Old string `json:"old"`
+	New string `json:"new"`
+}
+
 // CellChange is the comparison of one cell present on both sides.
 type CellChange struct {
 	Key     string        `json:"key"`
@@ -60,13 +70,14 @@ type CellChange struct {
 
 // MetricDelta is one figure of a cell, old against new.
 type MetricDelta struct {
-	Name  results.Figure `json:"name"` // a results.Figures name, or latency_us_p999
+	Name  results.Figure `json:"name"` // a results.Figures name
 	Label string         `json:"label"`
 	Old   float64        `json:"old"`
 	New   float64        `json:"new"`
 	// DeltaPct is (new-old)/old in percent; nil when old is zero.
 	DeltaPct *float64 `json:"delta_pct"`
-	// P, OldN and NewN are set when both sides have per-repeat values.
+	// P, OldN and NewN are set when both sides have per-repeat values: the
+	// change was tested. Without them it is a single measurement: untested.
 	P           *float64 `json:"p,omitempty"`
 	OldN        int      `json:"old_n,omitempty"`
 	NewN        int      `json:"new_n,omitempty"`
@@ -76,32 +87,6 @@ type MetricDelta struct {
 	// HigherIsBetter is true for throughput, false for costs and latency.
 	HigherIsBetter bool `json:"higher_is_better"`
 	kind           kind
-}
-
-// compareMetrics are the figures compare reports, in order.
-var compareMetrics = []struct {
-	name   results.Figure
-	label  string
-	k      kind
-	higher bool
-}{
-	{"calls_per_s", "calls/s", kindRate, true},
-	{"latency_us_p50", "latency p50", kindUS, false},
-	{"latency_us_p90", "latency p90", kindUS, false},
-	{"latency_us_p99", "latency p99", kindUS, false},
-	{"latency_us_p999", "latency p99.9", kindUS, false},
-	{"batch_ms_mean", "time/batch", kindMS, false},
-	{"bytes_sent_per_call", "bytes/call sent", kindBytes, false},
-	{"bytes_received_per_call", "bytes/call received", kindBytes, false},
-	{"client_cpu_us_per_call", "client CPU/call", kindUS, false},
-	{"server_cpu_us_per_call", "server CPU/call", kindUS, false},
-}
-
-func compareValue(c *results.Cell, name results.Figure) (float64, bool) {
-	if name == "latency_us_p999" {
-		return c.LatencyUS.P999, true
-	}
-	return figureValue(c, name)
 }
 
 // Compare compares old and new cell by cell. Significance comes from the
@@ -114,6 +99,7 @@ func Compare(old, new *results.Result) *Comparison {
 		Old:          side("old", old),
 		New:          side("new", new),
 		EnvChanges:   envChanges(old, new),
+		Verdicts:     verdictChanges(old, new),
 		Significance: hasRepeats(old) && hasRepeats(new),
 		OnlyOld:      []string{},
 		OnlyNew:      []string{},
@@ -160,18 +146,18 @@ func hasRepeats(r *results.Result) bool {
 
 func compareCell(oc, nc *results.Cell) CellChange {
 	cc := CellChange{Key: oc.Key()}
-	for _, m := range compareMetrics {
-		ov, ok1 := compareValue(oc, m.name)
-		nv, ok2 := compareValue(nc, m.name)
-		if !ok1 || !ok2 || !hasCalls(oc) || !hasCalls(nc) {
+	for _, fi := range results.Figures() {
+		ov, ok1 := oc.Figure(fi.Name)
+		nv, ok2 := nc.Figure(fi.Name)
+		if !ok1 || !ok2 {
 			continue
 		}
-		d := MetricDelta{Name: m.name, Label: m.label, Old: ov, New: nv, HigherIsBetter: m.higher, kind: m.k}
+		d := MetricDelta{Name: fi.Name, Label: fi.Label, Old: ov, New: nv, HigherIsBetter: fi.HigherIsBetter, kind: kindOf(fi.Name)}
 		if ov != 0 {
 			pct := (nv - ov) / ov * 100
 			d.DeltaPct = &pct
 		}
-		ovs, nvs := repeatValues(oc, m.name), repeatValues(nc, m.name)
+		ovs, nvs := oc.RepeatValues(fi.Name), nc.RepeatValues(fi.Name)
 		switch {
 		case len(ovs) > 1 && len(nvs) > 1:
 			c := stats.Compare(ovs, nvs)
@@ -183,6 +169,32 @@ func compareCell(oc, nc *results.Cell) CellChange {
 		cc.Metrics = append(cc.Metrics, d)
 	}
 	return cc
+}
+
+// verdictKey names a verdict across runs: "large · concurrency 4".
+func verdictKey(v *results.Verdict) string {
+	return string(v.Scenario) + " · " + v.Condition.Label()
+}
+
+// verdictChanges pairs the two runs' verdicts by scenario and condition,
+// in the old run's order, then the new run's own.
+func verdictChanges(old, new *results.Result) []VerdictChange {
+	out := []VerdictChange{}
+	at := map[string]int{}
+	for i := range old.Verdicts {
+		k := verdictKey(&old.Verdicts[i])
+		at[k] = len(out)
+		out = append(out, VerdictChange{Key: k, Old: old.Verdicts[i].Summary})
+	}
+	for i := range new.Verdicts {
+		k := verdictKey(&new.Verdicts[i])
+		if j, ok := at[k]; ok {
+			out[j].New = new.Verdicts[i].Summary
+			continue
+		}
+		out = append(out, VerdictChange{Key: k, New: new.Verdicts[i].Summary})
+	}
+	return out
 }
 
 // envChanges lists the environment and settings fields that differ.
@@ -211,6 +223,11 @@ func envChanges(old, new *results.Result) []Change {
 	}
 	out := []Change{}
 	for _, f := range fields {
+		// A server the run started itself listens on a random port: its
+		// address is no setting.
+		if f.name == "target" && oe.OwnServer && ne.OwnServer {
+			continue
+		}
 		if f.old != f.new {
 			out = append(out, Change{Field: f.name, Old: orNA(f.old), New: orNA(f.new)})
 		}
@@ -241,8 +258,13 @@ func WriteComparison(w io.Writer, format string, cmp *Comparison) error {
 	return err
 }
 
-// deltaText is the delta column: "+6.5%", or "~" when the repeats do not
-// show the change to be significant (as benchstat prints it).
+// untestedMark follows the delta of a change that was not tested: one
+// measurement a side (or no per-repeat values), so no significance.
+const untestedMark = "†"
+
+// deltaText is the delta column: "+6.5%" for a significant change, "~"
+// when the repeats do not show the change to be significant (as benchstat
+// prints it), "+6.5%†" for a change that was not tested.
 func (d *MetricDelta) deltaText() string {
 	if d.DeltaPct == nil {
 		return "n/a"
@@ -251,22 +273,22 @@ func (d *MetricDelta) deltaText() string {
 		return "~"
 	}
 	pct := *d.DeltaPct
+	s := fmt.Sprintf("%+.1f%%", pct)
 	if math.Abs(pct) < 0.05 {
-		return "0.0%"
+		s = "0.0%"
 	}
-	return fmt.Sprintf("%+.1f%%", pct)
-}
-
-// pText is the significance column: "p=0.008 n=5+5", or why none.
-func (d *MetricDelta) pText() string {
 	if d.P == nil {
-		return d.Note
-	}
-	s := fmt.Sprintf("p=%.3f n=%d+%d", *d.P, d.OldN, d.NewN)
-	if d.Note != "" && !d.Significant {
-		s += " (" + d.Note + ")"
+		s += untestedMark
 	}
 	return s
+}
+
+// pText is the significance column: "p=0.008 n=5+5", or "" when untested.
+func (d *MetricDelta) pText() string {
+	if d.P == nil {
+		return ""
+	}
+	return fmt.Sprintf("p=%.3f n=%d+%d", *d.P, d.OldN, d.NewN)
 }
 
 // verdict says whether a significant change is better or worse; a change
@@ -279,6 +301,37 @@ func (d *MetricDelta) verdict() string {
 		return "better"
 	}
 	return "worse"
+}
+
+// footnotes explains the marks the cells used, each once: "~" with the
+// first reason a test could not show a change, and the untested mark.
+func (cmp *Comparison) footnotes() []string {
+	var tilde, why string
+	untested := false
+	for _, cc := range cmp.Cells {
+		for _, m := range cc.Metrics {
+			switch {
+			case m.P == nil && m.DeltaPct != nil:
+				untested = true
+			case m.P != nil && !m.Significant:
+				tilde = "~: no significant change (Mann-Whitney U over the repeats, α=0.05)"
+				if why == "" && strings.HasPrefix(m.Note, "need") {
+					why = m.Note
+				}
+			}
+		}
+	}
+	var out []string
+	if tilde != "" {
+		if why != "" {
+			tilde += "; " + why
+		}
+		out = append(out, tilde)
+	}
+	if untested {
+		out = append(out, untestedMark+": untested: single measurement (run both with --repeat 5 or more to test changes)")
+	}
+	return out
 }
 
 func writeCompareText(w io.Writer, cmp *Comparison, md bool) error {
@@ -298,6 +351,7 @@ func writeCompareText(w io.Writer, cmp *Comparison, md bool) error {
 			ew.printf("%s%s was INTERRUPTED — partial results\n", map[bool]string{true: "- ", false: "! "}[md], esc(s.Name))
 		}
 	}
+	compareVerdicts(ew, cmp, md, esc)
 	if len(cmp.EnvChanges) == 0 {
 		ew.printf("\nSame environment and settings.\n")
 	} else {
@@ -314,11 +368,6 @@ func writeCompareText(w io.Writer, cmp *Comparison, md bool) error {
 			}
 			tw.Flush()
 		}
-	}
-	if cmp.Significance {
-		ew.printf("\nSignificance: Mann-Whitney U over the repeats, α=0.05; \"~\": no significant change.\n")
-	} else {
-		ew.printf("\nno repeats: significance unknown (run with --repeat 5 or more on both sides to test changes).\n")
 	}
 	if len(cmp.Cells) == 0 {
 		ew.printf("\nNo cell is in both files.\n")
@@ -340,14 +389,10 @@ func writeCompareText(w io.Writer, cmp *Comparison, md bool) error {
 			width = max(width, len(m.Label))
 		}
 		fmt.Fprintf(tw, "\told\tnew\tdelta\t\n")
-		note := ""
 		for _, m := range cc.Metrics {
 			p := ""
 			if m.P != nil {
-				p = fmt.Sprintf("(p=%.3f n=%d+%d)", *m.P, m.OldN, m.NewN)
-				if !m.Significant && strings.HasPrefix(m.Note, "need") && note == "" {
-					note = m.Note
-				}
+				p = "(" + m.pText() + ")"
 			}
 			fmt.Fprintf(tw, "  %-*s\t%s\t%s\t%s\t%s\t  %s\n", width, m.Label, fmtValue(m.Old, m.kind), fmtValue(m.New, m.kind), m.deltaText(), p, m.verdict())
 		}
@@ -355,8 +400,15 @@ func writeCompareText(w io.Writer, cmp *Comparison, md bool) error {
 		for _, l := range strings.SplitAfter(tb.String(), "\n") {
 			ew.printf("%s", strings.TrimRight(l, " \n")+strings.Repeat("\n", strings.Count(l, "\n")))
 		}
-		if note != "" {
-			ew.printf("  ~: %s\n", note)
+	}
+	if notes := cmp.footnotes(); len(notes) > 0 {
+		ew.printf("\n")
+		for _, n := range notes {
+			if md {
+				ew.printf("<sub>%s</sub>  \n", esc(n))
+			} else {
+				ew.printf("%s\n", n)
+			}
 		}
 	}
 	for _, only := range []struct {
@@ -372,4 +424,29 @@ func writeCompareText(w io.Writer, cmp *Comparison, md bool) error {
 		}
 	}
 	return ew.err
+}
+
+// compareVerdicts prints the two runs' summaries, old line over new line,
+// per verdict.
+func compareVerdicts(ew *errWriter, cmp *Comparison, md bool, esc func(string) string) {
+	if len(cmp.Verdicts) == 0 {
+		return
+	}
+	side := func(s, key string) string {
+		if s == "" {
+			return "(no verdict for " + key + ")"
+		}
+		return s
+	}
+	if md {
+		ew.printf("\n## Verdicts\n\n| | summary |\n|:--|:--|\n")
+		for _, v := range cmp.Verdicts {
+			ew.printf("| old | %s |\n| new | %s |\n", esc(side(v.Old, v.Key)), esc(side(v.New, v.Key)))
+		}
+		return
+	}
+	ew.printf("\nVerdicts, old over new:\n")
+	for _, v := range cmp.Verdicts {
+		ew.printf("  old  %s\n  new  %s\n", side(v.Old, v.Key), side(v.New, v.Key))
+	}
 }

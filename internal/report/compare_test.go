@@ -77,8 +77,8 @@ func TestCompareDeltas(t *testing.T) {
 	for _, cc := range cmp.Cells {
 		oc, nc := cellByKey(old, cc.Key), cellByKey(cur, cc.Key)
 		for _, m := range cc.Metrics {
-			ov, _ := compareValue(oc, m.Name)
-			nv, _ := compareValue(nc, m.Name)
+			ov, _ := oc.Figure(m.Name)
+			nv, _ := nc.Figure(m.Name)
 			if m.Old != ov || m.New != nv || m.DeltaPct == nil || math.Abs(*m.DeltaPct-(nv-ov)/ov*100) > 1e-9 {
 				t.Errorf("%s %s: old %v new %v delta %v; cells say %v -> %v", cc.Key, m.Name, m.Old, m.New, m.DeltaPct, ov, nv)
 			}
@@ -154,6 +154,29 @@ func TestCompareOutput(t *testing.T) {
 			t.Errorf("want %q in:\n%s", want, out)
 		}
 	}
+	// Both runs started their own server on a random port: no change.
+	if strings.Contains(out, "target") {
+		t.Errorf("own server's port listed as a changed setting:\n%s", out)
+	}
+	// The "~" footnote once, at the end, not after every cell.
+	if n := strings.Count(out, "~: no significant change"); n != 1 || strings.Index(out, "~: ") < strings.LastIndex(out, "(p=") {
+		t.Errorf("~ footnote %d times or before the last cell:\n%s", n, out)
+	}
+	// The verdicts first, old over new, matched by scenario and condition.
+	verdicts := out[:strings.Index(out, "Environment and settings")]
+	for _, v := range cmp.Verdicts {
+		if v.Old != "" && v.New != "" && !strings.Contains(verdicts, "  old  "+v.Old+"\n  new  "+v.New+"\n") {
+			t.Errorf("verdict %s not old over new:\n%s", v.Key, verdicts)
+		}
+	}
+	for _, want := range []string{"  old  post: gRPC", "  new  (no verdict for post · concurrency 4)\n", "  old  (no verdict for stream · concurrency 4)\n  new  stream: gRPC"} {
+		if !strings.Contains(verdicts, want) {
+			t.Errorf("want %q in:\n%s", want, verdicts)
+		}
+	}
+	if len(cmp.Verdicts) != 4 {
+		t.Errorf("%d verdict pairs, want small, large, post, stream", len(cmp.Verdicts))
+	}
 
 	buf.Reset()
 	if err := WriteComparison(&buf, "markdown", cmp); err != nil {
@@ -191,11 +214,19 @@ func TestCompareWithoutRepeats(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	if !strings.Contains(out, "no repeats: significance unknown") || !strings.Contains(out, "Same environment and settings.") {
-		t.Errorf("want the no-repeats notice:\n%s", out[:300])
+	if !strings.Contains(out, "Same environment and settings.") {
+		t.Errorf("want the same environment:\n%s", out[:300])
 	}
+	// Untested deltas carry the mark, explained once at the end.
 	sec := out[strings.Index(out, "large/grpc/b100/c4"):]
-	if !strings.Contains(sec, "+10.0%") || !strings.Contains(sec, "-20.0%") || strings.Contains(sec[:strings.Index(sec, "\n\n")], "~") {
-		t.Errorf("deltas without repeats:\n%s", sec[:strings.Index(sec, "\n\n")])
+	sec = sec[:strings.Index(sec, "\n\n")]
+	if !strings.Contains(sec, "+10.0%†") || !strings.Contains(sec, "-20.0%†") || strings.Contains(sec, "~") || strings.Contains(sec, "p=") {
+		t.Errorf("deltas without repeats:\n%s", sec)
+	}
+	if n := strings.Count(out, "†: untested: single measurement"); n != 1 {
+		t.Errorf("untested footnote %d times, want once:\n%s", n, out)
+	}
+	if strings.Contains(out, "~:") {
+		t.Error("~ footnote without a ~ delta")
 	}
 }

@@ -9,12 +9,14 @@ import (
 )
 
 // CSVHeader is the fixed column set of the csv format, one row per cell in
-// the document's order. Latencies are in microseconds, bytes per call in
-// bytes, CPU in microseconds per call attempted (bytes and CPU are divided
-// by successful plus failed calls, as in the JSON), rates in calls per
-// second. server_cpu_us_per_call, first_record_p50_us and the three rate
-// columns are empty when they do not apply. With repeats the figures are
-// medians over the repeats and calls/errors are totals.
+// the document's order; new columns are only ever appended. Latencies are
+// in microseconds, bytes per call in bytes, CPU in microseconds, all per
+// successful call as in the JSON; rates in calls per second.
+// server_cpu_us_per_call, first_record_p50_us, last_byte_p50_us,
+// decode_mean_us and the three rate columns are empty when the cell does
+// not have them; stop_reason is empty when the cell ran to its bound. With
+// repeats the figures are medians over the repeats and calls/errors are
+// totals.
 var CSVHeader = []string{
 	"protocol", "scenario", "batch", "concurrency", "connections", "mode",
 	"calls", "errors", "duration_s", "calls_per_s", "mb_per_s",
@@ -24,6 +26,7 @@ var CSVHeader = []string{
 	"client_cpu_us_per_call", "server_cpu_us_per_call",
 	"first_record_p50_us",
 	"rate_requested", "rate_achieved", "late_calls",
+	"last_byte_p50_us", "decode_mean_us", "stop_reason",
 }
 
 func writeCSV(w io.Writer, r *results.Result) error {
@@ -45,6 +48,12 @@ func writeCSV(w io.Writer, r *results.Result) error {
 		if c.RateRequested > 0 {
 			rateReq, rateAch, late = f(c.RateRequested), f(c.RateAchieved), strconv.FormatInt(c.LateCalls, 10)
 		}
+		opt := func(fig results.Figure) string {
+			if v, ok := c.Figure(fig); ok {
+				return f(v)
+			}
+			return ""
+		}
 		l := c.LatencyUS
 		rec := []string{
 			string(c.Protocol), string(c.Scenario), strconv.Itoa(c.Batch), strconv.Itoa(c.Concurrency), strconv.Itoa(c.Connections), c.Mode,
@@ -55,6 +64,7 @@ func writeCSV(w io.Writer, r *results.Result) error {
 			f(c.ClientCPUUSPerCall), server,
 			first,
 			rateReq, rateAch, late,
+			opt(results.FigLastByteP50), opt(results.FigDecodeMean), c.StopReason,
 		}
 		if err := cw.Write(rec); err != nil {
 			return err

@@ -21,6 +21,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 
+	"github.com/meteorbench/meteorbench/internal/analysis"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/stats"
 )
@@ -111,6 +112,9 @@ type cellSpec struct {
 	cpuFactor   float64 // multiplies the model's CPU
 	bytesFactor float64
 	rate        float64 // open loop: requested calls/s
+	// adapterTimes: the protocol adapter reports the time to the last
+	// byte and the client's decode time.
+	adapterTimes bool
 }
 
 // drawCell makes one measured cell from the model.
@@ -146,6 +150,16 @@ func drawCell(s cellSpec) results.Cell {
 		callsPerS = s.rate * (1 - 0.0015)
 		c.LateCalls = int64(math.Round(callsPerS * s.durationS * 0.004))
 	}
+	if s.adapterTimes {
+		// Decoding is most of the JSON payloads' latency, little of protobuf's.
+		share := 0.15
+		if s.proto == api.REST && s.scenario != api.Small {
+			share = 0.55
+		}
+		lb := latencyOf(p50*(1-share), m.sigma)
+		dec := latencyOf(p50*share, m.sigma*0.5)
+		c.LastByteUS, c.DecodeUS = &lb, &dec
+	}
 	c.Calls = int64(math.Round(callsPerS * s.durationS))
 	c.CallsPerS = round(float64(c.Calls)/s.durationS, 0.01)
 	if s.rate > 0 {
@@ -153,11 +167,13 @@ func drawCell(s cellSpec) results.Cell {
 	}
 	c.BytesPerCall = results.Bytes{Sent: round(m.sent*s.bytesFactor, 0.1), Received: round(m.recv*s.bytesFactor, 0.1)}
 	c.MBPerS = round((c.BytesPerCall.Sent+c.BytesPerCall.Received)*c.CallsPerS/1e6, 0.001)
-	c.Batches = c.Calls / int64(s.batch)
-	sd := c.LatencyUS.Mean * math.Sqrt(math.Exp(m.sigma*m.sigma)-1)
-	c.BatchMS = results.Spread{
-		Mean:   round(float64(s.batch)*c.LatencyUS.Mean/1e3, 0.001),
-		Stddev: round(math.Sqrt(float64(s.batch))*sd/1e3, 0.001),
+	if s.rate == 0 { // open-loop cells have no time per batch
+		c.Batches = c.Calls / int64(s.batch)
+		sd := c.LatencyUS.Mean * math.Sqrt(math.Exp(m.sigma*m.sigma)-1)
+		c.BatchMS = results.Spread{
+			Mean:   round(float64(s.batch)*c.LatencyUS.Mean/1e3, 0.001),
+			Stddev: round(math.Sqrt(float64(s.batch))*sd/1e3, 0.001),
+		}
 	}
 	c.ClientCPUUSPerCall = round(m.clientCPU*s.cpuFactor, 0.1)
 	server := round(m.serverCPU*s.cpuFactor, 0.1)
@@ -195,7 +211,7 @@ func drawRepeated(s cellSpec, k, seed int) results.Cell {
 		c.Repeats = append(c.Repeats, reps[i].Sample())
 	}
 	med := func(name results.Figure) float64 {
-		iv := stats.Summarize(repeatValues(&c, name))
+		iv := stats.Summarize(c.RepeatValues(name))
 		c.CI[name] = iv
 		return iv.Median
 	}
@@ -203,12 +219,20 @@ func drawRepeated(s cellSpec, k, seed int) results.Cell {
 	c.LatencyUS.P50 = med("latency_us_p50")
 	c.LatencyUS.P90 = med("latency_us_p90")
 	c.LatencyUS.P99 = med("latency_us_p99")
-	c.BatchMS.Mean = med("batch_ms_mean")
+	c.LatencyUS.P999 = med(results.FigLatencyP999)
+	if s.rate == 0 {
+		c.BatchMS.Mean = med("batch_ms_mean")
+	}
 	c.BytesPerCall.Sent = med("bytes_sent_per_call")
 	c.BytesPerCall.Received = med("bytes_received_per_call")
 	c.ClientCPUUSPerCall = med("client_cpu_us_per_call")
 	server := med("server_cpu_us_per_call")
 	c.ServerCPUUSPerCall = &server
+	if s.adapterTimes {
+		lb, dec := *c.LastByteUS, *c.DecodeUS
+		lb.P50, dec.Mean = med(results.FigLastByteP50), med(results.FigDecodeMean)
+		c.LastByteUS, c.DecodeUS = &lb, &dec
+	}
 	c.MBPerS = round((c.BytesPerCall.Sent+c.BytesPerCall.Received)*c.CallsPerS/1e6, 0.001)
 	return c
 }
@@ -227,8 +251,10 @@ func newResult(env results.Env, set results.Settings) *results.Result {
 	return &results.Result{Schema: results.Schema, Env: env, Settings: set, Started: fixtureStart, StopReason: "completed"}
 }
 
-// finish sets Finished from the cells' measured time plus warm-ups.
+// finish sets Finished from the cells' measured time plus warm-ups, and
+// the verdicts as the run command computes them.
 func finish(r *results.Result) {
+	defer analysis.Apply(r)
 	total := 0.0
 	for i := range r.Cells {
 		total += r.Cells[i].DurationS + r.Settings.WarmupS*float64(max(r.Settings.Repeat, 1))
@@ -256,7 +282,7 @@ func fixtureBasic() *results.Result {
 			for pi, p := range protos {
 				n := noiseAt(bi*3 + pi)
 				r.Cells = append(r.Cells, drawCell(cellSpec{proto: p, scenario: sc, batch: b, conc: 4, durationS: 10,
-					latFactor: 1 + 0.02*n, cpuFactor: 1 - 0.01*n, bytesFactor: 1}))
+					latFactor: 1 + 0.02*n, cpuFactor: 1 - 0.01*n, bytesFactor: 1, adapterTimes: true}))
 			}
 		}
 	}
@@ -275,7 +301,7 @@ func fixtureRepeats() *results.Result {
 		for _, b := range []int{100, 200} {
 			for _, p := range protos {
 				r.Cells = append(r.Cells, drawRepeated(cellSpec{proto: p, scenario: sc, batch: b, conc: 4, durationS: 5,
-					latFactor: 1, cpuFactor: 1, bytesFactor: 1}, 3, seed))
+					latFactor: 1, cpuFactor: 1, bytesFactor: 1, adapterTimes: true}, 3, seed))
 				seed += 3
 			}
 		}
@@ -308,13 +334,23 @@ func fixtureInterrupted() *results.Result {
 				switch {
 				case sc == api.Large && b == 100 && p == api.REST:
 					c.ErrorClasses = map[string]int64{"deadline_exceeded": 37, "http_503": 2}
+					c.ErrorExamples = map[string]string{
+						"deadline_exceeded": `Get "http://127.0.0.1:41234/api/MeteoriteLandings/LargePayload": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`,
+						"http_503":          "503 Service Unavailable: server overloaded",
+					}
 					c.Errors = 39
 					c.Warnings = []string{"39 calls failed (0.4%): latency percentiles cover successful calls only"}
 				case sc == api.Large && b == 100 && p == api.GRPC:
 					c.ServerCPUUSPerCall = nil
 					c.Warnings = []string{"server CPU unknown: GET /metrics failed after the cell"}
 				case sc == api.Large && b == 200:
+					c.StopReason = results.StopInterrupted
 					c.Warnings = []string{"cut short by the interrupt: 1.5s measured of 10s"}
+				case sc == api.Small && b == 200 && p == api.GRPC:
+					c.Errors = 1000
+					c.ErrorClasses = map[string]int64{"invalid-response": 1000}
+					c.ErrorExamples = map[string]string{"invalid-response": "record 3: id 7 does not match the data set:\n" +
+						`want {"name":"Aarhus","id":"7","mass":"720"}, got {"name":"Aarhus","id":"7","mass":"0"} (field mass)`}
 				}
 				r.Cells = append(r.Cells, c)
 			}
@@ -354,6 +390,7 @@ func fixtureCompare(newer bool) *results.Result {
 		scen = []api.Scenario{api.Small, api.Large, api.Stream}
 		env.GoVersion, env.GOMAXPROCS, env.NumCPU = "go1.27.0", 4, 4
 		env.CPUModel = "Other synthetic CPU @ 3.10GHz (fixture data)"
+		env.Target = "127.0.0.1:39877" // its own server's random port: no setting
 	}
 	r := newResult(env, closedSettings(protos, scen, []int{100}, 5))
 	r.Settings.DurationS = 5
@@ -363,7 +400,7 @@ func fixtureCompare(newer bool) *results.Result {
 	}
 	for _, sc := range scen {
 		for _, p := range protos {
-			s := cellSpec{proto: p, scenario: sc, batch: 100, conc: 4, durationS: 5, latFactor: 1, cpuFactor: 1, bytesFactor: 1}
+			s := cellSpec{proto: p, scenario: sc, batch: 100, conc: 4, durationS: 5, latFactor: 1, cpuFactor: 1, bytesFactor: 1, adapterTimes: true}
 			if newer && sc == api.Large && p == api.GRPC {
 				s.latFactor, s.cpuFactor = 0.7, 0.75
 			}
@@ -472,7 +509,10 @@ func TestFixturesConsistent(t *testing.T) {
 					break
 				}
 			}
-			if !near(c.BatchMS.Mean, float64(c.Batch)*l.Mean/1e3, 0.05) {
+			if c.Mode == results.ModeOpen && (c.Batches != 0 || c.BatchMS.Mean != 0) {
+				t.Errorf("%s: open-loop cell with a time per batch", where)
+			}
+			if c.Mode == results.ModeClosed && !near(c.BatchMS.Mean, float64(c.Batch)*l.Mean/1e3, 0.05) {
 				t.Errorf("%s: batch mean %v ms, batch x mean latency %v ms", where, c.BatchMS.Mean, float64(c.Batch)*l.Mean/1e3)
 			}
 			var errs int64
@@ -487,7 +527,7 @@ func TestFixturesConsistent(t *testing.T) {
 					t.Errorf("%s: %d repeats, settings say %d", where, len(c.Repeats), r.Settings.Repeat)
 				}
 				for fig, iv := range c.CI {
-					if v, _ := figureValue(c, fig); v != iv.Median || iv.Lo > iv.Median || iv.Hi < iv.Median {
+					if v, _ := c.Figure(fig); v != iv.Median || iv.Lo > iv.Median || iv.Hi < iv.Median {
 						t.Errorf("%s: %s = %v, CI %+v", where, fig, v, iv)
 					}
 				}

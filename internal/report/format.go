@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -183,33 +182,10 @@ func fmtErrors(n int64, classes map[string]int64) string {
 	if len(classes) == 0 {
 		return fmtCount(n)
 	}
-	names := make([]string, 0, len(classes))
-	for k := range classes {
-		names = append(names, k)
-	}
-	sort.Slice(names, func(i, j int) bool {
-		if classes[names[i]] != classes[names[j]] {
-			return classes[names[i]] > classes[names[j]]
-		}
-		return names[i] < names[j]
-	})
+	names := errorClasses(classes)
 	parts := make([]string, len(names))
 	for i, k := range names {
 		parts[i] = k + " " + fmtCount(classes[k])
 	}
 	return fmtCount(n) + " (" + strings.Join(parts, ", ") + ")"
-}
-
-// fmtRatio formats a ratio as "6.8x" (two decimals below 2, so 1.05x shows).
-func fmtRatio(r float64) string { return ratioNum(r) + "x" }
-
-func ratioNum(r float64) string {
-	switch {
-	case r >= 100:
-		return strconv.FormatFloat(r, 'f', 0, 64)
-	case r >= 2:
-		return strconv.FormatFloat(r, 'f', 1, 64)
-	default:
-		return strconv.FormatFloat(r, 'f', 2, 64)
-	}
 }

@@ -17,8 +17,9 @@ var mdReplacer = strings.NewReplacer(
 func mdEscape(s string) string { return mdReplacer.Replace(s) }
 
 // writeMarkdown renders r as GitHub-flavoured Markdown: the environment as
-// a list, then one table per scenario x batch x concurrency with the
-// protocols as columns, the ratio line in bold and warnings as a list.
+// a list, the summary (one item per verdict), then one table per scenario x
+// batch x condition with the protocols as columns, the verdict's ratios and
+// the cells' errors and warnings as a list.
 func writeMarkdown(w io.Writer, r *results.Result) error {
 	ew := &errWriter{w: w}
 	ew.printf("# meteorbench results\n\n")
@@ -35,14 +36,30 @@ func writeMarkdown(w io.Writer, r *results.Result) error {
 	for _, wn := range r.Warnings {
 		ew.printf("- **warning**: %s\n", mdEscape(wn))
 	}
+	if lines := summary(r); len(lines) > 0 {
+		ew.printf("\n## Summary\n\n")
+		for _, l := range lines {
+			ew.printf("- %s\n", mdEscape(l.Text))
+			for _, n := range l.Notes {
+				ew.printf("  - %s\n", mdEscape(n))
+			}
+		}
+		if notes := summaryNotes(r); len(notes) > 0 {
+			ew.printf("\n")
+			for _, n := range notes {
+				ew.printf("<sub>%s</sub>  \n", mdEscape(n))
+			}
+		}
+	}
 	if len(r.Cells) == 0 {
 		ew.printf("\nNo cells were measured.\n")
 	}
-	for _, g := range groupCells(r) {
+	groups := groupCells(r)
+	for i, g := range groups {
 		ew.printf("\n## %s\n\n", mdEscape(g.title()))
 		ew.printf("|  |")
-		for _, c := range g.Cells {
-			ew.printf(" %s |", mdEscape(string(c.Protocol)))
+		for _, p := range g.protos() {
+			ew.printf(" %s |", mdEscape(p))
 		}
 		ew.printf("\n|:--|")
 		for range g.Cells {
@@ -59,20 +76,20 @@ func writeMarkdown(w io.Writer, r *results.Result) error {
 			}
 			ew.printf("\n")
 		}
-		lines, notes := ratioLines(g)
+		lines, note := verdictLines(r, groups, i)
 		if len(lines) > 0 {
 			ew.printf("\n")
 		}
 		for _, l := range lines {
-			ew.printf("**%s** %s  \n", mdEscape(l.Proto), mdEscape(l.Text))
+			ew.printf("**%s**  \n", mdEscape(l))
 		}
-		for _, n := range notes {
-			ew.printf("<sub>%s</sub>  \n", mdEscape(n))
+		if note != "" {
+			ew.printf("<sub>%s</sub>  \n", mdEscape(note))
 		}
-		if ws := cellWarnings(g); len(ws) > 0 {
+		if ns := groupNotes(g); len(ns) > 0 {
 			ew.printf("\n")
-			for _, wn := range ws {
-				ew.printf("- ⚠ %s\n", mdEscape(wn))
+			for _, n := range ns {
+				ew.printf("- ⚠ %s\n", mdEscape(n))
 			}
 		}
 	}

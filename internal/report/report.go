@@ -4,9 +4,17 @@
 // blog post, a self-contained HTML page, and charts as SVG or PNG. It also
 // compares two result documents cell by cell (see Compare).
 //
-// Reporters are chosen by name (see Formats). Every text format puts the
-// protocols side by side, one column each, and sums each cell up in a ratio
-// line ("gRPC 3.0x faster than REST (p50), ...").
+// Reporters only format; they compute no verdict. Every format starts,
+// after the environment, with the summary: one line per verdict of
+// r.Verdicts (computed by package analysis), e.g. "large: gRPC 3.9x [3.6,
+// 4.4] more calls/s, 2.2x fewer bytes, ...". Text formats then put the
+// protocols side by side, one column each, one section per scenario x batch
+// x condition, the verdict's per-protocol ratios under the last section it
+// pools. A document without verdicts has no summary: call analysis.Apply
+// first.
+//
+// Reporters are chosen by name (see Formats). Live writes the table format
+// section by section while a run measures.
 package report
 
 import (

@@ -3,13 +3,18 @@ package report
 import (
 	"bytes"
 	"encoding/csv"
+	"fmt"
+	"html"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/analysis"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/stats"
 )
@@ -168,6 +173,12 @@ func TestCSV(t *testing.T) {
 			if got := rec[col["rate_requested"]]; (c.RateRequested == 0) != (got == "") {
 				t.Errorf("%s row %d: rate_requested %q", name, i, got)
 			}
+			if got := rec[col["decode_mean_us"]]; (c.DecodeUS == nil) != (got == "") || (got != "" && num("decode_mean_us") != c.DecodeUS.Mean) {
+				t.Errorf("%s row %d: decode_mean_us %q for %v", name, i, got, c.DecodeUS)
+			}
+			if got := rec[col["stop_reason"]]; got != c.StopReason {
+				t.Errorf("%s row %d: stop_reason %q, cell %q", name, i, got, c.StopReason)
+			}
 		}
 	}
 }
@@ -186,43 +197,109 @@ func section(t *testing.T, out, head string) string {
 	return s
 }
 
-func TestTableRatios(t *testing.T) {
-	r := loadFixture(t, "basic")
-	out := string(render(t, "table", r))
-	var rest, grpc *results.Cell
-	for i := range r.Cells {
-		c := &r.Cells[i]
-		if c.Scenario == "large" && c.Batch == 100 {
-			if c.Protocol == "rest" {
-				rest = c
-			} else {
-				grpc = c
+// The summary comes first, after the environment: every verdict's line,
+// as analysis wrote it, in every text format.
+func TestSummaryFirst(t *testing.T) {
+	for _, name := range reportFixtures {
+		r := loadFixture(t, name)
+		if len(r.Verdicts) == 0 {
+			t.Fatalf("%s: fixture without verdicts", name)
+		}
+		for _, format := range []string{"table", "markdown", "html"} {
+			out := string(render(t, format, r))
+			if format == "html" {
+				out = html.UnescapeString(out)
+			}
+			esc := func(s string) string { return s }
+			if format == "markdown" {
+				esc = mdEscape
+			}
+			first := strings.Index(out, esc(r.Verdicts[0].Summary))
+			if first < 0 {
+				t.Errorf("%s %s: no summary line %q", name, format, r.Verdicts[0].Summary)
+				continue
+			}
+			for _, head := range []string{"command", "== small", "## small", "<h3>small"} {
+				if i := strings.Index(out, head); i >= 0 && (i < first) != (head == "command") {
+					t.Errorf("%s %s: summary at %d, %q at %d: want it after the environment, before the sections", name, format, first, head, i)
+				}
+			}
+			for _, v := range r.Verdicts {
+				if want := esc(v.Summary); strings.Count(out, want) != 1 {
+					t.Errorf("%s %s: summary %q %d times, want once", name, format, v.Summary, strings.Count(out, want))
+				}
 			}
 		}
 	}
-	sec := section(t, out, "large (GetLargePayloadAsList) · batch 100")
-	want := "=> gRPC " + fmtRatio(rest.LatencyUS.P50/grpc.LatencyUS.P50) + " faster than REST (p50), " +
-		fmtRatio(grpc.CallsPerS/rest.CallsPerS) + " more calls/s, " +
-		fmtRatio(rest.BytesPerCall.Received/grpc.BytesPerCall.Received) + " fewer bytes received, " +
-		fmtRatio(*rest.ServerCPUUSPerCall / *grpc.ServerCPUUSPerCall) + " less server CPU/call\n"
-	if !strings.Contains(sec, want) {
-		t.Errorf("want ratio line %q in:\n%s", want, sec)
+}
+
+// Reporters only format: they show the verdicts the document carries,
+// hand-made here, and compute none when it has none.
+func TestVerdictsOnlyFormatted(t *testing.T) {
+	r := loadFixture(t, "basic")
+	lo, hi := 3.6, 4.4
+	r.Verdicts = []results.Verdict{{
+		Scenario: api.Large, Condition: results.Condition{Concurrency: 4}, Batches: []int{100, 200}, Baseline: api.REST,
+		Summary: "large: made up 3.9x [3.6, 4.4] more calls/s",
+		Versus: []results.Versus{{Protocol: api.GRPC, Ratios: []results.Ratio{
+			{Figure: results.FigCallsPerS, Ratio: 3.9, Better: true, Lo: &lo, Hi: &hi, N: 2, Significance: results.Untested},
+		}}},
+		Notes: []string{"a hand-made note"},
+	}}
+	out := string(render(t, "table", r))
+	if !strings.Contains(out, "== summary ==\nlarge: made up 3.9x [3.6, 4.4] more calls/s\n   · a hand-made note\n· each verdict pools batches 100, 200\n") {
+		t.Errorf("summary not as given:\n%s", out)
 	}
-	// Protocols side by side, REST first.
-	if !regexpHeader(sec, "rest", "grpc") {
-		t.Errorf("header not rest | grpc:\n%s", sec)
+	if n := strings.Count(out, "=> "); n != 1 {
+		t.Errorf("%d ratio lines, want the one verdict's one protocol", n)
 	}
-	// In the small scenario of this fixture gRPC is slower: the line says so.
-	if sec := section(t, out, "small (GetVersion) · batch 100"); !strings.Contains(sec, "slower than REST (p50)") || !strings.Contains(sec, "more server CPU/call") {
-		t.Errorf("small: want slower/more wording:\n%s", sec)
+	if sec := section(t, out, "large (GetLargePayloadAsList) · batch 200"); !strings.Contains(sec, "=> gRPC against REST: 3.9x [3.6, 4.4] more calls/s\n") {
+		t.Errorf("verdict ratios not under the verdict's last group:\n%s", sec)
 	}
-	// The post scenario compares the bytes sent.
-	if sec := section(t, out, "post (PostLargePayload) · batch 100"); !strings.Contains(sec, "fewer bytes sent") {
-		t.Errorf("post: want bytes sent:\n%s", sec)
+	if sec := section(t, out, "large (GetLargePayloadAsList) · batch 100"); strings.Contains(sec, "=>") {
+		t.Errorf("verdict repeated under every batch:\n%s", sec)
 	}
-	// The stream scenario shows time to first record.
-	if sec := section(t, out, "stream (GetLargePayload, streamed) · batch 100"); !strings.Contains(sec, "first record p50") {
-		t.Errorf("stream: no first record row:\n%s", sec)
+
+	r.Verdicts = nil // an older document
+	for _, format := range []string{"table", "markdown", "html"} {
+		out := string(render(t, format, r))
+		if strings.Contains(out, "=>") || strings.Contains(out, "against REST") || strings.Contains(out, "ummary<") || strings.Contains(out, "ummary ==") || strings.Contains(out, "# Summary") {
+			t.Errorf("%s of a document without verdicts shows some:\n%.400s", format, out)
+		}
+	}
+}
+
+func TestTableVerdictRatios(t *testing.T) {
+	r := loadFixture(t, "basic")
+	out := string(render(t, "table", r))
+	for _, v := range r.Verdicts {
+		head := fmt.Sprintf("%s · batch %d · %s", v.Scenario.Title(), v.Batches[len(v.Batches)-1], v.Condition.Label())
+		sec := section(t, out, head)
+		for _, vs := range v.Versus {
+			if want := "=> " + analysis.Line(v.Baseline, vs) + "\n"; !strings.Contains(sec, want) {
+				t.Errorf("want %q in:\n%s", want, sec)
+			}
+		}
+		// Protocols side by side, REST first.
+		if !regexpHeader(sec, "rest", "grpc") {
+			t.Errorf("header not rest | grpc:\n%s", sec)
+		}
+	}
+	// Every verdict pools batches 100 and 200: said once, in the summary.
+	if n := strings.Count(out, "pools batches 100, 200"); n != 1 || strings.Contains(out, "verdict over batches") {
+		t.Errorf("pooled batches said %d times", n)
+	}
+	// Single measurements: the summary says once that nothing was tested.
+	if n := strings.Count(out, "untested: ratios from single measurements"); n != 1 {
+		t.Errorf("untested footnote %d times, want once", n)
+	}
+	// The stream scenario shows time to first record; adapters that report
+	// them show the time to the last byte and the client's decode time.
+	sec := section(t, out, "stream (GetLargePayload, streamed) · batch 100")
+	for _, want := range []string{"first record p50", "last byte p50", "client decode/call"} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("stream: no %q row:\n%s", want, sec)
+		}
 	}
 }
 
@@ -240,22 +317,32 @@ func TestTableRepeats(t *testing.T) {
 	if !regexpHeader(sec, "rest", "rest-protobuf", "grpc") {
 		t.Errorf("want three columns:\n%s", sec)
 	}
-	// Three repeats can never reach α=0.05 with a rank test: say so.
-	if !strings.Contains(sec, "— not significant") || !strings.Contains(sec, "need >= 4 samples") {
-		t.Errorf("K=3: want not significant with its reason:\n%s", sec)
+	// Three repeats of two batch sizes pool into six samples: tested, and
+	// the footnote on what "not significant" means is said once.
+	if n := strings.Count(out, "not significant: the repeats do not show a difference"); n != 1 || !strings.Contains(out, "(not significant)") {
+		t.Errorf("K=3: the not-significant footnote %d times, want once:\n%s", n, out)
 	}
-	if !strings.Contains(sec, "x [") {
-		t.Errorf("want ratio intervals:\n%s", sec)
+
+	// One batch size of three repeats cannot be tested: every verdict says
+	// so, the summary says it once.
+	r := loadFixture(t, "repeats")
+	var cells []results.Cell
+	for _, c := range r.Cells {
+		if c.Batch == 100 {
+			cells = append(cells, c)
+		}
+	}
+	r.Cells = cells
+	analysis.Apply(r)
+	out = string(render(t, "table", r))
+	if n := strings.Count(out, "3 repeats: too few to test, use --repeat 5"); n != 1 {
+		t.Errorf("K=3, one batch: the too-few note %d times, want once:\n%s", n, out)
+	}
+	if !strings.Contains(out, "x [") {
+		t.Errorf("want ratio intervals:\n%s", out)
 	}
 	if !strings.Contains(out, "figures are median [lo, hi] at 75% confidence") {
 		t.Errorf("header does not explain intervals")
-	}
-
-	// Five repeats that differ clearly are significant: no marker.
-	out = string(render(t, "table", loadFixture(t, "compare-old")))
-	sec = section(t, out, "large (GetLargePayloadAsList) · batch 100")
-	if strings.Contains(sec, "not significant") || !strings.Contains(sec, "faster than REST (p50)") {
-		t.Errorf("K=5, clear difference: want significant ratios:\n%s", sec)
 	}
 }
 
@@ -277,13 +364,18 @@ func TestTableInterrupted(t *testing.T) {
 	if !strings.Contains(sec, "n/a") {
 		t.Errorf("unknown server CPU not shown as n/a:\n%s", sec)
 	}
-	// The ratio line leaves out the unknown server CPU.
-	if i := strings.Index(sec, "=> gRPC"); i < 0 || strings.Contains(strings.SplitN(sec[i:], "\n", 2)[0], "server CPU") {
-		t.Errorf("want a ratio line without the unknown server CPU:\n%s", sec)
+	// The first message of each error class, on one line, truncated.
+	sec = section(t, out, "small (GetVersion) · batch 200")
+	want := "!  grpc: invalid-response ×1,000: record 3: id 7 does not match the data set: want {\"name\":\"Aarhus\",\"id\":\"7\",\" ...\n"
+	if !strings.Contains(sec, want) {
+		t.Errorf("want %q in:\n%s", want, sec)
 	}
 	sec = section(t, out, "large (GetLargePayloadAsList) · batch 200")
-	if !regexpHeader(sec, "rest") || strings.Contains(sec, "=>") {
-		t.Errorf("a lone protocol gets no ratio line:\n%s", sec)
+	if !regexpHeader(sec, "rest") {
+		t.Errorf("want a lone rest column:\n%s", sec)
+	}
+	if !regexp.MustCompile(`\nstopped +interrupted\n`).MatchString(sec) {
+		t.Errorf("the cell's stop reason is not shown:\n%s", sec)
 	}
 }
 
@@ -292,6 +384,14 @@ func TestTableOpenLoop(t *testing.T) {
 	for _, want := range []string{"open loop at 200 calls/s per cell", "· open loop at 200 calls/s ==", "rate requested", "rate achieved", "late calls", "uncorrected p99"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("open loop: want %q", want)
+		}
+	}
+	// No time per batch in open loop; no last-byte or decode row from an
+	// adapter that reports neither.
+	sections := out[strings.Index(out, "\n== small"):]
+	for _, absent := range []string{"time/batch", "last byte", "decode", "\nstopped "} {
+		if strings.Contains(sections, absent) {
+			t.Errorf("open loop: row %q shown", absent)
 		}
 	}
 	if strings.Contains(string(render(t, "table", loadFixture(t, "basic"))), "rate requested") {
@@ -338,8 +438,11 @@ func TestFormatHelpers(t *testing.T) {
 		{fmtBytes(1.25e6), "1.25 MB"},
 		{fmtRate(39526.4), "39,526"},
 		{fmtRate(0.5), "0.50"},
-		{fmtRatio(6.83), "6.8x"},
-		{fmtRatio(1.049), "1.05x"},
+		{truncate("abcdefghij", 8), "abcd ..."},
+		{truncate("abcdefgh", 8), "abcdefgh"},
+		{oneLine("a\n  b\tc"), "a b c"},
+		{plural(1, "CPU", "CPUs"), "1 CPU"},
+		{plural(2, "CPU", "CPUs"), "2 CPUs"},
 		{fmtInterval(results.Interval{Median: 1234, Lo: 1200, Hi: 1310, N: 3}, kindUS), "1.23 [1.20, 1.31] ms"},
 		{fmtInterval(results.Interval{Median: 118, Lo: 118, Hi: 118, N: 3}, kindBytes), "118 B"},
 		{fmtErrors(4, map[string]int64{"b": 1, "a": 1, "c": 2}), "4 (c 2, a 1, b 1)"},
@@ -353,8 +456,8 @@ func TestFormatHelpers(t *testing.T) {
 	}
 }
 
-// A repeat too short to complete one batch records a time per batch of 0:
-// it is left out of the median and the interval, never shown as 0 ms.
+// A repeat too short to complete one batch has no time per batch: it is
+// left out of the median and the interval, never shown as 0 ms.
 func TestBatchTimeWithoutCompletedBatches(t *testing.T) {
 	r := loadFixture(t, "repeats")
 	var c *results.Cell
@@ -363,7 +466,7 @@ func TestBatchTimeWithoutCompletedBatches(t *testing.T) {
 			c = &r.Cells[i]
 		}
 	}
-	c.Repeats[0]["batch_ms_mean"] = 0
+	delete(c.Repeats[0], results.FigBatchMS)
 	iv := c.CI["batch_ms_mean"]
 	iv.Lo = 0
 	c.CI["batch_ms_mean"] = iv
@@ -376,7 +479,7 @@ func TestBatchTimeWithoutCompletedBatches(t *testing.T) {
 	// No batch at all: a dash, and no bar.
 	c.Batches, c.BatchMS = 0, results.Spread{}
 	for _, s := range c.Repeats {
-		s["batch_ms_mean"] = 0
+		delete(s, results.FigBatchMS)
 	}
 	sec = section(t, string(render(t, "table", r)), "large (GetLargePayloadAsList) · batch 100")
 	for _, l := range strings.Split(sec, "\n") {

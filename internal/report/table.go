@@ -9,59 +9,141 @@ import (
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
-// writeTable renders r as aligned terminal text: the environment, then one
-// block per scenario x batch x concurrency with the protocols as columns,
-// a ratio line and the cell warnings.
+// writeTable renders r as aligned terminal text: the environment, the
+// summary (one line per verdict), then one section per scenario x batch x
+// condition with the protocols as columns, the verdict's ratios and the
+// cells' errors and warnings.
 func writeTable(w io.Writer, r *results.Result) error {
 	ew := &errWriter{w: w}
 	if r.Interrupted {
 		ew.printf("*** %s (%s) ***\n\n", interruptedBanner, orNA(r.StopReason))
 	}
-	tw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', 0)
-	for _, l := range envLines(r) {
-		fmt.Fprintf(tw, "%s\t%s\n", l[0], l[1])
-	}
-	tw.Flush()
-	for _, wn := range r.Warnings {
-		ew.printf("warning: %s\n", wn)
-	}
+	tableEnv(ew, r)
+	tableWarnings(ew, r)
+	tableSummary(ew, r)
 	if len(r.Cells) == 0 {
 		ew.printf("\nno cells were measured\n")
 	}
-	for _, g := range groupCells(r) {
-		ew.printf("\n== %s ==\n", g.title())
-		tw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', 0)
-		hdr := []string{""}
-		for _, c := range g.Cells {
-			hdr = append(hdr, string(c.Protocol))
-		}
-		fmt.Fprintln(tw, strings.Join(hdr, "\t"))
-		for _, row := range cellRows(g) {
-			vals := make([]string, len(row.Vals))
-			for i, v := range row.Vals {
-				if v == "" {
-					v = "–"
-				}
-				vals[i] = v
-			}
-			fmt.Fprintf(tw, "%s\t%s\n", row.Label, strings.Join(vals, "\t"))
-		}
-		tw.Flush()
-		lines, notes := ratioLines(g)
-		for _, l := range lines {
-			ew.printf("=> %s\n", l.String())
-		}
-		for _, n := range notes {
-			ew.printf("   %s\n", n)
-		}
-		for _, wn := range cellWarnings(g) {
-			ew.printf("!  %s\n", wn)
-		}
+	groups := groupCells(r)
+	for i, g := range groups {
+		lines, note := verdictLines(r, groups, i)
+		tableGroup(ew, g, lines, note)
 	}
 	if r.Interrupted {
 		ew.printf("\n*** %s ***\n", interruptedBanner)
 	}
 	return ew.err
+}
+
+func tableEnv(ew *errWriter, r *results.Result) {
+	tw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', 0)
+	for _, l := range envLines(r) {
+		fmt.Fprintf(tw, "%s\t%s\n", l[0], l[1])
+	}
+	tw.Flush()
+}
+
+func tableWarnings(ew *errWriter, r *results.Result) {
+	for _, wn := range r.Warnings {
+		ew.printf("warning: %s\n", wn)
+	}
+}
+
+// tableSummary prints the verdicts' summary lines, their notes indented
+// under them, and the footnotes once.
+func tableSummary(ew *errWriter, r *results.Result) {
+	lines := summary(r)
+	if len(lines) == 0 {
+		return
+	}
+	ew.printf("\n== summary ==\n")
+	for _, l := range lines {
+		ew.printf("%s\n", l.Text)
+		for _, n := range l.Notes {
+			ew.printf("   · %s\n", n)
+		}
+	}
+	for _, n := range summaryNotes(r) {
+		ew.printf("· %s\n", n)
+	}
+}
+
+// tableGroup prints one section: the side-by-side rows, the verdict's
+// ratios when given, the cells' error examples and warnings.
+func tableGroup(ew *errWriter, g *group, lines []string, note string) {
+	ew.printf("\n== %s ==\n", g.title())
+	tw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "\t"+strings.Join(g.protos(), "\t"))
+	for _, row := range cellRows(g) {
+		vals := make([]string, len(row.Vals))
+		for i, v := range row.Vals {
+			if v == "" {
+				v = "–"
+			}
+			vals[i] = v
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", row.Label, strings.Join(vals, "\t"))
+	}
+	tw.Flush()
+	for _, l := range lines {
+		ew.printf("=> %s\n", l)
+	}
+	if note != "" {
+		ew.printf("   %s\n", note)
+	}
+	for _, n := range groupNotes(g) {
+		ew.printf("!  %s\n", n)
+	}
+}
+
+// Live writes the table format while a run measures: the environment
+// first (NewLive), each section as soon as its cells are measured (Group),
+// and at the end the summary and the run's warnings (Finish). Its output,
+// concatenated, has every section the table format of the finished result
+// has, in measurement order, and the same summary; the per-section verdict
+// ratios, drawn from the whole run, are in the summary only.
+//
+// A Live is not safe for concurrent use. The first write error stops all
+// further output and is returned by every later call.
+type Live struct {
+	ew *errWriter
+}
+
+// NewLive prints r's environment header (r needs Env, Settings and
+// Started; nothing else is read) and returns the writer for the sections.
+func NewLive(w io.Writer, r *results.Result) *Live {
+	l := &Live{ew: &errWriter{w: w}}
+	tableEnv(l.ew, r)
+	return l
+}
+
+// Group prints the section of one group of cells as soon as it is
+// measured: one scenario x batch x condition, all its protocols. Cells of
+// several groups print as several sections, in display order.
+func (l *Live) Group(cells []results.Cell) error {
+	ptrs := make([]*results.Cell, len(cells))
+	for i := range cells {
+		ptrs[i] = &cells[i]
+	}
+	for _, g := range groupOf(ptrs, nil) {
+		tableGroup(l.ew, g, nil, "")
+	}
+	return l.ew.err
+}
+
+// Finish prints the end of the run: its warnings, the summary of r's
+// verdicts (call analysis.Apply first) and, for a partial result, the
+// interrupted banner.
+func (l *Live) Finish(r *results.Result) error {
+	if len(r.Warnings) > 0 {
+		l.ew.printf("\n")
+		tableWarnings(l.ew, r)
+	}
+	tableSummary(l.ew, r)
+	if r.Interrupted {
+		l.ew.printf("\n*** %s (%s) ***\n", interruptedBanner, orNA(r.StopReason))
+	}
+	return l.ew.err
 }
 
 // errWriter keeps the first write error so rendering code stays linear.

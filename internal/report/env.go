@@ -1,0 +1,142 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// interruptedBanner is shown at the top of a partial result.
+const interruptedBanner = "INTERRUPTED — partial results"
+
+// envLines describes the run: versions, machine, target, load, repeats,
+// timing and why it stopped, as label/value pairs.
+func envLines(r *results.Result) [][2]string {
+	e, s := &r.Env, &r.Settings
+	lines := [][2]string{
+		{"meteorbench", e.MeteorbenchVersion},
+		{"Go", fmt.Sprintf("%s (GOEXPERIMENT=%s)", e.GoVersion, goExperiment(e))},
+		{"gRPC, protobuf", e.GRPCVersion + ", " + e.ProtobufVersion},
+		{"CPU", fmt.Sprintf("%s · %s · GOMAXPROCS=%d", orNA(e.CPUModel), plural(e.NumCPU, "CPU", "CPUs"), e.GOMAXPROCS)},
+		{"OS", strings.TrimSpace(e.OS + " " + e.Arch)},
+	}
+	target := e.Target
+	if e.OwnServer {
+		target += " (own server child, loopback)"
+	}
+	lines = append(lines, [2]string{"target", target})
+	lines = append(lines, [2]string{"plan", planLine(s)})
+	lines = append(lines, [2]string{"load", loadLine(s)})
+	if s.Repeat > 1 {
+		lines = append(lines, [2]string{"repeats", repeatLine(r)})
+	}
+	run := r.Started.UTC().Format("2006-01-02 15:04:05 MST")
+	if !r.Finished.IsZero() && r.Finished.After(r.Started) {
+		run += ", took " + fmtSeconds(r.Finished.Sub(r.Started).Seconds())
+	}
+	lines = append(lines, [2]string{"run", run})
+	if r.StopReason != "" || !r.Finished.IsZero() {
+		lines = append(lines, [2]string{"stopped", orNA(r.StopReason)})
+	}
+	if len(e.Flags) > 0 {
+		lines = append(lines, [2]string{"command", strings.Join(e.Flags, " ")})
+	}
+	return lines
+}
+
+func goExperiment(e *results.Env) string {
+	if e.GoExperiment == "" {
+		return "none"
+	}
+	return e.GoExperiment
+}
+
+func orNA(s string) string {
+	if s == "" {
+		return "n/a"
+	}
+	return s
+}
+
+// plural says a count with its noun: "1 CPU", "4 CPUs".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// planLine lists what the run was asked to measure.
+func planLine(s *results.Settings) string {
+	ints := func(v []int) string {
+		parts := make([]string, len(v))
+		for i, n := range v {
+			parts[i] = strconv.Itoa(n)
+		}
+		return strings.Join(parts, ", ")
+	}
+	return fmt.Sprintf("protocols %s · scenarios %s · batches %s · concurrency %s",
+		joinNames(s.Protocols), joinNames(s.Scenarios), ints(s.Batches), ints(s.Concurrency))
+}
+
+// loadLine describes the load: mode, bounds, warm-up, timeout, connections.
+func loadLine(s *results.Settings) string {
+	var parts []string
+	if s.Mode == results.ModeOpen {
+		m := "open loop"
+		if s.Rate > 0 {
+			m += " at " + fmtRate(s.Rate) + " calls/s per cell"
+		}
+		parts = append(parts, m+" (latency from the intended start)")
+	} else {
+		parts = append(parts, "closed loop")
+	}
+	if s.DurationS > 0 {
+		parts = append(parts, fmtSeconds(s.DurationS)+" per cell")
+	}
+	if s.Iterations > 0 {
+		parts = append(parts, plural(s.Iterations, "batch", "batches")+" per cell")
+	}
+	parts = append(parts, "warm-up "+fmtSeconds(s.WarmupS))
+	if s.TimeoutS > 0 {
+		parts = append(parts, "timeout "+fmtSeconds(s.TimeoutS))
+	}
+	if s.Connections > 0 {
+		parts = append(parts, plural(s.Connections, "connection", "connections")+" per protocol")
+	} else {
+		parts = append(parts, "connections: gRPC 1, REST 1 per worker")
+	}
+	return strings.Join(parts, " · ")
+}
+
+// repeatLine says how repeated figures read.
+func repeatLine(r *results.Result) string {
+	conf := 0.0
+	for i := range r.Cells {
+		for _, iv := range r.Cells[i].CI {
+			if iv.Confidence > 0 {
+				conf = iv.Confidence
+				break
+			}
+		}
+		if conf > 0 {
+			break
+		}
+	}
+	s := fmt.Sprintf("%d per cell, interleaved; figures are median [lo, hi]", r.Settings.Repeat)
+	if conf > 0 {
+		s += fmt.Sprintf(" at %.0f%% confidence", conf*100)
+	}
+	return s
+}
+
+// joinNames lists typed names: "rest, grpc".
+func joinNames[T ~string](names []T) string {
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = string(n)
+	}
+	return strings.Join(parts, ", ")
+}

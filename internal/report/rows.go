@@ -1,0 +1,233 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/stats"
+)
+
+// A row is one line of a side-by-side table: a label and one value per
+// protocol column ("" when it does not apply).
+type row struct {
+	Label string
+	Vals  []string
+}
+
+// interval returns a cell's confidence interval for a figure, when the
+// cell was repeated. When some repeats lack the figure (a repeat too short
+// to complete one batch has no time per batch) but the interval counts
+// them, it is recomputed from the repeats that have it.
+func interval(c *results.Cell, f results.Figure) (results.Interval, bool) {
+	iv, ok := c.CI[f]
+	if !ok || iv.N <= 1 {
+		return iv, false
+	}
+	if vals := c.RepeatValues(f); len(vals) != iv.N && len(c.Repeats) == iv.N {
+		iv = stats.Summarize(vals)
+		return iv, iv.N > 1
+	}
+	return iv, true
+}
+
+// kindOf says how a figure is formatted, from its unit.
+func kindOf(f results.Figure) kind {
+	info, _ := f.Info()
+	switch info.Unit {
+	case "µs":
+		return kindUS
+	case "ms":
+		return kindMS
+	case "B":
+		return kindBytes
+	}
+	return kindRate
+}
+
+// figureText formats a figure of c, as "median [lo, hi]" when repeated;
+// ok is false when the cell has no such figure.
+func figureText(c *results.Cell, f results.Figure) (string, bool) {
+	v, ok := c.Figure(f)
+	if !ok {
+		return "", false
+	}
+	if iv, ok := interval(c, f); ok {
+		return fmtInterval(iv, kindOf(f)), true
+	}
+	return fmtValue(v, kindOf(f)), true
+}
+
+// A rowDef is one row of a group's table.
+type rowDef struct {
+	label string
+	val   func(c *results.Cell) string // "" when it does not apply to c
+}
+
+// figRow is the row of one figure, labelled as results.Figures labels it:
+// "–" in a cell without successful calls, "n/a" when the cell has calls
+// but not the figure. An optional figure's row is shown only when some
+// cell has it.
+func figRow(f results.Figure, optional bool) rowDef {
+	info, _ := f.Info()
+	return rowDef{info.Label, func(c *results.Cell) string {
+		s, ok := figureText(c, f)
+		switch {
+		case ok:
+			return s
+		case optional:
+			return ""
+		case c.Calls == 0:
+			return "–"
+		}
+		return "n/a"
+	}}
+}
+
+// latRow is a latency field that is not a figure of its own (max,
+// uncorrected, first record): "" when the cell does not have it.
+func latRow(label string, l func(c *results.Cell) *results.Latency, v func(l *results.Latency) float64) rowDef {
+	return rowDef{label, func(c *results.Cell) string {
+		if lat := l(c); lat != nil && c.Calls > 0 {
+			return fmtUS(v(lat))
+		}
+		return ""
+	}}
+}
+
+// openRow is a figure of open-loop cells only.
+func openRow(label string, v func(c *results.Cell) string) rowDef {
+	return rowDef{label, func(c *results.Cell) string {
+		if c.RateRequested == 0 {
+			return ""
+		}
+		return v(c)
+	}}
+}
+
+func p50(l *results.Latency) float64 { return l.P50 }
+func p99(l *results.Latency) float64 { return l.P99 }
+
+// cellRows builds the side-by-side rows of a group. Rows that apply to no
+// cell of the group (first record outside the stream scenario, rates and
+// uncorrected latency in closed loop, time per batch in open loop, last
+// byte and decode time when the adapters report neither) are left out.
+func cellRows(g *group) []row {
+	defs := []rowDef{
+		{"calls", func(c *results.Cell) string { return fmtCount(c.Calls) }},
+		{"errors", func(c *results.Cell) string { return fmtErrors(c.Errors, c.ErrorClasses) }},
+		{"stopped", func(c *results.Cell) string { return c.StopReason }},
+		{"duration", func(c *results.Cell) string { return fmtSeconds(c.DurationS) }},
+		{"connections", func(c *results.Cell) string { return strconv.Itoa(c.Connections) }},
+		figRow(results.FigCallsPerS, false),
+		{"MB/s", func(c *results.Cell) string { return sig3(c.MBPerS) }},
+		openRow("rate requested", func(c *results.Cell) string { return fmtRate(c.RateRequested) + "/s" }),
+		openRow("rate achieved", func(c *results.Cell) string { return fmtRate(c.RateAchieved) + "/s" }),
+		openRow("late calls", func(c *results.Cell) string { return fmtCount(c.LateCalls) }),
+		figRow(results.FigLatencyP50, false),
+		figRow(results.FigLatencyP90, false),
+		figRow(results.FigLatencyP99, false),
+		figRow(results.FigLatencyP999, false),
+		latRow("latency max", func(c *results.Cell) *results.Latency { return &c.LatencyUS }, func(l *results.Latency) float64 { return l.Max }),
+		latRow("uncorrected p50", func(c *results.Cell) *results.Latency { return c.LatencyUncorrectedUS }, p50),
+		latRow("uncorrected p99", func(c *results.Cell) *results.Latency { return c.LatencyUncorrectedUS }, p99),
+		latRow("first record p50", func(c *results.Cell) *results.Latency { return c.FirstRecordUS }, p50),
+		latRow("first record p99", func(c *results.Cell) *results.Latency { return c.FirstRecordUS }, p99),
+		figRow(results.FigLastByteP50, true),
+		figRow(results.FigDecodeMean, true),
+		batchRow(g.Batch),
+		figRow(results.FigBytesSent, false),
+		figRow(results.FigBytesReceived, false),
+		figRow(results.FigClientCPU, false),
+		figRow(results.FigServerCPU, false),
+	}
+	var rows []row
+	for _, d := range defs {
+		r := row{Label: d.label, Vals: make([]string, len(g.Cells))}
+		any := false
+		for i, c := range g.Cells {
+			r.Vals[i] = d.val(c)
+			if r.Vals[i] != "" {
+				any = true
+			}
+		}
+		if any {
+			rows = append(rows, r)
+		}
+	}
+	return rows
+}
+
+// batchRow is the time per batch of a closed-loop cell, with the spread
+// within the measurement ("± stddev"); open-loop cells have none.
+func batchRow(batch int) rowDef {
+	info, _ := results.FigBatchMS.Info()
+	return rowDef{fmt.Sprintf("%s of %d", info.Label, batch), func(c *results.Cell) string {
+		if c.Mode == results.ModeOpen || c.RateRequested > 0 {
+			return ""
+		}
+		s, ok := figureText(c, results.FigBatchMS)
+		if !ok {
+			return "–"
+		}
+		if c.BatchMS.Stddev > 0 {
+			s += " ± " + fmtUS(c.BatchMS.Stddev*1e3)
+		}
+		return s
+	}}
+}
+
+// groupNotes lists what a group's table cannot show, one line each: the
+// first error message of every error class ("rest: invalid-response ×1,000:
+// record 3: id 7 ..."), then the cells' warnings ("grpc: server CPU unknown").
+func groupNotes(g *group) []string {
+	var out []string
+	for _, c := range g.Cells {
+		for _, class := range errorClasses(c.ErrorClasses) {
+			s := fmt.Sprintf("%s: %s ×%s", c.Protocol, class, fmtCount(c.ErrorClasses[class]))
+			if ex := c.ErrorExamples[class]; ex != "" {
+				s += ": " + truncate(oneLine(ex), maxExample)
+			}
+			out = append(out, s)
+		}
+	}
+	for _, c := range g.Cells {
+		for _, w := range c.Warnings {
+			out = append(out, string(c.Protocol)+": "+w)
+		}
+	}
+	return out
+}
+
+// maxExample bounds an error example, in characters: enough for the
+// message's gist, short enough for one terminal line.
+const maxExample = 80
+
+// errorClasses returns the classes most frequent first, then by name.
+func errorClasses(classes map[string]int64) []string {
+	names := make([]string, 0, len(classes))
+	for k := range classes {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if classes[names[i]] != classes[names[j]] {
+			return classes[names[i]] > classes[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	return names
+}
+
+// oneLine folds whitespace runs (newlines included) into single spaces.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// truncate cuts s to at most n characters, marking the cut with " ...".
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return strings.TrimRight(string(r[:n-4]), " ") + " ..."
+}
