@@ -41,6 +41,9 @@ func newScraper(target string) *scraper {
 	}
 }
 
+// close closes the scraper's idle connection.
+func (s *scraper) close() { s.hc.CloseIdleConnections() }
+
 // scrape reads the metrics, within a short deadline.
 func (s *scraper) scrape(ctx context.Context) (ServerSample, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
