@@ -139,7 +139,9 @@ func TestRunInterrupted(t *testing.T) {
 	if len(res.Cells) != 2 {
 		t.Fatalf("%d cells, want the complete one and the partial one", len(res.Cells))
 	}
-	if c := res.Cells[0]; c.Calls != 200 || len(c.Warnings) != 0 {
+	// (A 20 ms cell on a loaded machine may warn that its workers were not
+	// kept busy: only the interruption must not show in it.)
+	if c := res.Cells[0]; c.Calls != 200 || strings.Contains(strings.Join(c.Warnings, ";"), "interrupted") {
 		t.Errorf("first cell: %d calls %v", c.Calls, c.Warnings)
 	}
 	c := res.Cells[1]
