@@ -111,7 +111,8 @@ type Config struct {
 	// they appear in Result.Cells. When the run ends early, it is called
 	// once more with what was measured of the unfinished group, so the
 	// calls together always give Result.Cells. It runs on Run's goroutine,
-	// between measurements.
+	// between measurements; the cells' maps are shared with Result.Cells,
+	// so it must not modify them.
 	Measured func(cells []results.Cell)
 }
 

@@ -120,8 +120,8 @@ func (w *worker) settle(ctx context.Context, rec *record) bool {
 	}
 	now := int64(rec.end.Sub(w.p.began)) + 1
 	since := w.p.downSince.Load()
-	if since == 0 && w.p.downSince.CompareAndSwap(0, now) {
-		since = now
+	if since == 0 && !w.p.downSince.CompareAndSwap(0, now) {
+		since = w.p.downSince.Load() // another worker's error came first
 	}
 	if since != 0 && time.Duration(now-since) >= TargetDownAfter {
 		w.p.stop(errTargetDown)

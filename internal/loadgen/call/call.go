@@ -43,8 +43,10 @@ type Outcome struct {
 	// FirstRecord is the time from the start of the call to the first
 	// decoded record; streaming scenarios only, zero otherwise.
 	FirstRecord time.Duration
-	// LastByte is the time from the send to the whole response received
-	// (see above for streams); zero when the adapter does not report it.
+	// LastByte is the time from the start of the call to the whole
+	// response received (see above for streams): for post it includes
+	// encoding the request, which grpc-go does inside the call too. Zero
+	// when the adapter does not report it.
 	LastByte time.Duration
 	// Decode is the client's time decoding the response.
 	Decode time.Duration
