@@ -64,8 +64,13 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 	after := r.snapshot(ctx, dialer)
 
 	m := &measured{spec: spec, cell: r.summarize(spec, ph, before, after, dialer.Stats().Dials)}
-	if ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
+		m.cell.StopReason = results.StopInterrupted
 		m.cell.Warnings = append(m.cell.Warnings, "interrupted: partial measurement")
+	case ph.stop == results.StopTargetDown:
+		m.cell.StopReason = results.StopTargetDown
+		m.cell.Warnings = append(m.cell.Warnings, fmt.Sprintf("stopped after %.1f s: %v of nothing but transport errors (the target is down?)", ph.elapsed.Seconds(), TargetDownAfter))
 	}
 	return m, nil
 }
@@ -96,6 +101,9 @@ func (r *runner) summarize(spec cellSpec, ph phaseResult, before, after snapshot
 	cfg := r.cfg
 	t := ph.t
 	secs := ph.elapsed.Seconds()
+	// Attempts are what was sent; per-call figures (bytes, CPU) are per
+	// successful call, as the schema says: failed calls cost something too,
+	// but dividing by them would make a dead server look cheap.
 	attempts := t.calls + t.errors
 	c := results.Cell{
 		CellKey:     spec.CellKey,
@@ -105,11 +113,16 @@ func (r *runner) summarize(spec cellSpec, ph phaseResult, before, after snapshot
 		Errors:      t.errors,
 		DurationS:   secs,
 		LatencyUS:   latency(t.lat, t.latSum),
-		Batches:     t.batch.n,
-		BatchMS:     results.Spread{Mean: t.batch.mean / 1e6, Stddev: t.batch.stddev() / 1e6},
+	}
+	if cfg.Rate == 0 { // open-loop cells have no time per batch
+		c.Batches = t.batch.n
+		c.BatchMS = results.Spread{Mean: t.batch.mean / 1e6, Stddev: t.batch.stddev() / 1e6}
 	}
 	if len(t.classes) > 0 {
 		c.ErrorClasses = t.classes
+	}
+	if len(t.examples) > 0 {
+		c.ErrorExamples = t.examples
 	}
 	c.Distribution = distribution(t.lat)
 	if t.first != nil {
@@ -120,17 +133,21 @@ func (r *runner) summarize(spec cellSpec, ph phaseResult, before, after snapshot
 		l := latency(t.unc, t.uncSum)
 		c.LatencyUncorrectedUS = &l
 	}
+	if t.lastByte != nil {
+		lb, dec := latency(t.lastByte, t.lastByteSum), latency(t.decode, t.decodeSum)
+		c.LastByteUS, c.DecodeUS = &lb, &dec
+	}
 	w := after.wire.Sub(before.wire)
 	if secs > 0 {
 		c.CallsPerS = float64(t.calls) / secs
 		c.MBPerS = float64(w.Sent+w.Received) / 1e6 / secs
 	}
-	if attempts > 0 {
-		c.BytesPerCall = results.Bytes{Sent: float64(w.Sent) / float64(attempts), Received: float64(w.Received) / float64(attempts)}
+	if t.calls > 0 {
+		c.BytesPerCall = results.Bytes{Sent: float64(w.Sent) / float64(t.calls), Received: float64(w.Received) / float64(t.calls)}
 	}
 	clientCPU := after.clientCPU - before.clientCPU
-	if attempts > 0 {
-		c.ClientCPUUSPerCall = float64(clientCPU.Microseconds()) / float64(attempts)
+	if t.calls > 0 {
+		c.ClientCPUUSPerCall = float64(clientCPU.Microseconds()) / float64(t.calls)
 	}
 	if cfg.Rate > 0 {
 		if secs > 0 {
@@ -151,8 +168,8 @@ func (r *runner) summarize(spec cellSpec, ph phaseResult, before, after snapshot
 		warn("server CPU unknown: %v", err)
 	default:
 		serverCPU = after.server.CPU - before.server.CPU
-		if attempts > 0 {
-			v := float64(serverCPU.Microseconds()) / float64(attempts)
+		if t.calls > 0 {
+			v := float64(serverCPU.Microseconds()) / float64(t.calls)
 			c.ServerCPUUSPerCall = &v
 		}
 		if serverCPU < ServerCPUMin {
@@ -194,14 +211,14 @@ func (r *runner) summarize(spec cellSpec, ph phaseResult, before, after snapshot
 	}
 	if cfg.Rate > 0 {
 		if attempts > 0 && float64(t.late) > 0.01*float64(attempts) {
-			warn("%d of %d calls started more than %v after they were due (all %d workers busy, a slow server, or the load generator's own scheduling): their latency from the intended start includes that wait", t.late, attempts, LateThreshold, spec.Concurrency)
+			warn("%d of %d calls started more than %v after they were due (%s, a slow server, or the load generator's own scheduling): their latency from the intended start includes that wait", t.late, attempts, LateThreshold, busyWorkers(spec.Concurrency))
 		}
-		if ph.missed > 0 {
-			warn("%d scheduled calls were never sent before the cell ended", ph.missed)
+		if ph.missed > 0 && ph.stop == "" {
+			warn("%s never sent before the cell ended", count(int64(ph.missed), "scheduled call was", "scheduled calls were"))
 		}
 	}
 	if t.abandoned > 0 {
-		warn("%d calls were still running %v after the cell's end and were abandoned (not counted)", t.abandoned, min(cellGrace, cfg.Timeout))
+		warn("%s still running %v after the cell's end and abandoned (not counted)", count(t.abandoned, "call was", "calls were"), min(cellGrace, cfg.Timeout))
 	}
 	if t.errors > 0 {
 		warn("%d of %d calls failed (%s)", t.errors, attempts, classList(t.classes))
@@ -210,6 +227,25 @@ func (r *runner) summarize(spec cellSpec, ph phaseResult, before, after snapshot
 		warn("no successful call")
 	}
 	return c
+}
+
+// busyWorkers says that every worker was busy, in good English.
+func busyWorkers(n int) string {
+	switch n {
+	case 1:
+		return "the one worker busy"
+	case 2:
+		return "both workers busy"
+	}
+	return fmt.Sprintf("all %d workers busy", n)
+}
+
+// count is n followed by the singular or the plural.
+func count(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // classList formats error counts by class, largest first.

@@ -104,6 +104,16 @@ type Config struct {
 	Logger *slog.Logger
 	// Progress, when set, is called before each cell measurement and at the end.
 	Progress func(Progress)
+	// Measured, when set, is called once per group of cells that share a
+	// scenario, batch and condition (every protocol and every repeat of
+	// it), as soon as the group's last measurement is done, in plan order,
+	// with the group's merged cells: the same values, in the same order, as
+	// they appear in Result.Cells. When the run ends early, it is called
+	// once more with what was measured of the unfinished group, so the
+	// calls together always give Result.Cells. It runs on Run's goroutine,
+	// between measurements; the cells' maps are shared with Result.Cells,
+	// so it must not modify them.
+	Measured func(cells []results.Cell)
 }
 
 // withDefaults fills the zero values.

@@ -73,6 +73,15 @@ func TestRunAgainstRealServer(t *testing.T) {
 			if c.Mode != results.ModeClosed || c.LatencyUncorrectedUS != nil {
 				t.Errorf("mode %q, uncorrected latency %v", c.Mode, c.LatencyUncorrectedUS)
 			}
+			// Where the time goes: every adapter reports the time to the
+			// last byte and the decode time, measured inside the call, so
+			// their sum can never exceed the call's latency.
+			if c.LastByteUS == nil || c.DecodeUS == nil {
+				t.Fatalf("last byte %v, decode %v: not reported", c.LastByteUS, c.DecodeUS)
+			}
+			if lb, dec := c.LastByteUS, c.DecodeUS; !(lb.P50 > 0 && dec.Mean > 0 && lb.Mean+dec.Mean <= c.LatencyUS.Mean*1.0001) {
+				t.Errorf("last byte %+v + decode %+v vs latency %+v", *lb, *dec, c.LatencyUS)
+			}
 		})
 	}
 	// Bytes on the wire: the large answer is about 220 KB of JSON and about
@@ -123,6 +132,9 @@ func TestRunRepeat(t *testing.T) {
 		t.Fatalf("%d cells, want 2", len(res.Cells))
 	}
 	for _, c := range res.Cells {
+		if c.LastByteUS == nil || c.DecodeUS == nil {
+			t.Errorf("%s: repeats lost last byte %v or decode %v", c.Key(), c.LastByteUS, c.DecodeUS)
+		}
 		if c.Calls != 3*3*5 {
 			t.Errorf("%s: %d calls, want the total of 3 repeats of 15", c.Key(), c.Calls)
 		}
@@ -165,6 +177,50 @@ func TestRunRepeat(t *testing.T) {
 		}
 	}
 	assertRoundTrip(t, res)
+}
+
+// Config.Measured hands over each group of cells (scenario, batch,
+// condition: all protocols and repeats) once, in plan order, with the same
+// merged cells Result.Cells holds.
+func TestRunMeasuredHook(t *testing.T) {
+	addr := servertest.Start(t, server.Config{})
+	cfg := quick(addr)
+	cfg.Protocols = []api.Protocol{api.REST, api.GRPC}
+	cfg.Scenarios = []api.Scenario{api.Small, api.Large}
+	cfg.Batches = []int{2, 3}
+	cfg.Iterations = 1
+	cfg.Repeat = 2
+	var groups [][]results.Cell
+	var progressed int
+	cfg.Progress = func(p loadgen.Progress) {
+		if p.Cell != "" {
+			progressed++
+			// A group is handed over before the next group is measured.
+			if want := (progressed - 1) / 4; len(groups) != want {
+				t.Errorf("before measurement %d: %d groups handed over, want %d", progressed, len(groups), want)
+			}
+		}
+	}
+	cfg.Measured = func(cells []results.Cell) { groups = append(groups, cells) }
+	res := run(t, cfg)
+	if len(groups) != 4 {
+		t.Fatalf("%d groups, want 4 (2 scenarios x 2 batches)", len(groups))
+	}
+	var all []results.Cell
+	for i, g := range groups {
+		if len(g) != 2 || g[0].Protocol != api.REST || g[1].Protocol != api.GRPC || len(g[0].Repeats) != 2 {
+			t.Errorf("group %d: %d cells, want rest and grpc merged over 2 repeats", i, len(g))
+		}
+		for _, c := range g {
+			if c.Scenario != g[0].Scenario || c.Batch != g[0].Batch || c.Condition != g[0].Condition {
+				t.Errorf("group %d mixes %s and %s", i, g[0].Key(), c.Key())
+			}
+		}
+		all = append(all, g...)
+	}
+	if !reflect.DeepEqual(all, res.Cells) {
+		t.Errorf("the groups handed over differ from Result.Cells:\n got %+v\nwant %+v", all, res.Cells)
+	}
 }
 
 // An unreachable target fails before any work, with a clear message.

@@ -106,5 +106,11 @@ func TestOpenLoopRate(t *testing.T) {
 		if c.LatencyUS.Max < c.LatencyUncorrectedUS.Max || c.LatencyUS.Mean < c.LatencyUncorrectedUS.Mean {
 			t.Errorf("%s: corrected %+v below uncorrected %+v", c.Key(), c.LatencyUS, *c.LatencyUncorrectedUS)
 		}
+		if c.Batches != 0 || c.BatchMS != (results.Spread{}) {
+			t.Errorf("%s: open-loop cell with a time per batch: %d batches, %+v", c.Key(), c.Batches, c.BatchMS)
+		}
+	}
+	if s := res.Env.Scheduling; s == nil || s.Method == "" || s.Samples < 100 || s.LatenessP50US < 0 || s.LatenessP99US < s.LatenessP50US {
+		t.Errorf("scheduling not measured: %+v", s)
 	}
 }

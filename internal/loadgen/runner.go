@@ -48,6 +48,7 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 		health:  &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
 		scraper: newScraper(cfg.Target),
 	}
+	defer r.scraper.close()
 	res := &results.Result{
 		Schema:   results.Schema,
 		Env:      env(cfg),
@@ -75,16 +76,39 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 	} else {
 		r.metrics = true
 	}
+	if cfg.Rate > 0 {
+		res.Env.Scheduling = scheduling(ctx)
+	}
 
 	specs := plan(cfg)
-	var done []measured
-	var runErr error
+	var (
+		done   []measured // the measurements of the current group
+		runErr error
+	)
+	// flush merges the current group's measurements into the result and
+	// hands them to cfg.Measured.
+	flush := func() {
+		if len(done) == 0 {
+			return
+		}
+		cells := mergeRepeats(done)
+		res.Cells = append(res.Cells, cells...)
+		done = done[:0]
+		if cfg.Measured != nil {
+			cfg.Measured(slices.Clone(cells))
+		}
+	}
+	measuredN := 0
 	for i, spec := range specs {
+		if len(done) > 0 && group(done[0].spec) != group(spec) {
+			flush()
+		}
 		if cfg.Progress != nil {
 			cfg.Progress(Progress{Done: i, Total: len(specs), Cell: spec.String()})
 		}
 		m, err := r.measureCell(ctx, spec)
 		if m != nil {
+			measuredN++
 			done = append(done, *m)
 			for _, w := range m.cell.Warnings {
 				cfg.Logger.Warn(spec.String() + ": " + w)
@@ -103,11 +127,11 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 			break
 		}
 	}
+	flush()
 	if cfg.Progress != nil {
-		cfg.Progress(Progress{Done: len(done), Total: len(specs)})
+		cfg.Progress(Progress{Done: measuredN, Total: len(specs)})
 	}
 
-	res.Cells = mergeRepeats(done)
 	res.Finished = time.Now().UTC().Round(0)
 	switch {
 	case runErr == nil:
@@ -119,6 +143,29 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 		res.StopReason = "failed: " + runErr.Error()
 	}
 	return res, runErr
+}
+
+// group is what the cells of one group share: their key without the protocol.
+func group(s cellSpec) results.CellKey {
+	k := s.CellKey
+	k.Protocol = ""
+	return k
+}
+
+// scheduling measures how precisely the open-loop wait starts calls on this
+// machine, with no load yet.
+func scheduling(ctx context.Context) *results.Scheduling {
+	late := measureScheduling(ctx, schedulingSamples)
+	if len(late) == 0 {
+		return nil
+	}
+	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+	return &results.Scheduling{
+		Method:        waitMethod,
+		Samples:       len(late),
+		LatenessP50US: us(quantile(late, 0.50)),
+		LatenessP99US: us(quantile(late, 0.99)),
+	}
 }
 
 // authClasses are answers that mean the target refused our credentials.

@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -40,6 +39,9 @@ func newScraper(target string) *scraper {
 		url: "http://" + target + "/metrics",
 	}
 }
+
+// close closes the scraper's idle connection.
+func (s *scraper) close() { s.hc.CloseIdleConnections() }
 
 // scrape reads the metrics, within a short deadline.
 func (s *scraper) scrape(ctx context.Context) (ServerSample, error) {
@@ -104,9 +106,6 @@ func metricValue(m *dto.Metric) float64 {
 	return m.GetUntyped().GetValue()
 }
 
-// errUnreachable marks a failed health check.
-var errUnreachable = errors.New("unreachable")
-
 // checkHealth asks the target's /healthz, within a short deadline. Any
 // HTTP answer proves the target is up; a status other than 200 is
 // returned as a note.
@@ -119,7 +118,7 @@ func checkHealth(ctx context.Context, hc *http.Client, target string, deadline t
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", errUnreachable, err)
+		return "", fmt.Errorf("unreachable: %w", err)
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 	resp.Body.Close()

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"errors"
 	"math"
 	"time"
 
@@ -57,14 +58,18 @@ type tally struct {
 	lat   *hdrhistogram.Histogram // successes; open-loop: from the intended start
 	unc   *hdrhistogram.Histogram // successes, from the send; open-loop only
 	first *hdrhistogram.Histogram // time to first record; lazily made
-	// Exact sums and maxima beside the histograms, in nanoseconds.
-	latSum, uncSum, firstSum float64
+	// Time to the last byte and decode time, when the adapter reports them;
+	// lazily made.
+	lastByte, decode *hdrhistogram.Histogram
+	// Exact sums beside the histograms, in nanoseconds.
+	latSum, uncSum, firstSum, lastByteSum, decodeSum float64
 
 	calls, errors int64
 	classes       map[string]int64
-	cancelled     int64 // dropped: the run was interrupted
-	abandoned     int64 // dropped: still running at the cell's hard end
-	late          int64 // open-loop: sent more than LateThreshold after due
+	examples      map[string]string // the first error message of each class
+	cancelled     int64             // dropped: the run was interrupted
+	abandoned     int64             // dropped: still running at the cell's hard end
+	late          int64             // open-loop: sent more than LateThreshold after due
 	busy          time.Duration
 	batch         welford // time per batch of successful calls, ns
 }
@@ -91,6 +96,12 @@ func (t *tally) add(r *record) {
 	default:
 		t.errors++
 		t.classes[r.class]++
+		if _, ok := t.examples[r.class]; !ok {
+			if t.examples == nil {
+				t.examples = map[string]string{}
+			}
+			t.examples[r.class] = message(r.err, r.class)
+		}
 		t.busy += r.end.Sub(r.start)
 		return
 	}
@@ -111,6 +122,28 @@ func (t *tally) add(r *record) {
 		recordDuration(t.first, f)
 		t.firstSum += float64(f)
 	}
+	if lb := r.out.LastByte; lb > 0 {
+		if t.lastByte == nil {
+			t.lastByte, t.decode = newHist(), newHist()
+		}
+		recordDuration(t.lastByte, lb)
+		t.lastByteSum += float64(lb)
+		recordDuration(t.decode, r.out.Decode)
+		t.decodeSum += float64(r.out.Decode)
+	}
+}
+
+// message is an error's text without its class: a call.Error of the class
+// gives its cause ("record 3: id 7, want 12", not "invalid-response: ...").
+func message(err error, class string) string {
+	if err == nil {
+		return ""
+	}
+	var ce *call.Error
+	if errors.As(err, &ce) && ce.Class == class && ce.Err != nil {
+		return ce.Err.Error()
+	}
+	return err.Error()
 }
 
 // merge adds o into t.
@@ -125,13 +158,30 @@ func (t *tally) merge(o *tally) {
 		}
 		t.first.Merge(o.first)
 	}
+	if o.lastByte != nil {
+		if t.lastByte == nil {
+			t.lastByte, t.decode = newHist(), newHist()
+		}
+		t.lastByte.Merge(o.lastByte)
+		t.decode.Merge(o.decode)
+	}
 	t.latSum += o.latSum
 	t.uncSum += o.uncSum
 	t.firstSum += o.firstSum
+	t.lastByteSum += o.lastByteSum
+	t.decodeSum += o.decodeSum
 	t.calls += o.calls
 	t.errors += o.errors
 	for k, v := range o.classes {
 		t.classes[k] += v
+	}
+	for k, v := range o.examples {
+		if _, ok := t.examples[k]; !ok {
+			if t.examples == nil {
+				t.examples = map[string]string{}
+			}
+			t.examples[k] = v
+		}
 	}
 	t.cancelled += o.cancelled
 	t.abandoned += o.abandoned

@@ -9,11 +9,42 @@ import (
 
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/pace"
+	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 // errCellEnd is the cause of a phase's hard end: calls it cuts short are
 // abandoned (dropped and reported), not counted as timeouts.
 var errCellEnd = errors.New("cell time bound reached")
+
+// errTargetDown is the cause of a phase stopped because the target stopped
+// answering (see TargetDownAfter); calls it cuts short are dropped.
+var errTargetDown = errors.New("target down")
+
+// TargetDownAfter is how long a phase goes on while its calls end in
+// nothing but transport errors (ClassTransport, or grpc-Unavailable, which
+// is how grpc-go reports a connection it cannot make) before it stops with
+// Cell.StopReason = results.StopTargetDown. Any other outcome, success or
+// error, restarts the clock. A second is far beyond a connection hiccup and
+// short enough that a dead server is not hammered for the rest of the cell;
+// whether the run goes on is then decided by the health check after the
+// cell.
+const TargetDownAfter = 1 * time.Second
+
+// After a transport error a worker waits before its next call: from
+// TransportBackoffMin, doubling with each further transport error, at most
+// TransportBackoffMax; any other outcome resets it. Over TargetDownAfter a
+// worker thus makes at most about TargetDownAfter/TransportBackoffMax + 7
+// calls to a dead target.
+const (
+	TransportBackoffMin = 1 * time.Millisecond
+	TransportBackoffMax = 50 * time.Millisecond
+)
+
+// unreachable reports whether an error class means the target could not be
+// reached at all.
+func unreachable(class string) bool {
+	return class == call.ClassTransport || class == "grpc-Unavailable"
+}
 
 // bounds end a phase (the warm-up or the measurement of a cell).
 type bounds struct {
@@ -30,18 +61,27 @@ type bounds struct {
 type phase struct {
 	batch   int
 	timeout time.Duration
+	began   time.Time
 	softEnd time.Time
 	// closed-loop: batches left to claim, when bounded by count.
 	remaining *atomic.Int64
-	// open-loop: intended start times, from the dispatcher.
-	ticks <-chan time.Time
+	// open-loop: the schedule, the next call number to claim, and the calls
+	// started.
+	pacer pace.Constant
+	next  atomic.Uint64
+	sent  atomic.Uint64
+	// downSince is when (ns since began, +1) the first transport error after
+	// the last other outcome ended; 0 when the last outcome was not one.
+	downSince atomic.Int64
+	stop      context.CancelCauseFunc
 }
 
 // worker runs calls of one Caller into its own tally.
 type worker struct {
-	caller call.Caller
-	t      *tally
-	p      *phase
+	caller  call.Caller
+	t       *tally
+	p       *phase
+	backoff time.Duration // the next wait after a transport error
 }
 
 // one makes a call and records it, whatever way the call ends.
@@ -61,6 +101,41 @@ func (w *worker) one(ctx context.Context, intended, start time.Time) (rec record
 	}()
 	rec.out, rec.err = w.caller.Call(cctx)
 	return rec
+}
+
+// settle handles what follows a call: a dropped call ends the worker; a
+// transport error backs the worker off, or stops the phase once the target
+// has been unreachable for TargetDownAfter. It reports whether the worker
+// goes on.
+func (w *worker) settle(ctx context.Context, rec *record) bool {
+	switch {
+	case rec.class == classCancelled || rec.class == classAbandoned:
+		return false
+	case !unreachable(rec.class):
+		w.backoff = 0
+		if w.p.downSince.Load() != 0 {
+			w.p.downSince.Store(0)
+		}
+		return true
+	}
+	now := int64(rec.end.Sub(w.p.began)) + 1
+	since := w.p.downSince.Load()
+	if since == 0 && !w.p.downSince.CompareAndSwap(0, now) {
+		since = w.p.downSince.Load() // another worker's error came first
+	}
+	if since != 0 && time.Duration(now-since) >= TargetDownAfter {
+		w.p.stop(errTargetDown)
+		return false
+	}
+	w.backoff = min(max(2*w.backoff, TransportBackoffMin), TransportBackoffMax)
+	t := time.NewTimer(w.backoff)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // closedLoop runs batches back to back: each call starts when the previous
@@ -85,12 +160,11 @@ func (w *worker) closedLoop(ctx context.Context) {
 				return // a batch cut by the time bound is not timed
 			}
 			rec := w.one(ctx, now, now)
-			switch rec.class {
-			case "":
-			case classCancelled, classAbandoned:
-				return
-			default:
+			if rec.class != "" {
 				ok = false
+			}
+			if !w.settle(ctx, &rec) {
+				return
 			}
 			end = rec.end
 		}
@@ -100,77 +174,36 @@ func (w *worker) closedLoop(ctx context.Context) {
 	}
 }
 
-// openLoop takes scheduled calls from the dispatcher. Every call is
-// scheduled on its own; a batch only groups a worker's consecutive calls,
-// and its time is the sum of their latencies from their intended starts
-// (the time the batch would take run back to back with the queueing each
-// call saw), since the pauses between scheduled calls are not the server's.
+// openLoop makes scheduled calls. The workers share one queue of calls: a
+// free worker claims the next call number, computes its due time from the
+// pacer, waits for it precisely (waitUntil) and sends it. When every worker
+// is busy, the next call is claimed late, starts late, and its latency from
+// the intended start shows the queueing (no coordinated omission). A call
+// due before the soft end but not sent by then is never sent (missed).
+// Open-loop calls are not grouped in batches: the pauses between them are
+// the schedule's, not the server's.
 func (w *worker) openLoop(ctx context.Context) {
-	n, ok := 0, true
-	var sum time.Duration
-	for intended := range w.p.ticks {
+	p := w.p
+	for {
+		k := p.next.Add(1) - 1
+		if _, stop := p.pacer.Pace(0, k); stop {
+			return
+		}
+		due := p.began.Add(p.pacer.Intended(k))
+		if !waitUntil(ctx, due) {
+			return
+		}
 		start := time.Now()
-		if start.Sub(intended) > LateThreshold {
+		if !start.Before(p.softEnd) {
+			return
+		}
+		p.sent.Add(1)
+		if start.Sub(due) > LateThreshold {
 			w.t.late++
 		}
-		rec := w.one(ctx, intended, start)
-		switch rec.class {
-		case "":
-			sum += rec.end.Sub(rec.intended)
-		case classCancelled, classAbandoned:
+		rec := w.one(ctx, due, start)
+		if !w.settle(ctx, &rec) {
 			return
-		default:
-			ok = false
-		}
-		if n++; n == w.p.batch {
-			if ok {
-				w.t.batch.add(float64(sum))
-			}
-			n, ok, sum = 0, true, 0
-		}
-	}
-}
-
-// dispatch sends each call's intended start time to the workers as the
-// pacer schedules it. The channel is unbuffered: when every worker is busy
-// the dispatcher waits, the call starts late, and its latency from the
-// intended start shows the queueing (no coordinated omission). It stops at
-// the soft end even when behind, and returns the calls it scheduled.
-func dispatch(ctx context.Context, p pace.Pacer, began time.Time, soft time.Duration, ticks chan<- time.Time) (hits uint64) {
-	defer close(ticks)
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	// A tick waiting for a free worker must not be handed out after the
-	// soft end: no call starts after it.
-	softEnd := time.NewTimer(time.Until(began.Add(soft)))
-	defer softEnd.Stop()
-	for {
-		elapsed := time.Since(began)
-		if elapsed >= soft {
-			return hits
-		}
-		wait, stop := p.Pace(elapsed, hits)
-		if stop {
-			return hits
-		}
-		if wait > 0 {
-			timer.Reset(wait)
-			select {
-			case <-timer.C:
-			case <-softEnd.C:
-				return hits
-			case <-ctx.Done():
-				return hits
-			}
-			continue
-		}
-		select {
-		case ticks <- began.Add(p.Intended(hits)):
-			hits++
-		case <-softEnd.C:
-			return hits
-		case <-ctx.Done():
-			return hits
 		}
 	}
 }
@@ -181,6 +214,8 @@ type phaseResult struct {
 	elapsed time.Duration
 	// open-loop: calls due before the soft end that were never sent.
 	missed uint64
+	// stop is results.StopTargetDown when the target stopped answering, else "".
+	stop string
 }
 
 // runPhase runs the callers (one per worker) until the bounds, and merges
@@ -189,17 +224,12 @@ func runPhase(ctx context.Context, callers []call.Caller, batch int, timeout tim
 	began := time.Now()
 	ctx, cancel := context.WithDeadlineCause(ctx, began.Add(b.hard), errCellEnd)
 	defer cancel()
-	p := &phase{batch: batch, timeout: timeout, softEnd: began.Add(b.soft)}
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	p := &phase{batch: batch, timeout: timeout, began: began, softEnd: began.Add(b.soft), stop: stop}
 	open := rate > 0
-	var (
-		pacer     pace.Constant
-		scheduled = make(chan uint64, 1)
-	)
 	if open {
-		pacer = pace.Constant{Rate: rate, Duration: b.soft, Calls: uint64(b.iterations) * uint64(batch)}
-		ticks := make(chan time.Time)
-		p.ticks = ticks
-		go func() { scheduled <- dispatch(ctx, pacer, began, b.soft, ticks) }()
+		p.pacer = pace.Constant{Rate: rate, Duration: b.soft, Calls: uint64(b.iterations) * uint64(batch)}
 	} else if b.iterations > 0 {
 		p.remaining = new(atomic.Int64)
 		p.remaining.Store(int64(b.iterations))
@@ -209,25 +239,24 @@ func runPhase(ctx context.Context, callers []call.Caller, batch int, timeout tim
 	for i, c := range callers {
 		w := &worker{caller: c, t: newTally(open), p: p}
 		workers[i] = w
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			if open {
 				w.openLoop(ctx)
 			} else {
 				w.closedLoop(ctx)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	res := phaseResult{t: workers[0].t, elapsed: time.Since(began)}
 	for _, w := range workers[1:] {
 		res.t.merge(w.t)
 	}
+	if errors.Is(context.Cause(ctx), errTargetDown) {
+		res.stop = results.StopTargetDown
+	}
 	if open {
-		cancel() // unblock the dispatcher if every worker stopped early
-		sent := <-scheduled
-		if due := dueBefore(pacer, b.soft); due > sent {
+		if due, sent := dueBefore(p.pacer, b.soft), p.sent.Load(); due > sent {
 			res.missed = due - sent
 		}
 	}

@@ -29,11 +29,27 @@ type Caller interface {
 	Call(ctx context.Context) (Outcome, error)
 }
 
-// Outcome is what a successful call reports beyond its latency.
+// Outcome is what a successful call reports beyond its latency: where the
+// time went, as the adapter saw it from its own start of the call.
+//
+// Every adapter receives the whole response before decoding it and times
+// the decode on its own, so LastByte + Decode is the call's time for every
+// protocol alike. Streams are the exception that keeps FirstRecord
+// meaningful: they decode each message as it arrives, Decode is the sum over
+// the call's messages, and LastByte is the call's time minus that sum (the
+// time the call would have taken had decoding been free; the arrival of the
+// last byte itself overlaps with decoding earlier messages).
 type Outcome struct {
 	// FirstRecord is the time from the start of the call to the first
 	// decoded record; streaming scenarios only, zero otherwise.
 	FirstRecord time.Duration
+	// LastByte is the time from the start of the call to the whole
+	// response received (see above for streams): for post it includes
+	// encoding the request, which grpc-go does inside the call too. Zero
+	// when the adapter does not report it.
+	LastByte time.Duration
+	// Decode is the client's time decoding the response.
+	Decode time.Duration
 }
 
 // Client is one protocol's connections to the target.
@@ -206,10 +222,13 @@ func CheckString(got, want string) error {
 	return nil
 }
 
-// Timer measures a call's time to its first record.
+// Timer measures where a call's time goes: to its first record, to its
+// last byte, decoding.
 type Timer struct {
-	start time.Time
-	first time.Duration
+	start    time.Time
+	first    time.Duration
+	lastByte time.Duration
+	decode   time.Duration
 }
 
 // StartTimer starts timing a call.
@@ -225,5 +244,23 @@ func (t *Timer) Record() {
 	}
 }
 
-// Outcome returns the call's outcome.
-func (t *Timer) Outcome() Outcome { return Outcome{FirstRecord: t.first} }
+// Received notes that the whole response has been read, before decoding.
+func (t *Timer) Received() { t.lastByte = max(time.Since(t.start), 1) }
+
+// Decoded adds the time since began (read just before decoding) to the
+// call's decode time.
+func (t *Timer) Decoded(began time.Time) { t.decode += time.Since(began) }
+
+// AddDecode adds d to the call's decode time (measured elsewhere, e.g. by a
+// codec).
+func (t *Timer) AddDecode(d time.Duration) { t.decode += d }
+
+// Outcome returns the call's outcome, at its end. Without Received, the
+// time to the last byte is the call's time minus its decode time.
+func (t *Timer) Outcome() Outcome {
+	o := Outcome{FirstRecord: t.first, LastByte: t.lastByte, Decode: t.decode}
+	if o.LastByte == 0 {
+		o.LastByte = max(time.Since(t.start)-t.decode, 1)
+	}
+	return o
+}

@@ -8,13 +8,16 @@ import (
 	"fmt"
 	"io"
 	"sync/atomic"
+	"time"
 
 	"github.com/meteorbench/meteorbench/api"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/encoding"
+	grpcproto "google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
@@ -31,7 +34,6 @@ type Client struct {
 	conns []*grpc.ClientConn
 	stubs []pb.MeteoriteLandingsServiceClient
 	next  atomic.Uint64
-	md    metadata.MD // authorization, when a token is set
 }
 
 // New opens Connections ClientConns (default 1) to the target and starts
@@ -44,16 +46,17 @@ func New(o call.Options) (*Client, error) {
 	if n == 0 {
 		n = 1
 	}
-	c := &Client{}
-	if o.Token != "" {
-		c.md = metadata.Pairs("authorization", "Bearer "+o.Token)
+	opts := []grpc.DialOption{
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(o.Dialer.DialTCP),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxRecvMsgSize)),
 	}
+	if o.Token != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(bearer{"authorization": "Bearer " + o.Token}))
+	}
+	c := &Client{}
 	for range n {
-		cc, err := grpc.NewClient("passthrough:///"+o.Target,
-			grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithContextDialer(o.Dialer.DialTCP),
-			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxRecvMsgSize)),
-		)
+		cc, err := grpc.NewClient("passthrough:///"+o.Target, opts...)
 		if err != nil {
 			c.Close()
 			return nil, fmt.Errorf("grpccall: %w", err)
@@ -64,6 +67,19 @@ func New(o call.Options) (*Client, error) {
 	}
 	return c, nil
 }
+
+// bearer is the authorization metadata, built once and sent on every call
+// (grpc-go only reads the map).
+type bearer map[string]string
+
+// GetRequestMetadata implements credentials.PerRPCCredentials.
+func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return b, nil
+}
+
+// RequireTransportSecurity implements credentials.PerRPCCredentials: the
+// token goes over the plaintext connection, as the REST clients send it.
+func (bearer) RequireTransportSecurity() bool { return false }
 
 // Close implements call.Client.
 func (c *Client) Close() error {
@@ -82,25 +98,60 @@ func (c *Client) stub() pb.MeteoriteLandingsServiceClient {
 	return c.stubs[c.next.Add(1)%uint64(len(c.stubs))]
 }
 
-// ctx adds the authorization metadata, if any.
-func (c *Client) ctx(ctx context.Context) context.Context {
-	if c.md == nil {
-		return ctx
-	}
-	return metadata.NewOutgoingContext(ctx, c.md)
+// timingCodec is grpc-go's proto codec, timing Unmarshal. grpc-go reads a
+// whole message before it unmarshals it, so the call's time minus the
+// decode time is its time to the last byte. Each Caller has its own (a
+// Caller is used by one goroutine, and grpc-go unmarshals in the calling
+// goroutine), so the sum needs no lock.
+type timingCodec struct {
+	encoding.CodecV2 // Name() is "proto": the content type is unchanged
+	decode           time.Duration
+}
+
+// Unmarshal implements encoding.CodecV2.
+func (c *timingCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	t0 := time.Now()
+	err := c.CodecV2.Unmarshal(data, v)
+	c.decode += time.Since(t0)
+	return err
+}
+
+// caller is what every scenario's Caller shares: the client and a timing
+// codec forced on its calls.
+type caller struct {
+	c     *Client
+	codec *timingCodec
+	opts  []grpc.CallOption
+}
+
+func newCaller(c *Client) caller {
+	codec := &timingCodec{CodecV2: encoding.GetCodecV2(grpcproto.Name)}
+	return caller{c: c, codec: codec, opts: []grpc.CallOption{grpc.ForceCodecV2(codec)}}
+}
+
+// start begins timing a call.
+func (a *caller) start() call.Timer {
+	a.codec.decode = 0
+	return call.StartTimer()
+}
+
+// outcome ends timing a call.
+func (a *caller) outcome(t *call.Timer) call.Outcome {
+	t.AddDecode(a.codec.decode)
+	return t.Outcome()
 }
 
 // Caller implements call.Client.
 func (c *Client) Caller(scenario api.Scenario) (call.Caller, error) {
 	switch scenario {
 	case api.Small:
-		return &small{c}, nil
+		return &small{newCaller(c)}, nil
 	case api.Large:
-		return &large{c}, nil
+		return &large{newCaller(c)}, nil
 	case api.Stream:
-		return &stream{c}, nil
+		return &stream{newCaller(c)}, nil
 	case api.Post:
-		return &post{c: c, list: data.ProtoList(data.MustLandings())}, nil
+		return &post{caller: newCaller(c), list: data.ProtoList(data.MustLandings())}, nil
 	}
 	return nil, fmt.Errorf("grpccall: unknown scenario %q", scenario)
 }
@@ -126,39 +177,42 @@ func classify(err error) error {
 var empty = &pb.EmptyRequest{}
 
 // small: GetVersion -> "API Version 1.0".
-type small struct{ c *Client }
+type small struct{ caller }
 
 func (a *small) Call(ctx context.Context) (call.Outcome, error) {
-	v, err := a.c.stub().GetVersion(a.c.ctx(ctx), empty)
+	timer := a.start()
+	v, err := a.c.stub().GetVersion(ctx, empty, a.opts...)
 	if err != nil {
 		return call.Outcome{}, classify(err)
 	}
-	return call.Outcome{}, call.CheckString(v.GetApiVersion(), data.Version)
+	return a.outcome(&timer), call.CheckString(v.GetApiVersion(), data.Version)
 }
 
 // large: GetLargePayloadAsList -> the 1000 records in one message.
-type large struct{ c *Client }
+type large struct{ caller }
 
 func (a *large) Call(ctx context.Context) (call.Outcome, error) {
-	list, err := a.c.stub().GetLargePayloadAsList(a.c.ctx(ctx), empty)
+	timer := a.start()
+	list, err := a.c.stub().GetLargePayloadAsList(ctx, empty, a.opts...)
 	if err != nil {
 		return call.Outcome{}, classify(err)
 	}
-	return call.Outcome{}, call.CheckMessages(list.GetMeteoriteLandings())
+	return a.outcome(&timer), call.CheckMessages(list.GetMeteoriteLandings())
 }
 
-// stream: GetLargePayload -> 1000 messages, decoded as they arrive.
-type stream struct{ c *Client }
+// stream: GetLargePayload -> 1000 messages, decoded as they arrive; the
+// decode time is the sum over the messages.
+type stream struct{ caller }
 
 func (a *stream) Call(ctx context.Context) (call.Outcome, error) {
-	timer := call.StartTimer()
+	timer := a.start()
 	ctx, cancel := context.WithCancel(ctx) // ends the stream on an early return
 	defer cancel()
-	st, err := a.c.stub().GetLargePayload(a.c.ctx(ctx), empty)
+	st, err := a.c.stub().GetLargePayload(ctx, empty, a.opts...)
 	if err != nil {
 		return call.Outcome{}, classify(err)
 	}
-	var ms []*pb.MeteoriteLanding
+	n := 0
 	for {
 		m, err := st.Recv()
 		if err == io.EOF {
@@ -168,25 +222,26 @@ func (a *stream) Call(ctx context.Context) (call.Outcome, error) {
 			return call.Outcome{}, classify(err)
 		}
 		timer.Record()
-		if err := call.CheckID(len(ms), m.GetId()); err != nil {
+		if err := call.CheckID(n, m.GetId()); err != nil {
 			return call.Outcome{}, err
 		}
-		ms = append(ms, m)
+		n++
 	}
-	return timer.Outcome(), call.CheckCount(len(ms))
+	return a.outcome(&timer), call.CheckCount(n)
 }
 
 // post: PostLargePayload with the 1000 records (marshalled by grpc-go per
 // call) -> "SUCCESS".
 type post struct {
-	c    *Client
+	caller
 	list *pb.MeteoriteLandingList
 }
 
 func (a *post) Call(ctx context.Context) (call.Outcome, error) {
-	st, err := a.c.stub().PostLargePayload(a.c.ctx(ctx), a.list)
+	timer := a.start()
+	st, err := a.c.stub().PostLargePayload(ctx, a.list, a.opts...)
 	if err != nil {
 		return call.Outcome{}, classify(err)
 	}
-	return call.Outcome{}, call.CheckString(st.GetStatus(), data.Success)
+	return a.outcome(&timer), call.CheckString(st.GetStatus(), data.Success)
 }

@@ -1,11 +1,14 @@
 package restcall
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/data"
@@ -51,6 +54,7 @@ type jsonSmall struct {
 }
 
 func (a *jsonSmall) Call(ctx context.Context) (call.Outcome, error) {
+	timer := call.StartTimer()
 	resp, err := a.c.do(a.req.WithContext(ctx), api.TypeJSON)
 	if err != nil {
 		return call.Outcome{}, err
@@ -58,11 +62,15 @@ func (a *jsonSmall) Call(ctx context.Context) (call.Outcome, error) {
 	if err := readBody(&a.buf, resp); err != nil {
 		return call.Outcome{}, err
 	}
+	timer.Received()
+	t0 := time.Now()
 	var v string
-	if err := json.Unmarshal(a.buf.Bytes(), &v); err != nil {
+	err = json.Unmarshal(a.buf.Bytes(), &v)
+	timer.Decoded(t0)
+	if err != nil {
 		return call.Outcome{}, call.Invalid("decode version: %v", err)
 	}
-	return call.Outcome{}, call.CheckString(v, data.Version)
+	return timer.Outcome(), call.CheckString(v, data.Version)
 }
 
 // jsonLarge: GET .../LargePayload -> the 1000 records as one JSON array.
@@ -73,6 +81,7 @@ type jsonLarge struct {
 }
 
 func (a *jsonLarge) Call(ctx context.Context) (call.Outcome, error) {
+	timer := call.StartTimer()
 	resp, err := a.c.do(a.req.WithContext(ctx), api.TypeJSON)
 	if err != nil {
 		return call.Outcome{}, err
@@ -80,18 +89,25 @@ func (a *jsonLarge) Call(ctx context.Context) (call.Outcome, error) {
 	if err := readBody(&a.buf, resp); err != nil {
 		return call.Outcome{}, err
 	}
+	timer.Received()
+	t0 := time.Now()
 	var ls []data.Landing
-	if err := json.Unmarshal(a.buf.Bytes(), &ls); err != nil {
+	err = json.Unmarshal(a.buf.Bytes(), &ls)
+	timer.Decoded(t0)
+	if err != nil {
 		return call.Outcome{}, call.Invalid("decode records: %v", err)
 	}
-	return call.Outcome{}, checkLandings(ls)
+	return timer.Outcome(), checkLandings(ls)
 }
 
 // jsonStream: GET .../LargePayload/stream -> NDJSON, one record a line,
-// decoded as it arrives.
+// each line decoded as it arrives (and timed on its own: reading the line
+// is not decoding).
 type jsonStream struct {
-	c   *client
-	req *http.Request
+	c    *client
+	req  *http.Request
+	br   *bufio.Reader
+	line []byte // scratch for a line longer than br's buffer
 }
 
 func (a *jsonStream) Call(ctx context.Context) (call.Outcome, error) {
@@ -102,25 +118,55 @@ func (a *jsonStream) Call(ctx context.Context) (call.Outcome, error) {
 	}
 	defer resp.Body.Close()
 	body := &trackReader{r: resp.Body}
-	dec := json.NewDecoder(body)
-	var ls []data.Landing
+	a.br = resetReader(a.br, body)
+	n := 0
 	for {
-		var l data.Landing
-		if err := dec.Decode(&l); err == io.EOF {
+		line, rerr := a.readLine()
+		var ce *call.Error
+		switch {
+		case rerr == nil, rerr == io.EOF:
+		case errors.As(rerr, &ce):
+			return call.Outcome{}, rerr
+		default:
+			return call.Outcome{}, body.decodeErr("stream", rerr)
+		}
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			t0 := time.Now()
+			var l data.Landing
+			err := json.Unmarshal(line, &l)
+			timer.Decoded(t0)
+			if err != nil {
+				return call.Outcome{}, call.Invalid("decode record: %v", err)
+			}
+			timer.Record()
+			if err := call.CheckID(n, l.ID); err != nil {
+				return call.Outcome{}, err
+			}
+			n++
+		}
+		if rerr == io.EOF {
 			break
-		} else if err != nil {
-			return call.Outcome{}, body.decodeErr("record", err)
 		}
-		timer.Record()
-		if err := call.CheckID(len(ls), l.ID); err != nil {
-			return call.Outcome{}, err
+	}
+	return timer.Outcome(), call.CheckCount(n)
+}
+
+// readLine returns the next line (valid until the next read), or the last
+// bytes with io.EOF. A line is at most MaxBody bytes.
+func (a *jsonStream) readLine() ([]byte, error) {
+	line, err := a.br.ReadSlice('\n')
+	if err != bufio.ErrBufferFull {
+		return line, err
+	}
+	a.line = append(a.line[:0], line...)
+	for err == bufio.ErrBufferFull {
+		if len(a.line) > MaxBody {
+			return nil, call.Invalid("line longer than %d bytes", MaxBody)
 		}
-		ls = append(ls, l)
+		line, err = a.br.ReadSlice('\n')
+		a.line = append(a.line, line...)
 	}
-	if body.err != nil {
-		return call.Outcome{}, body.decodeErr("stream", body.err)
-	}
-	return timer.Outcome(), call.CheckCount(len(ls))
+	return a.line, err
 }
 
 // jsonPost: POST .../LargePayload with the 1000 records, serialised per
@@ -133,6 +179,7 @@ type jsonPost struct {
 }
 
 func (a *jsonPost) Call(ctx context.Context) (call.Outcome, error) {
+	timer := call.StartTimer()
 	body, err := json.Marshal(a.landings)
 	if err != nil {
 		return call.Outcome{}, err
@@ -147,11 +194,15 @@ func (a *jsonPost) Call(ctx context.Context) (call.Outcome, error) {
 	if err := readBody(&a.buf, resp); err != nil {
 		return call.Outcome{}, err
 	}
+	timer.Received()
+	t0 := time.Now()
 	var v string
-	if err := json.Unmarshal(a.buf.Bytes(), &v); err != nil {
+	err = json.Unmarshal(a.buf.Bytes(), &v)
+	timer.Decoded(t0)
+	if err != nil {
 		return call.Outcome{}, call.Invalid("decode status: %v", err)
 	}
-	return call.Outcome{}, call.CheckString(v, data.Success)
+	return timer.Outcome(), call.CheckString(v, data.Success)
 }
 
 func checkLandings(ls []data.Landing) error {

@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"io"
 	"net/http"
+	"time"
 
-	"google.golang.org/protobuf/encoding/protodelim"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/meteorbench/meteorbench/api"
@@ -56,6 +57,7 @@ type pbSmall struct {
 }
 
 func (a *pbSmall) Call(ctx context.Context) (call.Outcome, error) {
+	timer := call.StartTimer()
 	resp, err := a.c.do(a.req.WithContext(ctx), api.TypeProtobuf)
 	if err != nil {
 		return call.Outcome{}, err
@@ -63,11 +65,15 @@ func (a *pbSmall) Call(ctx context.Context) (call.Outcome, error) {
 	if err := readBody(&a.buf, resp); err != nil {
 		return call.Outcome{}, err
 	}
+	timer.Received()
+	t0 := time.Now()
 	var v pb.Version
-	if err := proto.Unmarshal(a.buf.Bytes(), &v); err != nil {
+	err = proto.Unmarshal(a.buf.Bytes(), &v)
+	timer.Decoded(t0)
+	if err != nil {
 		return call.Outcome{}, call.Invalid("decode version: %v", err)
 	}
-	return call.Outcome{}, call.CheckString(v.GetApiVersion(), data.Version)
+	return timer.Outcome(), call.CheckString(v.GetApiVersion(), data.Version)
 }
 
 // pbLarge: GET .../LargePayload (protobuf) -> MeteoriteLandingList.
@@ -78,6 +84,7 @@ type pbLarge struct {
 }
 
 func (a *pbLarge) Call(ctx context.Context) (call.Outcome, error) {
+	timer := call.StartTimer()
 	resp, err := a.c.do(a.req.WithContext(ctx), api.TypeProtobuf)
 	if err != nil {
 		return call.Outcome{}, err
@@ -85,20 +92,29 @@ func (a *pbLarge) Call(ctx context.Context) (call.Outcome, error) {
 	if err := readBody(&a.buf, resp); err != nil {
 		return call.Outcome{}, err
 	}
+	timer.Received()
+	t0 := time.Now()
 	var list pb.MeteoriteLandingList
-	if err := proto.Unmarshal(a.buf.Bytes(), &list); err != nil {
+	err = proto.Unmarshal(a.buf.Bytes(), &list)
+	timer.Decoded(t0)
+	if err != nil {
 		return call.Outcome{}, call.Invalid("decode records: %v", err)
 	}
-	return call.Outcome{}, call.CheckMessages(list.GetMeteoriteLandings())
+	return timer.Outcome(), call.CheckMessages(list.GetMeteoriteLandings())
 }
 
 // pbStream: GET .../LargePayload/stream (protobuf) -> varint-delimited
-// MeteoriteLanding messages, decoded as they arrive.
+// MeteoriteLanding messages, each decoded as it arrives (and timed on its
+// own: reading the message's bytes is not decoding).
 type pbStream struct {
 	c   *client
 	req *http.Request
 	br  *bufio.Reader
+	msg []byte // scratch for one message's bytes
 }
+
+// maxStreamMessage bounds one streamed message (protodelim's default).
+const maxStreamMessage = 4 << 20
 
 func (a *pbStream) Call(ctx context.Context) (call.Outcome, error) {
 	timer := call.StartTimer()
@@ -108,29 +124,42 @@ func (a *pbStream) Call(ctx context.Context) (call.Outcome, error) {
 	}
 	defer resp.Body.Close()
 	body := &trackReader{r: resp.Body}
-	if a.br == nil {
-		a.br = bufio.NewReaderSize(body, bufferSize)
-	} else {
-		a.br.Reset(body)
-	}
-	var ms []*pb.MeteoriteLanding
+	a.br = resetReader(a.br, body)
+	n := 0
 	for {
-		m := new(pb.MeteoriteLanding)
-		if err := protodelim.UnmarshalFrom(a.br, m); err == io.EOF {
+		size, err := binary.ReadUvarint(a.br)
+		if err == io.EOF {
 			break
 		} else if err != nil {
 			return call.Outcome{}, body.decodeErr("record", err)
 		}
+		if size > maxStreamMessage {
+			return call.Outcome{}, call.Invalid("record %d: %d bytes, more than %d", n, size, maxStreamMessage)
+		}
+		if uint64(cap(a.msg)) < size {
+			a.msg = make([]byte, size)
+		}
+		buf := a.msg[:size]
+		if _, err := io.ReadFull(a.br, buf); err != nil {
+			return call.Outcome{}, body.decodeErr("record", err)
+		}
+		t0 := time.Now()
+		m := new(pb.MeteoriteLanding)
+		err = proto.Unmarshal(buf, m)
+		timer.Decoded(t0)
+		if err != nil {
+			return call.Outcome{}, call.Invalid("decode record: %v", err)
+		}
 		timer.Record()
-		if err := call.CheckID(len(ms), m.GetId()); err != nil {
+		if err := call.CheckID(n, m.GetId()); err != nil {
 			return call.Outcome{}, err
 		}
-		ms = append(ms, m)
+		n++
 	}
 	if body.err != nil {
 		return call.Outcome{}, body.decodeErr("stream", body.err)
 	}
-	return timer.Outcome(), call.CheckCount(len(ms))
+	return timer.Outcome(), call.CheckCount(n)
 }
 
 // pbPost: POST .../LargePayload (protobuf) with the 1000 records,
@@ -143,6 +172,7 @@ type pbPost struct {
 }
 
 func (a *pbPost) Call(ctx context.Context) (call.Outcome, error) {
+	timer := call.StartTimer()
 	body, err := proto.Marshal(a.list)
 	if err != nil {
 		return call.Outcome{}, err
@@ -157,9 +187,13 @@ func (a *pbPost) Call(ctx context.Context) (call.Outcome, error) {
 	if err := readBody(&a.buf, resp); err != nil {
 		return call.Outcome{}, err
 	}
+	timer.Received()
+	t0 := time.Now()
 	var st pb.StatusResponse
-	if err := proto.Unmarshal(a.buf.Bytes(), &st); err != nil {
+	err = proto.Unmarshal(a.buf.Bytes(), &st)
+	timer.Decoded(t0)
+	if err != nil {
 		return call.Outcome{}, call.Invalid("decode status: %v", err)
 	}
-	return call.Outcome{}, call.CheckString(st.GetStatus(), data.Success)
+	return timer.Outcome(), call.CheckString(st.GetStatus(), data.Success)
 }

@@ -5,6 +5,7 @@
 package restcall
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -170,6 +171,16 @@ func (t *trackReader) decodeErr(what string, err error) error {
 		return fmt.Errorf("read %s: %w", what, t.err)
 	}
 	return call.Invalid("decode %s: %v", what, err)
+}
+
+// resetReader returns br reset to read r, or a new reader when br is nil:
+// a caller's buffer is reused across its calls.
+func resetReader(br *bufio.Reader, r io.Reader) *bufio.Reader {
+	if br == nil {
+		return bufio.NewReaderSize(r, bufferSize)
+	}
+	br.Reset(r)
+	return br
 }
 
 // newCaller picks a scenario's adapter from a table of constructors.

@@ -10,6 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protodelim"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
@@ -67,6 +71,28 @@ func TestRESTAnswers(t *testing.T) {
 			}
 			ndjson(w, data.Count)
 		}, ""},
+		{"protobuf stream ok", true, api.Stream, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", api.TypeProtobuf)
+			for _, l := range data.MustLandings() {
+				protodelim.MarshalTo(w, l.Proto())
+			}
+		}, ""},
+		{"protobuf stream cut inside a record", true, api.Stream, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", api.TypeProtobuf)
+			b, _ := proto.Marshal(data.MustLandings()[0].Proto())
+			w.Write(protowire.AppendVarint(nil, uint64(len(b))))
+			w.Write(b[:len(b)/2])
+		}, call.ClassInvalid},
+		{"json stream without a final newline", false, api.Stream, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", api.TypeNDJSON)
+			ls := data.MustLandings()
+			enc := json.NewEncoder(w)
+			for i := range ls[:len(ls)-1] {
+				enc.Encode(&ls[i])
+			}
+			b, _ := json.Marshal(&ls[len(ls)-1])
+			w.Write(b)
+		}, ""},
 		{"json small ok", false, api.Small, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json; charset=utf-8")
 			fmt.Fprintf(w, "%q\n", data.Version)
@@ -119,6 +145,9 @@ func TestRESTAnswers(t *testing.T) {
 			}
 			if tc.want == "" && tc.scenario == api.Stream && out.FirstRecord <= 0 {
 				t.Errorf("no time to first record")
+			}
+			if tc.want == "" && (out.LastByte <= 0 || out.Decode <= 0) {
+				t.Errorf("outcome %+v: no time to last byte or decode time", out)
 			}
 		})
 	}

@@ -1,0 +1,143 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// slowCaller takes d per call.
+type slowCaller struct{ d time.Duration }
+
+func (c slowCaller) Call(ctx context.Context) (call.Outcome, error) {
+	select {
+	case <-time.After(c.d):
+		return call.Outcome{}, nil
+	case <-ctx.Done():
+		return call.Outcome{}, ctx.Err()
+	}
+}
+
+// Open loop, one worker busy past the soft end: no call starts after it.
+// The first call (due at 0) holds the only worker for 100 ms; the 19 other
+// calls due before the 20 ms soft end are missed, not sent late.
+func TestOpenLoopNoCallAfterSoftEnd(t *testing.T) {
+	soft := 20 * time.Millisecond
+	res := runPhase(context.Background(), []call.Caller{slowCaller{100 * time.Millisecond}}, 1, time.Minute, 1000, bounds{soft: soft, hard: time.Minute})
+	if n := res.t.calls + res.t.errors; n != 1 {
+		t.Errorf("%d calls sent, want 1", n)
+	}
+	if res.missed != 19 {
+		t.Errorf("%d missed, want 19", res.missed)
+	}
+	if res.t.batch.n != 0 {
+		t.Errorf("open loop timed %d batches", res.t.batch.n)
+	}
+}
+
+// The wait never returns before the due time, and gives up when its
+// context ends.
+func TestWaitUntil(t *testing.T) {
+	ctx := context.Background()
+	for _, d := range []time.Duration{-time.Millisecond, 0, 50 * time.Microsecond, 400 * time.Microsecond, 5 * time.Millisecond} {
+		due := time.Now().Add(d)
+		if !waitUntil(ctx, due) {
+			t.Fatalf("wait %v: gave up", d)
+		}
+		if now := time.Now(); now.Before(due) {
+			t.Errorf("wait %v: returned %v early", d, due.Sub(now))
+		}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	for _, d := range []time.Duration{time.Hour, 20 * time.Millisecond} { // on a timer, in nanosleeps
+		if waitUntil(cctx, time.Now().Add(d)) {
+			t.Errorf("a cancelled wait of %v reported success", d)
+		}
+	}
+	late := measureScheduling(ctx, 20)
+	if len(late) != 20 || late[0] < 0 || late[0] > late[19] {
+		t.Errorf("scheduling samples %v", late)
+	}
+}
+
+// Per-call figures are per successful call: 10 successes and 90 failures
+// that moved 12,000 bytes are 1,200 bytes a call, not 120.
+func TestSummarizePerSuccessfulCall(t *testing.T) {
+	r := &runner{cfg: Config{Target: "x", Rate: 100}.withDefaults()}
+	tl := newTally(true)
+	base := time.Now()
+	for i := range 100 {
+		rec := record{intended: base, start: base, end: base.Add(time.Millisecond)}
+		if i >= 10 {
+			rec.err, rec.class = call.Invalid("record %d: id 7, want 12", i), call.ClassInvalid
+		}
+		tl.add(&rec)
+	}
+	tl.batch.add(1e6) // must not show in an open-loop cell
+	before := snapshot{wire: wire.Stats{Sent: 1000, Received: 5000}, clientCPU: time.Second}
+	after := snapshot{wire: wire.Stats{Sent: 13000, Received: 25000}, clientCPU: time.Second + 50*time.Millisecond}
+	spec := cellSpec{CellKey: results.CellKey{Scenario: "small", Protocol: "rest", Batch: 1, Condition: results.Condition{Concurrency: 1, RateRequested: 100}}}
+	c := r.summarize(spec, phaseResult{t: tl, elapsed: time.Second}, before, after, 1)
+	if c.Calls != 10 || c.Errors != 90 {
+		t.Fatalf("calls %d, errors %d", c.Calls, c.Errors)
+	}
+	if c.BytesPerCall.Sent != 1200 || c.BytesPerCall.Received != 2000 {
+		t.Errorf("bytes per call %+v, want 1200 sent, 2000 received (per success)", c.BytesPerCall)
+	}
+	if c.ClientCPUUSPerCall != 5000 {
+		t.Errorf("client CPU per call %v µs, want 5000 (50 ms / 10 successes)", c.ClientCPUUSPerCall)
+	}
+	if c.RateAchieved != 100 {
+		t.Errorf("achieved rate %v, want 100 attempts/s", c.RateAchieved)
+	}
+	if c.Batches != 0 || c.BatchMS != (results.Spread{}) {
+		t.Errorf("open-loop cell with time per batch: %d, %+v", c.Batches, c.BatchMS)
+	}
+	if got := c.ErrorExamples[call.ClassInvalid]; got != "record 10: id 7, want 12" {
+		t.Errorf("error example %q, want the first one without its class", got)
+	}
+}
+
+// The first message of each class survives merging, and only one is kept.
+func TestTallyKeepsFirstErrorPerClass(t *testing.T) {
+	a, b := newTally(false), newTally(false)
+	now := time.Now()
+	for i, r := range []struct {
+		t   *tally
+		err error
+	}{
+		{a, call.HTTPStatus(401, "status 401: bad token")},
+		{a, call.HTTPStatus(401, "status 401: other")},
+		{b, call.HTTPStatus(401, "status 401: from b")},
+		{b, errors.New("dial tcp: connection refused")},
+	} {
+		rec := record{intended: now, start: now, end: now.Add(time.Duration(i)), err: r.err, class: call.Classify(context.Background(), r.err)}
+		r.t.add(&rec)
+	}
+	a.merge(b)
+	want := map[string]string{"http-401": "status 401: bad token", "transport": "dial tcp: connection refused"}
+	if len(a.examples) != len(want) || a.examples["http-401"] != want["http-401"] || a.examples["transport"] != want["transport"] {
+		t.Errorf("examples %q, want %q", a.examples, want)
+	}
+	if a.classes["http-401"] != 3 {
+		t.Errorf("classes %v", a.classes)
+	}
+}
+
+// Repeats merged keep one example per class, the first repeat's.
+func TestMergeCellKeepsOneExample(t *testing.T) {
+	k := results.CellKey{Protocol: "rest", Scenario: "small", Batch: 1, Condition: results.Condition{Concurrency: 1}}
+	m := mergeCell([]results.Cell{
+		{CellKey: k, Errors: 1, ErrorClasses: map[string]int64{"timeout": 1}, ErrorExamples: map[string]string{"timeout": "first"}},
+		{CellKey: k, Errors: 2, ErrorClasses: map[string]int64{"timeout": 1, "transport": 1}, ErrorExamples: map[string]string{"timeout": "second", "transport": "refused"}},
+	})
+	if m.ErrorExamples["timeout"] != "first" || m.ErrorExamples["transport"] != "refused" || len(m.ErrorExamples) != 2 {
+		t.Errorf("merged examples %q", m.ErrorExamples)
+	}
+}

@@ -1,0 +1,10 @@
+//go:build !linux
+
+package loadgen
+
+import "time"
+
+const sleepName = "time.Sleep"
+
+// preciseSleep is time.Sleep where no raw nanosleep is wired up.
+func preciseSleep(d time.Duration) { time.Sleep(d) }
