@@ -313,6 +313,25 @@ func (f *runFlags) run(cmd *cobra.Command, cfg loadgen.Config) error {
 		ui.note("started own server (meteorbench serve) on %s", srv.Addr)
 	}
 	cfg.Progress = ui.progress
+	stdout := cmd.OutOrStdout()
+	// The table to stdout is printed as the run goes: each section as soon
+	// as its cells are measured, the summary at the end.
+	var live *report.Live
+	if f.out == "" && f.formats[0] == "table" {
+		out := ui.stdout(stdout)
+		cfg.Started = func(h *results.Result) { live = report.NewLive(out, h); out.flush() }
+		cfg.Measured = func(cells []results.Cell) {
+			if live != nil {
+				live.Group(cells)
+				out.flush()
+			}
+		}
+		defer func() {
+			if live != nil {
+				out.flush()
+			}
+		}()
+	}
 
 	if f.cpuprofile != "" {
 		pf, err := os.Create(f.cpuprofile)
@@ -329,7 +348,11 @@ func (f *runFlags) run(cmd *cobra.Command, cfg loadgen.Config) error {
 	ui.done()
 	if res != nil {
 		analysis.Apply(res)
-		defer ui.summary(res.Verdicts)
+		// The summary ends the run on stderr, unless the live table just
+		// ended with it on the same terminal.
+		if live == nil || !isTerminal(stdout) {
+			defer ui.summary(res.Verdicts)
+		}
 	}
 	if res == nil {
 		if errors.Is(err, loadgen.ErrInterrupted) {
@@ -337,7 +360,7 @@ func (f *runFlags) run(cmd *cobra.Command, cfg loadgen.Config) error {
 		}
 		return err
 	}
-	if werr := f.write(cmd.OutOrStdout(), ui, res); werr != nil {
+	if werr := f.write(stdout, ui, live, res); werr != nil {
 		return errors.Join(err, werr)
 	}
 	switch {
@@ -362,7 +385,7 @@ func (f *runFlags) run(cmd *cobra.Command, cfg loadgen.Config) error {
 // A failure to write loses nothing: the table still goes to stdout (when it
 // was meant for a file) and the JSON document to a fallback file named in
 // the error.
-func (f *runFlags) write(stdout io.Writer, ui *runUI, res *results.Result) error {
+func (f *runFlags) write(stdout io.Writer, ui *runUI, live *report.Live, res *results.Result) error {
 	var errs []error
 	toStdout := false
 	for i, format := range f.formats {
@@ -371,7 +394,13 @@ func (f *runFlags) write(stdout io.Writer, ui *runUI, res *results.Result) error
 				fmt.Fprintln(stdout)
 			}
 			toStdout = toStdout || format == "table"
-			if err := report.Write(stdout, format, res); err != nil {
+			var err error
+			if i == 0 && live != nil {
+				err = live.Finish(res) // the sections are out already
+			} else {
+				err = report.Write(stdout, format, res)
+			}
+			if err != nil {
 				errs = append(errs, err)
 			}
 			continue

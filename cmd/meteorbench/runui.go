@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -151,3 +152,31 @@ func (u *runUI) WithAttrs([]slog.Attr) slog.Handler { return u }
 
 // WithGroup implements slog.Handler.
 func (u *runUI) WithGroup(string) slog.Handler { return u }
+
+// stdout returns a buffer for output to w that goes out whole at each
+// flush, with the progress bar cleared first (they may share a terminal).
+func (u *runUI) stdout(w io.Writer) *uiWriter { return &uiWriter{u: u, w: w} }
+
+// uiWriter buffers stdout between flushes; see runUI.stdout.
+type uiWriter struct {
+	u   *runUI
+	w   io.Writer
+	buf bytes.Buffer
+}
+
+func (w *uiWriter) Write(p []byte) (int, error) { return w.buf.Write(p) }
+
+func (w *uiWriter) flush() {
+	if w.buf.Len() == 0 {
+		return
+	}
+	w.u.mu.Lock()
+	defer w.u.mu.Unlock()
+	if w.u.bar != nil {
+		w.u.bar.Clear()
+	}
+	w.buf.WriteTo(w.w)
+	if w.u.bar != nil {
+		w.u.bar.RenderBlank()
+	}
+}

@@ -114,6 +114,10 @@ type Config struct {
 	// between measurements; the cells' maps are shared with Result.Cells,
 	// so it must not modify them.
 	Measured func(cells []results.Cell)
+	// Started, when set, is called once before the first cell with the
+	// result's header (Env, Settings, Started; no cells yet), e.g. to print
+	// it before the sections that Measured hands over.
+	Started func(header *results.Result)
 }
 
 // withDefaults fills the zero values.

@@ -18,7 +18,11 @@ type cellSpec struct {
 }
 
 func (s cellSpec) String() string {
-	return fmt.Sprintf("%s %s batch %d x%d", s.Scenario, s.Protocol, s.Batch, s.Concurrency)
+	s2 := fmt.Sprintf("%s %s · batch %d · %s", s.Scenario, s.Protocol, s.Batch, s.Condition.Label())
+	if s.Repeat > 0 {
+		s2 += fmt.Sprintf(" · repeat %d", s.Repeat+1)
+	}
+	return s2
 }
 
 // plan expands a config into the order cells are measured in: for each

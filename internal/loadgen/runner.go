@@ -79,6 +79,10 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 	if cfg.Rate > 0 {
 		res.Env.Scheduling = scheduling(ctx)
 	}
+	if cfg.Started != nil {
+		head := *res
+		cfg.Started(&head)
+	}
 
 	specs := plan(cfg)
 	var (
