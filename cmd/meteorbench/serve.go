@@ -1,17 +1,20 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/meteorbench/meteorbench/internal/cpuset"
 	"github.com/meteorbench/meteorbench/internal/server"
 )
 
@@ -37,6 +40,7 @@ func newServeCmd() *cobra.Command {
 		addrFile string
 		logLevel string
 		maxBody  = serveByteSize(server.DefaultMaxBody)
+		cpus     cpusFlag
 		cfg      server.Config
 	)
 	cmd := &cobra.Command{
@@ -56,6 +60,8 @@ gRPC:  MeteoriteLandingsService.MeteoriteLandingsService, grpc.health.v1,
        server reflection.
 
 Prints one line on stderr once listening, then logs nothing per request.
+--cpus pins the whole process (every thread) to those CPUs and sets
+GOMAXPROCS to their number before serving; the start-up line then says so.
 SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0.`,
 		Args: serveNoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -77,6 +83,14 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 			if err := cfg.Validate(); err != nil {
 				return usageError{err}
 			}
+			// Pin first, so every thread started from here on inherits the mask.
+			pinned := ""
+			if cpus.set.Len() > 0 {
+				if err := pinCPUs(cpus.set); err != nil {
+					return err
+				}
+				pinned = fmt.Sprintf(", pinned to CPUs %s (GOMAXPROCS %d)", cpus.set, runtime.GOMAXPROCS(0))
+			}
 			srv, err := server.New(cfg)
 			if err != nil {
 				return err
@@ -97,7 +111,7 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 				}
 			}
 			// The one start-up line; `run` reads the address after "listening on ".
-			fmt.Fprintf(cmd.ErrOrStderr(), "meteorbench serve: listening on %s (REST over HTTP/1.1 and gRPC over HTTP/2)\n", ln.Addr())
+			fmt.Fprintf(cmd.ErrOrStderr(), "meteorbench serve: listening on %s (REST over HTTP/1.1 and gRPC over HTTP/2)%s\n", ln.Addr(), pinned)
 			if fileErr != nil {
 				cfg.Logger.Warn("health --addr-file will not find this server", "err", fileErr)
 			}
@@ -119,6 +133,7 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 	f.DurationVar(&cfg.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "time to write one HTTP/1.1 response")
 	f.DurationVar(&cfg.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close connections idle this long (both protocols)")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "time in-flight calls get to finish after SIGINT/SIGTERM")
+	f.Var(&cpus, "cpus", "pin the server to these CPUs, a Linux CPU `list` such as 0, 0-1 or 0,2-3 (GOMAXPROCS becomes their number); default: unpinned")
 	f.StringVar(&logLevel, "log-level", "info", "stderr log level: debug|info|warn|error (nothing is logged per request)")
 	return cmd
 }
@@ -140,6 +155,38 @@ func (a *listenAddr) Set(s string) error {
 }
 
 func (*listenAddr) Type() string { return "host:port" }
+
+// cpusFlag is --cpus: a CPU list, parsed when the flag is, so that a
+// malformed one is a usage error (exit 2).
+type cpusFlag struct{ set cpuset.Set }
+
+func (c *cpusFlag) String() string { return c.set.String() }
+
+func (c *cpusFlag) Set(s string) error {
+	set, err := cpuset.Parse(s)
+	if err != nil {
+		return err
+	}
+	c.set = set
+	return nil
+}
+
+func (*cpusFlag) Type() string { return "list" }
+
+// pinCPUs pins the process to set. A CPU this process may not use, or a
+// system that cannot pin, is a usage error (exit 2) naming --cpus; a
+// failure to pin is exit 1.
+func pinCPUs(set cpuset.Set) error {
+	err := cpuset.Pin(set)
+	var ue *cpuset.UnavailableError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ue), errors.Is(err, errors.ErrUnsupported):
+		return usageError{fmt.Errorf("--cpus %s: %w", set, err)}
+	}
+	return fmt.Errorf("--cpus %s: %w", set, err)
+}
 
 // checkHostPort validates host:port; the port must be at least minPort.
 func checkHostPort(s string, minPort uint64) error {

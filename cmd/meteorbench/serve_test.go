@@ -4,18 +4,23 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/cpuset"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
 )
@@ -163,6 +168,13 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"serve", "--nope"}, 2, nil},
 		{[]string{"serve", "extra-arg"}, 2, nil},
 		{[]string{"serve", "--addr", ln.Addr().String()}, 1, nil}, // the port is taken
+		{[]string{"serve", "--cpus", ""}, 2, nil},
+		{[]string{"serve", "--cpus", "a"}, 2, nil},
+		{[]string{"serve", "--cpus", "3-1"}, 2, nil},
+		{[]string{"serve", "--cpus", "-1"}, 2, nil},
+		{[]string{"serve", "--cpus", "0,0"}, 2, nil},
+		{[]string{"serve", "--cpus", "0,"}, 2, nil},
+		{[]string{"serve", "--cpus", "1024"}, 2, nil},
 		{[]string{"health", "--timeout", "0s"}, 2, nil},
 		{[]string{"health", "--addr", "nowhere"}, 2, nil},
 		{[]string{"health", "--addr", "127.0.0.1:0"}, 2, nil},
@@ -338,4 +350,100 @@ func TestServeAddrFileUnwritable(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("after SIGTERM: %v", err)
 	}
+}
+
+// TestServeCPUs runs `serve --cpus` as a real process and checks from
+// outside that the process and every one of its threads may run only on
+// that CPU, once it has served both protocols, and that the start-up line
+// says so (and still gives run the address).
+func TestServeCPUs(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("--cpus needs Linux")
+	}
+	avail, err := cpuset.Available()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := strconv.Itoa(avail.CPUs()[0]) // 0 unless this test itself runs pinned
+	cmd := serveChild(t, nil, "serve", "--addr", "127.0.0.1:0", "--cpus", cpu)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	br := bufio.NewReader(stderr)
+	line, err := br.ReadString('\n')
+	want := regexp.MustCompile(`^meteorbench serve: listening on (127\.0\.0\.1:[0-9]+) \(REST over HTTP/1\.1 and gRPC over HTTP/2\), pinned to CPUs ` + cpu + ` \(GOMAXPROCS 1\)\n$`)
+	m := want.FindStringSubmatch(line)
+	if err != nil || m == nil {
+		t.Fatalf("start-up line %q (%v), want it to match %v", line, err, want)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), serveHangGuard)
+	defer cancel()
+	if err := server.Check(ctx, m[1]); err != nil { // gRPC and REST health
+		t.Fatalf("health: %v", err)
+	}
+
+	pid := cmd.Process.Pid
+	if got := cpusAllowedList(t, fmt.Sprintf("/proc/%d/status", pid)); got != cpu {
+		t.Errorf("process %d: Cpus_allowed_list %q, want %q", pid, got, cpu)
+	}
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+	if err != nil || len(tasks) < 2 {
+		t.Fatalf("threads of %d: %q, %v", pid, tasks, err)
+	}
+	for _, st := range tasks {
+		if got := cpusAllowedList(t, st); got != cpu {
+			t.Errorf("%s: Cpus_allowed_list %q, want %q", st, got, cpu)
+		}
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(br)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("after SIGTERM: %v (stderr %q)", err, rest)
+	}
+}
+
+// TestServeCPUsUnavailable: a CPU this process may not use is a usage
+// error (exit 2) in one line naming the CPUs it may use.
+func TestServeCPUsUnavailable(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("--cpus needs Linux")
+	}
+	avail, err := cpuset.Available()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpus := avail.CPUs()
+	bad := strconv.Itoa(cpus[len(cpus)-1] + 1)
+	code, stdout, stderr := runServeChild(t, "serve", "--addr", "127.0.0.1:0", "--cpus", bad)
+	wantErr := "meteorbench: --cpus " + bad + ": cpu " + bad + " is not available: this process may use " + avail.String() + "\n"
+	if code != 2 || stdout != "" || stderr != wantErr {
+		t.Errorf("--cpus %s: exit %d, stdout %q, stderr %q; want exit 2 and %q", bad, code, stdout, stderr, wantErr)
+	}
+}
+
+// cpusAllowedList returns the Cpus_allowed_list field of a /proc status file.
+func cpusAllowedList(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("%s has no Cpus_allowed_list", path)
+	return ""
 }
