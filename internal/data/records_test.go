@@ -118,3 +118,10 @@ func TestRecordBounds(t *testing.T) {
 		t.Errorf("LandingsN(0) = %d records, %v", len(ls), err)
 	}
 }
+
+func TestLastGeneratedID(t *testing.T) {
+	// docs/server.md's example.
+	if got, _ := ID(MaxN - 1); got != 9_924_019 {
+		t.Errorf("ID(MaxN-1) = %d, want 9924019", got)
+	}
+}
