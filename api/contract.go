@@ -36,3 +36,14 @@ const (
 	MetricCPU       = "meteorbench_cpu_seconds_total"    // getrusage user+system
 	MetricBuildInfo = "meteorbench_build_info"
 )
+
+// Payload size: how many records the list and stream calls answer. A client
+// that names no size gets DefaultRecords, exactly the original contract's
+// answer. Records beyond the embedded 1000 are generated from them (see
+// internal/data.ID).
+const (
+	QueryRecords    = "records"             // REST: GET PathList?records=N, GET PathStream?records=N
+	MetadataRecords = "meteorbench-records" // gRPC: request metadata on GetLargePayloadAsList and GetLargePayload
+	DefaultRecords  = 1000                  // the answer without either
+	MaxRecords      = 100000                // the largest N; 1..MaxRecords, else 400 / INVALID_ARGUMENT
+)

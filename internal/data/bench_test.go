@@ -2,6 +2,7 @@ package data
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -83,5 +84,44 @@ func BenchmarkLandingsCopy(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		MustLandings()
+	}
+}
+
+// What an answer of N records costs to encode, and its size on the wire:
+//
+//	go test -run '^$' -bench EncodeRecords -benchmem ./internal/data
+func BenchmarkEncodeRecords(b *testing.B) {
+	for _, n := range []int{1, 10, 1000, 10000, 100000} {
+		ls, err := LandingsN(n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("json/n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			var size int
+			for b.Loop() {
+				out, err := json.Marshal(ls)
+				if err != nil {
+					b.Fatal(err)
+				}
+				size = len(out)
+			}
+			b.SetBytes(int64(size))
+			b.ReportMetric(float64(size), "wire-B/op")
+		})
+		b.Run(fmt.Sprintf("protobuf/n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			list := ProtoList(ls)
+			var size int
+			for b.Loop() {
+				out, err := proto.Marshal(list)
+				if err != nil {
+					b.Fatal(err)
+				}
+				size = len(out)
+			}
+			b.SetBytes(int64(size))
+			b.ReportMetric(float64(size), "wire-B/op")
+		})
 	}
 }

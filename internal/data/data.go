@@ -126,7 +126,7 @@ func (l *Landing) Clone() Landing {
 }
 
 // Parse decodes a file in the SODA format and validates it: exactly Count
-// records, unique non-zero ids, names present, numbers and dates well formed.
+// records, unique non-zero ids below IDOffset, names present, numbers and dates well formed.
 func Parse(src []byte) ([]Landing, error) {
 	var raw []sourceLanding
 	if err := json.Unmarshal(src, &raw); err != nil {
@@ -155,6 +155,9 @@ func (r sourceLanding) landing() (Landing, error) {
 	id, err := strconv.ParseUint(r.ID, 10, 32)
 	if err != nil || id == 0 {
 		return Landing{}, fmt.Errorf("bad id %q", r.ID)
+	}
+	if id >= IDOffset { // generated records' ids would collide (see ID)
+		return Landing{}, fmt.Errorf("id %d is not below %d", id, IDOffset)
 	}
 	if r.Name == "" {
 		return Landing{}, fmt.Errorf("no name")

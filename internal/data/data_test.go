@@ -149,6 +149,7 @@ func TestParseRejectsBadData(t *testing.T) {
 		{"bad mass", `"mass":"21"`, `"mass":"21g"`, "bad mass"},
 		{"bad year", `"year":"1880-01-01T00:00:00.00Z"`, `"year":"1880"`, "bad year"},
 		{"zero id", `"id":"1",`, `"id":"0",`, "bad id"},
+		{"id at the generation offset", `"id":"1",`, `"id":"100000",`, "not below 100000"},
 		{"not a point", `"coordinates":[6.08333,50.775]`, `"coordinates":[6.08333]`, "GeoJSON point"},
 	}
 	for _, c := range cases {

@@ -3,10 +3,12 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"testing"
 
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/meteorbench/meteorbench/api"
@@ -110,4 +112,50 @@ func BenchmarkCall(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkRecords is the list call at several payload sizes (?records=N,
+// metadata meteorbench-records), over loopback, client and server together:
+//
+//	go test -run '^$' -bench Records -benchmem ./internal/server
+func BenchmarkRecords(b *testing.B) {
+	c := newClient(b, servertest.Start(b, server.Config{}), "")
+	for _, n := range []int{10, 1000, 10000, 100000} {
+		q := fmt.Sprintf("%s?%s=%d", api.PathList, api.QueryRecords, n)
+		for _, tc := range []struct{ name, accept string }{{"rest", ""}, {"rest-protobuf", api.TypeProtobuf}} {
+			b.Run(fmt.Sprintf("%s/n=%d", tc.name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				var size int64
+				for b.Loop() {
+					req, _ := http.NewRequest(http.MethodGet, "http://"+c.addr+q, nil)
+					if tc.accept != "" {
+						req.Header.Set("Accept", tc.accept)
+					}
+					resp, err := c.http.Do(req)
+					if err != nil {
+						b.Fatal(err)
+					}
+					size, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusOK {
+						b.Fatal(resp.Status)
+					}
+				}
+				b.ReportMetric(float64(size), "respB/op")
+			})
+		}
+		b.Run(fmt.Sprintf("grpc/n=%d", n), func(b *testing.B) {
+			ctx := metadata.AppendToOutgoingContext(c.ctx(b), api.MetadataRecords, fmt.Sprint(n))
+			b.ReportAllocs()
+			for b.Loop() {
+				l, err := c.grpc.GetLargePayloadAsList(ctx, &pb.EmptyRequest{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(l.MeteoriteLandings) != n {
+					b.Fatalf("%d records", len(l.MeteoriteLandings))
+				}
+			}
+		})
+	}
 }

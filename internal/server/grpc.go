@@ -164,14 +164,32 @@ func (g *grpcService) GetVersion(context.Context, *pb.EmptyRequest) (*pb.Version
 	return g.s.version, nil
 }
 
-// GetLargePayloadAsList answers the 1000 records in one message.
-func (g *grpcService) GetLargePayloadAsList(context.Context, *pb.EmptyRequest) (*pb.MeteoriteLandingList, error) {
-	return g.s.list, nil
+// GetLargePayloadAsList answers the 1000 records (or the number the
+// meteorbench-records metadata asks for) in one message.
+func (g *grpcService) GetLargePayloadAsList(ctx context.Context, _ *pb.EmptyRequest) (*pb.MeteoriteLandingList, error) {
+	n, err := grpcRecords(ctx)
+	if err != nil {
+		return nil, err
+	}
+	list, err := g.s.listMessage(n)
+	if err != nil {
+		return nil, errInternal
+	}
+	return list, nil
 }
 
-// GetLargePayload streams the 1000 records, one message each.
+// GetLargePayload streams the 1000 records (or the number the
+// meteorbench-records metadata asks for), one message each.
 func (g *grpcService) GetLargePayload(_ *pb.EmptyRequest, stream grpc.ServerStreamingServer[pb.MeteoriteLanding]) error {
-	for _, m := range g.s.list.MeteoriteLandings {
+	n, err := grpcRecords(stream.Context())
+	if err != nil {
+		return err
+	}
+	_, msgs, err := g.s.records(n)
+	if err != nil {
+		return errInternal
+	}
+	for _, m := range msgs {
 		if err := stream.Send(m); err != nil {
 			return err
 		}

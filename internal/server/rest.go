@@ -159,24 +159,49 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rw.p = protoRESTProtobuf
 	}
 	h.count(rw, m)
-	switch m {
-	case methodGetVersion:
+	if m == methodGetVersion {
 		if rw.p == protoRESTProtobuf {
 			writeProto(rw, h.s.version)
 		} else {
 			writeJSON(rw, data.Version)
 		}
+		return
+	}
+	n := api.DefaultRecords
+	if r.URL.RawQuery != "" {
+		var err error
+		if n, err = queryRecords(r.URL.RawQuery); err != nil {
+			writeError(rw, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
+	switch m {
 	case methodGetLargePayloadAsList:
 		if rw.p == protoRESTProtobuf {
-			writeProto(rw, h.s.list)
+			list, err := h.s.listMessage(n)
+			if err != nil {
+				writeError(rw, http.StatusInternalServerError, "internal server error")
+				return
+			}
+			writeProto(rw, list)
 		} else {
-			writeJSON(rw, h.s.landings)
+			ls, _, err := h.s.records(n)
+			if err != nil {
+				writeError(rw, http.StatusInternalServerError, "internal server error")
+				return
+			}
+			writeJSON(rw, ls)
 		}
 	case methodGetLargePayload:
+		ls, msgs, err := h.s.records(n)
+		if err != nil {
+			writeError(rw, http.StatusInternalServerError, "internal server error")
+			return
+		}
 		if rw.p == protoRESTProtobuf {
-			h.streamProto(rw)
+			h.streamProto(rw, msgs)
 		} else {
-			h.streamJSON(rw)
+			h.streamJSON(rw, ls)
 		}
 	}
 }
@@ -388,14 +413,14 @@ func (o *streamOut) close() {
 }
 
 // streamJSON writes the records as NDJSON, one record a line.
-func (h *restHandler) streamJSON(rw *respWriter) {
+func (h *restHandler) streamJSON(rw *respWriter, ls []data.Landing) {
 	rw.Header()["Content-Type"] = hdrNDJSON
 	rw.WriteHeader(http.StatusOK)
 	out := newStreamOut(rw)
 	defer out.close()
 	enc := json.NewEncoder(out) // one Write per record, with its newline
-	for i := range h.s.landings {
-		if err := enc.Encode(&h.s.landings[i]); err != nil {
+	for i := range ls {
+		if err := enc.Encode(&ls[i]); err != nil {
 			return
 		}
 	}
@@ -403,13 +428,13 @@ func (h *restHandler) streamJSON(rw *respWriter) {
 
 // streamProto writes the records as varint-length-delimited messages (the
 // protodelim format), buffered as streamJSON is.
-func (h *restHandler) streamProto(rw *respWriter) {
+func (h *restHandler) streamProto(rw *respWriter, msgs []*pb.MeteoriteLanding) {
 	rw.Header()["Content-Type"] = hdrProtobuf
 	rw.WriteHeader(http.StatusOK)
 	out := newStreamOut(rw)
 	defer out.close()
 	scratch := make([]byte, 0, 512)
-	for _, m := range h.s.list.MeteoriteLandings {
+	for _, m := range msgs {
 		scratch = protowire.AppendVarint(scratch[:0], uint64(proto.Size(m)))
 		b, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(scratch, m)
 		if err != nil {

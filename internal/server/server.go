@@ -1,7 +1,8 @@
 // Package server is meteorbench's system under test: one listener, one port,
 // split with cmux into a native grpc.Server (HTTP/2, gRPC) and an http.Server
 // (HTTP/1.1, REST with JSON or protobuf bodies), both serving the same 1000
-// meteorite landings.
+// meteorite landings, or, when a client asks for a payload size, N records
+// generated from them (records.go).
 //
 // The data are held in memory as typed values ([]data.Landing for JSON, the
 // contract's messages for protobuf); every response is serialised afresh for
@@ -173,6 +174,9 @@ type Server struct {
 	list     *pb.MeteoriteLandingList // protobuf: REST and gRPC
 	version  *pb.Version
 	success  *pb.StatusResponse
+	// generated builds, on the first request for more than data.Count
+	// records, the sequence longer answers are cut from (records.go).
+	generated func() (*generated, error)
 
 	rest   *restHandler
 	health *health.Server
@@ -213,6 +217,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Token != "" {
 		s.token = []byte(cfg.Token)
 	}
+	s.generated = newGeneratedOnce(s)
 	s.rest = newRESTHandler(s)
 	return s, nil
 }

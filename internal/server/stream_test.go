@@ -65,9 +65,9 @@ func TestStreamBuffering(t *testing.T) {
 			f := &flushRecorder{hdr: http.Header{}}
 			rw := &respWriter{ResponseWriter: f}
 			if isProto {
-				s.rest.streamProto(rw)
+				s.rest.streamProto(rw, s.list.MeteoriteLandings)
 			} else {
-				s.rest.streamJSON(rw)
+				s.rest.streamJSON(rw, s.landings)
 			}
 			body := f.body.Bytes()
 			if rw.failed || len(f.flushes) == 0 {
