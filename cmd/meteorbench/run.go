@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/analysis"
+	"github.com/meteorbench/meteorbench/internal/cpuset"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/loadgen/child"
 	"github.com/meteorbench/meteorbench/internal/report"
@@ -44,6 +46,9 @@ type runFlags struct {
 	report      string
 	quiet       bool
 	cpuprofile  string
+	serverCPUs  int
+	// The CPUs --server-cpus gives each side, set by config.
+	serverSet, clientSet cpuset.Set
 }
 
 // childStopGrace is how long the own server may take to drain at the end.
@@ -115,6 +120,7 @@ stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
 	fl.StringSliceVar(&f.formats, "format", []string{"table"}, "output formats: "+strings.Join(report.Formats, ", ")+" (several: one after another, or one file each with --out)")
 	fl.StringVar(&f.out, "out", "", "write one file per format to PREFIX.<ext> instead of stdout")
 	fl.StringVar(&f.report, "report", "", "also write a report to FILE at the end, its format from the extension (.html: one self-contained page with charts; .svg, .png, .md)")
+	fl.IntVar(&f.serverCPUs, "server-cpus", 0, "pin the own server to N CPUs (its GOMAXPROCS follows) and the load generator to the others, so they stop competing for cores (Linux; 0: no pinning)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar, no warnings or notes on stderr (only errors)")
 	fl.StringVar(&f.cpuprofile, "cpuprofile", "", "write the load generator's CPU profile to this file (for tuning the harness)")
 	fl.MarkHidden("cpuprofile")
@@ -200,6 +206,18 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 			return cfg, err
 		}
 	}
+	if f.serverCPUs != 0 {
+		if f.target != "" {
+			return cfg, fmt.Errorf("--server-cpus %d pins run's own server: with --target, start the server with 'meteorbench serve --cpus LIST' on its machine", f.serverCPUs)
+		}
+		avail, err := cpuset.Available()
+		if err != nil {
+			return cfg, fmt.Errorf("--server-cpus: %w", err)
+		}
+		if f.serverSet, f.clientSet, err = cpuset.Split(avail, f.serverCPUs); err != nil {
+			return cfg, err
+		}
+	}
 	if !fl.Changed("token") {
 		f.token = os.Getenv(tokenEnv)
 	}
@@ -217,6 +235,10 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		Repeat:      f.repeat,
 		CommandLine: commandLine(cmd),
 		OwnServer:   f.target == "",
+		ServerCPUs:  f.serverCPUs,
+	}
+	if f.serverCPUs > 0 {
+		cfg.ServerCPUList, cfg.ClientCPUList = f.serverSet.String(), f.clientSet.String()
 	}
 	if fl.Changed("iterations") {
 		cfg.Iterations = f.iterations
@@ -297,7 +319,11 @@ func (f *runFlags) run(cmd *cobra.Command, cfg loadgen.Config) error {
 		if cfg.Token != "" {
 			env = append(env, tokenEnv+"="+cfg.Token)
 		}
-		srv, err := child.Start(ctx, exe, []string{"serve", "--addr", "127.0.0.1:0"}, env)
+		args := []string{"serve", "--addr", "127.0.0.1:0"}
+		if f.serverCPUs > 0 {
+			args = append(args, "--cpus", f.serverSet.String())
+		}
+		srv, err := child.Start(ctx, exe, args, env)
 		if err != nil {
 			if ctx.Err() != nil {
 				return &exitError{130, errors.New("interrupted")}
@@ -311,6 +337,12 @@ func (f *runFlags) run(cmd *cobra.Command, cfg loadgen.Config) error {
 		}()
 		cfg.Target = srv.Addr
 		ui.note("started own server (meteorbench serve) on %s", srv.Addr)
+		if f.serverCPUs > 0 {
+			if err := cpuset.Pin(f.clientSet); err != nil {
+				return fmt.Errorf("--server-cpus: pin the load generator to CPUs %s: %w", f.clientSet, err)
+			}
+			ui.note("own server pinned to CPUs %s, load generator to CPUs %s (GOMAXPROCS %d)", f.serverSet, f.clientSet, runtime.GOMAXPROCS(0))
+		}
 	}
 	cfg.Progress = ui.progress
 	stdout := cmd.OutOrStdout()

@@ -4,18 +4,21 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/meteorbench/meteorbench/internal/cpuset"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
@@ -324,6 +327,102 @@ func assertGone(t *testing.T, addr string) {
 }
 
 // runBounded runs cmd, killing it if it hangs.
+// --server-cpus pins the own server and the load generator apart: visible
+// in /proc/<pid>/status of both processes while the run is on, recorded in
+// the result and in every cell's condition.
+func TestRunServerCPUs(t *testing.T) {
+	avail, err := cpuset.Available()
+	if err != nil || avail.Len() < 2 {
+		t.Skipf("needs Linux and 2 CPUs (have %v, %v)", avail, err)
+	}
+	server, client, err := cpuset.Split(avail, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := meteorbenchBinary(t)
+	cmd := exec.Command(bin, "run", "--server-cpus", "1", "--scenario", "small", "--proto", "rest",
+		"--batch", "5", "--duration", "3s", "--warmup", "0", "--format", "json", "--quiet")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// While the cell runs: the child serve process and run itself.
+	var childCPUs, runCPUs string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && childCPUs == ""; time.Sleep(50 * time.Millisecond) {
+		runCPUs = statusField(t, cmd.Process.Pid, "Cpus_allowed_list")
+		if pid := childOf(cmd.Process.Pid); pid > 0 && runCPUs == client.String() {
+			childCPUs = statusField(t, pid, "Cpus_allowed_list")
+		}
+	}
+	if err := waitBounded(t, cmd); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	if childCPUs != server.String() || runCPUs != client.String() {
+		t.Errorf("server on CPUs %q, load generator on %q; want %s and %s", childCPUs, runCPUs, server, client)
+	}
+	res, err := results.Read(&stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Env.ServerCPUs != server.String() || res.Env.ClientCPUs != client.String() || res.Env.GOMAXPROCS != client.Len() {
+		t.Errorf("env: server %q, client %q, GOMAXPROCS %d", res.Env.ServerCPUs, res.Env.ClientCPUs, res.Env.GOMAXPROCS)
+	}
+	for _, c := range res.Cells {
+		if c.ServerCPUs != 1 || !strings.Contains(c.Key(), "/s1") {
+			t.Errorf("%s: condition %+v", c.Key(), c.Condition)
+		}
+	}
+	// With --target there is no own server to pin: a usage error.
+	_, _, err = execute(t, "run", "--target", "127.0.0.1:1", "--server-cpus", "1")
+	if exitCodeQuiet(err) != 2 {
+		t.Errorf("--target with --server-cpus: %v, want a usage error", err)
+	}
+	_, _, err = execute(t, "run", "--server-cpus", strconv.Itoa(avail.Len()))
+	if exitCodeQuiet(err) != 2 || !strings.Contains(err.Error(), "leaves the load generator no CPU") {
+		t.Errorf("--server-cpus %d: %v", avail.Len(), err)
+	}
+}
+
+// statusField reads one field of /proc/<pid>/status ("" when gone).
+func statusField(t *testing.T, pid int, name string) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// childOf finds a child process of pid that runs "serve".
+func childOf(pid int) int {
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		cpid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cpid))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		rest := string(stat[bytes.LastIndexByte(stat, ')')+2:])
+		fields := strings.Fields(rest)
+		if len(fields) < 2 || fields[1] != strconv.Itoa(pid) {
+			continue
+		}
+		if cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", cpid)); bytes.Contains(cmdline, []byte("serve")) {
+			return cpid
+		}
+	}
+	return 0
+}
+
 func runBounded(t *testing.T, cmd *exec.Cmd) error {
 	t.Helper()
 	if err := cmd.Start(); err != nil {

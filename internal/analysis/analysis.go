@@ -183,7 +183,9 @@ func (g *cellGroup) verdict(nameCondition bool) results.Verdict {
 // prefix names the verdict at the start of its summary line.
 func (g *cellGroup) prefix(nameCondition bool) string {
 	s := string(g.key.scenario)
-	if nameCondition || g.key.Condition.RateRequested > 0 {
+	// Name the condition when verdicts differ by it, or when it is more
+	// than a worker count (a rate, pinned CPUs, a link...).
+	if nameCondition || g.key.Condition != (results.Condition{Concurrency: g.key.Condition.Concurrency}) {
 		s += " · " + g.key.Condition.Label()
 	}
 	return s + ": "

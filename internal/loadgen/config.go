@@ -97,6 +97,12 @@ type Config struct {
 	// other protocols). Zero means 1.
 	Repeat int
 
+	// ServerCPUs is the number of CPUs the own server is pinned to (0: not
+	// pinned); it is part of every cell's condition. ServerCPUList and
+	// ClientCPUList, the pinned CPU lists, are recorded in results.Env.
+	ServerCPUs                   int
+	ServerCPUList, ClientCPUList string
+
 	// CommandLine and OwnServer are recorded in results.Env.
 	CommandLine []string
 	OwnServer   bool
@@ -205,6 +211,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("rate %v: must be a positive number of calls per second (or 0 for closed-loop)", c.Rate)
 	case c.Repeat < 0:
 		return fmt.Errorf("repeat %d: must be at least 1", c.Repeat)
+	case c.ServerCPUs < 0:
+		return fmt.Errorf("server CPUs %d: must not be negative", c.ServerCPUs)
 	}
 	return nil
 }

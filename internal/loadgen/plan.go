@@ -38,7 +38,7 @@ func plan(c Config) []cellSpec {
 					for _, p := range c.Protocols {
 						out = append(out, cellSpec{CellKey: results.CellKey{
 							Scenario: sc, Protocol: p, Batch: b,
-							Condition: results.Condition{Concurrency: n, RateRequested: c.Rate},
+							Condition: results.Condition{Concurrency: n, RateRequested: c.Rate, ServerCPUs: c.ServerCPUs},
 						}, Repeat: r})
 					}
 				}

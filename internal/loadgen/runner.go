@@ -223,5 +223,7 @@ func env(cfg Config) results.Env {
 		Target:             cfg.Target,
 		OwnServer:          cfg.OwnServer,
 		Flags:              cfg.CommandLine,
+		ServerCPUs:         cfg.ServerCPUList,
+		ClientCPUs:         cfg.ClientCPUList,
 	}
 }

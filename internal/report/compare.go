@@ -213,6 +213,7 @@ func envChanges(old, new *results.Result) []Change {
 		{"CPU", oe.CPUModel, ne.CPUModel},
 		{"CPUs", strconv.Itoa(oe.NumCPU), strconv.Itoa(ne.NumCPU)},
 		{"GOMAXPROCS", strconv.Itoa(oe.GOMAXPROCS), strconv.Itoa(ne.GOMAXPROCS)},
+		{"pinned CPUs", oe.ServerCPUs + "/" + oe.ClientCPUs, ne.ServerCPUs + "/" + ne.ClientCPUs},
 		{"OS", oe.OS + " " + oe.Arch, ne.OS + " " + ne.Arch},
 		{"target", oe.Target, ne.Target},
 		{"own server", strconv.FormatBool(oe.OwnServer), strconv.FormatBool(ne.OwnServer)},

@@ -22,6 +22,9 @@ func envLines(r *results.Result) [][2]string {
 		{"CPU", fmt.Sprintf("%s · %s · GOMAXPROCS=%d", orNA(e.CPUModel), plural(e.NumCPU, "CPU", "CPUs"), e.GOMAXPROCS)},
 		{"OS", strings.TrimSpace(e.OS + " " + e.Arch)},
 	}
+	if e.ServerCPUs != "" {
+		lines = append(lines, [2]string{"pinned", fmt.Sprintf("server on CPUs %s · load generator on CPUs %s", e.ServerCPUs, e.ClientCPUs)})
+	}
 	target := e.Target
 	if e.OwnServer {
 		target += " (own server child, loopback)"

@@ -19,6 +19,9 @@ type Condition struct {
 	Concurrency int `json:"concurrency"`
 	// RateRequested is the open-loop rate, calls/s; 0 in closed loop.
 	RateRequested float64 `json:"rate_requested,omitempty"`
+	// ServerCPUs is the number of CPUs the own server was pinned to; 0
+	// when it was not pinned (or the target is not run's own server).
+	ServerCPUs int `json:"server_cpus,omitempty"`
 }
 
 // String is the condition's part of a cell key: "c4", "c4/r300".
@@ -26,6 +29,9 @@ func (c Condition) String() string {
 	s := "c" + strconv.Itoa(c.Concurrency)
 	if c.RateRequested > 0 {
 		s += "/r" + strconv.FormatFloat(c.RateRequested, 'g', -1, 64)
+	}
+	if c.ServerCPUs > 0 {
+		s += "/s" + strconv.Itoa(c.ServerCPUs)
 	}
 	return s
 }
@@ -36,6 +42,9 @@ func (c Condition) Label() string {
 	if c.RateRequested > 0 {
 		parts = append(parts, "open loop at "+FormatRate(c.RateRequested)+" calls/s")
 	}
+	if c.ServerCPUs > 0 {
+		parts = append(parts, "server on "+plural(c.ServerCPUs, "CPU"))
+	}
 	return strings.Join(parts, " · ")
 }
 
@@ -44,7 +53,18 @@ func (c Condition) Less(o Condition) bool {
 	if c.Concurrency != o.Concurrency {
 		return c.Concurrency < o.Concurrency
 	}
-	return c.RateRequested < o.RateRequested
+	if c.RateRequested != o.RateRequested {
+		return c.RateRequested < o.RateRequested
+	}
+	return c.ServerCPUs < o.ServerCPUs
+}
+
+// plural says a count of things: "1 CPU", "2 CPUs".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
 }
 
 // CellKey identifies a cell within a run and across runs (for compare): the

@@ -57,6 +57,10 @@ type Env struct {
 	// OwnServer is true when run started its own `serve` child on loopback.
 	OwnServer bool     `json:"own_server"`
 	Flags     []string `json:"flags"` // the command line as given
+	// ServerCPUs and ClientCPUs are the CPU lists the own server and the
+	// load generator were pinned to (run --server-cpus); "" when unpinned.
+	ServerCPUs string `json:"server_cpus,omitempty"`
+	ClientCPUs string `json:"client_cpus,omitempty"`
 	// Scheduling is how precisely this machine let the load generator start
 	// a call on time, measured before the run (open loop only).
 	Scheduling *Scheduling `json:"scheduling,omitempty"`
