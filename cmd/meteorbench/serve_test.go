@@ -52,6 +52,21 @@ func serveChild(t *testing.T, env []string, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// startServeChild starts a child running args and returns it with a reader
+// of its standard error.
+func startServeChild(t *testing.T, env []string, args ...string) (*exec.Cmd, *bufio.Reader) {
+	t.Helper()
+	cmd := serveChild(t, env, args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, bufio.NewReader(stderr)
+}
+
 // runServeChild runs a child to completion.
 func runServeChild(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
@@ -84,15 +99,7 @@ var startLine = regexp.MustCompile(`^meteorbench serve: listening on (127\.0\.0\
 func TestServeProcess(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			cmd := serveChild(t, []string{tokenEnv + "=env-token"}, "serve", "--addr", "127.0.0.1:0")
-			stderr, err := cmd.StderrPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			br := bufio.NewReader(stderr)
+			cmd, br := startServeChild(t, []string{tokenEnv + "=env-token"}, "serve", "--addr", "127.0.0.1:0")
 			line, err := br.ReadString('\n')
 			if err != nil {
 				t.Fatalf("reading the start-up line: %v (got %q)", err, line)
@@ -268,19 +275,12 @@ func TestHealthFollowsServeAddr(t *testing.T) {
 				env = []string{addrFileEnv + "=" + file, addrEnv + "=127.0.0.1:1"} // stale: nothing listens there
 				args = append(args, "--addr", "127.0.0.1:0")
 			}
-			cmd := serveChild(t, env, args...)
-			stderr, err := cmd.StderrPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			cmd, stderr := startServeChild(t, env, args...)
 			defer func() {
 				_ = cmd.Process.Kill()
 				_ = cmd.Wait()
 			}()
-			line, err := bufio.NewReader(stderr).ReadString('\n')
+			line, err := stderr.ReadString('\n')
 			m := startLine.FindStringSubmatch(line)
 			if err != nil || m == nil {
 				t.Fatalf("start-up line %q (%v)", line, err)
@@ -320,15 +320,7 @@ func TestHealthFollowsServeAddr(t *testing.T) {
 // TestServeAddrFileUnwritable: an address file that cannot be written (a
 // read-only file system) costs one warning, not the server.
 func TestServeAddrFileUnwritable(t *testing.T) {
-	cmd := serveChild(t, nil, "serve", "--addr", "127.0.0.1:0", "--addr-file", t.TempDir()+"/no/such/dir/addr")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	br := bufio.NewReader(stderr)
+	cmd, br := startServeChild(t, nil, "serve", "--addr", "127.0.0.1:0", "--addr-file", t.TempDir()+"/no/such/dir/addr")
 	line, err := br.ReadString('\n')
 	m := startLine.FindStringSubmatch(line)
 	if err != nil || m == nil {
@@ -365,19 +357,11 @@ func TestServeCPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	cpu := strconv.Itoa(avail.CPUs()[0]) // 0 unless this test itself runs pinned
-	cmd := serveChild(t, nil, "serve", "--addr", "127.0.0.1:0", "--cpus", cpu)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, br := startServeChild(t, nil, "serve", "--addr", "127.0.0.1:0", "--cpus", cpu)
 	defer func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	}()
-	br := bufio.NewReader(stderr)
 	line, err := br.ReadString('\n')
 	want := regexp.MustCompile(`^meteorbench serve: listening on (127\.0\.0\.1:[0-9]+) \(REST over HTTP/1\.1 and gRPC over HTTP/2\), pinned to CPUs ` + cpu + ` \(GOMAXPROCS 1\)\n$`)
 	m := want.FindStringSubmatch(line)

@@ -1,11 +1,7 @@
 package server_test
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,32 +9,16 @@ import (
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protodelim"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/server"
-	"github.com/meteorbench/meteorbench/internal/server/servertest"
 )
 
-func wantContentType(t *testing.T, resp *http.Response, want string) {
-	t.Helper()
-	if got := resp.Header.Get("Content-Type"); got != want {
-		t.Errorf("%s %s: Content-Type %q, want %q", resp.Request.Method, resp.Request.URL.Path, got, want)
-	}
-}
-
-func wantStatus(t *testing.T, resp *http.Response, body []byte, want int) {
-	t.Helper()
-	if resp.StatusCode != want {
-		t.Fatalf("%s %s: %s, want %d; body %.200q", resp.Request.Method, resp.Request.URL.Path, resp.Status, want, body)
-	}
-}
-
 func TestRESTJSON(t *testing.T) {
-	c := newClient(t, servertest.Start(t, server.Config{}), "")
+	c := startClient(t, server.Config{})
 
 	t.Run("GetVersion", func(t *testing.T) {
 		resp, body := c.do(t, http.MethodGet, api.PathVersion, nil)
@@ -69,19 +49,7 @@ func TestRESTJSON(t *testing.T) {
 		if len(resp.TransferEncoding) == 0 || resp.TransferEncoding[0] != "chunked" {
 			t.Errorf("Transfer-Encoding %v, want chunked (a stream)", resp.TransferEncoding)
 		}
-		var ls []data.Landing
-		sc := bufio.NewScanner(bytes.NewReader(body))
-		for sc.Scan() {
-			var l data.Landing
-			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-				t.Fatalf("line %d: %v", len(ls)+1, err)
-			}
-			ls = append(ls, l)
-		}
-		if err := sc.Err(); err != nil {
-			t.Fatal(err)
-		}
-		checkLandings(t, "NDJSON stream", ls)
+		checkLandings(t, "NDJSON stream", decodeNDJSON(t, body))
 	})
 	t.Run("PostLargePayload", func(t *testing.T) {
 		body, err := json.Marshal(data.MustLandings())
@@ -125,7 +93,7 @@ func TestRESTJSON(t *testing.T) {
 }
 
 func TestRESTProtobuf(t *testing.T) {
-	c := newClient(t, servertest.Start(t, server.Config{}), "")
+	c := startClient(t, server.Config{})
 	accept := []string{"Accept", api.TypeProtobuf}
 
 	t.Run("GetVersion", func(t *testing.T) {
@@ -153,20 +121,7 @@ func TestRESTProtobuf(t *testing.T) {
 		resp, body := c.do(t, http.MethodGet, api.PathStream, nil, accept...)
 		wantStatus(t, resp, body, http.StatusOK)
 		wantContentType(t, resp, api.TypeProtobuf)
-		r := bufio.NewReader(bytes.NewReader(body))
-		var ms []*pb.MeteoriteLanding
-		for {
-			m := new(pb.MeteoriteLanding)
-			err := protodelim.UnmarshalFrom(r, m)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatalf("message %d: %v", len(ms)+1, err)
-			}
-			ms = append(ms, m)
-		}
-		checkProtoLandings(t, "delimited stream", ms)
+		checkProtoLandings(t, "delimited stream", decodeDelimited(t, body))
 	})
 	t.Run("PostLargePayload", func(t *testing.T) {
 		body, err := proto.Marshal(data.ProtoList(data.MustLandings()))
@@ -204,7 +159,7 @@ func TestRESTProtobuf(t *testing.T) {
 }
 
 func TestGRPC(t *testing.T) {
-	c := newClient(t, servertest.Start(t, server.Config{}), "")
+	c := startClient(t, server.Config{})
 
 	t.Run("GetVersion", func(t *testing.T) {
 		v, err := c.grpc.GetVersion(c.ctx(t), &pb.EmptyRequest{})
@@ -224,16 +179,9 @@ func TestGRPC(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ms []*pb.MeteoriteLanding
-		for {
-			m, err := stream.Recv()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("message %d: %v", len(ms)+1, err)
-			}
-			ms = append(ms, m)
+		ms, err := recvAll(stream)
+		if err != nil {
+			t.Fatalf("message %d: %v", len(ms)+1, err)
 		}
 		checkProtoLandings(t, "gRPC stream", ms)
 	})
@@ -271,7 +219,7 @@ func TestGRPC(t *testing.T) {
 // TestRESTBadProtobufTimestamp: a protobuf POST whose record has an invalid
 // timestamp is refused, as over gRPC.
 func TestRESTBadProtobufTimestamp(t *testing.T) {
-	c := newClient(t, servertest.Start(t, server.Config{}), "")
+	c := startClient(t, server.Config{})
 	list := data.ProtoList(data.MustLandings()[:3])
 	list.MeteoriteLandings[1].Year.Seconds = 1 << 50 // beyond year 9999
 	body, err := proto.Marshal(list)
@@ -281,21 +229,4 @@ func TestRESTBadProtobufTimestamp(t *testing.T) {
 	resp, rb := c.do(t, http.MethodPost, api.PathList, body, "Content-Type", api.TypeProtobuf)
 	wantStatus(t, resp, rb, http.StatusBadRequest)
 	wantJSONError(t, resp, rb, "invalid record 1")
-}
-
-// wantJSONError checks an error response: JSON {"error": "..."} mentioning want.
-func wantJSONError(t *testing.T, resp *http.Response, body []byte, want string) {
-	t.Helper()
-	wantContentType(t, resp, api.TypeJSON)
-	var e struct {
-		Error string `json:"error"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&e); err != nil || e.Error == "" {
-		t.Fatalf("error body %q (%v): want {\"error\": \"...\"}", body, err)
-	}
-	if !strings.Contains(e.Error, want) {
-		t.Errorf("error %q does not mention %q", e.Error, want)
-	}
 }

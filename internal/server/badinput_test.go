@@ -4,14 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -38,52 +36,6 @@ func (rawCodec) Unmarshal(b []byte, v any) error {
 }
 func (rawCodec) Name() string   { return "proto" }
 func (rawCodec) String() string { return "raw" }
-
-// dialRaw opens a plain TCP connection, closed when the test ends.
-func dialRaw(t testing.TB, addr string) net.Conn {
-	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, hangGuard)
-	if err != nil {
-		t.Fatalf("dial: %v", err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	if err := conn.SetDeadline(time.Now().Add(hangGuard)); err != nil {
-		t.Fatal(err)
-	}
-	return conn
-}
-
-// waitClosed reads until the server closes conn and returns what it sent.
-// A read that hits the hang guard fails the test: the server kept the
-// connection open.
-func waitClosed(t *testing.T, conn net.Conn) []byte {
-	t.Helper()
-	b, err := io.ReadAll(conn)
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		t.Fatalf("the server did not close the connection (read %d bytes: %.100q)", len(b), b)
-	}
-	if err != nil && !errors.Is(err, syscall.ECONNRESET) {
-		t.Fatalf("reading until close: %v", err)
-	}
-	return b
-}
-
-// healthy checks that the server still answers a normal REST call and a
-// normal gRPC call, on the long-lived client's connections and on new ones.
-func healthy(t *testing.T, shared *client) {
-	t.Helper()
-	for i, c := range []*client{shared, newClient(t, shared.addr, "")} {
-		resp, body := c.do(t, http.MethodGet, api.PathVersion, nil)
-		if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(body)) != `"`+data.Version+`"` {
-			t.Fatalf("afterwards (client %d): REST GetVersion: %s %q", i, resp.Status, body)
-		}
-		v, err := c.grpc.GetVersion(c.ctx(t), &pb.EmptyRequest{})
-		if err != nil || v.GetApiVersion() != data.Version {
-			t.Fatalf("afterwards (client %d): gRPC GetVersion: %v, %v", i, v, err)
-		}
-	}
-}
 
 // TestBadInput sends one kind of bad input per case, checks the answer, and
 // then checks that the server still serves both protocols.
@@ -146,11 +98,7 @@ func TestBadInput(t *testing.T) {
 			conn := dialRaw(t, addr)
 			fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n[",
 				api.PathList, 2*maxBody)
-			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rb, _ := io.ReadAll(resp.Body)
+			resp, rb := readResponse(t, conn)
 			wantStatus(t, resp, rb, 413)
 			wantJSONError(t, resp, rb, "limit")
 		}},
@@ -168,11 +116,7 @@ func TestBadInput(t *testing.T) {
 					chunk = strings.Repeat(`{"id":1,"name":"x"},`, 3000)
 				}
 			})
-			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rb, _ := io.ReadAll(resp.Body)
+			resp, rb := readResponse(t, conn)
 			wantStatus(t, resp, rb, 413)
 			wantJSONError(t, resp, rb, "limit")
 			conn.Close()
@@ -182,11 +126,7 @@ func TestBadInput(t *testing.T) {
 			conn := dialRaw(t, addr)
 			fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n",
 				api.PathList, api.TypeProtobuf, maxBody+1)
-			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rb, _ := io.ReadAll(resp.Body)
+			resp, rb := readResponse(t, conn)
 			wantStatus(t, resp, rb, 413)
 		}},
 		{"headers too large", func(t *testing.T) {

@@ -15,7 +15,6 @@ import (
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/server"
-	"github.com/meteorbench/meteorbench/internal/server/servertest"
 )
 
 // BenchmarkCall is the protocol x method matrix over loopback, one call at a
@@ -25,7 +24,7 @@ import (
 // always decodes on the client: the rows track each route's own cost over
 // time and are not a protocol comparison (run decodes both alike).
 func BenchmarkCall(b *testing.B) {
-	c := newClient(b, servertest.Start(b, server.Config{}), "")
+	c := startClient(b, server.Config{})
 	jsonBody, _ := json.Marshal(data.MustLandings())
 	protoBody, _ := proto.Marshal(data.ProtoList(data.MustLandings()))
 	list := data.ProtoList(data.MustLandings())
@@ -119,7 +118,7 @@ func BenchmarkCall(b *testing.B) {
 //
 //	go test -run '^$' -bench Records -benchmem ./internal/server
 func BenchmarkRecords(b *testing.B) {
-	c := newClient(b, servertest.Start(b, server.Config{}), "")
+	c := startClient(b, server.Config{})
 	for _, n := range []int{10, 1000, 10000, 100000} {
 		q := fmt.Sprintf("%s?%s=%d", api.PathList, api.QueryRecords, n)
 		for _, tc := range []struct{ name, accept string }{{"rest", ""}, {"rest-protobuf", api.TypeProtobuf}} {

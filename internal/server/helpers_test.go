@@ -1,13 +1,18 @@
 package server_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,10 +21,13 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/encoding/protodelim"
 
 	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
+	"github.com/meteorbench/meteorbench/internal/server"
+	"github.com/meteorbench/meteorbench/internal/server/servertest"
 )
 
 // hangGuard bounds every network step of a test: generous, only there so a
@@ -53,6 +61,13 @@ func newClient(t testing.TB, addr, token string) *client {
 		http: &http.Client{Transport: tr, Timeout: hangGuard},
 		cc:   cc, grpc: pb.NewMeteoriteLandingsServiceClient(cc),
 	}
+}
+
+// startClient starts a server with cfg (servertest.Start) and returns a
+// client of it that sends cfg.Token.
+func startClient(t testing.TB, cfg server.Config) *client {
+	t.Helper()
+	return newClient(t, servertest.Start(t, cfg), cfg.Token)
 }
 
 // do sends one HTTP request and reads the whole response. hdr holds
@@ -156,15 +171,7 @@ func checkLandings(t testing.TB, what string, got []data.Landing) {
 // checkProtoLandings converts messages and compares them with the data set.
 func checkProtoLandings(t testing.TB, what string, ms []*pb.MeteoriteLanding) {
 	t.Helper()
-	got := make([]data.Landing, len(ms))
-	for i, m := range ms {
-		l, err := data.FromProto(m)
-		if err != nil {
-			t.Fatalf("%s: record %d: %v", what, i, err)
-		}
-		got[i] = l
-	}
-	checkLandings(t, what, got)
+	checkLandings(t, what, fromProtos(t, ms))
 }
 
 // scrape reads /metrics and returns every sample of the meteorbench_
@@ -206,4 +213,158 @@ func scrape(t testing.TB, c *client) map[string]float64 {
 // counterKey names one requests or errors sample as scrape keys it.
 func counterKey(metric, protocol, method string) string {
 	return fmt.Sprintf("%s{method=%q,protocol=%q}", metric, method, protocol)
+}
+
+func wantContentType(t *testing.T, resp *http.Response, want string) {
+	t.Helper()
+	if got := resp.Header.Get("Content-Type"); got != want {
+		t.Errorf("%s %s: Content-Type %q, want %q", resp.Request.Method, resp.Request.URL.Path, got, want)
+	}
+}
+
+func wantStatus(t *testing.T, resp *http.Response, body []byte, want int) {
+	t.Helper()
+	if resp.StatusCode != want {
+		t.Fatalf("%s %s: %s, want %d; body %.200q", resp.Request.Method, resp.Request.URL.Path, resp.Status, want, body)
+	}
+}
+
+// wantJSONError checks an error response: JSON {"error": "..."} mentioning want.
+func wantJSONError(t *testing.T, resp *http.Response, body []byte, want string) {
+	t.Helper()
+	wantContentType(t, resp, api.TypeJSON)
+	var e struct {
+		Error string `json:"error"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil || e.Error == "" {
+		t.Fatalf("error body %q (%v): want {\"error\": \"...\"}", body, err)
+	}
+	if !strings.Contains(e.Error, want) {
+		t.Errorf("error %q does not mention %q", e.Error, want)
+	}
+}
+
+func fromProtos(t testing.TB, ms []*pb.MeteoriteLanding) []data.Landing {
+	t.Helper()
+	out := make([]data.Landing, len(ms))
+	for i, m := range ms {
+		l, err := data.FromProto(m)
+		if err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+		out[i] = l
+	}
+	return out
+}
+
+func decodeNDJSON(t testing.TB, body []byte) []data.Landing {
+	t.Helper()
+	var ls []data.Landing
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	for sc.Scan() {
+		var l data.Landing
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("line %d: %v", len(ls)+1, err)
+		}
+		ls = append(ls, l)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return ls
+}
+
+func decodeDelimited(t testing.TB, body []byte) []*pb.MeteoriteLanding {
+	t.Helper()
+	r := bufio.NewReader(bytes.NewReader(body))
+	var ms []*pb.MeteoriteLanding
+	for {
+		m := new(pb.MeteoriteLanding)
+		err := protodelim.UnmarshalFrom(r, m)
+		if errors.Is(err, io.EOF) {
+			return ms
+		}
+		if err != nil {
+			t.Fatalf("message %d: %v", len(ms)+1, err)
+		}
+		ms = append(ms, m)
+	}
+}
+
+// dialRaw opens a plain TCP connection, closed when the test ends.
+func dialRaw(t testing.TB, addr string) net.Conn {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, hangGuard)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if err := conn.SetDeadline(time.Now().Add(hangGuard)); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// waitClosed reads until the server closes conn and returns what it sent.
+// A read that hits the hang guard fails the test: the server kept the
+// connection open.
+func waitClosed(t *testing.T, conn net.Conn) []byte {
+	t.Helper()
+	b, err := io.ReadAll(conn)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("the server did not close the connection (read %d bytes: %.100q)", len(b), b)
+	}
+	if err != nil && !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("reading until close: %v", err)
+	}
+	return b
+}
+
+// healthy checks that the server still answers a normal REST call and a
+// normal gRPC call, on the long-lived client's connections and on new ones.
+func healthy(t *testing.T, shared *client) {
+	t.Helper()
+	for i, c := range []*client{shared, newClient(t, shared.addr, "")} {
+		resp, body := c.do(t, http.MethodGet, api.PathVersion, nil)
+		if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(body)) != `"`+data.Version+`"` {
+			t.Fatalf("afterwards (client %d): REST GetVersion: %s %q", i, resp.Status, body)
+		}
+		v, err := c.grpc.GetVersion(c.ctx(t), &pb.EmptyRequest{})
+		if err != nil || v.GetApiVersion() != data.Version {
+			t.Fatalf("afterwards (client %d): gRPC GetVersion: %v, %v", i, v, err)
+		}
+	}
+}
+
+// recvAll receives a server stream to its end. On an error it returns the
+// messages received before it.
+func recvAll(st interface {
+	Recv() (*pb.MeteoriteLanding, error)
+}) ([]*pb.MeteoriteLanding, error) {
+	var ms []*pb.MeteoriteLanding
+	for {
+		m, err := st.Recv()
+		if err == io.EOF {
+			return ms, nil
+		}
+		if err != nil {
+			return ms, err
+		}
+		ms = append(ms, m)
+	}
+}
+
+// readResponse reads one HTTP/1.1 response, body and all, from a raw
+// connection.
+func readResponse(t *testing.T, conn net.Conn) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
 }

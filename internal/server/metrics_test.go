@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,14 +12,13 @@ import (
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/server"
-	"github.com/meteorbench/meteorbench/internal/server/servertest"
 )
 
 // TestMetricsCountExactly makes a known set of calls on every protocol and
 // checks that the counters moved by exactly those calls, and nothing else.
 func TestMetricsCountExactly(t *testing.T) {
 	const token = "s3cret"
-	c := newClient(t, servertest.Start(t, server.Config{Token: token}), token)
+	c := startClient(t, server.Config{Token: token})
 	anon := newClient(t, c.addr, "")
 
 	before := scrape(t, c)
@@ -94,12 +92,8 @@ func TestMetricsCountExactly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := stream.Recv(); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
+	if _, err := recvAll(stream); err != nil {
+		t.Fatal(err)
 	}
 	call(api.MetricRequests, "grpc", "GetLargePayload")
 	if _, err := c.grpc.PostLargePayload(c.ctx(t), data.ProtoList(data.MustLandings()[:10])); err != nil {
@@ -145,7 +139,7 @@ func TestMetricsCountExactly(t *testing.T) {
 
 // TestMetricsExposition: the build info and the standard collectors are there.
 func TestMetricsExposition(t *testing.T) {
-	c := newClient(t, servertest.Start(t, server.Config{}), "")
+	c := startClient(t, server.Config{})
 	resp, body := c.do(t, http.MethodGet, api.PathMetrics, nil)
 	wantStatus(t, resp, body, http.StatusOK)
 	for _, want := range []string{

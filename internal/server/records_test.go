@@ -1,13 +1,10 @@
 package server_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -49,53 +46,6 @@ func recordsCtx(t *testing.T, c *client, n string) context.Context {
 		ctx = metadata.AppendToOutgoingContext(ctx, api.MetadataRecords, n)
 	}
 	return ctx
-}
-
-func fromProtos(t *testing.T, ms []*pb.MeteoriteLanding) []data.Landing {
-	t.Helper()
-	out := make([]data.Landing, len(ms))
-	for i, m := range ms {
-		l, err := data.FromProto(m)
-		if err != nil {
-			t.Fatalf("record %d: %v", i, err)
-		}
-		out[i] = l
-	}
-	return out
-}
-
-func decodeNDJSON(t *testing.T, body []byte) []data.Landing {
-	t.Helper()
-	var ls []data.Landing
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	for sc.Scan() {
-		var l data.Landing
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatalf("line %d: %v", len(ls)+1, err)
-		}
-		ls = append(ls, l)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return ls
-}
-
-func decodeDelimited(t *testing.T, body []byte) []*pb.MeteoriteLanding {
-	t.Helper()
-	r := bufio.NewReader(bytes.NewReader(body))
-	var ms []*pb.MeteoriteLanding
-	for {
-		m := new(pb.MeteoriteLanding)
-		err := protodelim.UnmarshalFrom(r, m)
-		if errors.Is(err, io.EOF) {
-			return ms
-		}
-		if err != nil {
-			t.Fatalf("message %d: %v", len(ms)+1, err)
-		}
-		ms = append(ms, m)
-	}
 }
 
 // restError checks a REST error answer: JSON {"error": "..."} naming the
@@ -164,17 +114,11 @@ var ways = []way{
 		if err != nil {
 			return nil, 0, err
 		}
-		var ms []*pb.MeteoriteLanding
-		for {
-			m, err := st.Recv()
-			if err == io.EOF {
-				return fromProtos(t, ms), 0, nil
-			}
-			if err != nil {
-				return nil, 0, err
-			}
-			ms = append(ms, m)
+		ms, err := recvAll(st)
+		if err != nil {
+			return nil, 0, err
 		}
+		return fromProtos(t, ms), 0, nil
 	}},
 }
 
@@ -205,7 +149,7 @@ func checkAnswer(t *testing.T, got []data.Landing, n int) {
 }
 
 func TestRecordsN(t *testing.T) {
-	c := newClient(t, servertest.Start(t, server.Config{}), "")
+	c := startClient(t, server.Config{})
 	for _, w := range ways {
 		for _, n := range []int{1, 10, 1000, 2500} {
 			t.Run(fmt.Sprintf("%s/%d", w.name, n), func(t *testing.T) {
@@ -230,7 +174,7 @@ func TestRecordsN(t *testing.T) {
 // sizes existed: the encoding of the embedded records, as the old code
 // produced it (and ?records=1000 is the same bytes).
 func TestRecordsDefaultUnchanged(t *testing.T) {
-	c := newClient(t, servertest.Start(t, server.Config{}), "")
+	c := startClient(t, server.Config{})
 	ls := data.MustLandings()
 	var jsonList, ndjson bytes.Buffer
 	if err := json.NewEncoder(&jsonList).Encode(ls); err != nil {
@@ -282,15 +226,12 @@ func TestRecordsDefaultUnchanged(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		ms, err := recvAll(st)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var got2 bytes.Buffer
-		for {
-			m, err := st.Recv()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+		for _, m := range ms {
 			if _, err := protodelim.MarshalTo(&got2, m); err != nil {
 				t.Fatal(err)
 			}
@@ -304,7 +245,7 @@ func TestRecordsDefaultUnchanged(t *testing.T) {
 // Out-of-range and malformed sizes are refused on every way in, counted as
 // errors, and the server goes on answering.
 func TestRecordsRejected(t *testing.T) {
-	c := newClient(t, servertest.Start(t, server.Config{}), "")
+	c := startClient(t, server.Config{})
 	before := scrape(t, c)
 	bad := []string{"0", "-1", "abc", "100001", "1e3", "+5", "0x10", " 5", "5 ", "", "1.0", "99999999999999999999"}
 	for _, w := range ways {
@@ -407,7 +348,7 @@ func restAcceptOf(wayName string) string {
 // The size applies to the list and stream only: other routes ignore it, as
 // they ignore any query, and so does the upload.
 func TestRecordsIgnoredElsewhere(t *testing.T) {
-	c := newClient(t, servertest.Start(t, server.Config{}), "")
+	c := startClient(t, server.Config{})
 	resp, body := c.do(t, http.MethodGet, api.PathVersion+"?records=abc", nil)
 	wantStatus(t, resp, body, http.StatusOK)
 	body3, _ := json.Marshal(data.MustLandings()[:3])

@@ -11,6 +11,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -131,30 +132,14 @@ func (c Config) Validate() error {
 
 // withDefaults returns c with every zero field replaced by its default.
 func (c Config) withDefaults() Config {
-	if c.MaxBody == 0 {
-		c.MaxBody = DefaultMaxBody
-	}
-	if c.MaxHeaderBytes == 0 {
-		c.MaxHeaderBytes = DefaultMaxHeaderBytes
-	}
-	if c.MaxConcurrentStreams == 0 {
-		c.MaxConcurrentStreams = DefaultMaxConcurrentStreams
-	}
-	if c.HeaderTimeout == 0 {
-		c.HeaderTimeout = DefaultHeaderTimeout
-	}
-	if c.ReadTimeout == 0 {
-		c.ReadTimeout = DefaultReadTimeout
-	}
-	if c.WriteTimeout == 0 {
-		c.WriteTimeout = DefaultWriteTimeout
-	}
-	if c.IdleTimeout == 0 {
-		c.IdleTimeout = DefaultIdleTimeout
-	}
-	if c.ShutdownTimeout == 0 {
-		c.ShutdownTimeout = DefaultShutdownTimeout
-	}
+	c.MaxBody = cmp.Or(c.MaxBody, DefaultMaxBody)
+	c.MaxHeaderBytes = cmp.Or(c.MaxHeaderBytes, DefaultMaxHeaderBytes)
+	c.MaxConcurrentStreams = cmp.Or(c.MaxConcurrentStreams, DefaultMaxConcurrentStreams)
+	c.HeaderTimeout = cmp.Or(c.HeaderTimeout, DefaultHeaderTimeout)
+	c.ReadTimeout = cmp.Or(c.ReadTimeout, DefaultReadTimeout)
+	c.WriteTimeout = cmp.Or(c.WriteTimeout, DefaultWriteTimeout)
+	c.IdleTimeout = cmp.Or(c.IdleTimeout, DefaultIdleTimeout)
+	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, DefaultShutdownTimeout)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -111,6 +111,32 @@ func waitRefused(t *testing.T, addr string) {
 	t.Fatal("the port still accepts connections after shutdown started")
 }
 
+// slowStream opens a GetLargePayload stream on a connection of its own with
+// a static 64 KiB window (no BDP growth), so the server's Send blocks until
+// this client reads, and returns it with its first message. The connection
+// closes when the test ends.
+func slowStream(t *testing.T, addr string) (pb.MeteoriteLandingsService_GetLargePayloadClient, *pb.MeteoriteLanding) {
+	t.Helper()
+	cc, err := grpc.NewClient("passthrough:///"+addr,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	t.Cleanup(cancel)
+	stream, err := pb.NewMeteoriteLandingsServiceClient(cc).GetLargePayload(ctx, &pb.EmptyRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m0, err := stream.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stream, m0
+}
+
 // TestGracefulShutdown: a slow REST download and a slow gRPC stream, both in
 // flight when the drain starts, complete in full; new connections are
 // refused; an idle gRPC connection cannot start new calls; Serve returns nil.
@@ -145,25 +171,8 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// gRPC: a static 64 KiB window (no BDP growth), so the server's Send
-	// blocks until this client reads.
-	cc, err := grpc.NewClient("passthrough:///"+addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-	defer cancel()
-	stream, err := pb.NewMeteoriteLandingsServiceClient(cc).GetLargePayload(ctx, &pb.EmptyRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m0, err := stream.Recv()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// gRPC: a stream whose server Send blocks until this client reads.
+	stream, m0 := slowStream(t, addr)
 
 	// An idle gRPC connection, ready before the drain.
 	idle := newClient(t, addr, "")
@@ -201,16 +210,10 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	checkLandings(t, "REST download across shutdown", ls)
 
-	ms := []*pb.MeteoriteLanding{m0}
-	for {
-		m, err := stream.Recv()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("gRPC stream after shutdown started, message %d: %v", len(ms)+1, err)
-		}
-		ms = append(ms, m)
+	ms, err := recvAll(stream)
+	ms = append([]*pb.MeteoriteLanding{m0}, ms...)
+	if err != nil {
+		t.Fatalf("gRPC stream after shutdown started, message %d: %v", len(ms)+1, err)
 	}
 	checkProtoLandings(t, "gRPC stream across shutdown", ms)
 
@@ -223,25 +226,9 @@ func TestGracefulShutdown(t *testing.T) {
 // past its shutdown timeout; Serve says so.
 func TestShutdownDeadline(t *testing.T) {
 	s := startServe(t, server.Config{ShutdownTimeout: 300 * time.Millisecond}, nil)
-	addr := s.addr
-	cc, err := grpc.NewClient("passthrough:///"+addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-	defer cancel()
-	stream, err := pb.NewMeteoriteLandingsServiceClient(cc).GetLargePayload(ctx, &pb.EmptyRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := stream.Recv(); err != nil {
-		t.Fatal(err)
-	}
+	slowStream(t, s.addr)
 	s.shutdown() // and never read again
-	err = s.wait(t)
+	err := s.wait(t)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Serve = %v, want a drain deadline error", err)
 	}
@@ -307,31 +294,11 @@ func TestServeLifecycle(t *testing.T) {
 // TestServeListenerClosedUnderIt: if the listener fails, Serve stops and
 // says why instead of hanging.
 func TestServeListenerClosedUnderIt(t *testing.T) {
-	srv, err := server.New(server.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(context.Background(), ln) }()
-	c := newClient(t, ln.Addr().String(), "")
-	healthy(t, c)
+	var ln net.Listener
+	s := startServe(t, server.Config{}, func(l net.Listener) net.Listener { ln = l; return l })
+	healthy(t, newClient(t, s.addr, ""))
 	ln.Close()
-	if err := waitDone(t, done); err == nil {
+	if err := s.wait(t); err == nil {
 		t.Fatal("Serve = nil after its listener was closed under it, want an error")
-	}
-}
-
-func waitDone(t *testing.T, done <-chan error) error {
-	t.Helper()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(hangGuard):
-		t.Fatal("Serve did not return")
-		return nil
 	}
 }
