@@ -154,6 +154,7 @@ func (r *runner) summarize(spec cellSpec, ph phaseResult, before, after snapshot
 			c.RateAchieved = float64(attempts) / secs
 		}
 		c.LateCalls = t.late
+		c.GeneratorLateCalls = t.lateWoken
 	}
 
 	warn := func(format string, args ...any) { c.Warnings = append(c.Warnings, fmt.Sprintf(format, args...)) }

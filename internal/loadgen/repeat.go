@@ -74,6 +74,7 @@ func mergeCell(cs []results.Cell) results.Cell {
 		m.DurationS += c.DurationS
 		m.Batches += c.Batches
 		m.LateCalls += c.LateCalls
+		m.GeneratorLateCalls += c.GeneratorLateCalls
 		for k, v := range c.ErrorClasses {
 			if m.ErrorClasses == nil {
 				m.ErrorClasses = map[string]int64{}

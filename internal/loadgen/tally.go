@@ -70,6 +70,7 @@ type tally struct {
 	cancelled     int64             // dropped: the run was interrupted
 	abandoned     int64             // dropped: still running at the cell's hard end
 	late          int64             // open-loop: sent more than LateThreshold after due
+	lateWoken     int64             // of those, claimed in time by a free worker that woke late
 	busy          time.Duration
 	batch         welford // time per batch of successful calls, ns
 }
@@ -186,6 +187,7 @@ func (t *tally) merge(o *tally) {
 	t.cancelled += o.cancelled
 	t.abandoned += o.abandoned
 	t.late += o.late
+	t.lateWoken += o.lateWoken
 	t.busy += o.busy
 	t.batch.merge(o.batch)
 }

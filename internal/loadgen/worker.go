@@ -190,6 +190,7 @@ func (w *worker) openLoop(ctx context.Context) {
 			return
 		}
 		due := p.began.Add(p.pacer.Intended(k))
+		claimed := time.Now()
 		if !waitUntil(ctx, due) {
 			return
 		}
@@ -200,6 +201,11 @@ func (w *worker) openLoop(ctx context.Context) {
 		p.sent.Add(1)
 		if start.Sub(due) > LateThreshold {
 			w.t.late++
+			if claimed.Sub(due) <= LateThreshold {
+				// A worker was free in time: the lateness is the load
+				// generator's own, not queueing behind a slow server.
+				w.t.lateWoken++
+			}
 		}
 		rec := w.one(ctx, due, start)
 		if !w.settle(ctx, &rec) {

@@ -121,6 +121,10 @@ type Cell struct {
 	// started late. The requested rate is CellKey.RateRequested.
 	RateAchieved float64 `json:"rate_achieved,omitempty"`
 	LateCalls    int64   `json:"late_calls,omitempty"`
+	// GeneratorLateCalls are the late calls a worker was free for in time:
+	// the load generator woke late (its own CPU or timers), as opposed to
+	// calls queued behind busy workers (a slow server).
+	GeneratorLateCalls int64 `json:"generator_late_calls,omitempty"`
 
 	// LatencyUS is per successful call. In open-loop mode it is measured from
 	// the intended start (corrected for coordinated omission) and
