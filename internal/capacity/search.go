@@ -1,0 +1,383 @@
+// Package capacity finds the highest open-loop rate a target sustains under
+// a latency objective, per protocol, side by side:
+//
+//	Objective + probes ──Search──▶ one bracketed rate per series, every probe kept
+//
+// A search grows the offered rate exponentially from a low start until a
+// probe fails, then bisects the bracket (geometrically) down to the
+// precision, confirms the found rate and repeats probes at the boundary.
+// Probes of the series being compared (REST, gRPC, ...) are interleaved step
+// by step, so drift on a noisy machine hits them alike. A probe the load
+// generator itself could not deliver is void: it says "generator-bound at N
+// calls/s", never the server's capacity.
+//
+// The search is a pure state machine (Searcher): it decides the next rate
+// and reads probe outcomes, and is tested without a clock or a network;
+// Run drives it with a Prober.
+package capacity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Objective is what a probe must meet to pass.
+type Objective struct {
+	// Percentile (e.g. 99 for p99) and Bound: that latency percentile,
+	// measured from each call's intended start, must be at most Bound.
+	Percentile float64
+	Bound      time.Duration
+	// MaxErrors is the largest fraction of failed calls (0.001 = 0.1%).
+	MaxErrors float64
+	// MinAchieved is the fraction of the offered rate that must be
+	// achieved (default 0.99).
+	MinAchieved float64
+}
+
+// Outcome is what a probe measured.
+type Outcome struct {
+	Offered   float64 // calls/s asked for
+	Achieved  float64 // calls/s sent
+	Latency   float64 // the objective's percentile, µs, from the intended start
+	P50       float64 // µs
+	Calls     int64   // successful
+	Errors    int64
+	Void      bool   // the load generator could not deliver the rate
+	VoidWhy   string // e.g. "31% of calls late with a worker free: the load generator woke late"
+	Duration  time.Duration
+	StopEarly string // the probe's cell stopped early (target down)
+}
+
+// ErrorRate is the failed fraction of attempts.
+func (o Outcome) ErrorRate() float64 {
+	if n := o.Calls + o.Errors; n > 0 {
+		return float64(o.Errors) / float64(n)
+	}
+	return 0
+}
+
+// Verdict of one probe against the objective.
+type Verdict string
+
+const (
+	Pass Verdict = "pass"
+	Fail Verdict = "fail"
+	Void Verdict = "void"
+)
+
+// Judge says whether an outcome meets the objective, and why not.
+func (obj Objective) Judge(o Outcome) (Verdict, string) {
+	if o.Void {
+		return Void, o.VoidWhy
+	}
+	minAch := obj.MinAchieved
+	if minAch == 0 {
+		minAch = 0.99
+	}
+	switch {
+	case o.StopEarly != "":
+		return Fail, o.StopEarly
+	case o.Calls == 0:
+		return Fail, "no successful call"
+	case o.ErrorRate() > obj.MaxErrors:
+		return Fail, fmt.Sprintf("errors %.2f%% > %.2f%%", 100*o.ErrorRate(), 100*obj.MaxErrors)
+	case o.Achieved < minAch*o.Offered:
+		return Fail, fmt.Sprintf("achieved %.0f of %.0f calls/s", o.Achieved, o.Offered)
+	case o.Latency > float64(obj.Bound.Microseconds()):
+		return Fail, fmt.Sprintf("p%g %s > %s", obj.Percentile, fmtUS(o.Latency), fmtUS(float64(obj.Bound.Microseconds())))
+	}
+	return Pass, ""
+}
+
+// Phase is the part of the search a probe belongs to.
+type Phase string
+
+const (
+	Grow     Phase = "grow"
+	Bisect   Phase = "bisect"
+	Confirm  Phase = "confirm"
+	Boundary Phase = "boundary"
+)
+
+// Probe is one probe as the search kept it.
+type Probe struct {
+	Phase   Phase
+	Outcome Outcome
+	Verdict Verdict
+	Why     string
+}
+
+// Settings shape a search.
+type Settings struct {
+	Start     float64 // first offered rate, calls/s (default 100)
+	Growth    float64 // factor between grow probes (default 2)
+	Precision float64 // stop bisecting when hi/lo - 1 <= Precision (default 0.05)
+	Max       float64 // never offer more (default 1e6)
+	// BoundaryProbes are the repeated probes at the found rate that give
+	// it an interval (default 3).
+	BoundaryProbes int
+}
+
+func (s Settings) withDefaults() Settings {
+	if s.Start <= 0 {
+		s.Start = 100
+	}
+	if s.Growth <= 1 {
+		s.Growth = 2
+	}
+	if s.Precision <= 0 {
+		s.Precision = 0.05
+	}
+	if s.Max <= 0 {
+		s.Max = 1e6
+	}
+	if s.BoundaryProbes <= 0 {
+		s.BoundaryProbes = 3
+	}
+	return s
+}
+
+// Searcher is the search of one series. Next says the rate to probe next;
+// Record takes its outcome. The zero value is not usable: use NewSearcher.
+type Searcher struct {
+	obj Objective
+	set Settings
+
+	phase  Phase
+	lo, hi float64 // highest pass, lowest fail (0: none yet)
+	next   float64
+	// genBound is set when a void probe ended the search: the rate the
+	// load generator could not deliver.
+	genBound  float64
+	boundLeft int
+	Probes    []Probe
+	done      bool
+	stopped   string // why the search ended before its end ("" when it ran out)
+}
+
+// NewSearcher starts a search.
+func NewSearcher(obj Objective, set Settings) *Searcher {
+	set = set.withDefaults()
+	return &Searcher{obj: obj, set: set, phase: Grow, next: set.Start, boundLeft: set.BoundaryProbes}
+}
+
+// Done reports whether the search has ended.
+func (s *Searcher) Done() bool { return s.done }
+
+// Next is the rate to probe next and the phase it belongs to.
+func (s *Searcher) Next() (rate float64, phase Phase) { return s.next, s.phase }
+
+// Record takes the outcome of the probe Next asked for and decides the
+// next step.
+func (s *Searcher) Record(o Outcome) {
+	v, why := s.obj.Judge(o)
+	s.Probes = append(s.Probes, Probe{Phase: s.phase, Outcome: o, Verdict: v, Why: why})
+	if v == Void {
+		// The generator could not offer this rate: what the server can
+		// take above it is unknown. Keep the bracket found so far.
+		s.genBound = o.Offered
+		s.finish("generator-bound")
+		return
+	}
+	rate := o.Offered
+	switch s.phase {
+	case Grow:
+		if v == Pass {
+			s.lo = rate
+			if rate >= s.set.Max {
+				s.finish("reached the maximum rate")
+				return
+			}
+			s.next = math.Min(rate*s.set.Growth, s.set.Max)
+			return
+		}
+		s.hi = rate
+		s.phase = Bisect
+		s.bisectNext()
+	case Bisect:
+		if v == Pass {
+			s.lo = rate
+		} else {
+			s.hi = rate
+		}
+		s.bisectNext()
+	case Confirm:
+		if v == Pass {
+			s.phase = Boundary
+			s.next = s.lo
+			return
+		}
+		// The found rate did not hold: it is a failure now; the bracket
+		// drops to the best pass below it.
+		s.hi = rate
+		s.lo = s.bestPassBelow(rate)
+		s.phase = Bisect
+		s.bisectNext()
+	case Boundary:
+		s.boundLeft--
+		if s.boundLeft <= 0 {
+			s.finish("")
+		}
+	}
+}
+
+// bestPassBelow is the highest passing rate probed below rate (0: none).
+func (s *Searcher) bestPassBelow(rate float64) float64 {
+	best := 0.0
+	for _, p := range s.Probes {
+		if p.Verdict == Pass && p.Outcome.Offered < rate {
+			best = math.Max(best, p.Outcome.Offered)
+		}
+	}
+	return best
+}
+
+// bisectNext probes the geometric middle of the bracket, or confirms once
+// the bracket is within the precision. With no passing rate yet, it looks
+// further down.
+func (s *Searcher) bisectNext() {
+	if s.lo == 0 {
+		s.next = s.hi / (s.set.Growth * s.set.Growth)
+		if s.next < 1 {
+			s.finish("fails at the lowest rate")
+		}
+		return
+	}
+	if s.hi/s.lo-1 <= s.set.Precision {
+		s.phase = Confirm
+		s.next = s.lo
+		return
+	}
+	s.next = math.Sqrt(s.lo * s.hi)
+}
+
+func (s *Searcher) finish(why string) {
+	s.done = true
+	s.stopped = why
+}
+
+// Stop ends the search from outside (the time bound): the best bracket so
+// far is the result, marked.
+func (s *Searcher) Stop(why string) {
+	if !s.done {
+		s.finish(why)
+	}
+}
+
+// Result is what a search found.
+type Result struct {
+	// Rate is the highest offered rate that passed (and held when
+	// confirmed); 0 when none did.
+	Rate float64
+	// Lo and Hi bracket the capacity: the highest rate that passed and the
+	// lowest that failed (0 when none failed).
+	Lo, Hi float64
+	// Held is how many of the boundary probes at Rate passed, of Boundary.
+	Held, Boundary int
+	// GeneratorBound is the rate the load generator could not deliver, when
+	// that ended the search: the server's capacity is at least Rate and
+	// unknown above.
+	GeneratorBound float64
+	// Complete is false when the search was stopped (time bound, generator
+	// bound) before it confirmed a rate within the precision.
+	Complete bool
+	// Note says how the search ended, for people.
+	Note   string
+	Probes []Probe
+}
+
+// Result summarises the search so far.
+func (s *Searcher) Result() Result {
+	r := Result{Lo: s.lo, Hi: s.hi, Rate: s.lo, GeneratorBound: s.genBound, Probes: s.Probes}
+	for _, p := range s.Probes {
+		if p.Phase == Boundary {
+			r.Boundary++
+			if p.Verdict == Pass {
+				r.Held++
+			}
+		}
+	}
+	r.Complete = s.done && s.stopped == ""
+	switch {
+	case s.genBound > 0:
+		r.Note = fmt.Sprintf("generator-bound at %s calls/s: the load generator could not deliver more; the server sustains at least %s", fmtRate(s.genBound), fmtRate(s.lo))
+	case s.stopped != "":
+		r.Note = s.stopped
+	case r.Boundary > 0 && r.Held < r.Boundary:
+		r.Note = fmt.Sprintf("held in %d of %d boundary probes", r.Held, r.Boundary)
+	}
+	return r
+}
+
+// Prober measures one probe at an offered rate for the series at index i.
+type Prober func(ctx context.Context, series int, rate float64) (Outcome, error)
+
+// Run drives one searcher per series, interleaving their probes step by
+// step, until all are done, ctx ends, or maxTime passes (then every
+// unfinished search is stopped and reports its best bracket). A Prober
+// error ends the run with the results so far.
+func Run(ctx context.Context, searchers []*Searcher, maxTime time.Duration, pause time.Duration, probe Prober) error {
+	deadline := time.Now().Add(maxTime)
+	for {
+		active := 0
+		for i, s := range searchers {
+			if s.Done() {
+				continue
+			}
+			if maxTime > 0 && time.Now().After(deadline) {
+				s.Stop(fmt.Sprintf("stopped by --max-time %v: best bracket so far", maxTime))
+				continue
+			}
+			active++
+			rate, _ := s.Next()
+			o, err := probe(ctx, i, rate)
+			if err != nil {
+				stopAll(searchers, "stopped: "+err.Error())
+				return err
+			}
+			s.Record(o)
+			if pause > 0 {
+				select {
+				case <-time.After(pause):
+				case <-ctx.Done():
+				}
+			}
+			if ctx.Err() != nil {
+				stopAll(searchers, "interrupted")
+				return ctx.Err()
+			}
+		}
+		if active == 0 {
+			return nil
+		}
+	}
+}
+
+func stopAll(ss []*Searcher, why string) {
+	for _, s := range ss {
+		s.Stop(why)
+	}
+}
+
+// ErrNoSeries is returned by callers with nothing to search.
+var ErrNoSeries = errors.New("capacity: nothing to search")
+
+func fmtUS(us float64) string {
+	switch {
+	case us >= 1e6:
+		return fmt.Sprintf("%.2f s", us/1e6)
+	case us >= 1e3:
+		return fmt.Sprintf("%.1f ms", us/1e3)
+	}
+	return fmt.Sprintf("%.0f µs", us)
+}
+
+func fmtRate(r float64) string {
+	if r >= 100 {
+		return fmt.Sprintf("%.0f", r)
+	}
+	return fmt.Sprintf("%.3g", r)
+}

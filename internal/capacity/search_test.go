@@ -1,0 +1,160 @@
+package capacity
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+var p99at50ms = Objective{Percentile: 99, Bound: 50 * time.Millisecond, MaxErrors: 0.001}
+
+// model is a server of capacity c calls/s: up to it p99 is 2 ms; above it
+// calls queue and p99 is a second; the generator can offer at most genMax
+// (0: no limit).
+func model(c, genMax float64) func(rate float64) Outcome {
+	return func(rate float64) Outcome {
+		o := Outcome{Offered: rate, Achieved: rate, Calls: int64(rate * 2), P50: 1000, Latency: 2000}
+		if genMax > 0 && rate > genMax {
+			o.Void, o.VoidWhy = true, "the load generator woke late"
+			o.Achieved = genMax
+		}
+		if rate > c {
+			o.Latency = 1e6 // queueing
+		}
+		return o
+	}
+}
+
+func drive(t *testing.T, s *Searcher, m func(float64) Outcome) Result {
+	t.Helper()
+	for i := 0; !s.Done(); i++ {
+		if i > 100 {
+			t.Fatal("search does not end")
+		}
+		rate, _ := s.Next()
+		s.Record(m(rate))
+	}
+	return s.Result()
+}
+
+// The search finds a known capacity within its precision, confirms it and
+// repeats probes at the boundary.
+func TestSearchFindsCapacity(t *testing.T) {
+	for _, c := range []float64{37, 950, 9800, 123456} {
+		s := NewSearcher(p99at50ms, Settings{Start: 100})
+		r := drive(t, s, model(c, 0))
+		if !r.Complete || r.Rate > c || r.Hi <= c || r.Hi/r.Lo-1 > 0.05 {
+			t.Errorf("capacity %v: found %v [%v, %v], complete %v (%s)", c, r.Rate, r.Lo, r.Hi, r.Complete, r.Note)
+		}
+		if r.Rate < c/1.05 {
+			t.Errorf("capacity %v: found %v, more than 5%% below", c, r.Rate)
+		}
+		if r.Boundary != 3 || r.Held != 3 {
+			t.Errorf("capacity %v: %d of %d boundary probes held", c, r.Held, r.Boundary)
+		}
+		var confirm, grow int
+		for _, p := range r.Probes {
+			switch p.Phase {
+			case Confirm:
+				confirm++
+			case Grow:
+				grow++
+			}
+		}
+		if confirm != 1 || grow == 0 {
+			t.Errorf("capacity %v: %d confirm and %d grow probes", c, confirm, grow)
+		}
+	}
+}
+
+// A probe the generator could not deliver is void: the search ends with
+// the server's capacity reported as at least the last passing rate.
+func TestSearchGeneratorBound(t *testing.T) {
+	s := NewSearcher(p99at50ms, Settings{Start: 100})
+	r := drive(t, s, model(1e6, 3000))
+	if r.GeneratorBound != 3200 || r.Rate != 1600 || r.Complete {
+		t.Fatalf("result %+v", r)
+	}
+	last := r.Probes[len(r.Probes)-1]
+	if last.Verdict != Void || last.Why != "the load generator woke late" {
+		t.Errorf("last probe %+v", last)
+	}
+	if want := "generator-bound at 3200 calls/s: the load generator could not deliver more; the server sustains at least 1600"; r.Note != want {
+		t.Errorf("note %q", r.Note)
+	}
+}
+
+// Errors and a short achieved rate fail a probe like latency does.
+func TestJudge(t *testing.T) {
+	ok := Outcome{Offered: 100, Achieved: 100, Calls: 1000, Latency: 49999}
+	for _, tc := range []struct {
+		o    Outcome
+		want Verdict
+	}{
+		{ok, Pass},
+		{func() Outcome { o := ok; o.Latency = 50001; return o }(), Fail},
+		{func() Outcome { o := ok; o.Errors = 2; return o }(), Fail}, // 0.2% > 0.1%
+		{func() Outcome { o := ok; o.Errors = 1; o.Calls = 1999; return o }(), Pass},
+		{func() Outcome { o := ok; o.Achieved = 98.9; return o }(), Fail},
+		{func() Outcome { o := ok; o.Calls = 0; return o }(), Fail},
+		{func() Outcome { o := ok; o.StopEarly = "target down"; return o }(), Fail},
+		{func() Outcome { o := ok; o.Void = true; return o }(), Void},
+	} {
+		if v, why := p99at50ms.Judge(tc.o); v != tc.want {
+			t.Errorf("%+v: %s (%s), want %s", tc.o, v, why, tc.want)
+		}
+	}
+}
+
+// A server that fails even at the start rate is searched downwards.
+func TestSearchBelowStart(t *testing.T) {
+	r := drive(t, NewSearcher(p99at50ms, Settings{Start: 1000}), model(30, 0))
+	if !r.Complete || r.Rate > 30 || r.Hi <= 30 || r.Rate < 30/1.05 {
+		t.Errorf("result %v [%v, %v] %s", r.Rate, r.Lo, r.Hi, r.Note)
+	}
+}
+
+// Run interleaves the series step by step and stops them all at the time
+// bound, each with its best bracket, marked.
+func TestRunInterleavesAndStops(t *testing.T) {
+	a, b := NewSearcher(p99at50ms, Settings{}), NewSearcher(p99at50ms, Settings{})
+	models := []func(float64) Outcome{model(5000, 0), model(800, 0)}
+	var order []int
+	err := Run(context.Background(), []*Searcher{a, b}, time.Hour, 0, func(_ context.Context, i int, rate float64) (Outcome, error) {
+		order = append(order, i)
+		return models[i](rate), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 6; i++ {
+		if order[i] != i%2 {
+			t.Fatalf("probe order %v, want 0,1,0,1,... while both search", order)
+		}
+	}
+	ra, rb := a.Result(), b.Result()
+	if !ra.Complete || !rb.Complete || ra.Rate > 5000 || rb.Rate > 800 {
+		t.Errorf("results %v, %v", ra.Rate, rb.Rate)
+	}
+
+	// A time bound already passed after the first probe: stopped, marked.
+	c := NewSearcher(p99at50ms, Settings{})
+	calls := 0
+	Run(context.Background(), []*Searcher{c}, time.Nanosecond, 0, func(_ context.Context, _ int, rate float64) (Outcome, error) {
+		calls++
+		return model(5000, 0)(rate), nil
+	})
+	if r := c.Result(); r.Complete || calls > 1 || r.Note == "" {
+		t.Errorf("stopped search: %d probes, %+v", calls, r)
+	}
+
+	// A prober error stops everything and is returned.
+	d := NewSearcher(p99at50ms, Settings{})
+	boom := errors.New("target down")
+	if err := Run(context.Background(), []*Searcher{d}, time.Hour, 0, func(context.Context, int, float64) (Outcome, error) {
+		return Outcome{}, boom
+	}); !errors.Is(err, boom) || !d.Done() {
+		t.Errorf("err %v, done %v", err, d.Done())
+	}
+}
