@@ -39,6 +39,9 @@ type Result struct {
 	// from Cells by package analysis: what the table's summary lines say.
 	Verdicts []Verdict `json:"verdicts"`
 	Cells    []Cell    `json:"cells"`
+	// Capacity holds what `meteorbench capacity` found, one entry per
+	// scenario, protocol and condition; absent from `run` documents.
+	Capacity []Capacity `json:"capacity,omitempty"`
 }
 
 // Env describes where and with what the run was made.
