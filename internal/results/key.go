@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/link"
 )
 
 // Condition is what a cell was measured under, apart from the protocol,
@@ -19,22 +20,37 @@ type Condition struct {
 	Concurrency int `json:"concurrency"`
 	// RateRequested is the open-loop rate, calls/s; 0 in closed loop.
 	RateRequested float64 `json:"rate_requested,omitempty"`
+	// Link is the emulated network link, as link.Spec.String writes it
+	// ("100mbit/20ms"); "" for none.
+	Link string `json:"link,omitempty"`
 }
 
-// String is the condition's part of a cell key: "c4", "c4/r300".
+// String is the condition's part of a cell key: "c4", "c4/r300",
+// "c4/l100mbit-20ms".
 func (c Condition) String() string {
 	s := "c" + strconv.Itoa(c.Concurrency)
 	if c.RateRequested > 0 {
 		s += "/r" + strconv.FormatFloat(c.RateRequested, 'g', -1, 64)
 	}
+	if c.Link != "" {
+		s += "/l" + strings.ReplaceAll(c.Link, "/", "-")
+	}
 	return s
 }
 
-// Label names the condition in prose: "concurrency 4 · open loop at 300 calls/s".
+// Label names the condition in prose: "concurrency 4 · open loop at 300
+// calls/s · link 100 Mbit/s, 20 ms RTT".
 func (c Condition) Label() string {
 	parts := []string{fmt.Sprintf("concurrency %d", c.Concurrency)}
 	if c.RateRequested > 0 {
 		parts = append(parts, "open loop at "+FormatRate(c.RateRequested)+" calls/s")
+	}
+	if c.Link != "" {
+		if l, err := link.Parse(c.Link); err == nil {
+			parts = append(parts, "link "+l.Label())
+		} else {
+			parts = append(parts, "link "+c.Link) // from a newer document, say
+		}
 	}
 	return strings.Join(parts, " · ")
 }
@@ -44,7 +60,25 @@ func (c Condition) Less(o Condition) bool {
 	if c.Concurrency != o.Concurrency {
 		return c.Concurrency < o.Concurrency
 	}
-	return c.RateRequested < o.RateRequested
+	if c.RateRequested != o.RateRequested {
+		return c.RateRequested < o.RateRequested
+	}
+	return linkLess(c.Link, o.Link)
+}
+
+// linkLess orders links best first (none, then by bandwidth, then by RTT);
+// text that is no link spec sorts after them, by itself.
+func linkLess(a, b string) bool {
+	la, ea := link.Parse(a)
+	lb, eb := link.Parse(b)
+	switch {
+	case ea != nil || eb != nil:
+		if (ea == nil) != (eb == nil) {
+			return ea == nil
+		}
+		return a < b
+	}
+	return link.Compare(la, lb) < 0
 }
 
 // CellKey identifies a cell within a run and across runs (for compare): the
