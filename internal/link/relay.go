@@ -25,9 +25,10 @@ import (
 //     n·8/bandwidth to send, and is delivered whole RTT/2 after its last
 //     bit (store and forward). Chunks are at most about 1 ms of the link's
 //     time (at least 1500 B), so the store-and-forward step is small.
-//   - A drop-free buffer per connection and direction of about twice the
-//     bandwidth-delay product (at least 16 chunks): when it is full the
-//     relay stops reading, and TCP pushes back on the sender.
+//   - A drop-free buffer per connection and direction of twice the
+//     bandwidth-delay product (at least 16 chunks' bytes, and at most 1024
+//     chunks): when it is full the relay stops reading, and TCP pushes back
+//     on the sender.
 //   - A connection costs one RTT before DialContext returns (the SYN and
 //     SYN-ACK of a real handshake); the relay's own connection to the target
 //     is over loopback, not delayed.
@@ -48,7 +49,7 @@ type Relay struct {
 	target string
 	ln     net.Listener
 	chunk  int // largest chunk, bytes
-	slots  int // chunks in flight per connection and direction
+	budget int // bytes in flight per connection and direction
 	pool   sync.Pool
 	up     transmitter // client to target
 	down   transmitter // target to client
@@ -77,7 +78,7 @@ func Listen(spec Spec, target string) (*Relay, error) {
 	bytesPerS := spec.bps / 8
 	r.chunk = int(min(max(bytesPerS/1000, 1500), 64<<10)) // ~1 ms of the link
 	bdp := float64(bytesPerS) * spec.rtt.Seconds()
-	r.slots = min(max(2*int(bdp)/r.chunk+1, 16), 4096)
+	r.budget = max(2*int(bdp), 16*r.chunk)
 	r.pool.New = func() any { b := make([]byte, r.chunk); return &b }
 	for _, t := range []*transmitter{&r.up, &r.down} {
 		t.bps = spec.bps
@@ -226,19 +227,62 @@ func (t *transmitter) send(now time.Time, n int) time.Time {
 
 // chunk is bytes in flight; buf nil is the end of the stream (err is why).
 type chunk struct {
-	buf *[]byte
-	n   int
-	due time.Time
-	err error
+	buf  *[]byte
+	n    int
+	pool bool // buf came from the pool
+	due  time.Time
+	err  error
+}
+
+// maxChunks bounds the chunks in flight per connection and direction, on
+// top of the byte budget (so tiny reads cannot pile up without bound).
+const maxChunks = 1024
+
+// budget bounds the bytes in flight on one connection and direction.
+type budget struct {
+	mu     sync.Mutex
+	cond   sync.Cond
+	used   int
+	max    int
+	closed bool
+}
+
+// wait blocks while the budget is spent; false once it is closed.
+func (b *budget) wait() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.used >= b.max && !b.closed {
+		b.cond.Wait()
+	}
+	return !b.closed
+}
+
+func (b *budget) add(n int) {
+	b.mu.Lock()
+	b.used += n
+	b.mu.Unlock()
+	if n < 0 {
+		b.cond.Signal()
+	}
+}
+
+func (b *budget) close() {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	b.cond.Broadcast()
 }
 
 // pipe copies src to dst through t: a reader stamps chunks with their
 // delivery time, a writer delivers them on time.
 func (r *Relay) pipe(src, dst net.Conn, t *transmitter, done <-chan struct{}, abort func()) {
-	q := make(chan chunk, r.slots+1) // never blocks: slots bounds what is in it
-	slots := make(chan struct{}, r.slots)
+	q := make(chan chunk, maxChunks+1) // never blocks: slots bounds what is in it
+	slots := make(chan struct{}, maxChunks)
+	b := &budget{max: r.budget}
+	b.cond.L = &b.mu
 	var reader sync.WaitGroup
 	defer reader.Wait() // it ends at its stream's end or on abort (closed conns)
+	defer b.close()
 	reader.Add(1)
 	go func() {
 		defer reader.Done()
@@ -248,10 +292,21 @@ func (r *Relay) pipe(src, dst net.Conn, t *transmitter, done <-chan struct{}, ab
 			case <-done:
 				return
 			}
+			if !b.wait() {
+				return
+			}
 			buf := r.pool.Get().(*[]byte)
 			n, err := src.Read(*buf)
 			if n > 0 {
-				q <- chunk{buf: buf, n: n, due: t.send(time.Now(), n)}
+				c := chunk{buf: buf, n: n, pool: true}
+				if n < len(*buf)/4 { // keep small reads small
+					small := append([]byte(nil), (*buf)[:n]...)
+					r.pool.Put(buf)
+					c.buf, c.pool = &small, false
+				}
+				b.add(n)
+				c.due = t.send(time.Now(), n)
+				q <- c
 			} else {
 				r.pool.Put(buf)
 				<-slots
@@ -282,7 +337,10 @@ func (r *Relay) pipe(src, dst net.Conn, t *transmitter, done <-chan struct{}, ab
 			return
 		}
 		_, err := dst.Write((*c.buf)[:c.n])
-		r.pool.Put(c.buf)
+		if c.pool {
+			r.pool.Put(c.buf)
+		}
+		b.add(-c.n)
 		<-slots
 		if err != nil {
 			abort()
