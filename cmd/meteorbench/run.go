@@ -20,6 +20,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/analysis"
 	"github.com/meteorbench/meteorbench/internal/cpuset"
+	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/loadgen/child"
 	"github.com/meteorbench/meteorbench/internal/report"
@@ -34,6 +35,7 @@ type runFlags struct {
 	scenarios   []string
 	batches     []int
 	concurrency []int
+	links       []string
 	connections int
 	duration    time.Duration
 	iterations  int
@@ -130,6 +132,7 @@ stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
 	fl.StringSliceVar(&f.scenarios, "scenario", []string{"all"}, "scenarios: small, large, stream, post, or all")
 	fl.IntSliceVar(&f.batches, "batch", []int{100}, "calls per measured batch; a list sweeps (the original experiment: 100,200)")
 	fl.IntSliceVar(&f.concurrency, "concurrency", []int{1}, "workers running batches in parallel; a list sweeps (e.g. 1,16,64)")
+	fl.StringSliceVar(&f.links, "link", []string{"none"}, "emulated network link to the target, BANDWIDTH/RTT (kbit|mbit|gbit / us|ms|s, e.g. 100mbit/20ms), a preset (lan = 1gbit/0.5ms, vps = 100mbit/20ms, wan = 20mbit/80ms, mobile = 10mbit/50ms) or none; a list sweeps")
 	fl.IntVar(&f.connections, "connections", 0, "TCP connections per protocol (0: gRPC 1, REST one per worker)")
 	fl.DurationVar(&f.duration, "duration", loadgen.DefaultDuration, "measured time per cell (exclusive with --iterations)")
 	fl.IntVar(&f.iterations, "iterations", 0, "batches per cell instead of --duration (each cell is still capped at 10m)")
@@ -169,6 +172,17 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		if b < 1 {
 			return cfg, fmt.Errorf("--batch %d: must be at least 1", b)
 		}
+	}
+	var links []link.Spec
+	for _, text := range f.links {
+		l, err := link.Parse(text)
+		if err != nil {
+			return cfg, fmt.Errorf("--%w", err)
+		}
+		links = append(links, l)
+	}
+	if len(links) == 0 {
+		return cfg, errors.New("--link: no value")
 	}
 	for _, c := range f.concurrency {
 		if c < 1 {
@@ -255,6 +269,7 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		Scenarios:   scenarios,
 		Batches:     f.batches,
 		Concurrency: f.concurrency,
+		Links:       links,
 		Connections: f.connections,
 		Timeout:     f.timeout,
 		Rate:        f.rate,

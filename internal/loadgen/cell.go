@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
 	"github.com/meteorbench/meteorbench/internal/results"
@@ -29,6 +30,19 @@ type measured struct {
 func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, error) {
 	cfg := r.cfg
 	dialer := &wire.Dialer{}
+	if spec.Link != "" {
+		// A fresh link per cell: no queue or state carries over.
+		l, err := link.Parse(spec.Link)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", spec, err)
+		}
+		relay, err := link.Listen(l, cfg.Target)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", spec, err)
+		}
+		defer relay.Close() // after client.Close below
+		dialer.Dial = relay.DialContext
+	}
 	client, err := protocols[spec.Protocol](call.Options{
 		Target:      cfg.Target,
 		Token:       cfg.Token,

@@ -23,6 +23,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 
+	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -70,6 +71,10 @@ type Config struct {
 	// Connections is TCP connections per protocol per cell; 0 means the
 	// protocol's default (gRPC 1, REST one per worker).
 	Connections int
+	// Links are the emulated network links between the load generator and
+	// the target (link.Relay); a list sweeps. Default: none (no emulation,
+	// straight to the target).
+	Links []link.Spec
 
 	// Duration is the measured time per cell. Zero means DefaultDuration,
 	// unless Iterations is set, in which case the cell is bounded by
@@ -141,6 +146,9 @@ func (c Config) withDefaults() Config {
 	if len(c.Concurrency) == 0 {
 		c.Concurrency = []int{1}
 	}
+	if len(c.Links) == 0 {
+		c.Links = []link.Spec{{}}
+	}
 	if c.Duration == 0 && c.Iterations == 0 {
 		c.Duration = DefaultDuration
 	}
@@ -195,6 +203,9 @@ func (c Config) Validate() error {
 		if n < 1 {
 			return fmt.Errorf("concurrency %d: must be at least 1", n)
 		}
+	}
+	if err := unique("link", c.linkNames()); err != nil {
+		return err
 	}
 	switch {
 	case c.Connections < 0:
@@ -262,5 +273,34 @@ func (c Config) settings() results.Settings {
 		Mode:        c.mode(),
 		Rate:        c.Rate,
 		Repeat:      c.Repeat,
+		Links:       c.settingsLinks(),
 	}
+}
+
+// linkNames are the links' canonical texts.
+func (c Config) linkNames() []string {
+	out := make([]string, len(c.Links))
+	for i, l := range c.Links {
+		out[i] = l.String()
+	}
+	return out
+}
+
+// settingsLinks are the links for Settings: nil when none is emulated, so
+// such documents read as before links existed.
+func (c Config) settingsLinks() []string {
+	for _, l := range c.Links {
+		if !l.None() {
+			return c.linkNames()
+		}
+	}
+	return nil
+}
+
+// conditionLink is a link's part of a cell's condition: "" for none.
+func conditionLink(l link.Spec) string {
+	if l.None() {
+		return ""
+	}
+	return l.String()
 }

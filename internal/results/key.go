@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/link"
 )
 
 // Condition is what a cell was measured under, apart from the protocol,
@@ -22,9 +23,13 @@ type Condition struct {
 	// ServerCPUs is the number of CPUs the own server was pinned to; 0
 	// when it was not pinned (or the target is not run's own server).
 	ServerCPUs int `json:"server_cpus,omitempty"`
+	// Link is the emulated network link, as link.Spec.String writes it
+	// ("100mbit/20ms"); "" for none.
+	Link string `json:"link,omitempty"`
 }
 
-// String is the condition's part of a cell key: "c4", "c4/r300".
+// String is the condition's part of a cell key: "c4", "c4/r300",
+// "c4/l100mbit-20ms".
 func (c Condition) String() string {
 	s := "c" + strconv.Itoa(c.Concurrency)
 	if c.RateRequested > 0 {
@@ -33,10 +38,14 @@ func (c Condition) String() string {
 	if c.ServerCPUs > 0 {
 		s += "/s" + strconv.Itoa(c.ServerCPUs)
 	}
+	if c.Link != "" {
+		s += "/l" + strings.ReplaceAll(c.Link, "/", "-")
+	}
 	return s
 }
 
-// Label names the condition in prose: "concurrency 4 · open loop at 300 calls/s".
+// Label names the condition in prose: "concurrency 4 · open loop at 300
+// calls/s · link 100 Mbit/s, 20 ms RTT".
 func (c Condition) Label() string {
 	parts := []string{fmt.Sprintf("concurrency %d", c.Concurrency)}
 	if c.RateRequested > 0 {
@@ -44,6 +53,13 @@ func (c Condition) Label() string {
 	}
 	if c.ServerCPUs > 0 {
 		parts = append(parts, "server on "+plural(c.ServerCPUs, "CPU"))
+	}
+	if c.Link != "" {
+		if l, err := link.Parse(c.Link); err == nil {
+			parts = append(parts, "link "+l.Label())
+		} else {
+			parts = append(parts, "link "+c.Link) // from a newer document, say
+		}
 	}
 	return strings.Join(parts, " · ")
 }
@@ -56,7 +72,10 @@ func (c Condition) Less(o Condition) bool {
 	if c.RateRequested != o.RateRequested {
 		return c.RateRequested < o.RateRequested
 	}
-	return c.ServerCPUs < o.ServerCPUs
+	if c.ServerCPUs != o.ServerCPUs {
+		return c.ServerCPUs < o.ServerCPUs
+	}
+	return linkLess(c.Link, o.Link)
 }
 
 // plural says a count of things: "1 CPU", "2 CPUs".
@@ -65,6 +84,21 @@ func plural(n int, thing string) string {
 		return "1 " + thing
 	}
 	return strconv.Itoa(n) + " " + thing + "s"
+}
+
+// linkLess orders links best first (none, then by bandwidth, then by RTT);
+// text that is no link spec sorts after them, by itself.
+func linkLess(a, b string) bool {
+	la, ea := link.Parse(a)
+	lb, eb := link.Parse(b)
+	switch {
+	case ea != nil || eb != nil:
+		if (ea == nil) != (eb == nil) {
+			return ea == nil
+		}
+		return a < b
+	}
+	return link.Compare(la, lb) < 0
 }
 
 // CellKey identifies a cell within a run and across runs (for compare): the

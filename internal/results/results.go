@@ -93,6 +93,9 @@ type Settings struct {
 	Mode        string  `json:"mode"`           // ModeClosed or ModeOpen
 	Rate        float64 `json:"rate,omitempty"` // calls/s per cell in open-loop mode
 	Repeat      int     `json:"repeat"`         // measurements of every cell
+	// Links are the emulated links swept, canonical ("none", "100mbit/20ms");
+	// omitted when the run emulated none.
+	Links []string `json:"links,omitempty"`
 }
 
 // Cell is one measured combination of the features that vary (CellKey).

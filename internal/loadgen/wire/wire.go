@@ -29,6 +29,10 @@ func (s Stats) Sub(o Stats) Stats {
 type Dialer struct {
 	// Dialer is the underlying dialer; its zero value is net.Dialer's.
 	Dialer net.Dialer
+	// Dial, when set, opens the connections instead of Dialer (e.g. through
+	// an emulated link: link.Relay.DialContext). What it returns is counted
+	// as it is, so the counts stay the application's bytes.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	mu     sync.Mutex
 	live   map[*Conn]struct{}
@@ -38,7 +42,11 @@ type Dialer struct {
 // DialContext dials like net.Dialer.DialContext and wraps the connection so
 // its bytes are counted. It fits http.Transport.DialContext.
 func (d *Dialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	c, err := d.Dialer.DialContext(ctx, network, addr)
+	dial := d.Dialer.DialContext
+	if d.Dial != nil {
+		dial = d.Dial
+	}
+	c, err := dial(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}
