@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/stats"
 )
@@ -176,7 +177,17 @@ func (g *cellGroup) verdict(nameCondition bool) results.Verdict {
 			v.Notes = append(v.Notes, n)
 		}
 	}
+	var bound []string
+	for _, p := range ok {
+		if n := bandwidthNote(p, g.key.Condition, g.byProto[p]); n != "" {
+			v.Notes = append(v.Notes, n)
+			bound = append(bound, p.Title())
+		}
+	}
 	v.Summary = g.prefix(nameCondition) + summary(&v)
+	if len(bound) > 0 {
+		v.Summary += "; bandwidth-bound: " + strings.Join(bound, ", ")
+	}
 	return v
 }
 
@@ -376,4 +387,50 @@ func decodeNote(p api.Protocol, cs []*results.Cell) string {
 	}
 	return fmt.Sprintf("%s: the client's decoding takes %s of the %s mean latency (%.0f%%): the client, not the server or the wire, dominates it",
 		p.Title(), fmtUS(dec), fmtUS(lat), 100*dec/lat)
+}
+
+// BandwidthBound is the share of an emulated link's rate above which a
+// protocol's traffic is said to be bound by the link, not by CPU.
+const BandwidthBound = 0.9
+
+// bandwidthNote says when a protocol's traffic filled the emulated link:
+// "REST bandwidth-bound at 56 calls/s: 219.6 KB per call on 100 Mbit/s".
+func bandwidthNote(p api.Protocol, cond results.Condition, cs []*results.Cell) string {
+	if cond.Link == "" {
+		return ""
+	}
+	l, err := link.Parse(cond.Link)
+	if err != nil || l.None() {
+		return ""
+	}
+	calls := median(cs, results.FigCallsPerS)
+	sent, recv := median(cs, results.FigBytesSent), median(cs, results.FigBytesReceived)
+	per := math.Max(sent, recv) // the direction that carries the payload
+	if math.IsNaN(calls) || math.IsNaN(per) || calls*per < BandwidthBound*l.BytesPerSecond() {
+		return ""
+	}
+	return fmt.Sprintf("%s bandwidth-bound at %s calls/s: %s per call on %s (%.0f%% of the link)",
+		p.Title(), results.FormatRate(calls), fmtBytes(per), fmtBitRate(float64(l.BitsPerSecond())), 100*calls*per/l.BytesPerSecond())
+}
+
+// fmtBytes formats bytes as the reporters do: "219.6 KB".
+func fmtBytes(b float64) string {
+	switch {
+	case b >= 1e6:
+		return fmt.Sprintf("%.2f MB", b/1e6)
+	case b >= 1e3:
+		return fmt.Sprintf("%.1f KB", b/1e3)
+	}
+	return fmt.Sprintf("%.0f B", b)
+}
+
+// fmtBitRate formats a link rate: "100 Mbit/s".
+func fmtBitRate(bps float64) string {
+	switch {
+	case bps >= 1e9:
+		return fmt.Sprintf("%g Gbit/s", bps/1e9)
+	case bps >= 1e6:
+		return fmt.Sprintf("%g Mbit/s", bps/1e6)
+	}
+	return fmt.Sprintf("%g kbit/s", bps/1e3)
 }

@@ -260,3 +260,21 @@ func TestConditionsSeparate(t *testing.T) {
 		t.Errorf("summary %q", vs[1].Summary)
 	}
 }
+
+// Over an emulated link, a protocol whose traffic fills it is named
+// bandwidth-bound; one well below it is not.
+func TestBandwidthBound(t *testing.T) {
+	cond := results.Condition{Concurrency: 8, Link: "100mbit/20ms"}
+	r := result(
+		cell{p: api.REST, s: api.Large, b: 1, c: cond, p50: 140000, mean: 140000, callsPerS: 56, sent: 130, recv: 219640}.build(),
+		cell{p: api.GRPC, s: api.Large, b: 1, c: cond, p50: 64000, mean: 64000, callsPerS: 100, sent: 110, recv: 99970}.build(),
+	)
+	v := analysis.Verdicts(r)[0]
+	want := "REST bandwidth-bound at 56 calls/s: 219.6 KB per call on 100 Mbit/s (98% of the link)"
+	if !slices.Contains(v.Notes, want) || len(v.Notes) != 1 {
+		t.Errorf("notes %q, want only %q (gRPC moves 80%% of the link)", v.Notes, want)
+	}
+	if !strings.HasSuffix(v.Summary, "; bandwidth-bound: REST") || !strings.HasPrefix(v.Summary, "large · concurrency 8 · link 100 Mbit/s, 20 ms RTT: ") {
+		t.Errorf("summary %q", v.Summary)
+	}
+}
