@@ -19,22 +19,44 @@ type Condition struct {
 	Concurrency int `json:"concurrency"`
 	// RateRequested is the open-loop rate, calls/s; 0 in closed loop.
 	RateRequested float64 `json:"rate_requested,omitempty"`
+	// Records is the payload size the large, stream and post calls asked
+	// for (api.QueryRecords); 0 means none was named, so the server's
+	// api.DefaultRecords (the original experiment's 1000). The load
+	// generator sets it only when --records was given: a default run keys
+	// and reads exactly as before.
+	Records int `json:"records,omitempty"`
 }
 
-// String is the condition's part of a cell key: "c4", "c4/r300".
+// N is the number of records the condition's calls carry: Records, or
+// api.DefaultRecords when unset.
+func (c Condition) N() int {
+	if c.Records == 0 {
+		return api.DefaultRecords
+	}
+	return c.Records
+}
+
+// String is the condition's part of a cell key: "c4", "c4/r300", "c1/n10".
 func (c Condition) String() string {
 	s := "c" + strconv.Itoa(c.Concurrency)
 	if c.RateRequested > 0 {
 		s += "/r" + strconv.FormatFloat(c.RateRequested, 'g', -1, 64)
 	}
+	if c.Records > 0 {
+		s += "/n" + strconv.Itoa(c.Records)
+	}
 	return s
 }
 
-// Label names the condition in prose: "concurrency 4 · open loop at 300 calls/s".
+// Label names the condition in prose: "concurrency 4 · open loop at 300
+// calls/s · 10 records".
 func (c Condition) Label() string {
 	parts := []string{fmt.Sprintf("concurrency %d", c.Concurrency)}
 	if c.RateRequested > 0 {
 		parts = append(parts, "open loop at "+FormatRate(c.RateRequested)+" calls/s")
+	}
+	if c.Records > 0 {
+		parts = append(parts, FormatRecords(c.Records))
 	}
 	return strings.Join(parts, " · ")
 }
@@ -44,7 +66,18 @@ func (c Condition) Less(o Condition) bool {
 	if c.Concurrency != o.Concurrency {
 		return c.Concurrency < o.Concurrency
 	}
-	return c.RateRequested < o.RateRequested
+	if c.RateRequested != o.RateRequested {
+		return c.RateRequested < o.RateRequested
+	}
+	return c.N() < o.N()
+}
+
+// FormatRecords names a payload size: "1 record", "10 records", "10,000 records".
+func FormatRecords(n int) string {
+	if n == 1 {
+		return "1 record"
+	}
+	return FormatRate(float64(n)) + " records"
 }
 
 // CellKey identifies a cell within a run and across runs (for compare): the

@@ -38,7 +38,11 @@ type Result struct {
 	// Verdicts answer the run's question per scenario and condition, computed
 	// from Cells by package analysis: what the table's summary lines say.
 	Verdicts []Verdict `json:"verdicts"`
-	Cells    []Cell    `json:"cells"`
+	// Crossovers say, for each scenario and condition measured at several
+	// payload sizes (Settings.Records), from which size on a protocol beats
+	// the baseline; computed by package analysis with the verdicts.
+	Crossovers []Crossover `json:"crossovers,omitempty"`
+	Cells      []Cell      `json:"cells"`
 }
 
 // Env describes where and with what the run was made.
@@ -86,6 +90,10 @@ type Settings struct {
 	Mode        string  `json:"mode"`           // ModeClosed or ModeOpen
 	Rate        float64 `json:"rate,omitempty"` // calls/s per cell in open-loop mode
 	Repeat      int     `json:"repeat"`         // measurements of every cell
+	// Records are the payload sizes swept (--records); empty when none was
+	// named (every call then carries api.DefaultRecords). The small
+	// scenario has no payload and is measured once.
+	Records []int `json:"records,omitempty"`
 }
 
 // Cell is one measured combination of the features that vary (CellKey).
