@@ -1,7 +1,7 @@
 // Package loadgen is the protocol-agnostic load engine behind
 // `meteorbench run`. Data flows one way:
 //
-//	Config ──plan()──▶ []cellSpec (scenario × batch × concurrency × repeat × protocol,
+//	Config ──plan()──▶ []cellSpec (scenario × batch × concurrency × records × repeat × protocol,
 //	                   protocols interleaved cell by cell)
 //	cellSpec ──measureCell()──▶ workers, each with its own call.Caller over the
 //	                   protocol's counted connections (wire.Dialer)
@@ -70,6 +70,12 @@ type Config struct {
 	// Connections is TCP connections per protocol per cell; 0 means the
 	// protocol's default (gRPC 1, REST one per worker).
 	Connections int
+	// Records are the payload sizes of the large, stream and post
+	// scenarios (1..api.MaxRecords); a list sweeps. Empty means none is
+	// named: the calls are the original contract's, 1000 records, and the
+	// cells' Condition.Records stays 0. The small scenario has no payload
+	// and is measured once whatever the list.
+	Records []int
 
 	// Duration is the measured time per cell. Zero means DefaultDuration,
 	// unless Iterations is set, in which case the cell is bounded by
@@ -190,6 +196,16 @@ func (c Config) Validate() error {
 			return fmt.Errorf("concurrency %d: must be at least 1", n)
 		}
 	}
+	seenRecords := map[int]bool{}
+	for _, n := range c.Records {
+		if n < 1 || n > api.MaxRecords {
+			return fmt.Errorf("records %d: must be in 1..%d", n, api.MaxRecords)
+		}
+		if seenRecords[n] {
+			return fmt.Errorf("records %d given twice", n)
+		}
+		seenRecords[n] = true
+	}
 	switch {
 	case c.Connections < 0:
 		return fmt.Errorf("connections %d: must not be negative", c.Connections)
@@ -254,5 +270,6 @@ func (c Config) settings() results.Settings {
 		Mode:        c.mode(),
 		Rate:        c.Rate,
 		Repeat:      c.Repeat,
+		Records:     c.Records,
 	}
 }

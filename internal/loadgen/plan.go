@@ -26,7 +26,7 @@ func (s cellSpec) String() string {
 }
 
 // plan expands a config into the order cells are measured in: for each
-// scenario, batch and concurrency, every repeat of every protocol, with
+// scenario, batch, concurrency and payload size, every repeat of every protocol, with
 // protocols innermost (rest, grpc, rest, grpc, ...). Slow drift of the
 // machine then hits all protocols of a cell alike.
 func plan(c Config) []cellSpec {
@@ -34,18 +34,29 @@ func plan(c Config) []cellSpec {
 	for _, sc := range c.Scenarios {
 		for _, b := range c.Batches {
 			for _, n := range c.Concurrency {
-				for r := range c.Repeat {
-					for _, p := range c.Protocols {
-						out = append(out, cellSpec{CellKey: results.CellKey{
-							Scenario: sc, Protocol: p, Batch: b,
-							Condition: results.Condition{Concurrency: n, RateRequested: c.Rate},
-						}, Repeat: r})
+				for _, rec := range recordsOf(c, sc) {
+					for r := range c.Repeat {
+						for _, p := range c.Protocols {
+							out = append(out, cellSpec{CellKey: results.CellKey{
+								Scenario: sc, Protocol: p, Batch: b,
+								Condition: results.Condition{Concurrency: n, RateRequested: c.Rate, Records: rec},
+							}, Repeat: r})
+						}
 					}
 				}
 			}
 		}
 	}
 	return out
+}
+
+// recordsOf is the payload sizes a scenario is measured at: every one of
+// c.Records, or just the unnamed default (0); small has no payload.
+func recordsOf(c Config, sc api.Scenario) []int {
+	if len(c.Records) == 0 || sc == api.Small {
+		return []int{0}
+	}
+	return c.Records
 }
 
 // protocols maps a protocol name to its client constructor: the only place
