@@ -36,7 +36,7 @@ func TestCrossovers(t *testing.T) {
 		[][3]float64{{100, 100, 200}, {100, 100, 50}})
 	small := cell{p: api.REST, s: api.Small, b: 100, p50: 50, callsPerS: 10}.build()
 	smallG := cell{p: api.GRPC, s: api.Small, b: 100, p50: 60, callsPerS: 9}.build()
-	r := result(append(append(append([]results.Cell{small, smallG}, large...), post...))...)
+	r := result(append(append([]results.Cell{small, smallG}, large...), post...)...)
 	analysis.Apply(r)
 
 	type want struct {
