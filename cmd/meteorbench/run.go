@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen/child"
 	"github.com/meteorbench/meteorbench/internal/report"
 	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/server"
 )
 
 // runFlags are `run`'s flags as parsed.
@@ -36,6 +38,7 @@ type runFlags struct {
 	batches     []int
 	concurrency []int
 	links       []string
+	records     []int
 	connections int
 	duration    time.Duration
 	iterations  int
@@ -100,6 +103,11 @@ stream (the 1000 records streamed: gRPC server stream / NDJSON / delimited
 protobuf), post (upload the 1000 records). Protocols: rest (JSON over
 HTTP/1.1), grpc, rest-protobuf (protobuf over HTTP/1.1), or all.
 
+--records N[,N...] sets the payload size of large, stream and post (a list
+sweeps, small is measured once); the summary then says from which size on
+each protocol beats REST. The own server's --max-body is raised to fit the
+largest upload; a --target keeps its own limit.
+
 Every response is fully decoded and validated; a wrong answer counts as an
 error of class invalid-response. Closed-loop is the default; --rate N makes
 the run open-loop (N calls/s per cell, latency measured from each call's
@@ -133,6 +141,7 @@ stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
 	fl.IntSliceVar(&f.batches, "batch", []int{100}, "calls per measured batch; a list sweeps (the original experiment: 100,200)")
 	fl.IntSliceVar(&f.concurrency, "concurrency", []int{1}, "workers running batches in parallel; a list sweeps (e.g. 1,16,64)")
 	fl.StringSliceVar(&f.links, "link", []string{"none"}, "emulated network link to the target, BANDWIDTH/RTT (kbit|mbit|gbit / us|ms|s, e.g. 100mbit/20ms), a preset (lan = 1gbit/0.5ms, vps = 100mbit/20ms, wan = 20mbit/80ms, mobile = 10mbit/50ms) or none; a list sweeps")
+	fl.IntSliceVar(&f.records, "records", []int{api.DefaultRecords}, fmt.Sprintf("payload size of large, stream and post, 1..%d records; a list sweeps (e.g. 1,10,100,1000,10000); small is measured once", api.MaxRecords))
 	fl.IntVar(&f.connections, "connections", 0, "TCP connections per protocol (0: gRPC 1, REST one per worker)")
 	fl.DurationVar(&f.duration, "duration", loadgen.DefaultDuration, "measured time per cell (exclusive with --iterations)")
 	fl.IntVar(&f.iterations, "iterations", 0, "batches per cell instead of --duration (each cell is still capped at 10m)")
@@ -189,7 +198,19 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 			return cfg, fmt.Errorf("--concurrency %d: must be at least 1", c)
 		}
 	}
+	seenRecords := map[int]bool{}
+	for _, n := range f.records {
+		if n < 1 || n > api.MaxRecords {
+			return cfg, fmt.Errorf("--records %d: must be in 1..%d", n, api.MaxRecords)
+		}
+		if seenRecords[n] {
+			return cfg, fmt.Errorf("--records %d given twice", n)
+		}
+		seenRecords[n] = true
+	}
 	switch {
+	case len(f.records) == 0:
+		return cfg, errors.New("--records: no value")
 	case len(f.batches) == 0:
 		return cfg, errors.New("--batch: no value")
 	case len(f.concurrency) == 0:
@@ -281,6 +302,11 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 	if f.serverCPUs > 0 {
 		cfg.ServerCPUList, cfg.ClientCPUList = f.serverSet.String(), f.clientSet.String()
 	}
+	if fl.Changed("records") {
+		// Only a size asked for is named on the wire and in the cells'
+		// keys: the default run stays the original experiment's.
+		cfg.Records = f.records
+	}
 	if fl.Changed("iterations") {
 		cfg.Iterations = f.iterations
 	} else {
@@ -297,6 +323,41 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		return cfg, err
 	}
 	return cfg, nil
+}
+
+// jsonRecordBound bounds one record's JSON in an upload, comma included:
+// the embedded records encode to about 220 B each (the longest under 400),
+// and a generated record only has a longer id.
+const jsonRecordBound = 512
+
+// ownServerArgs is the command line of the server run starts itself. Its
+// body limit is the server's default unless the run uploads more: then it
+// is raised to fit the largest upload (JSON, the larger encoding), so the
+// payload sweep measures the protocols, not the limit. Against --target the
+// server's own limit stands, and an upload above it is an error class
+// (http-413, grpc-ResourceExhausted) like any other.
+func ownServerArgs(cfg loadgen.Config) []string {
+	args := []string{"serve", "--addr", "127.0.0.1:0"}
+	if cfg.ServerCPUList != "" {
+		args = append(args, "--cpus", cfg.ServerCPUList)
+	}
+	if b := uploadBound(cfg); b > server.DefaultMaxBody {
+		args = append(args, "--max-body", strconv.FormatInt(b, 10))
+	}
+	return args
+}
+
+// uploadBound is an upper bound of the largest request body the run sends,
+// in bytes: 0 without the post scenario.
+func uploadBound(cfg loadgen.Config) int64 {
+	if !slices.Contains(cfg.Scenarios, api.Post) {
+		return 0
+	}
+	n := api.DefaultRecords
+	if len(cfg.Records) > 0 {
+		n = slices.Max(cfg.Records)
+	}
+	return int64(n)*jsonRecordBound + 1<<20 // plus room for the brackets and the headers
 }
 
 // expandAll checks names against the known ones, expanding "all".
@@ -360,11 +421,7 @@ func (f *runFlags) run(cmd *cobra.Command, cfg loadgen.Config) error {
 		if cfg.Token != "" {
 			env = append(env, tokenEnv+"="+cfg.Token)
 		}
-		args := []string{"serve", "--addr", "127.0.0.1:0"}
-		if f.serverCPUs > 0 {
-			args = append(args, "--cpus", f.serverSet.String())
-		}
-		srv, err := child.Start(ctx, exe, args, env)
+		srv, err := child.Start(ctx, exe, ownServerArgs(cfg), env)
 		if err != nil {
 			if ctx.Err() != nil {
 				return &exitError{130, errors.New("interrupted")}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,7 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/cpuset"
+	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
@@ -445,5 +449,106 @@ func waitBounded(t *testing.T, cmd *exec.Cmd) error {
 		cmd.Process.Signal(syscall.SIGKILL)
 		t.Fatal("run hung")
 		return nil
+	}
+}
+
+// Bad --records values fail at flag time, like every other bad flag.
+func TestRunBadRecordsFlags(t *testing.T) {
+	for _, v := range []string{"0", "-5", "100001", "abc", "10,10", "1,x", ""} {
+		t.Run(v, func(t *testing.T) {
+			_, stderr, err := execute(t, "run", "--target", "127.0.0.1:1", "--records", v)
+			if code := exitCodeQuiet(err); code != 2 {
+				t.Fatalf("exit status %d (%v), want 2", code, err)
+			}
+			if msg := err.Error(); msg == "" || strings.Contains(msg, "\n") {
+				t.Errorf("error %q, want one line", msg)
+			}
+			if stderr != "" {
+				t.Errorf("stderr %q: the command did work before failing", stderr)
+			}
+		})
+	}
+}
+
+// The own server's body limit fits the largest upload, and the bound per
+// record really bounds the JSON the post scenario sends.
+func TestOwnServerArgs(t *testing.T) {
+	base := []string{"serve", "--addr", "127.0.0.1:0"}
+	for _, tc := range []struct {
+		cfg  loadgen.Config
+		want []string
+	}{
+		{loadgen.Config{Scenarios: api.Scenarios()}, base},
+		{loadgen.Config{Scenarios: api.Scenarios(), Records: []int{1, 10000}}, base}, // 5 MB fits in 8 MiB
+		{loadgen.Config{Scenarios: []api.Scenario{api.Large}, Records: []int{100000}}, base},
+		{loadgen.Config{Scenarios: []api.Scenario{api.Post}, Records: []int{100000, 10}},
+			append(slices.Clone(base), "--max-body", strconv.Itoa(100000*jsonRecordBound+1<<20))},
+	} {
+		if got := ownServerArgs(tc.cfg); !slices.Equal(got, tc.want) {
+			t.Errorf("%v %v: %q, want %q", tc.cfg.Scenarios, tc.cfg.Records, got, tc.want)
+		}
+	}
+	ls, err := data.LandingsN(2 * data.Count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ls {
+		b, err := json.Marshal(ls[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b)+1 > jsonRecordBound {
+			t.Fatalf("record %d: %d bytes of JSON, more than jsonRecordBound %d", i, len(b), jsonRecordBound)
+		}
+	}
+}
+
+// `run --records` against the real server: exactly the sizes asked for,
+// the bytes per call growing with them, and a crossover per scenario.
+func TestRunRecordsCommand(t *testing.T) {
+	addr := servertest.Start(t, server.Config{})
+	stdout, stderr, err := execute(t, "run", "--target", addr, "--scenario", "small,large,post", "--proto", "rest,grpc",
+		"--records", "1,10,2500", "--batch", "2", "--iterations", "2", "--warmup", "0", "--format", "json", "--quiet")
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	res, err := results.Read(strings.NewReader(stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cells) != 2*(1+2*3) {
+		t.Fatalf("%d cells, want 14", len(res.Cells))
+	}
+	last := map[string]float64{}
+	for _, c := range res.Cells {
+		if c.Calls != 4 || c.Errors != 0 {
+			t.Errorf("%s: %d calls, %d errors %v", c.Key(), c.Calls, c.Errors, c.ErrorExamples)
+		}
+		if c.Scenario == api.Small {
+			if c.Records != 0 {
+				t.Errorf("%s: small with records %d", c.Key(), c.Records)
+			}
+			continue
+		}
+		if !slices.Contains([]int{1, 10, 2500}, c.Records) {
+			t.Errorf("%s: records %d", c.Key(), c.Records)
+		}
+		b := c.BytesPerCall.Received
+		if c.Scenario == api.Post {
+			b = c.BytesPerCall.Sent
+		}
+		k := string(c.Scenario) + "/" + string(c.Protocol)
+		if b <= last[k] {
+			t.Errorf("%s: %.0f bytes per call, not more than the smaller payload's %.0f", c.Key(), b, last[k])
+		}
+		last[k] = b
+	}
+	if len(res.Crossovers) != 4 { // large and post, p50 and calls/s, gRPC
+		t.Fatalf("crossovers %+v, want 4", res.Crossovers)
+	}
+	for _, x := range res.Crossovers {
+		if x.Protocol != api.GRPC || !slices.Equal(x.Sizes, []int{1, 10, 2500}) || x.Text == "" || x.Condition.Records != 0 {
+			t.Errorf("crossover %+v", x)
+		}
 	}
 }

@@ -5,6 +5,7 @@
 // reporters, which only format what it computes:
 //
 //	results.Result.Cells ──Verdicts()──▶ []results.Verdict ──▶ reporters
+//	[]results.Verdict ──Crossovers()──▶ []results.Crossover ──▶ reporters
 //
 // Batch sizes are pooled: the per-call figures compared here do not depend
 // on the batch, so one run gives one verdict per question.
@@ -50,8 +51,12 @@ var compared = []results.Figure{
 	results.FigClientCPU,
 }
 
-// Apply computes r's verdicts into r.Verdicts.
-func Apply(r *results.Result) { r.Verdicts = Verdicts(r) }
+// Apply computes r's verdicts into r.Verdicts and, from them, the payload
+// size crossovers into r.Crossovers.
+func Apply(r *results.Result) {
+	r.Verdicts = Verdicts(r)
+	r.Crossovers = Crossovers(r.Verdicts)
+}
 
 // Verdicts computes one verdict per scenario and condition present in r's
 // cells, in display order.

@@ -48,6 +48,7 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 		Token:       cfg.Token,
 		Workers:     spec.Concurrency,
 		Connections: cfg.Connections,
+		Records:     spec.Records,
 		Dialer:      dialer,
 	})
 	if err != nil {

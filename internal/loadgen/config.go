@@ -1,7 +1,7 @@
 // Package loadgen is the protocol-agnostic load engine behind
 // `meteorbench run`. Data flows one way:
 //
-//	Config ──plan()──▶ []cellSpec (scenario × batch × concurrency × repeat × protocol,
+//	Config ──plan()──▶ []cellSpec (scenario × batch × concurrency × records × repeat × protocol,
 //	                   protocols interleaved cell by cell)
 //	cellSpec ──measureCell()──▶ workers, each with its own call.Caller over the
 //	                   protocol's counted connections (wire.Dialer)
@@ -75,6 +75,12 @@ type Config struct {
 	// the target (link.Relay); a list sweeps. Default: none (no emulation,
 	// straight to the target).
 	Links []link.Spec
+	// Records are the payload sizes of the large, stream and post
+	// scenarios (1..api.MaxRecords); a list sweeps. Empty means none is
+	// named: the calls are the original contract's, 1000 records, and the
+	// cells' Condition.Records stays 0. The small scenario has no payload
+	// and is measured once whatever the list.
+	Records []int
 
 	// Duration is the measured time per cell. Zero means DefaultDuration,
 	// unless Iterations is set, in which case the cell is bounded by
@@ -207,6 +213,16 @@ func (c Config) Validate() error {
 	if err := unique("link", c.linkNames()); err != nil {
 		return err
 	}
+	seenRecords := map[int]bool{}
+	for _, n := range c.Records {
+		if n < 1 || n > api.MaxRecords {
+			return fmt.Errorf("records %d: must be in 1..%d", n, api.MaxRecords)
+		}
+		if seenRecords[n] {
+			return fmt.Errorf("records %d given twice", n)
+		}
+		seenRecords[n] = true
+	}
 	switch {
 	case c.Connections < 0:
 		return fmt.Errorf("connections %d: must not be negative", c.Connections)
@@ -274,6 +290,7 @@ func (c Config) settings() results.Settings {
 		Rate:        c.Rate,
 		Repeat:      c.Repeat,
 		Links:       c.settingsLinks(),
+		Records:     c.Records,
 	}
 }
 

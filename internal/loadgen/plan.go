@@ -26,7 +26,7 @@ func (s cellSpec) String() string {
 }
 
 // plan expands a config into the order cells are measured in: for each
-// scenario, batch, link and concurrency, every repeat of every protocol, with
+// scenario, batch, link, concurrency and payload size, every repeat of every protocol, with
 // protocols innermost (rest, grpc, rest, grpc, ...). Slow drift of the
 // machine then hits all protocols of a cell alike.
 func plan(c Config) []cellSpec {
@@ -35,12 +35,14 @@ func plan(c Config) []cellSpec {
 		for _, b := range c.Batches {
 			for _, l := range c.Links {
 				for _, n := range c.Concurrency {
-					for r := range c.Repeat {
-						for _, p := range c.Protocols {
-							out = append(out, cellSpec{CellKey: results.CellKey{
-								Scenario: sc, Protocol: p, Batch: b,
-								Condition: results.Condition{Concurrency: n, RateRequested: c.Rate, ServerCPUs: c.ServerCPUs, Link: conditionLink(l)},
-							}, Repeat: r})
+					for _, rec := range recordsOf(c, sc) {
+						for r := range c.Repeat {
+							for _, p := range c.Protocols {
+								out = append(out, cellSpec{CellKey: results.CellKey{
+									Scenario: sc, Protocol: p, Batch: b,
+									Condition: results.Condition{Concurrency: n, RateRequested: c.Rate, ServerCPUs: c.ServerCPUs, Link: conditionLink(l), Records: rec},
+								}, Repeat: r})
+							}
 						}
 					}
 				}
@@ -48,6 +50,15 @@ func plan(c Config) []cellSpec {
 		}
 	}
 	return out
+}
+
+// recordsOf is the payload sizes a scenario is measured at: every one of
+// c.Records, or just the unnamed default (0); small has no payload.
+func recordsOf(c Config, sc api.Scenario) []int {
+	if len(c.Records) == 0 || sc == api.Small {
+		return []int{0}
+	}
+	return c.Records
 }
 
 // protocols maps a protocol name to its client constructor: the only place

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/report/chart"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -154,6 +155,15 @@ func TestSVG(t *testing.T) {
 						}
 					}
 				}
+				// The speed-up panel (a --records sweep) draws the same
+				// line style: one line and its legend entry per scenario.
+				if f := speedupFigure(r); f != nil {
+					for _, s := range f.Panels[0].(*chart.SeriesPanel).Series {
+						if strings.HasSuffix(s.Name, " "+string(p)) {
+							perPanel += 2
+						}
+					}
+				}
 				if got := d.countStyle(latencyLine(p)); got != perPanel {
 					t.Errorf("%s: %d latency paths, want %d", p, got, perPanel)
 				}
@@ -178,7 +188,9 @@ func TestSVG(t *testing.T) {
 						bars--
 					}
 				}
-				if got := d.countStyle(barFill(p)); got != bars {
+				// A --records sweep spans four decades on the bars' linear
+				// axis: its smallest bars round to nothing and are not drawn.
+				if got := d.countStyle(barFill(p)); got != bars && !(len(r.Settings.Records) > 0 && got <= bars && got >= bars-4) {
 					t.Errorf("%s: %d filled bars and swatches, want %d", p, got, bars)
 				}
 			}
@@ -348,4 +360,38 @@ func TestChartsDegenerate(t *testing.T) {
 			t.Errorf("%s of an empty result: %v", f, err)
 		}
 	}
+}
+
+// A --records sweep gets the speed-up panel: one line per protocol other
+// than REST per scenario, and the 1x reference; the page lists the
+// crossover lines in the summary.
+func TestSpeedupChart(t *testing.T) {
+	r := loadFixture(t, "records")
+	d := parseSVG(t, render(t, "svg", r))
+	for _, s := range []string{"p50 speed-up over REST", "records per call (log)", "1x (as fast as REST)",
+		"large grpc", "large rest-protobuf", "post grpc", "post rest-protobuf"} {
+		if !d.hasText(s) {
+			t.Errorf("svg has no text %q", s)
+		}
+	}
+	if d.hasText("large rest") || d.hasText("small grpc") {
+		t.Errorf("svg has a REST-over-REST or a small line")
+	}
+	page := strings.ReplaceAll(string(render(t, "html", r)), "&#43;", "+") // html/template escapes "+"
+	for _, l := range analysisLines(r) {
+		if !strings.Contains(page, `<li class="crossover">`+html.EscapeString(l)+`</li>`) {
+			t.Errorf("html lacks crossover line %q", l)
+		}
+	}
+	// Without a sweep, no panel.
+	if d := parseSVG(t, render(t, "svg", loadFixture(t, "openloop"))); d.hasText("p50 speed-up over REST") {
+		t.Errorf("speed-up panel without a --records sweep")
+	}
+}
+
+func analysisLines(r *results.Result) []string {
+	if len(r.Crossovers) == 0 {
+		return []string{"(none)"}
+	}
+	return crossoverLines(r)
 }

@@ -112,6 +112,7 @@ type cellSpec struct {
 	cpuFactor   float64 // multiplies the model's CPU
 	bytesFactor float64
 	rate        float64 // open loop: requested calls/s
+	records     int     // Condition.Records: 0 unless a --records sweep
 	// adapterTimes: the protocol adapter reports the time to the last
 	// byte and the client's decode time.
 	adapterTimes bool
@@ -124,7 +125,7 @@ func drawCell(s cellSpec) results.Cell {
 	lat := latencyOf(p50, m.sigma)
 	c := results.Cell{
 		CellKey: results.CellKey{Protocol: s.proto, Scenario: s.scenario, Batch: s.batch,
-			Condition: results.Condition{Concurrency: s.conc, RateRequested: s.rate}},
+			Condition: results.Condition{Concurrency: s.conc, RateRequested: s.rate, Records: s.records}},
 		Connections: s.conc, Mode: results.ModeClosed, DurationS: s.durationS,
 		LatencyUS: lat, Distribution: distribution(p50, m.sigma),
 	}
@@ -379,6 +380,43 @@ func fixtureOpenLoop() *results.Result {
 	return r
 }
 
+// fixtureRecords: a --records sweep of large and post (small measured
+// once), three protocols. A call's latency is the small call's (the fixed
+// cost) plus a per-record cost fitted to the 1000-record model, so REST wins
+// on tiny payloads and gRPC from about 10 records; bytes scale with the
+// records (headers included: synthetic).
+func fixtureRecords() *results.Result {
+	protos := []api.Protocol{api.REST, api.RESTProtobuf, api.GRPC}
+	scen := []api.Scenario{api.Small, api.Large, api.Post}
+	sizes := []int{1, 10, 100, 1000, 10000}
+	set := closedSettings(protos, scen, []int{100}, 1)
+	set.Concurrency, set.DurationS, set.WarmupS, set.Records = []int{1}, 2, 0.5, sizes
+	r := newResult(fixtureEnv("--scenario", "small,large,post", "--records", "1,10,100,1000,10000", "--duration", "2s", "--warmup", "500ms"), set)
+	i := 0
+	for _, sc := range scen {
+		ns := sizes
+		if sc == api.Small {
+			ns = []int{0}
+		}
+		for _, n := range ns {
+			for _, p := range protos {
+				lat, bytes := 1.0, 1.0
+				if n > 0 {
+					m := models[sc][p]
+					fixed := models[api.Small][p].p50
+					lat = (fixed + (m.p50-fixed)*float64(n)/1000) / m.p50
+					bytes = float64(n) / 1000
+				}
+				r.Cells = append(r.Cells, drawCell(cellSpec{proto: p, scenario: sc, batch: 100, conc: 1, durationS: 2,
+					latFactor: lat * (1 + 0.02*noiseAt(i)), cpuFactor: lat, bytesFactor: bytes, records: n, adapterTimes: true}))
+				i++
+			}
+		}
+	}
+	finish(r)
+	return r
+}
+
 // compareSpec draws the two sides of the compare fixtures: five repeats
 // each; "new" has a gRPC large-payload path 30% faster and 25% cheaper,
 // everything else drawn from the same model with different noise.
@@ -421,6 +459,7 @@ var fixtures = map[string]func() *results.Result{
 	"repeats":     fixtureRepeats,
 	"interrupted": fixtureInterrupted,
 	"openloop":    fixtureOpenLoop,
+	"records":     fixtureRecords,
 	"compare-old": func() *results.Result { return fixtureCompare(false) },
 	"compare-new": func() *results.Result { return fixtureCompare(true) },
 }

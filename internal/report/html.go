@@ -18,6 +18,7 @@ type htmlPage struct {
 	Env         [][2]string
 	Warnings    []string
 	Summary     []summaryLine
+	Crossovers  []string
 	SummaryNote []string
 	Figures     []htmlFigure
 	Groups      []htmlGroup
@@ -53,6 +54,7 @@ func writeHTML(w io.Writer, r *results.Result) error {
 		Env:         envLines(r),
 		Warnings:    r.Warnings,
 		Summary:     summary(r),
+		Crossovers:  crossoverLines(r),
 		SummaryNote: summaryNotes(r),
 		Generator:   "meteorbench " + buildinfo.Version(),
 	}
@@ -115,6 +117,8 @@ footer { color: #777; font-size: .8rem; margin-top: 3rem; }
 {{if .Summary}}<h2>Summary</h2>
 <ul class="summary">
 {{range .Summary}}<li><strong>{{.Text}}</strong>{{range .Notes}}<br><span class="note">{{.}}</span>{{end}}</li>
+{{end -}}
+{{range .Crossovers}}<li class="crossover">{{.}}</li>
 {{end -}}
 </ul>
 {{range .SummaryNote}}<p class="note">{{.}}</p>

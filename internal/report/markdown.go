@@ -44,6 +44,9 @@ func writeMarkdown(w io.Writer, r *results.Result) error {
 				ew.printf("  - %s\n", mdEscape(n))
 			}
 		}
+		for _, l := range crossoverLines(r) {
+			ew.printf("- %s\n", mdEscape(l))
+		}
 		if notes := summaryNotes(r); len(notes) > 0 {
 			ew.printf("\n")
 			for _, n := range notes {

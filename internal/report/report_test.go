@@ -53,7 +53,7 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-var reportFixtures = []string{"basic", "repeats", "interrupted", "openloop"}
+var reportFixtures = []string{"basic", "repeats", "interrupted", "openloop", "records"}
 
 func render(t *testing.T, format string, r *results.Result) []byte {
 	t.Helper()

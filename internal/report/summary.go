@@ -47,6 +47,14 @@ func summary(r *results.Result) []summaryLine {
 	return out
 }
 
+// crossoverLines are the payload-size crossovers (r.Crossovers, computed by
+// package analysis) as the summary prints them, right after the verdicts'
+// lines: "large: gRPC faster (p50) from 100 records, more calls/s from 100
+// records (measured 1, 10, 100, 1000, 10000)".
+func crossoverLines(r *results.Result) []string {
+	return analysis.CrossoverLines(r.Crossovers)
+}
+
 // summaryNotes are the footnotes of the summary, each said once: the notes
 // every verdict shares, and what the significance labels mean when the
 // ratios carry no test.

@@ -63,6 +63,9 @@ func tableSummary(ew *errWriter, r *results.Result) {
 			ew.printf("   · %s\n", n)
 		}
 	}
+	for _, l := range crossoverLines(r) {
+		ew.printf("%s\n", l)
+	}
 	for _, n := range summaryNotes(r) {
 		ew.printf("· %s\n", n)
 	}

@@ -26,10 +26,24 @@ type Condition struct {
 	// Link is the emulated network link, as link.Spec.String writes it
 	// ("100mbit/20ms"); "" for none.
 	Link string `json:"link,omitempty"`
+	// Records is the payload size the large, stream and post calls asked
+	// for (api.QueryRecords); 0 means none was named, so the server's
+	// api.DefaultRecords (the original experiment's 1000). The load
+	// generator sets it only when --records was given: a default run keys
+	// and reads exactly as before.
+	Records int `json:"records,omitempty"`
 }
 
-// String is the condition's part of a cell key: "c4", "c4/r300",
-// "c4/l100mbit-20ms".
+// N is the number of records the condition's calls carry: Records, or
+// api.DefaultRecords when unset.
+func (c Condition) N() int {
+	if c.Records == 0 {
+		return api.DefaultRecords
+	}
+	return c.Records
+}
+
+// String is the condition's part of a cell key: "c4", "c4/r300", "c1/n10".
 func (c Condition) String() string {
 	s := "c" + strconv.Itoa(c.Concurrency)
 	if c.RateRequested > 0 {
@@ -41,11 +55,14 @@ func (c Condition) String() string {
 	if c.Link != "" {
 		s += "/l" + strings.ReplaceAll(c.Link, "/", "-")
 	}
+	if c.Records > 0 {
+		s += "/n" + strconv.Itoa(c.Records)
+	}
 	return s
 }
 
 // Label names the condition in prose: "concurrency 4 · open loop at 300
-// calls/s · link 100 Mbit/s, 20 ms RTT".
+// calls/s · link 100 Mbit/s, 20 ms RTT · 10 records".
 func (c Condition) Label() string {
 	parts := []string{fmt.Sprintf("concurrency %d", c.Concurrency)}
 	if c.RateRequested > 0 {
@@ -61,6 +78,9 @@ func (c Condition) Label() string {
 			parts = append(parts, "link "+c.Link) // from a newer document, say
 		}
 	}
+	if c.Records > 0 {
+		parts = append(parts, FormatRecords(c.Records))
+	}
 	return strings.Join(parts, " · ")
 }
 
@@ -75,7 +95,10 @@ func (c Condition) Less(o Condition) bool {
 	if c.ServerCPUs != o.ServerCPUs {
 		return c.ServerCPUs < o.ServerCPUs
 	}
-	return linkLess(c.Link, o.Link)
+	if c.Link != o.Link {
+		return linkLess(c.Link, o.Link)
+	}
+	return c.N() < o.N()
 }
 
 // plural says a count of things: "1 CPU", "2 CPUs".
@@ -99,6 +122,14 @@ func linkLess(a, b string) bool {
 		return a < b
 	}
 	return link.Compare(la, lb) < 0
+}
+
+// FormatRecords names a payload size: "1 record", "10 records", "10,000 records".
+func FormatRecords(n int) string {
+	if n == 1 {
+		return "1 record"
+	}
+	return FormatRate(float64(n)) + " records"
 }
 
 // CellKey identifies a cell within a run and across runs (for compare): the

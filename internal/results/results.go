@@ -38,7 +38,11 @@ type Result struct {
 	// Verdicts answer the run's question per scenario and condition, computed
 	// from Cells by package analysis: what the table's summary lines say.
 	Verdicts []Verdict `json:"verdicts"`
-	Cells    []Cell    `json:"cells"`
+	// Crossovers say, for each scenario and condition measured at several
+	// payload sizes (Settings.Records), from which size on a protocol beats
+	// the baseline; computed by package analysis with the verdicts.
+	Crossovers []Crossover `json:"crossovers,omitempty"`
+	Cells      []Cell      `json:"cells"`
 	// Capacity holds what `meteorbench capacity` found, one entry per
 	// scenario, protocol and condition; absent from `run` documents.
 	Capacity []Capacity `json:"capacity,omitempty"`
@@ -96,6 +100,10 @@ type Settings struct {
 	// Links are the emulated links swept, canonical ("none", "100mbit/20ms");
 	// omitted when the run emulated none.
 	Links []string `json:"links,omitempty"`
+	// Records are the payload sizes swept (--records); empty when none was
+	// named (every call then carries api.DefaultRecords). The small
+	// scenario has no payload and is measured once.
+	Records []int `json:"records,omitempty"`
 }
 
 // Cell is one measured combination of the features that vary (CellKey).

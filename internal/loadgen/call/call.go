@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/meteorbench/meteorbench/api"
@@ -72,6 +73,12 @@ type Options struct {
 	// Connections is the number of TCP connections to use; 0 means the
 	// protocol's default (gRPC: 1; HTTP/1.1: one per worker).
 	Connections int
+	// Records is the payload size of the list, stream and post calls
+	// (1..api.MaxRecords). 0 names none: the calls are the original
+	// contract's and carry api.DefaultRecords. When set, the list and
+	// stream calls always name it (?records=N, or the meteorbench-records
+	// metadata), 1000 included.
+	Records int
 	// Dialer opens and counts the client's connections. Required.
 	Dialer *wire.Dialer
 }
@@ -86,6 +93,9 @@ func (o Options) Validate() error {
 	}
 	if o.Connections < 0 {
 		return fmt.Errorf("call: %d connections", o.Connections)
+	}
+	if o.Records < 0 || o.Records > api.MaxRecords {
+		return fmt.Errorf("call: %d records, want 1..%d", o.Records, api.MaxRecords)
 	}
 	if o.Dialer == nil {
 		return errors.New("call: no dialer")
@@ -170,44 +180,78 @@ func Classify(ctx context.Context, err error) string {
 	return ClassTransport
 }
 
-// wantIDs are the data set's ids in order: what large and stream answers
-// must deliver.
-var wantIDs = func() []uint32 {
-	ls := data.MustLandings()
-	ids := make([]uint32, len(ls))
-	for i := range ls {
-		ids[i] = ls[i].ID
+// Records is what a list or stream answer of n records must deliver: the
+// ids of data.IDsN(n), in order. Callers get one from Want; it is read-only
+// and shared by every caller of the same n.
+type Records struct {
+	ids []uint32
+}
+
+// wants caches the expected ids per payload size, built on first use: a
+// 100,000-record list is 400 KB of ids, and a run that never asks for it
+// never builds it.
+var (
+	wantsMu sync.Mutex
+	wants   = map[int]*Records{}
+)
+
+// Want returns the expected answer of n records (n = 0 means
+// api.DefaultRecords), built once per n.
+func Want(n int) (*Records, error) {
+	n = Size(n)
+	wantsMu.Lock()
+	defer wantsMu.Unlock()
+	if w := wants[n]; w != nil {
+		return w, nil
 	}
-	return ids
-}()
+	ids, err := data.IDsN(n)
+	if err != nil {
+		return nil, fmt.Errorf("call: %w", err)
+	}
+	w := &Records{ids: ids}
+	wants[n] = w
+	return w, nil
+}
+
+// Size is the payload size a client's calls carry: n, or
+// api.DefaultRecords when n is 0 (none named).
+func Size(n int) int {
+	if n == 0 {
+		return api.DefaultRecords
+	}
+	return n
+}
+
+// Len is the number of records expected.
+func (w *Records) Len() int { return len(w.ids) }
 
 // CheckID validates the record at index i of a list or stream: it must
-// exist in the data set and carry the data set's id at that position.
-func CheckID(i int, id uint32) error {
-	if i >= len(wantIDs) {
-		return Invalid("more than %d records", len(wantIDs))
+// exist in the answer and carry the answer's id at that position.
+func (w *Records) CheckID(i int, id uint32) error {
+	if i >= len(w.ids) {
+		return Invalid("more than %d records", len(w.ids))
 	}
-	if id != wantIDs[i] {
-		return Invalid("record %d: id %d, want %d", i, id, wantIDs[i])
+	if id != w.ids[i] {
+		return Invalid("record %d: id %d, want %d", i, id, w.ids[i])
 	}
 	return nil
 }
 
 // CheckCount validates the number of records of a list or stream.
-func CheckCount(n int) error {
-	if n != len(wantIDs) {
-		return Invalid("%d records, want %d", n, len(wantIDs))
+func (w *Records) CheckCount(n int) error {
+	if n != len(w.ids) {
+		return Invalid("%d records, want %d", n, len(w.ids))
 	}
 	return nil
 }
 
-// CheckMessages validates a list of records: the data set's ids, in order.
-func CheckMessages(ms []*pb.MeteoriteLanding) error {
-	if err := CheckCount(len(ms)); err != nil {
+// CheckMessages validates a list of records: the answer's ids, in order.
+func (w *Records) CheckMessages(ms []*pb.MeteoriteLanding) error {
+	if err := w.CheckCount(len(ms)); err != nil {
 		return err
 	}
 	for i, m := range ms {
-		if err := CheckID(i, m.GetId()); err != nil {
+		if err := w.CheckID(i, m.GetId()); err != nil {
 			return err
 		}
 	}

@@ -30,18 +30,21 @@ func NewJSON(o call.Options) (*JSON, error) {
 
 // Caller implements call.Client.
 func (c *JSON) Caller(scenario api.Scenario) (call.Caller, error) {
-	return newCaller(scenario, map[api.Scenario]func() call.Caller{
-		api.Small: func() call.Caller {
-			return &jsonSmall{c: c.client, req: c.template(http.MethodGet, api.PathVersion, api.TypeJSON, "")}
+	return newCaller(scenario, map[api.Scenario]func() (call.Caller, error){
+		api.Small: func() (call.Caller, error) {
+			return &jsonSmall{c: c.client, req: c.template(http.MethodGet, api.PathVersion, api.TypeJSON, "")}, nil
 		},
-		api.Large: func() call.Caller {
-			return &jsonLarge{c: c.client, req: c.template(http.MethodGet, api.PathList, api.TypeJSON, "")}
+		api.Large: func() (call.Caller, error) {
+			want, err := c.want()
+			return &jsonLarge{c: c.client, req: c.template(http.MethodGet, api.PathList, api.TypeJSON, ""), want: want}, err
 		},
-		api.Stream: func() call.Caller {
-			return &jsonStream{c: c.client, req: c.template(http.MethodGet, api.PathStream, api.TypeNDJSON, "")}
+		api.Stream: func() (call.Caller, error) {
+			want, err := c.want()
+			return &jsonStream{c: c.client, req: c.template(http.MethodGet, api.PathStream, api.TypeNDJSON, ""), want: want}, err
 		},
-		api.Post: func() call.Caller {
-			return &jsonPost{c: c.client, req: c.template(http.MethodPost, api.PathList, api.TypeJSON, api.TypeJSON), landings: data.MustLandings()}
+		api.Post: func() (call.Caller, error) {
+			ls, err := c.payload()
+			return &jsonPost{c: c.client, req: c.template(http.MethodPost, api.PathList, api.TypeJSON, api.TypeJSON), landings: ls}, err
 		},
 	})
 }
@@ -73,11 +76,12 @@ func (a *jsonSmall) Call(ctx context.Context) (call.Outcome, error) {
 	return timer.Outcome(), call.CheckString(v, data.Version)
 }
 
-// jsonLarge: GET .../LargePayload -> the 1000 records as one JSON array.
+// jsonLarge: GET .../LargePayload -> the records (1000 unless named) as one JSON array.
 type jsonLarge struct {
-	c   *client
-	req *http.Request
-	buf bytes.Buffer
+	c    *client
+	req  *http.Request
+	want *call.Records
+	buf  bytes.Buffer
 }
 
 func (a *jsonLarge) Call(ctx context.Context) (call.Outcome, error) {
@@ -97,7 +101,7 @@ func (a *jsonLarge) Call(ctx context.Context) (call.Outcome, error) {
 	if err != nil {
 		return call.Outcome{}, call.Invalid("decode records: %v", err)
 	}
-	return timer.Outcome(), checkLandings(ls)
+	return timer.Outcome(), checkLandings(a.want, ls)
 }
 
 // jsonStream: GET .../LargePayload/stream -> NDJSON, one record a line,
@@ -106,6 +110,7 @@ func (a *jsonLarge) Call(ctx context.Context) (call.Outcome, error) {
 type jsonStream struct {
 	c    *client
 	req  *http.Request
+	want *call.Records
 	br   *bufio.Reader
 	line []byte // scratch for a line longer than br's buffer
 }
@@ -139,7 +144,7 @@ func (a *jsonStream) Call(ctx context.Context) (call.Outcome, error) {
 				return call.Outcome{}, call.Invalid("decode record: %v", err)
 			}
 			timer.Record()
-			if err := call.CheckID(n, l.ID); err != nil {
+			if err := a.want.CheckID(n, l.ID); err != nil {
 				return call.Outcome{}, err
 			}
 			n++
@@ -148,7 +153,7 @@ func (a *jsonStream) Call(ctx context.Context) (call.Outcome, error) {
 			break
 		}
 	}
-	return timer.Outcome(), call.CheckCount(n)
+	return timer.Outcome(), a.want.CheckCount(n)
 }
 
 // readLine returns the next line (valid until the next read), or the last
@@ -169,7 +174,7 @@ func (a *jsonStream) readLine() ([]byte, error) {
 	return a.line, err
 }
 
-// jsonPost: POST .../LargePayload with the 1000 records, serialised per
+// jsonPost: POST .../LargePayload with the records (1000 unless named), serialised per
 // call as a real client would -> "SUCCESS".
 type jsonPost struct {
 	c        *client
@@ -205,12 +210,12 @@ func (a *jsonPost) Call(ctx context.Context) (call.Outcome, error) {
 	return timer.Outcome(), call.CheckString(v, data.Success)
 }
 
-func checkLandings(ls []data.Landing) error {
-	if err := call.CheckCount(len(ls)); err != nil {
+func checkLandings(want *call.Records, ls []data.Landing) error {
+	if err := want.CheckCount(len(ls)); err != nil {
 		return err
 	}
 	for i := range ls {
-		if err := call.CheckID(i, ls[i].ID); err != nil {
+		if err := want.CheckID(i, ls[i].ID); err != nil {
 			return err
 		}
 	}

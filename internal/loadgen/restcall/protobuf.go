@@ -33,18 +33,21 @@ func NewProtobuf(o call.Options) (*Protobuf, error) {
 
 // Caller implements call.Client.
 func (c *Protobuf) Caller(scenario api.Scenario) (call.Caller, error) {
-	return newCaller(scenario, map[api.Scenario]func() call.Caller{
-		api.Small: func() call.Caller {
-			return &pbSmall{c: c.client, req: c.template(http.MethodGet, api.PathVersion, api.TypeProtobuf, "")}
+	return newCaller(scenario, map[api.Scenario]func() (call.Caller, error){
+		api.Small: func() (call.Caller, error) {
+			return &pbSmall{c: c.client, req: c.template(http.MethodGet, api.PathVersion, api.TypeProtobuf, "")}, nil
 		},
-		api.Large: func() call.Caller {
-			return &pbLarge{c: c.client, req: c.template(http.MethodGet, api.PathList, api.TypeProtobuf, "")}
+		api.Large: func() (call.Caller, error) {
+			want, err := c.want()
+			return &pbLarge{c: c.client, req: c.template(http.MethodGet, api.PathList, api.TypeProtobuf, ""), want: want}, err
 		},
-		api.Stream: func() call.Caller {
-			return &pbStream{c: c.client, req: c.template(http.MethodGet, api.PathStream, api.TypeProtobuf, "")}
+		api.Stream: func() (call.Caller, error) {
+			want, err := c.want()
+			return &pbStream{c: c.client, req: c.template(http.MethodGet, api.PathStream, api.TypeProtobuf, ""), want: want}, err
 		},
-		api.Post: func() call.Caller {
-			return &pbPost{c: c.client, req: c.template(http.MethodPost, api.PathList, api.TypeProtobuf, api.TypeProtobuf), list: data.ProtoList(data.MustLandings())}
+		api.Post: func() (call.Caller, error) {
+			ls, err := c.payload()
+			return &pbPost{c: c.client, req: c.template(http.MethodPost, api.PathList, api.TypeProtobuf, api.TypeProtobuf), list: data.ProtoList(ls)}, err
 		},
 	})
 }
@@ -78,9 +81,10 @@ func (a *pbSmall) Call(ctx context.Context) (call.Outcome, error) {
 
 // pbLarge: GET .../LargePayload (protobuf) -> MeteoriteLandingList.
 type pbLarge struct {
-	c   *client
-	req *http.Request
-	buf bytes.Buffer
+	c    *client
+	req  *http.Request
+	want *call.Records
+	buf  bytes.Buffer
 }
 
 func (a *pbLarge) Call(ctx context.Context) (call.Outcome, error) {
@@ -100,17 +104,18 @@ func (a *pbLarge) Call(ctx context.Context) (call.Outcome, error) {
 	if err != nil {
 		return call.Outcome{}, call.Invalid("decode records: %v", err)
 	}
-	return timer.Outcome(), call.CheckMessages(list.GetMeteoriteLandings())
+	return timer.Outcome(), a.want.CheckMessages(list.GetMeteoriteLandings())
 }
 
 // pbStream: GET .../LargePayload/stream (protobuf) -> varint-delimited
 // MeteoriteLanding messages, each decoded as it arrives (and timed on its
 // own: reading the message's bytes is not decoding).
 type pbStream struct {
-	c   *client
-	req *http.Request
-	br  *bufio.Reader
-	msg []byte // scratch for one message's bytes
+	c    *client
+	req  *http.Request
+	want *call.Records
+	br   *bufio.Reader
+	msg  []byte // scratch for one message's bytes
 }
 
 // maxStreamMessage bounds one streamed message (protodelim's default).
@@ -151,7 +156,7 @@ func (a *pbStream) Call(ctx context.Context) (call.Outcome, error) {
 			return call.Outcome{}, call.Invalid("decode record: %v", err)
 		}
 		timer.Record()
-		if err := call.CheckID(n, m.GetId()); err != nil {
+		if err := a.want.CheckID(n, m.GetId()); err != nil {
 			return call.Outcome{}, err
 		}
 		n++
@@ -159,10 +164,10 @@ func (a *pbStream) Call(ctx context.Context) (call.Outcome, error) {
 	if body.err != nil {
 		return call.Outcome{}, body.decodeErr("stream", body.err)
 	}
-	return timer.Outcome(), call.CheckCount(n)
+	return timer.Outcome(), a.want.CheckCount(n)
 }
 
-// pbPost: POST .../LargePayload (protobuf) with the 1000 records,
+// pbPost: POST .../LargePayload (protobuf) with the records (1000 unless named),
 // marshalled per call -> StatusResponse.
 type pbPost struct {
 	c    *client

@@ -13,15 +13,20 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 )
 
-// MaxBody bounds a response body; a larger one is an invalid response.
-const MaxBody = 32 << 20
+// MaxBody bounds a response body; a larger one is an invalid response. The
+// largest answer the contract allows, api.MaxRecords (100,000) records as
+// JSON, is about 25 MB: 64 MiB leaves room for a server that spells its
+// numbers differently.
+const MaxBody = 64 << 20
 
 // bufferSize is the transport's socket buffer size, grpc-go's default, so
 // both protocols read and write in the same chunks.
@@ -30,9 +35,10 @@ const bufferSize = 32 << 10
 // client is what the JSON and protobuf clients share: one HTTP/1.1
 // transport over counted connections.
 type client struct {
-	tr   *http.Transport
-	root *url.URL
-	auth string
+	tr      *http.Transport
+	root    *url.URL
+	auth    string
+	records int // call.Options.Records
 }
 
 func newClient(o call.Options) (*client, error) {
@@ -61,7 +67,7 @@ func newClient(o call.Options) (*client, error) {
 		WriteBufferSize:    bufferSize,
 		// No Proxy: load goes straight to the target.
 	}
-	c := &client{tr: tr, root: root}
+	c := &client{tr: tr, root: root, records: o.Records}
 	if o.Token != "" {
 		c.auth = "Bearer " + o.Token
 	}
@@ -79,6 +85,11 @@ func (c *client) Close() error {
 func (c *client) template(method, path, accept, contentType string) *http.Request {
 	u := *c.root
 	u.Path = path
+	if c.records != 0 && method == http.MethodGet && path != api.PathVersion {
+		// The list and stream answers: name the size whenever one was given
+		// (1000 included), so every cell of a sweep makes the same request.
+		u.RawQuery = url.Values{api.QueryRecords: {strconv.Itoa(c.records)}}.Encode()
+	}
 	h := http.Header{"Accept": {accept}}
 	if contentType != "" {
 		h["Content-Type"] = []string{contentType}
@@ -184,10 +195,20 @@ func resetReader(br *bufio.Reader, r io.Reader) *bufio.Reader {
 }
 
 // newCaller picks a scenario's adapter from a table of constructors.
-func newCaller(scenario api.Scenario, ctors map[api.Scenario]func() call.Caller) (call.Caller, error) {
+func newCaller(scenario api.Scenario, ctors map[api.Scenario]func() (call.Caller, error)) (call.Caller, error) {
 	ctor, ok := ctors[scenario]
 	if !ok {
 		return nil, fmt.Errorf("restcall: unknown scenario %q", scenario)
 	}
-	return ctor(), nil
+	a, err := ctor()
+	if err != nil {
+		return nil, fmt.Errorf("restcall: %w", err)
+	}
+	return a, nil
 }
+
+// want is the answer the client's list and stream calls must get.
+func (c *client) want() (*call.Records, error) { return call.Want(c.records) }
+
+// payload is the records the client's post calls upload (a copy the caller owns).
+func (c *client) payload() ([]data.Landing, error) { return data.LandingsN(call.Size(c.records)) }

@@ -46,7 +46,8 @@ var (
 	red      = color.RGBA{R: 0xc0, G: 0x1c, B: 0x28, A: 0xff}
 )
 
-// A Panel is one plot of a figure: a *LatencyPanel or a *BarPanel.
+// A Panel is one plot of a figure: a *LatencyPanel, a *BarPanel or a
+// *SeriesPanel.
 type Panel interface {
 	plot() *plot.Plot
 }
