@@ -481,7 +481,7 @@ func (f *runFlags) run(cmd *cobra.Command, cfg loadgen.Config) error {
 		// The summary ends the run on stderr, unless the live table just
 		// ended with it on the same terminal.
 		if live == nil || !isTerminal(stdout) {
-			defer ui.summary(res.Verdicts)
+			defer ui.summary(res)
 		}
 	}
 	if res == nil {

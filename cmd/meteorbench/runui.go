@@ -11,6 +11,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/meteorbench/meteorbench/internal/analysis"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -107,17 +108,21 @@ func (u *runUI) note(format string, args ...any) {
 	u.line("meteorbench: " + fmt.Sprintf(format, args...))
 }
 
-// summary ends the run with the verdicts, the lines people read first.
-func (u *runUI) summary(vs []results.Verdict) {
-	if len(vs) == 0 {
+// summary ends the run with the verdicts and the payload crossovers, the
+// lines people read first.
+func (u *runUI) summary(r *results.Result) {
+	if len(r.Verdicts) == 0 {
 		return
 	}
 	u.line("meteorbench: summary")
-	for _, v := range vs {
+	for _, v := range r.Verdicts {
 		u.line("  " + v.Summary)
 		for _, n := range v.Notes {
 			u.line("    note: " + n)
 		}
+	}
+	for _, l := range analysis.CrossoverLines(r.Crossovers) {
+		u.line("  " + l)
 	}
 }
 
