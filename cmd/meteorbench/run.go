@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -133,7 +134,12 @@ stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
 			return f.run(cmd, cfg)
 		},
 	}
-	fl := cmd.Flags()
+	f.addFlags(cmd.Flags())
+	return cmd
+}
+
+// addFlags defines run's flags on fl (capacity shares them).
+func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&f.target, "target", "", "host:port of a running meteorbench serve (default: start one on 127.0.0.1)")
 	fl.StringVar(&f.token, "token", "", "bearer token for a protected server (default $"+tokenEnv+")")
 	fl.StringSliceVar(&f.protocols, "proto", []string{"all"}, "protocols: rest, rest-protobuf, grpc, or all")
@@ -156,7 +162,6 @@ stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar, no warnings or notes on stderr (only errors)")
 	fl.StringVar(&f.cpuprofile, "cpuprofile", "", "write the load generator's CPU profile to this file (for tuning the harness)")
 	fl.MarkHidden("cpuprofile")
-	return cmd
 }
 
 // config validates the flags and builds the load generator's config. It
@@ -413,34 +418,11 @@ func (f *runFlags) run(cmd *cobra.Command, cfg loadgen.Config) error {
 	cfg.Logger = slog.New(ui)
 
 	if cfg.OwnServer {
-		exe, err := os.Executable()
+		stop, err := f.startOwnServer(ctx, ui, &cfg)
 		if err != nil {
-			return fmt.Errorf("find own executable to start the server: %w", err)
+			return err
 		}
-		var env []string
-		if cfg.Token != "" {
-			env = append(env, tokenEnv+"="+cfg.Token)
-		}
-		srv, err := child.Start(ctx, exe, ownServerArgs(cfg), env)
-		if err != nil {
-			if ctx.Err() != nil {
-				return &exitError{130, errors.New("interrupted")}
-			}
-			return fmt.Errorf("start own server: %w", err)
-		}
-		defer func() {
-			if err := srv.Stop(childStopGrace); err != nil {
-				ui.note("own server: %v", err)
-			}
-		}()
-		cfg.Target = srv.Addr
-		ui.note("started own server (meteorbench serve) on %s", srv.Addr)
-		if f.serverCPUs > 0 {
-			if err := cpuset.Pin(f.clientSet); err != nil {
-				return fmt.Errorf("--server-cpus: pin the load generator to CPUs %s: %w", f.clientSet, err)
-			}
-			ui.note("own server pinned to CPUs %s, load generator to CPUs %s (GOMAXPROCS %d)", f.serverSet, f.clientSet, runtime.GOMAXPROCS(0))
-		}
+		defer stop()
 	}
 	cfg.Progress = ui.progress
 	stdout := cmd.OutOrStdout()
@@ -509,6 +491,42 @@ func (f *runFlags) run(cmd *cobra.Command, cfg loadgen.Config) error {
 		return fmt.Errorf("%d cell(s) had no successful call: %s", len(failed), strings.Join(failed, ", "))
 	}
 	return nil
+}
+
+// startOwnServer starts `meteorbench serve` as a child on loopback for a
+// run without --target, points cfg at it and pins both sides when asked.
+// stop ends the child.
+func (f *runFlags) startOwnServer(ctx context.Context, ui *runUI, cfg *loadgen.Config) (stop func(), err error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find own executable to start the server: %w", err)
+	}
+	var env []string
+	if cfg.Token != "" {
+		env = append(env, tokenEnv+"="+cfg.Token)
+	}
+	srv, err := child.Start(ctx, exe, ownServerArgs(*cfg), env)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, &exitError{130, errors.New("interrupted")}
+		}
+		return nil, fmt.Errorf("start own server: %w", err)
+	}
+	stop = func() {
+		if err := srv.Stop(childStopGrace); err != nil {
+			ui.note("own server: %v", err)
+		}
+	}
+	cfg.Target = srv.Addr
+	ui.note("started own server (meteorbench serve) on %s", srv.Addr)
+	if f.serverCPUs > 0 {
+		if err := cpuset.Pin(f.clientSet); err != nil {
+			stop()
+			return nil, fmt.Errorf("--server-cpus: pin the load generator to CPUs %s: %w", f.clientSet, err)
+		}
+		ui.note("own server pinned to CPUs %s, load generator to CPUs %s (GOMAXPROCS %d)", f.serverSet, f.clientSet, runtime.GOMAXPROCS(0))
+	}
+	return stop, nil
 }
 
 // write renders the result in every format, to stdout or one file each.
