@@ -10,6 +10,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 
+	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
@@ -283,6 +284,28 @@ func TestRunConnections(t *testing.T) {
 		res := run(t, cfg)
 		if c := res.Cells[0]; c.Connections != tc.want || c.Errors != 0 {
 			t.Errorf("%s --connections %d: %d connections opened (%d errors), want %d", tc.proto, tc.connections, c.Connections, c.Errors, tc.want)
+		}
+	}
+}
+
+// Only narrows a config to each of its cells: the plan of the narrowed
+// config is exactly that cell.
+func TestConfigOnly(t *testing.T) {
+	cfg := loadgen.Config{Target: "127.0.0.1:1", Scenarios: []api.Scenario{api.Small, api.Large}, Records: []int{10, 100},
+		Concurrency: []int{1, 4}, Batches: []int{5}, Repeat: 3}
+	l, err := link.Parse("100mbit/20ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Links = []link.Spec{{}, l}
+	cells := cfg.Cells()
+	// small: 2 links x 2 concurrency x 3 protocols; large: also x 2 sizes.
+	if len(cells) != 2*2*3+2*2*2*3 {
+		t.Fatalf("%d cells", len(cells))
+	}
+	for _, k := range cells {
+		if got := cfg.Only(k).Cells(); len(got) != 1 || got[0] != k {
+			t.Errorf("Only(%s).Cells() = %v", k.Key(), got)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 
+	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/grpccall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/restcall"
@@ -73,4 +74,39 @@ var protocols = map[api.Protocol]func(call.Options) (call.Client, error){
 	api.GRPC: func(o call.Options) (call.Client, error) {
 		return grpccall.New(o)
 	},
+}
+
+// Cells lists the cells of c's plan once each (repeats not repeated), in
+// the order they are measured.
+func (c Config) Cells() []results.CellKey {
+	var out []results.CellKey
+	for _, s := range plan(c.withDefaults()) {
+		if s.Repeat == 0 {
+			out = append(out, s.CellKey)
+		}
+	}
+	return out
+}
+
+// Only narrows c to one cell of its plan: k's scenario, protocol, batch and
+// condition, so that Run measures that cell alone (the capacity search
+// probes one cell at many rates this way). A dimension added to the plan
+// is narrowed here too.
+func (c Config) Only(k results.CellKey) Config {
+	c.Scenarios = []api.Scenario{k.Scenario}
+	c.Protocols = []api.Protocol{k.Protocol}
+	c.Batches = []int{k.Batch}
+	c.Concurrency = []int{k.Concurrency}
+	c.Rate = k.RateRequested
+	c.Links = []link.Spec{{}} // the zero Spec is no emulation
+	if k.Link != "" {
+		if l, err := link.Parse(k.Link); err == nil {
+			c.Links = []link.Spec{l}
+		}
+	}
+	c.Records = nil
+	if k.Records > 0 {
+		c.Records = []int{k.Records}
+	}
+	return c
 }
