@@ -42,6 +42,7 @@ func newRootCmd() *cobra.Command {
 		newRunCmd(),
 		newReportCmd(),
 		newCompareCmd(),
+		newCapacityCmd(),
 	)
 	return root
 }

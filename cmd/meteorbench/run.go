@@ -53,6 +53,8 @@ type runFlags struct {
 	quiet       bool
 	cpuprofile  string
 	serverCPUs  int
+	// capacity is set by the capacity command: its probes are open loop.
+	capacity bool
 	// The CPUs --server-cpus gives each side, set by config.
 	serverSet, clientSet cpuset.Set
 }
@@ -267,7 +269,7 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		}
 	}
 	if f.serverCPUs == autoServerCPUs {
-		f.serverCPUs = defaultServerCPUs(f.target == "", f.rate > 0)
+		f.serverCPUs = defaultServerCPUs(f.target == "", f.rate > 0 || f.capacity)
 	}
 	if f.serverCPUs < 0 {
 		return cfg, fmt.Errorf("--server-cpus %d: must not be negative", f.serverCPUs)

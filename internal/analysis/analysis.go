@@ -56,6 +56,7 @@ var compared = []results.Figure{
 func Apply(r *results.Result) {
 	r.Verdicts = Verdicts(r)
 	r.Crossovers = Crossovers(r.Verdicts)
+	r.Verdicts = append(r.Verdicts, CapacityVerdicts(r.Capacity)...)
 }
 
 // Verdicts computes one verdict per scenario and condition present in r's

@@ -274,8 +274,8 @@ func (c Config) mode() string {
 	return results.ModeClosed
 }
 
-// settings records the run's requested parameters.
-func (c Config) settings() results.Settings {
+// Settings records the run's requested parameters.
+func (c Config) Settings() results.Settings {
 	return results.Settings{
 		Protocols:   c.Protocols,
 		Scenarios:   c.Scenarios,

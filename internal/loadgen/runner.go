@@ -51,8 +51,8 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 	defer r.scraper.close()
 	res := &results.Result{
 		Schema:   results.Schema,
-		Env:      env(cfg),
-		Settings: cfg.settings(),
+		Env:      cfg.Env(),
+		Settings: cfg.Settings(),
 		Started:  time.Now().UTC().Round(0), // wall clock only: the document round-trips exactly
 		Cells:    []results.Cell{},
 	}
@@ -203,8 +203,8 @@ func (r *runner) afterCell(ctx context.Context, spec cellSpec, m *measured) erro
 	return nil
 }
 
-// env describes the machine and build the run was made with.
-func env(cfg Config) results.Env {
+// Env describes the machine and build the run was made with.
+func (cfg Config) Env() results.Env {
 	osName := runtime.GOOS
 	if k := buildinfo.KernelRelease(); k != "" {
 		osName += " " + k

@@ -65,10 +65,10 @@ type phase struct {
 	softEnd time.Time
 	// closed-loop: batches left to claim, when bounded by count.
 	remaining *atomic.Int64
-	// open-loop: the schedule, the next call number to claim, and the calls
-	// started.
+	// open-loop: the schedule, the due calls the dispatcher hands out, and
+	// the calls started.
 	pacer pace.Constant
-	next  atomic.Uint64
+	ticks chan tick
 	sent  atomic.Uint64
 	// downSince is when (ns since began, +1) the first transport error after
 	// the last other outcome ended; 0 when the last outcome was not one.
@@ -174,41 +174,57 @@ func (w *worker) closedLoop(ctx context.Context) {
 	}
 }
 
-// openLoop makes scheduled calls. The workers share one queue of calls: a
-// free worker claims the next call number, computes its due time from the
-// pacer, waits for it precisely (waitUntil) and sends it. When every worker
-// is busy, the next call is claimed late, starts late, and its latency from
-// the intended start shows the queueing (no coordinated omission). A call
-// due before the soft end but not sent by then is never sent (missed).
-// Open-loop calls are not grouped in batches: the pauses between them are
-// the schedule's, not the server's.
-func (w *worker) openLoop(ctx context.Context) {
-	p := w.p
-	for {
-		k := p.next.Add(1) - 1
+// tick is one scheduled call as the dispatcher hands it out: when it was
+// due and when the dispatcher's wait for it ended.
+type tick struct{ due, woke time.Time }
+
+// dispatch hands out the schedule: one goroutine waits for each due time
+// precisely (waitUntil) and gives the call to a free worker. The channel is
+// unbuffered: when every worker is busy the dispatcher waits, the call
+// starts late, and its latency from the intended start shows the queueing
+// (no coordinated omission). Only this goroutine sleeps precisely, so the
+// workers block on the channel and leave the processors free, however many
+// there are. No call is handed out after the soft end; a call due before it
+// but not sent by then is never sent (missed).
+func (p *phase) dispatch(ctx context.Context) {
+	defer close(p.ticks)
+	soft, cancel := context.WithDeadline(ctx, p.softEnd)
+	defer cancel()
+	for k := uint64(0); ; k++ {
 		if _, stop := p.pacer.Pace(0, k); stop {
 			return
 		}
 		due := p.began.Add(p.pacer.Intended(k))
-		claimed := time.Now()
-		if !waitUntil(ctx, due) {
+		if !due.Before(p.softEnd) || !waitUntil(soft, due) {
 			return
 		}
+		select {
+		case p.ticks <- tick{due: due, woke: time.Now()}:
+		case <-soft.Done():
+			return
+		}
+	}
+}
+
+// openLoop makes the calls the dispatcher hands out. Open-loop calls are
+// not grouped in batches: the pauses between them are the schedule's, not
+// the server's.
+func (w *worker) openLoop(ctx context.Context) {
+	p := w.p
+	for t := range p.ticks {
 		start := time.Now()
-		if !start.Before(p.softEnd) {
-			return
-		}
 		p.sent.Add(1)
-		if start.Sub(due) > LateThreshold {
+		if start.Sub(t.due) > LateThreshold {
 			w.t.late++
-			if claimed.Sub(due) <= LateThreshold {
-				// A worker was free in time: the lateness is the load
+			if t.woke.Sub(t.due) > LateThreshold {
+				// The dispatcher itself woke late: the lateness is the load
 				// generator's own, not queueing behind a slow server.
 				w.t.lateWoken++
 			}
 		}
-		rec := w.one(ctx, due, start)
+		rec := w.one(ctx, t.due, start)
 		if !w.settle(ctx, &rec) {
+			// Drain nothing: the dispatcher stops at the phase's end.
 			return
 		}
 	}
@@ -236,12 +252,17 @@ func runPhase(ctx context.Context, callers []call.Caller, batch int, timeout tim
 	open := rate > 0
 	if open {
 		p.pacer = pace.Constant{Rate: rate, Duration: b.soft, Calls: uint64(b.iterations) * uint64(batch)}
+		p.ticks = make(chan tick)
 	} else if b.iterations > 0 {
 		p.remaining = new(atomic.Int64)
 		p.remaining.Store(int64(b.iterations))
 	}
 	workers := make([]*worker, len(callers))
 	var wg sync.WaitGroup
+	var dispatched sync.WaitGroup
+	if open {
+		dispatched.Go(func() { p.dispatch(ctx) })
+	}
 	for i, c := range callers {
 		w := &worker{caller: c, t: newTally(open), p: p}
 		workers[i] = w
@@ -254,6 +275,14 @@ func runPhase(ctx context.Context, callers []call.Caller, batch int, timeout tim
 		})
 	}
 	wg.Wait()
+	if open {
+		// Every worker is gone (the end, or a stop): unblock the
+		// dispatcher if it waits to hand out a call.
+		stop(nil)
+		for range p.ticks {
+		}
+		dispatched.Wait()
+	}
 	res := phaseResult{t: workers[0].t, elapsed: time.Since(began)}
 	for _, w := range workers[1:] {
 		res.t.merge(w.t)

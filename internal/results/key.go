@@ -64,7 +64,16 @@ func (c Condition) String() string {
 // Label names the condition in prose: "concurrency 4 · open loop at 300
 // calls/s · link 100 Mbit/s, 20 ms RTT · 10 records".
 func (c Condition) Label() string {
-	parts := []string{fmt.Sprintf("concurrency %d", c.Concurrency)}
+	if f := c.Features(); f != "" {
+		return fmt.Sprintf("concurrency %d · %s", c.Concurrency, f)
+	}
+	return fmt.Sprintf("concurrency %d", c.Concurrency)
+}
+
+// Features names the condition's features other than the worker count:
+// "open loop at 300 calls/s · link 100 Mbit/s, 20 ms RTT"; "" when none.
+func (c Condition) Features() string {
+	var parts []string
 	if c.RateRequested > 0 {
 		parts = append(parts, "open loop at "+FormatRate(c.RateRequested)+" calls/s")
 	}

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/meteorbench/meteorbench/internal/analysis"
+	"github.com/meteorbench/meteorbench/internal/capacity"
+	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// capacityFlags are capacity's own flags; the condition flags are run's.
+type capacityFlags struct {
+	slo         string
+	maxErrors   string
+	precision   string
+	maxTime     time.Duration
+	probe       time.Duration
+	probeWarmup time.Duration
+	pause       time.Duration
+	start       float64
+}
+
+// runOnly are run's flags that capacity sets itself per probe.
+var runOnly = []string{"rate", "repeat", "batch", "iterations", "duration", "warmup", "report", "cpuprofile"}
+
+func newCapacityCmd() *cobra.Command {
+	var f runFlags
+	var c capacityFlags
+	f.capacity = true
+	cmd := &cobra.Command{
+		Use:   "capacity",
+		Short: "Find the highest rate each protocol sustains under a latency objective",
+		Long: `Find, for each scenario x protocol x condition, the highest offered open-loop
+rate at which the objective's latency percentile stays within its bound,
+errors within the budget, and the achieved rate at least 99% of the offered.
+
+The search grows the rate exponentially from --start, then bisects to
+--precision, with fixed-length probes (--probe, each after its own
+--probe-warmup and an idle --pause), REST and gRPC probes interleaved step
+by step; it confirms the found rate and repeats probes at the boundary. A
+probe the load generator itself could not deliver (it woke late, its CPU
+was saturated, or every worker was busy while the server met the
+objective) is void, and the search reports "generator-bound at N calls/s"
+instead of a server capacity. --max-time bounds the whole search; stopped by
+it, each series reports its best bracket so far, marked.
+
+Every condition flag of run applies (--target, --proto, --scenario,
+--server-cpus, --link, --records, ...). Without --concurrency the number of
+workers follows the rate (twice the calls in flight at the bound).`,
+		Example: `  meteorbench capacity --slo p99=50ms
+  meteorbench capacity --scenario small,large --server-cpus 1 --slo p99=50ms
+  meteorbench capacity --scenario large --link 100mbit/20ms --format json --out results/cap`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, name := range runOnly {
+				if cmd.Flags().Changed(name) {
+					return usageError{fmt.Errorf("--%s is set per probe by capacity (see --probe, --probe-warmup, --start)", name)}
+				}
+			}
+			cfg, err := f.config(cmd)
+			if err != nil {
+				return usageError{err}
+			}
+			plan, err := c.plan(cmd, cfg)
+			if err != nil {
+				return usageError{err}
+			}
+			return f.searchCapacity(cmd, plan)
+		},
+	}
+	f.addFlags(cmd.Flags())
+	fl := cmd.Flags()
+	for _, name := range runOnly {
+		fl.MarkHidden(name)
+	}
+	// A capacity search compares two protocols on one scenario by default.
+	setDefault(cmd, "scenario", "small")
+	setDefault(cmd, "proto", "rest,grpc")
+	fl.StringVar(&c.slo, "slo", "p99=50ms", "the objective: a latency percentile (p50, p90, p99, p99.9) and its bound, from each call's intended start")
+	fl.StringVar(&c.maxErrors, "max-errors", "0.1%", "the error budget, a percentage of attempts")
+	fl.StringVar(&c.precision, "precision", "5%", "stop bisecting when the bracket is this narrow")
+	fl.DurationVar(&c.maxTime, "max-time", 0, "bound the whole search (default: 2m per scenario and condition)")
+	fl.DurationVar(&c.probe, "probe", 2*time.Second, "measured time of each probe")
+	fl.DurationVar(&c.probeWarmup, "probe-warmup", 500*time.Millisecond, "unmeasured time before each probe, at its rate")
+	fl.DurationVar(&c.pause, "pause", 300*time.Millisecond, "idle time between probes")
+	fl.Float64Var(&c.start, "start", 100, "first offered rate, calls/s")
+	return cmd
+}
+
+// setDefault changes a shared flag's default for this command.
+func setDefault(cmd *cobra.Command, name, value string) {
+	fl := cmd.Flags().Lookup(name)
+	fl.Value.Set(value)
+	fl.DefValue = value
+}
+
+// plan checks capacity's flags and builds the search.
+func (c *capacityFlags) plan(cmd *cobra.Command, cfg loadgen.Config) (*capacity.Plan, error) {
+	obj, err := capacity.ParseSLO(c.slo)
+	if err != nil {
+		return nil, err
+	}
+	if obj.MaxErrors, err = percent("--max-errors", c.maxErrors, 0, 100); err != nil {
+		return nil, err
+	}
+	precision, err := percent("--precision", c.precision, 0.1, 100)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case c.maxTime < 0:
+		return nil, fmt.Errorf("--max-time %v: must not be negative", c.maxTime)
+	case c.probe <= 0:
+		return nil, fmt.Errorf("--probe %v: must be positive", c.probe)
+	case c.probeWarmup < 0:
+		return nil, fmt.Errorf("--probe-warmup %v: must not be negative", c.probeWarmup)
+	case c.pause < 0:
+		return nil, fmt.Errorf("--pause %v: must not be negative", c.pause)
+	case !(c.start >= 1):
+		return nil, fmt.Errorf("--start %v: must be at least 1 call/s", c.start)
+	}
+	p := &capacity.Plan{
+		Base:        cfg,
+		Objective:   obj,
+		Settings:    capacity.Settings{Start: c.start, Precision: precision},
+		Probe:       c.probe,
+		ProbeWarmup: c.probeWarmup,
+		Pause:       c.pause,
+		MaxTime:     c.maxTime,
+	}
+	if cmd.Flags().Changed("concurrency") {
+		if len(cfg.Concurrency) != 1 {
+			return nil, errors.New("--concurrency: give one worker count (or none: it follows the rate)")
+		}
+		p.Workers = cfg.Concurrency[0]
+	}
+	if p.MaxTime == 0 {
+		groups := map[string]bool{}
+		for _, k := range p.Series() {
+			groups[string(k.Scenario)+"/"+k.Condition.String()] = true
+		}
+		p.MaxTime = time.Duration(len(groups)) * 2 * time.Minute
+	}
+	return p, nil
+}
+
+// percent reads "0.1%" (or a bare number, also in percent) as a fraction
+// within [lo, hi] percent.
+func percent(flag, s string, lo, hi float64) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+	if err != nil || v < lo || v > hi {
+		return 0, fmt.Errorf("%s %q: want a percentage from %g%% to %g%%", flag, s, lo, hi)
+	}
+	return v / 100, nil
+}
+
+// searchCapacity runs the search against the target (or the own server) and
+// writes the result document, partial when interrupted.
+func (f *runFlags) searchCapacity(cmd *cobra.Command, p *capacity.Plan) error {
+	ctx := cmd.Context()
+	ui := newRunUI(cmd.ErrOrStderr(), f.quiet)
+	p.Base.Logger = slog.New(slog.DiscardHandler) // probe warnings are summed up by the search
+	if p.Base.OwnServer {
+		stop, err := f.startOwnServer(ctx, ui, &p.Base)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	started := time.Now().UTC().Round(0)
+	p.OnProbe = func(k results.CellKey, pr capacity.Probe) {
+		why := ""
+		if pr.Why != "" {
+			why = " (" + pr.Why + ")"
+		}
+		ui.note("%s %s%s · %s %s calls/s → %s%s", k.Scenario, k.Protocol, features(k.Condition), pr.Phase,
+			results.FormatRate(pr.Outcome.Offered), pr.Verdict, why)
+	}
+	ui.note("capacity search: %s, up to %v", p.Objective, p.MaxTime)
+	found, err := p.Run(ctx)
+	res := &results.Result{
+		Schema:   results.Schema,
+		Env:      capacityEnv(ctx, p),
+		Settings: capacitySettings(p),
+		Started:  started,
+		Finished: time.Now().UTC().Round(0),
+		Cells:    []results.Cell{},
+		Capacity: found,
+	}
+	switch {
+	case err == nil:
+		res.StopReason = "completed"
+	case errors.Is(err, ctx.Err()) && ctx.Err() != nil:
+		res.StopReason, res.Interrupted = "interrupted", true
+	default:
+		res.StopReason = "failed: " + err.Error()
+	}
+	analysis.Apply(res)
+	defer ui.summary(res)
+	if werr := f.write(cmd.OutOrStdout(), ui, nil, res); werr != nil {
+		return errors.Join(err, werr)
+	}
+	if res.Interrupted {
+		return &exitError{130, errors.New("interrupted: partial search written")}
+	}
+	return err
+}
+
+// features is a condition's features for a progress line: " · link ...".
+func features(c results.Condition) string {
+	if f := c.Features(); f != "" {
+		return " · " + f
+	}
+	return ""
+}
+
+// capacityEnv describes the machine and build, as run's documents do.
+func capacityEnv(_ context.Context, p *capacity.Plan) results.Env { return p.Base.Env() }
+
+// capacitySettings records the search's plan: the run settings its probes
+// share (mode open loop, the probe's duration and warm-up).
+func capacitySettings(p *capacity.Plan) results.Settings {
+	cfg := p.Base
+	cfg.Rate = p.Settings.Start
+	cfg.Duration, cfg.Iterations, cfg.Warmup = p.Probe, 0, p.ProbeWarmup
+	cfg.Batches = []int{1}
+	s := cfg.Settings()
+	s.Rate = 0
+	if p.Workers == 0 {
+		s.Concurrency = nil
+	}
+	return s
+}

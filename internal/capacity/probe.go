@@ -1,0 +1,263 @@
+package capacity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"time"
+
+	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// Plan is a capacity search over every cell of a load generator config.
+type Plan struct {
+	// Base is the run's config: target, protocols, scenarios and every
+	// condition; its rate, repeats, duration and concurrency are set per
+	// probe.
+	Base loadgen.Config
+	// Objective and Settings apply to every series.
+	Objective Objective
+	Settings  Settings
+	// Probe and ProbeWarmup are each probe's measured time and warm-up.
+	Probe, ProbeWarmup time.Duration
+	// Pause is the idle time between probes, so one probe's backlog does
+	// not spill into the next.
+	Pause time.Duration
+	// MaxTime bounds the whole search; 0: unbounded.
+	MaxTime time.Duration
+	// Workers is the number of open-loop workers per probe; 0 chooses it
+	// from the rate and the bound (Little's law with headroom).
+	Workers int
+	// OnProbe, when set, is called after every probe (progress).
+	OnProbe func(series results.CellKey, p Probe)
+}
+
+// Void thresholds: a probe is void when the load generator, not the
+// server, could not deliver the rate.
+const (
+	// VoidLate is the fraction of calls that may start late with a worker
+	// free in time (the generator woke late) before the probe is void.
+	VoidLate = 0.01
+	// VoidCPU is the fraction of its cores the generator may use.
+	VoidCPU = 0.9
+)
+
+// workers is the number of workers a probe at rate needs: enough for
+// every call in flight at the bound (Little's law), twice over, within
+// [8, 1024].
+func (p *Plan) workers(rate float64) int {
+	if p.Workers > 0 {
+		return p.Workers
+	}
+	n := int(math.Ceil(2 * rate * p.Objective.Bound.Seconds()))
+	return min(max(n, 8), 1024)
+}
+
+// Series are the cells searched: one per scenario, protocol and condition
+// (batches do not matter in open loop; the first is used).
+func (p *Plan) Series() []results.CellKey {
+	base := p.Base
+	base.Rate, base.Repeat = 1, 1
+	base.Concurrency = []int{1}
+	base.Batches = []int{1}
+	var out []results.CellKey
+	for _, k := range base.Cells() {
+		k.RateRequested = 0
+		out = append(out, k)
+	}
+	return out
+}
+
+// Run searches every series and returns what it found, in series order,
+// with every probe.
+func (p *Plan) Run(ctx context.Context) ([]results.Capacity, error) {
+	series := p.Series()
+	if len(series) == 0 {
+		return nil, ErrNoSeries
+	}
+	searchers := make([]*Searcher, len(series))
+	for i := range searchers {
+		searchers[i] = NewSearcher(p.Objective, p.Settings)
+	}
+	err := Run(ctx, searchers, p.MaxTime, p.Pause, func(ctx context.Context, i int, rate float64) (Outcome, error) {
+		o, err := p.probe(ctx, series[i], rate)
+		if err == nil && p.OnProbe != nil {
+			s := searchers[i]
+			v, why := p.Objective.Judge(o)
+			_, phase := s.Next()
+			p.OnProbe(series[i], Probe{Phase: phase, Outcome: o, Verdict: v, Why: why})
+		}
+		return o, err
+	})
+	out := make([]results.Capacity, len(series))
+	for i, s := range searchers {
+		out[i] = p.capacity(series[i], s.Result())
+	}
+	return out, err
+}
+
+// probe measures one open-loop cell at rate.
+func (p *Plan) probe(ctx context.Context, k results.CellKey, rate float64) (Outcome, error) {
+	k.RateRequested = rate
+	workers := p.workers(rate)
+	k.Concurrency = workers
+	cfg := p.Base.Only(k)
+	cfg.Duration, cfg.Iterations = p.Probe, 0
+	cfg.Warmup = p.ProbeWarmup
+	if cfg.Warmup == 0 {
+		cfg.Warmup = -1
+	}
+	cfg.Repeat = 1
+	cfg.Progress, cfg.Measured, cfg.Started = nil, nil, nil
+	res, err := loadgen.Run(ctx, cfg)
+	if res == nil || len(res.Cells) == 0 {
+		if err == nil {
+			err = errors.New("no cell measured")
+		}
+		return Outcome{}, err
+	}
+	c := &res.Cells[0]
+	o := Outcome{
+		Offered:   rate,
+		Achieved:  c.RateAchieved,
+		Latency:   percentile(c.LatencyUS, p.Objective.Percentile),
+		P50:       c.LatencyUS.P50,
+		Calls:     c.Calls,
+		Errors:    c.Errors,
+		Duration:  time.Duration(c.DurationS * float64(time.Second)),
+		StopEarly: c.StopReason,
+	}
+	o.Void, o.VoidWhy = void(c, workers, p.Objective)
+	if errors.Is(err, loadgen.ErrInterrupted) {
+		return o, err
+	}
+	// A cell that failed (the target went away) is a failed probe, not the
+	// end of the search: the health check decides the next probe.
+	return o, nil
+}
+
+// void says why the load generator, not the server, set a probe's outcome.
+func void(c *results.Cell, workers int, obj Objective) (bool, string) {
+	attempts := c.Calls + c.Errors
+	if attempts == 0 || c.DurationS <= 0 {
+		return false, ""
+	}
+	if float64(c.GeneratorLateCalls) > VoidLate*float64(attempts) {
+		return true, fmt.Sprintf("%d of %d calls started late with a worker free: the load generator woke late", c.GeneratorLateCalls, attempts)
+	}
+	cores := float64(runtime.GOMAXPROCS(0))
+	if used := c.ClientCPUUSPerCall * float64(c.Calls) / 1e6 / c.DurationS; used >= VoidCPU*cores {
+		return true, fmt.Sprintf("the load generator used %.1f of %d cores", used, int(cores))
+	}
+	queued := c.LateCalls - c.GeneratorLateCalls
+	if float64(queued) > VoidLate*float64(attempts) && percentile(c.LatencyUS, obj.Percentile) <= float64(obj.Bound.Microseconds()) {
+		return true, fmt.Sprintf("all %d workers were busy while the server met the objective: %d calls waited for one", workers, queued)
+	}
+	return false, ""
+}
+
+// percentile reads the objective's percentile from a cell's latency.
+func percentile(l results.Latency, p float64) float64 {
+	switch p {
+	case 50:
+		return l.P50
+	case 90:
+		return l.P90
+	case 99.9:
+		return l.P999
+	}
+	return l.P99
+}
+
+// capacity turns a search result into the document's entry.
+func (p *Plan) capacity(k results.CellKey, r Result) results.Capacity {
+	c := results.Capacity{
+		Scenario:       k.Scenario,
+		Protocol:       k.Protocol,
+		Condition:      k.Condition,
+		Objective:      p.Objective.String(),
+		Percentile:     p.Objective.Percentile,
+		BoundUS:        float64(p.Objective.Bound.Microseconds()),
+		MaxErrors:      p.Objective.MaxErrors,
+		Rate:           r.Rate,
+		Lo:             r.Lo,
+		Hi:             r.Hi,
+		Held:           r.Held,
+		Boundary:       r.Boundary,
+		GeneratorBound: r.GeneratorBound,
+		Complete:       r.Complete,
+		Note:           r.Note,
+		Probes:         []results.CapacityProbe{},
+	}
+	c.Condition.Concurrency = p.Workers // 0: chosen per probe
+	for _, pr := range r.Probes {
+		c.Probes = append(c.Probes, results.CapacityProbe{
+			Phase:     string(pr.Phase),
+			Offered:   pr.Outcome.Offered,
+			Achieved:  pr.Outcome.Achieved,
+			LatencyUS: results.Latency{P50: pr.Outcome.P50},
+			Calls:     pr.Outcome.Calls,
+			Errors:    pr.Outcome.Errors,
+			Verdict:   string(pr.Verdict),
+			Why:       pr.Why,
+			DurationS: pr.Outcome.Duration.Seconds(),
+		})
+		last := &c.Probes[len(c.Probes)-1]
+		setPercentile(&last.LatencyUS, p.Objective.Percentile, pr.Outcome.Latency)
+	}
+	return c
+}
+
+func setPercentile(l *results.Latency, p, v float64) {
+	switch p {
+	case 50:
+		l.P50 = v
+	case 90:
+		l.P90 = v
+	case 99.9:
+		l.P999 = v
+	default:
+		l.P99 = v
+	}
+}
+
+// String writes the objective as --slo takes it: "p99<=50ms".
+func (obj Objective) String() string {
+	return fmt.Sprintf("p%g<=%v", obj.Percentile, obj.Bound)
+}
+
+// ParseSLO reads --slo: "p99=50ms" (p50, p90, p99, p99.9).
+func ParseSLO(s string) (Objective, error) {
+	var pct string
+	var bound string
+	for i := 0; i < len(s); i++ {
+		if s[i] == '=' {
+			pct, bound = s[:i], s[i+1:]
+			break
+		}
+	}
+	if pct == "" || bound == "" || pct[0] != 'p' {
+		return Objective{}, fmt.Errorf("--slo %q: want pNN=DURATION, e.g. p99=50ms", s)
+	}
+	var p float64
+	switch pct {
+	case "p50":
+		p = 50
+	case "p90":
+		p = 90
+	case "p99":
+		p = 99
+	case "p99.9":
+		p = 99.9
+	default:
+		return Objective{}, fmt.Errorf("--slo %q: percentile %s: want p50, p90, p99 or p99.9", s, pct)
+	}
+	d, err := time.ParseDuration(bound)
+	if err != nil || d <= 0 {
+		return Objective{}, fmt.Errorf("--slo %q: bound %q: want a positive duration such as 50ms", s, bound)
+	}
+	return Objective{Percentile: p, Bound: d}, nil
+}
