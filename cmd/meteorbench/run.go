@@ -34,6 +34,7 @@ type runFlags struct {
 	scenarios   []string
 	batches     []int
 	concurrency []int
+	compress    []string
 	connections int
 	duration    time.Duration
 	iterations  int
@@ -130,6 +131,7 @@ stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
 	fl.StringSliceVar(&f.scenarios, "scenario", []string{"all"}, "scenarios: small, large, stream, post, or all")
 	fl.IntSliceVar(&f.batches, "batch", []int{100}, "calls per measured batch; a list sweeps (the original experiment: 100,200)")
 	fl.IntSliceVar(&f.concurrency, "concurrency", []int{1}, "workers running batches in parallel; a list sweeps (e.g. 1,16,64)")
+	fl.StringSliceVar(&f.compress, "compress", []string{loadgen.CompressNone}, "compression both ways: none, gzip; a list sweeps (gRPC per-message gzip, REST Content-Encoding gzip)")
 	fl.IntVar(&f.connections, "connections", 0, "TCP connections per protocol (0: gRPC 1, REST one per worker)")
 	fl.DurationVar(&f.duration, "duration", loadgen.DefaultDuration, "measured time per cell (exclusive with --iterations)")
 	fl.IntVar(&f.iterations, "iterations", 0, "batches per cell instead of --duration (each cell is still capped at 10m)")
@@ -255,6 +257,7 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		Scenarios:   scenarios,
 		Batches:     f.batches,
 		Concurrency: f.concurrency,
+		Compress:    f.compress,
 		Connections: f.connections,
 		Timeout:     f.timeout,
 		Rate:        f.rate,

@@ -35,6 +35,7 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 		Workers:     spec.Concurrency,
 		Connections: cfg.Connections,
 		Dialer:      dialer,
+		Compress:    spec.Compress,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", spec, err)

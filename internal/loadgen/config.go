@@ -70,6 +70,9 @@ type Config struct {
 	// Connections is TCP connections per protocol per cell; 0 means the
 	// protocol's default (gRPC 1, REST one per worker).
 	Connections int
+	// Compress is the compression asked for both ways, CompressNone or
+	// CompressGzip; a list sweeps (compress.go). Default: none.
+	Compress []string
 
 	// Duration is the measured time per cell. Zero means DefaultDuration,
 	// unless Iterations is set, in which case the cell is bounded by
@@ -141,6 +144,9 @@ func (c Config) withDefaults() Config {
 	if len(c.Concurrency) == 0 {
 		c.Concurrency = []int{1}
 	}
+	if len(c.Compress) == 0 {
+		c.Compress = []string{CompressNone}
+	}
 	if c.Duration == 0 && c.Iterations == 0 {
 		c.Duration = DefaultDuration
 	}
@@ -195,6 +201,9 @@ func (c Config) Validate() error {
 		if n < 1 {
 			return fmt.Errorf("concurrency %d: must be at least 1", n)
 		}
+	}
+	if err := validCompress(c.Compress); err != nil {
+		return err
 	}
 	switch {
 	case c.Connections < 0:
@@ -262,5 +271,6 @@ func (c Config) settings() results.Settings {
 		Mode:        c.mode(),
 		Rate:        c.Rate,
 		Repeat:      c.Repeat,
+		Compress:    settingsCompress(c.Compress),
 	}
 }

@@ -26,7 +26,7 @@ func (s cellSpec) String() string {
 }
 
 // plan expands a config into the order cells are measured in: for each
-// scenario, batch and concurrency, every repeat of every protocol, with
+// scenario, batch, concurrency and compression, every repeat of every protocol, with
 // protocols innermost (rest, grpc, rest, grpc, ...). Slow drift of the
 // machine then hits all protocols of a cell alike.
 func plan(c Config) []cellSpec {
@@ -34,12 +34,14 @@ func plan(c Config) []cellSpec {
 	for _, sc := range c.Scenarios {
 		for _, b := range c.Batches {
 			for _, n := range c.Concurrency {
-				for r := range c.Repeat {
-					for _, p := range c.Protocols {
-						out = append(out, cellSpec{CellKey: results.CellKey{
-							Scenario: sc, Protocol: p, Batch: b,
-							Condition: results.Condition{Concurrency: n, RateRequested: c.Rate, ServerCPUs: c.ServerCPUs},
-						}, Repeat: r})
+				for _, z := range c.Compress {
+					for r := range c.Repeat {
+						for _, p := range c.Protocols {
+							out = append(out, cellSpec{CellKey: results.CellKey{
+								Scenario: sc, Protocol: p, Batch: b,
+								Condition: results.Condition{Concurrency: n, RateRequested: c.Rate, ServerCPUs: c.ServerCPUs, Compress: conditionCompress(z)},
+							}, Repeat: r})
+						}
 					}
 				}
 			}

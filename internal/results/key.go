@@ -22,9 +22,11 @@ type Condition struct {
 	// ServerCPUs is the number of CPUs the own server was pinned to; 0
 	// when it was not pinned (or the target is not run's own server).
 	ServerCPUs int `json:"server_cpus,omitempty"`
+	// Compress is the compression both ways ("gzip"); "" for none.
+	Compress string `json:"compress,omitempty"`
 }
 
-// String is the condition's part of a cell key: "c4", "c4/r300".
+// String is the condition's part of a cell key: "c4", "c4/r300", "c4/gzip".
 func (c Condition) String() string {
 	s := "c" + strconv.Itoa(c.Concurrency)
 	if c.RateRequested > 0 {
@@ -32,6 +34,9 @@ func (c Condition) String() string {
 	}
 	if c.ServerCPUs > 0 {
 		s += "/s" + strconv.Itoa(c.ServerCPUs)
+	}
+	if c.Compress != "" {
+		s += "/" + c.Compress
 	}
 	return s
 }
@@ -45,6 +50,9 @@ func (c Condition) Label() string {
 	if c.ServerCPUs > 0 {
 		parts = append(parts, "server on "+plural(c.ServerCPUs, "CPU"))
 	}
+	if c.Compress != "" {
+		parts = append(parts, c.Compress)
+	}
 	return strings.Join(parts, " · ")
 }
 
@@ -56,7 +64,10 @@ func (c Condition) Less(o Condition) bool {
 	if c.RateRequested != o.RateRequested {
 		return c.RateRequested < o.RateRequested
 	}
-	return c.ServerCPUs < o.ServerCPUs
+	if c.ServerCPUs != o.ServerCPUs {
+		return c.ServerCPUs < o.ServerCPUs
+	}
+	return c.Compress < o.Compress
 }
 
 // plural says a count of things: "1 CPU", "2 CPUs".

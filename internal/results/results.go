@@ -90,6 +90,9 @@ type Settings struct {
 	Mode        string  `json:"mode"`           // ModeClosed or ModeOpen
 	Rate        float64 `json:"rate,omitempty"` // calls/s per cell in open-loop mode
 	Repeat      int     `json:"repeat"`         // measurements of every cell
+	// Compress lists the compressions swept ("none", "gzip"); omitted when
+	// only none.
+	Compress []string `json:"compress,omitempty"`
 }
 
 // Cell is one measured combination of the features that vary (CellKey).
