@@ -71,6 +71,7 @@ func Verdicts(r *results.Result) []results.Verdict {
 	for _, g := range groups {
 		out = append(out, g.verdict(len(conditions) > 1))
 	}
+	compressNotes(groups, out)
 	return out
 }
 

@@ -50,6 +50,7 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 		Connections: cfg.Connections,
 		Records:     spec.Records,
 		Dialer:      dialer,
+		Compress:    spec.Compress,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", spec, err)

@@ -81,6 +81,9 @@ type Config struct {
 	// cells' Condition.Records stays 0. The small scenario has no payload
 	// and is measured once whatever the list.
 	Records []int
+	// Compress is the compression asked for both ways, CompressNone or
+	// CompressGzip; a list sweeps (compress.go). Default: none.
+	Compress []string
 
 	// Duration is the measured time per cell. Zero means DefaultDuration,
 	// unless Iterations is set, in which case the cell is bounded by
@@ -155,6 +158,9 @@ func (c Config) withDefaults() Config {
 	if len(c.Links) == 0 {
 		c.Links = []link.Spec{{}}
 	}
+	if len(c.Compress) == 0 {
+		c.Compress = []string{CompressNone}
+	}
 	if c.Duration == 0 && c.Iterations == 0 {
 		c.Duration = DefaultDuration
 	}
@@ -222,6 +228,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("records %d given twice", n)
 		}
 		seenRecords[n] = true
+	}
+	if err := validCompress(c.Compress); err != nil {
+		return err
 	}
 	switch {
 	case c.Connections < 0:
@@ -291,6 +300,7 @@ func (c Config) Settings() results.Settings {
 		Repeat:      c.Repeat,
 		Links:       c.settingsLinks(),
 		Records:     c.Records,
+		Compress:    settingsCompress(c.Compress),
 	}
 }
 

@@ -27,7 +27,7 @@ func (s cellSpec) String() string {
 }
 
 // plan expands a config into the order cells are measured in: for each
-// scenario, batch, link, concurrency and payload size, every repeat of every protocol, with
+// scenario, batch, link, concurrency, payload size and compression, every repeat of every protocol, with
 // protocols innermost (rest, grpc, rest, grpc, ...). Slow drift of the
 // machine then hits all protocols of a cell alike.
 func plan(c Config) []cellSpec {
@@ -37,12 +37,15 @@ func plan(c Config) []cellSpec {
 			for _, l := range c.Links {
 				for _, n := range c.Concurrency {
 					for _, rec := range recordsOf(c, sc) {
-						for r := range c.Repeat {
-							for _, p := range c.Protocols {
-								out = append(out, cellSpec{CellKey: results.CellKey{
-									Scenario: sc, Protocol: p, Batch: b,
-									Condition: results.Condition{Concurrency: n, RateRequested: c.Rate, ServerCPUs: c.ServerCPUs, Link: conditionLink(l), Records: rec},
-								}, Repeat: r})
+						for _, z := range c.Compress {
+							for r := range c.Repeat {
+								for _, p := range c.Protocols {
+									out = append(out, cellSpec{CellKey: results.CellKey{
+										Scenario: sc, Protocol: p, Batch: b,
+										Condition: results.Condition{Concurrency: n, RateRequested: c.Rate, ServerCPUs: c.ServerCPUs,
+											Link: conditionLink(l), Records: rec, Compress: conditionCompress(z)},
+									}, Repeat: r})
+								}
 							}
 						}
 					}
@@ -107,6 +110,10 @@ func (c Config) Only(k results.CellKey) Config {
 	c.Records = nil
 	if k.Records > 0 {
 		c.Records = []int{k.Records}
+	}
+	c.Compress = []string{CompressNone}
+	if k.Compress != "" {
+		c.Compress = []string{k.Compress}
 	}
 	return c
 }

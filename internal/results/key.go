@@ -32,6 +32,8 @@ type Condition struct {
 	// generator sets it only when --records was given: a default run keys
 	// and reads exactly as before.
 	Records int `json:"records,omitempty"`
+	// Compress is the compression both ways ("gzip"); "" for none.
+	Compress string `json:"compress,omitempty"`
 }
 
 // N is the number of records the condition's calls carry: Records, or
@@ -43,7 +45,7 @@ func (c Condition) N() int {
 	return c.Records
 }
 
-// String is the condition's part of a cell key: "c4", "c4/r300", "c1/n10".
+// String is the condition's part of a cell key: "c4", "c4/r300", "c1/n10", "c4/gzip".
 func (c Condition) String() string {
 	s := "c" + strconv.Itoa(c.Concurrency)
 	if c.RateRequested > 0 {
@@ -57,6 +59,9 @@ func (c Condition) String() string {
 	}
 	if c.Records > 0 {
 		s += "/n" + strconv.Itoa(c.Records)
+	}
+	if c.Compress != "" {
+		s += "/" + c.Compress
 	}
 	return s
 }
@@ -90,6 +95,9 @@ func (c Condition) Features() string {
 	if c.Records > 0 {
 		parts = append(parts, FormatRecords(c.Records))
 	}
+	if c.Compress != "" {
+		parts = append(parts, c.Compress)
+	}
 	return strings.Join(parts, " · ")
 }
 
@@ -107,7 +115,10 @@ func (c Condition) Less(o Condition) bool {
 	if c.Link != o.Link {
 		return linkLess(c.Link, o.Link)
 	}
-	return c.N() < o.N()
+	if c.N() != o.N() {
+		return c.N() < o.N()
+	}
+	return c.Compress < o.Compress
 }
 
 // plural says a count of things: "1 CPU", "2 CPUs".

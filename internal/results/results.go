@@ -104,6 +104,9 @@ type Settings struct {
 	// named (every call then carries api.DefaultRecords). The small
 	// scenario has no payload and is measured once.
 	Records []int `json:"records,omitempty"`
+	// Compress lists the compressions swept ("none", "gzip"); omitted when
+	// only none.
+	Compress []string `json:"compress,omitempty"`
 }
 
 // Cell is one measured combination of the features that vary (CellKey).

@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -57,6 +58,7 @@ type respWriter struct {
 	failed bool // writing the body failed (the client went away, or a timeout)
 	p      protocol
 	m      method // noMethod unless this is a data call
+	gzip   bool   // a data call whose client accepts gzip (compress.go)
 }
 
 // WriteHeader records the status and passes it on.
@@ -150,6 +152,7 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	accept := acceptPref(r.Header["Accept"])
+	rw.gzip = acceptsGzip(r.Header["Accept-Encoding"])
 	if m == methodPostLargePayload {
 		h.post(w, rw, r, accept)
 		return
@@ -270,15 +273,29 @@ func (h *restHandler) post(w http.ResponseWriter, rw *respWriter, r *http.Reques
 			fmt.Sprintf("request body is %d bytes; the limit is %d", r.ContentLength, h.maxBody))
 		return
 	}
-	body := http.MaxBytesReader(w, r.Body, h.maxBody)
+	gz, known := requestCoding(r.Header["Content-Encoding"])
+	if !known {
+		writeError(rw, http.StatusUnsupportedMediaType, "Content-Encoding must be gzip or identity")
+		return
+	}
+	var body io.Reader = http.MaxBytesReader(w, r.Body, h.maxBody)
+	length := r.ContentLength
+	if gz {
+		zb := newGzipBody(body, h.maxBody) // the limit is on the inflated size
+		defer zb.close()
+		body, length = zb, 0
+	}
 	var err error
 	if isProto {
-		err = h.decodeProtoBody(body, r.ContentLength)
+		err = h.decodeProtoBody(body, length)
 	} else {
 		_, err = decodeLandingsJSON(body)
 	}
 	if err != nil {
 		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			if gz { // the raw body may be unread: do not wait for the rest of it
+				rw.Header()["Connection"] = hdrClose
+			}
 			writeError(rw, http.StatusRequestEntityTooLarge,
 				fmt.Sprintf("request body is over the %d-byte limit", mbe.Limit))
 			return
@@ -378,18 +395,29 @@ var streamWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 
 type streamOut struct {
 	rw    *respWriter
 	bw    *bufio.Writer
-	first bool // the first record is written and flushed
+	zw    *gzip.Writer // records go through it into bw when the answer is gzip
+	first bool         // the first record is written and flushed
 }
 
 func newStreamOut(rw *respWriter) *streamOut {
 	bw := streamWriters.Get().(*bufio.Writer)
 	bw.Reset(rw)
-	return &streamOut{rw: rw, bw: bw}
+	o := &streamOut{rw: rw, bw: bw}
+	if rw.gzip {
+		o.zw = getGzipWriter(bw)
+	}
+	return o
 }
 
 // Write takes one whole record; after the first, it is only buffered.
 func (o *streamOut) Write(b []byte) (int, error) {
-	n, err := o.bw.Write(b)
+	var n int
+	var err error
+	if o.zw != nil {
+		n, err = o.zw.Write(b)
+	} else {
+		n, err = o.bw.Write(b)
+	}
 	if err != nil || o.first {
 		return n, err
 	}
@@ -399,6 +427,11 @@ func (o *streamOut) Write(b []byte) (int, error) {
 
 // flush sends everything buffered, through net/http to the connection.
 func (o *streamOut) flush() error {
+	if o.zw != nil {
+		if err := o.zw.Flush(); err != nil {
+			return err
+		}
+	}
 	if err := o.bw.Flush(); err != nil {
 		return err
 	}
@@ -407,6 +440,11 @@ func (o *streamOut) flush() error {
 
 // close flushes what is left and recycles the buffer.
 func (o *streamOut) close() {
+	if o.zw != nil {
+		_ = o.zw.Close() // the gzip trailer, into bw
+		putGzipWriter(o.zw)
+		o.zw = nil
+	}
 	_ = o.flush()
 	o.bw.Reset(nil)
 	streamWriters.Put(o.bw)
@@ -415,6 +453,7 @@ func (o *streamOut) close() {
 // streamJSON writes the records as NDJSON, one record a line.
 func (h *restHandler) streamJSON(rw *respWriter, ls []data.Landing) {
 	rw.Header()["Content-Type"] = hdrNDJSON
+	rw.setGzipHeaders()
 	rw.WriteHeader(http.StatusOK)
 	out := newStreamOut(rw)
 	defer out.close()
@@ -430,6 +469,7 @@ func (h *restHandler) streamJSON(rw *respWriter, ls []data.Landing) {
 // protodelim format), buffered as streamJSON is.
 func (h *restHandler) streamProto(rw *respWriter, msgs []*pb.MeteoriteLanding) {
 	rw.Header()["Content-Type"] = hdrProtobuf
+	rw.setGzipHeaders()
 	rw.WriteHeader(http.StatusOK)
 	out := newStreamOut(rw)
 	defer out.close()
@@ -492,6 +532,10 @@ func writeProto(rw *respWriter, m proto.Message) {
 }
 
 func writeBody(w http.ResponseWriter, code int, ct []string, body []byte) {
+	if rw, ok := w.(*respWriter); ok && rw.gzip && code == http.StatusOK {
+		writeGzipBody(w, code, ct, body)
+		return
+	}
 	h := w.Header()
 	h["Content-Type"] = ct
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}

@@ -81,7 +81,14 @@ type Options struct {
 	Records int
 	// Dialer opens and counts the client's connections. Required.
 	Dialer *wire.Dialer
+	// Compress is the compression to ask for both ways: "" (none) or
+	// CompressGzip.
+	Compress string
 }
+
+// CompressGzip asks for gzip: gRPC per-message gzip, REST Content-Encoding
+// gzip on request bodies and Accept-Encoding gzip on GETs.
+const CompressGzip = "gzip"
 
 // Validate reports missing or impossible options.
 func (o Options) Validate() error {
@@ -99,6 +106,9 @@ func (o Options) Validate() error {
 	}
 	if o.Dialer == nil {
 		return errors.New("call: no dialer")
+	}
+	if o.Compress != "" && o.Compress != CompressGzip {
+		return fmt.Errorf("call: unknown compression %q", o.Compress)
 	}
 	return nil
 }

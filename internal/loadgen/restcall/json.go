@@ -181,6 +181,7 @@ type jsonPost struct {
 	req      *http.Request
 	landings []data.Landing
 	buf      bytes.Buffer
+	gz       bodyGzipper
 }
 
 func (a *jsonPost) Call(ctx context.Context) (call.Outcome, error) {
@@ -188,6 +189,9 @@ func (a *jsonPost) Call(ctx context.Context) (call.Outcome, error) {
 	body, err := json.Marshal(a.landings)
 	if err != nil {
 		return call.Outcome{}, err
+	}
+	if a.c.gzip {
+		body = a.gz.compress(body)
 	}
 	req := a.req.WithContext(ctx)
 	req.Body = io.NopCloser(bytes.NewReader(body))

@@ -174,6 +174,7 @@ type pbPost struct {
 	req  *http.Request
 	list *pb.MeteoriteLandingList
 	buf  bytes.Buffer
+	gz   bodyGzipper
 }
 
 func (a *pbPost) Call(ctx context.Context) (call.Outcome, error) {
@@ -181,6 +182,9 @@ func (a *pbPost) Call(ctx context.Context) (call.Outcome, error) {
 	body, err := proto.Marshal(a.list)
 	if err != nil {
 		return call.Outcome{}, err
+	}
+	if a.c.gzip {
+		body = a.gz.compress(body)
 	}
 	req := a.req.WithContext(ctx)
 	req.Body = io.NopCloser(bytes.NewReader(body))
