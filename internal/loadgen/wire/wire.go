@@ -6,6 +6,7 @@ package wire
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -29,10 +30,15 @@ func (s Stats) Sub(o Stats) Stats {
 type Dialer struct {
 	// Dialer is the underlying dialer; its zero value is net.Dialer's.
 	Dialer net.Dialer
+	// TLS, when set, makes every connection TLS: the handshake is done in
+	// DialContext, timed (Handshakes) and counted (tls.go). It sets the
+	// ALPN protocols offered.
+	TLS *tls.Config
 
 	mu     sync.Mutex
 	live   map[*Conn]struct{}
 	closed Stats // totals of connections already closed, and all dials
+	hs     handshakes
 }
 
 // DialContext dials like net.Dialer.DialContext and wraps the connection so
@@ -50,6 +56,9 @@ func (d *Dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 	d.live[cc] = struct{}{}
 	d.closed.Dials++
 	d.mu.Unlock()
+	if d.TLS != nil {
+		return d.tlsHandshake(ctx, cc, addr)
+	}
 	return cc, nil
 }
 
