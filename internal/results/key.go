@@ -22,6 +22,8 @@ type Condition struct {
 	// ServerCPUs is the number of CPUs the own server was pinned to; 0
 	// when it was not pinned (or the target is not run's own server).
 	ServerCPUs int `json:"server_cpus,omitempty"`
+	// TLS is true when the calls went over TLS (run --tls).
+	TLS bool `json:"tls,omitempty"`
 }
 
 // String is the condition's part of a cell key: "c4", "c4/r300".
@@ -32,6 +34,9 @@ func (c Condition) String() string {
 	}
 	if c.ServerCPUs > 0 {
 		s += "/s" + strconv.Itoa(c.ServerCPUs)
+	}
+	if c.TLS {
+		s += "/tls"
 	}
 	return s
 }
@@ -45,6 +50,9 @@ func (c Condition) Label() string {
 	if c.ServerCPUs > 0 {
 		parts = append(parts, "server on "+plural(c.ServerCPUs, "CPU"))
 	}
+	if c.TLS {
+		parts = append(parts, "TLS")
+	}
 	return strings.Join(parts, " · ")
 }
 
@@ -56,7 +64,10 @@ func (c Condition) Less(o Condition) bool {
 	if c.RateRequested != o.RateRequested {
 		return c.RateRequested < o.RateRequested
 	}
-	return c.ServerCPUs < o.ServerCPUs
+	if c.ServerCPUs != o.ServerCPUs {
+		return c.ServerCPUs < o.ServerCPUs
+	}
+	return !c.TLS && o.TLS
 }
 
 // plural says a count of things: "1 CPU", "2 CPUs".
