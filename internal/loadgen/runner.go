@@ -49,6 +49,7 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 		scraper: newScraper(cfg.Target),
 	}
 	defer r.scraper.close()
+	r.controlOverTLS() // tls.go
 	res := &results.Result{
 		Schema:   results.Schema,
 		Env:      env(cfg),
@@ -84,7 +85,7 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 		cfg.Started(&head)
 	}
 
-	specs := plan(cfg)
+	specs := withTLS(plan(cfg), cfg.TLS) // tls.go
 	var (
 		done   []measured // the measurements of the current group
 		runErr error
