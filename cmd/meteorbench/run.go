@@ -56,6 +56,7 @@ type runFlags struct {
 	serverCPUs  int
 	// capacity is set by the capacity command: its probes are open loop.
 	capacity bool
+	tls      runTLSFlags // runtls.go
 	// The CPUs --server-cpus gives each side, set by config.
 	serverSet, clientSet cpuset.Set
 }
@@ -123,8 +124,8 @@ stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
   meteorbench run --scenario small --proto grpc,rest --concurrency 1,16,64 --format json | jq .
   meteorbench run --target 127.0.0.1:8080 --rate 2000 --duration 30s --out results/run1 --format table,json,csv
   meteorbench run --repeat 5 --scenario large --format markdown`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) > 0 {
+		Args: func(cmd *cobra.Command, args []string) error {
+			if args = f.tls.takeModeArg(cmd.Flags(), args); len(args) > 0 {
 				return usageError{fmt.Errorf("run takes no arguments, got %q", args[0])}
 			}
 			return nil
@@ -163,6 +164,7 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&f.out, "out", "", "write one file per format to PREFIX.<ext> instead of stdout")
 	fl.StringVar(&f.report, "report", "", "also write a report to FILE at the end, its format from the extension (.html: one self-contained page with charts; .svg, .png, .md)")
 	fl.IntVar(&f.serverCPUs, "server-cpus", autoServerCPUs, "pin the own server to N CPUs (its GOMAXPROCS follows) and the load generator to the others, so they stop competing for cores (Linux). Default: half the CPUs with the own server in closed loop; 0: no pinning")
+	f.tls.register(fl)
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar, no warnings or notes on stderr (only errors)")
 	fl.StringVar(&f.cpuprofile, "cpuprofile", "", "write the load generator's CPU profile to this file (for tuning the harness)")
 	fl.MarkHidden("cpuprofile")
@@ -325,6 +327,9 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 	cfg.Warmup = f.warmup
 	if f.warmup == 0 {
 		cfg.Warmup = -1 // none
+	}
+	if err := f.tls.apply(&cfg, f.target); err != nil {
+		return cfg, err
 	}
 	if cfg.Target == "" {
 		cfg.Target = "127.0.0.1:0" // placeholder for Validate; the child's address replaces it
@@ -510,8 +515,13 @@ func (f *runFlags) startOwnServer(ctx context.Context, ui *runUI, cfg *loadgen.C
 	if cfg.Token != "" {
 		env = append(env, tokenEnv+"="+cfg.Token)
 	}
-	srv, err := child.Start(ctx, exe, ownServerArgs(*cfg), env)
+	tlsArgs, trust, cleanup, err := f.tls.ownServer(cfg)
 	if err != nil {
+		return nil, err
+	}
+	srv, err := child.Start(ctx, exe, append(ownServerArgs(*cfg), tlsArgs...), env)
+	if err != nil {
+		cleanup()
 		if ctx.Err() != nil {
 			return nil, &exitError{130, errors.New("interrupted")}
 		}
@@ -521,8 +531,13 @@ func (f *runFlags) startOwnServer(ctx context.Context, ui *runUI, cfg *loadgen.C
 		if err := srv.Stop(childStopGrace); err != nil {
 			ui.note("own server: %v", err)
 		}
+		cleanup()
 	}
 	cfg.Target = srv.Addr
+	if err := trust(); err != nil {
+		stop()
+		return nil, err
+	}
 	ui.note("started own server (meteorbench serve) on %s", srv.Addr)
 	if f.serverCPUs > 0 {
 		if err := cpuset.Pin(f.clientSet); err != nil {

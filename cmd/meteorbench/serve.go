@@ -42,6 +42,7 @@ func newServeCmd() *cobra.Command {
 		maxBody  = serveByteSize(server.DefaultMaxBody)
 		cpus     cpusFlag
 		cfg      server.Config
+		tlsFlags serveTLSFlags // servetls.go
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -78,6 +79,9 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 			if !cmd.Flags().Changed("token") {
 				cfg.Token = os.Getenv(tokenEnv)
 			}
+			if err := tlsFlags.check(); err != nil {
+				return usageError{err}
+			}
 			cfg.MaxBody = int64(maxBody)
 			cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 			if err := cfg.Validate(); err != nil {
@@ -90,6 +94,10 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 					return err
 				}
 				pinned = fmt.Sprintf(", pinned to CPUs %s (GOMAXPROCS %d)", cpus.set, runtime.GOMAXPROCS(0))
+			}
+			host, _, _ := net.SplitHostPort(string(addr))
+			if err := tlsFlags.apply(&cfg, host, cmd.ErrOrStderr()); err != nil {
+				return err
 			}
 			srv, err := server.New(cfg)
 			if err != nil {
@@ -111,7 +119,8 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 				}
 			}
 			// The one start-up line; `run` reads the address after "listening on ".
-			fmt.Fprintf(cmd.ErrOrStderr(), "meteorbench serve: listening on %s (REST over HTTP/1.1 and gRPC over HTTP/2)%s\n", ln.Addr(), pinned)
+			fmt.Fprintf(cmd.ErrOrStderr(), "meteorbench serve: listening on %s (REST over HTTP/1.1 and gRPC over HTTP/2%s)%s\n", ln.Addr(), tlsNote(cfg), pinned)
+			tokenWarning(cfg, ln.Addr(), cfg.Logger)
 			if fileErr != nil {
 				cfg.Logger.Warn("health --addr-file will not find this server", "err", fileErr)
 			}
@@ -134,6 +143,7 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 	f.DurationVar(&cfg.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close connections idle this long (both protocols)")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "time in-flight calls get to finish after SIGINT/SIGTERM")
 	f.Var(&cpus, "cpus", "pin the server to these CPUs, a Linux CPU `list` such as 0, 0-1 or 0,2-3 (GOMAXPROCS becomes their number); default: unpinned")
+	tlsFlags.register(f)
 	f.StringVar(&logLevel, "log-level", "info", "stderr log level: debug|info|warn|error (nothing is logged per request)")
 	return cmd
 }

@@ -29,7 +29,7 @@ type measured struct {
 // up, then measures the cell: one repeat's figures.
 func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, error) {
 	cfg := r.cfg
-	dialer := &wire.Dialer{}
+	dialer := r.dialer(spec) // tls.go
 	if spec.Link != "" {
 		// A fresh link per cell: no queue or state carries over.
 		l, err := link.Parse(spec.Link)
@@ -80,6 +80,7 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 	after := r.snapshot(ctx, dialer)
 
 	m := &measured{spec: spec, cell: r.summarize(spec, ph, before, after, dialer.Stats().Dials)}
+	m.cell.TLSHandshakeUS = handshakeLatency(dialer)
 	switch {
 	case ctx.Err() != nil:
 		m.cell.StopReason = results.StopInterrupted

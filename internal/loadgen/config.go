@@ -14,6 +14,7 @@
 package loadgen
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -110,6 +111,13 @@ type Config struct {
 	// Repeat is how many times each cell is measured (interleaved with the
 	// other protocols). Zero means 1.
 	Repeat int
+
+	// TLS lists the transport conditions to measure, a sweep: false is
+	// plaintext, true TLS. Empty means plaintext only. TLSConfig is the
+	// clients' TLS configuration (roots or InsecureSkipVerify; nil: the
+	// system roots); each protocol's client sets its own ALPN (tls.go).
+	TLS       []bool
+	TLSConfig *tls.Config
 
 	// ServerCPUs is the number of CPUs the own server is pinned to (0: not
 	// pinned); it is part of every cell's condition. ServerCPUList and
@@ -250,7 +258,7 @@ func (c Config) Validate() error {
 	case c.ServerCPUs < 0:
 		return fmt.Errorf("server CPUs %d: must not be negative", c.ServerCPUs)
 	}
-	return nil
+	return c.validateTLS() // tls.go
 }
 
 func unique[T ~string](what string, names []T) error {

@@ -292,16 +292,17 @@ func TestRunConnections(t *testing.T) {
 // config is exactly that cell.
 func TestConfigOnly(t *testing.T) {
 	cfg := loadgen.Config{Target: "127.0.0.1:1", Scenarios: []api.Scenario{api.Small, api.Large}, Records: []int{10, 100},
-		Concurrency: []int{1, 4}, Batches: []int{5}, Repeat: 3, Compress: []string{loadgen.CompressNone, loadgen.CompressGzip}}
+		Concurrency: []int{1, 4}, Batches: []int{5}, Repeat: 3, Compress: []string{loadgen.CompressNone, loadgen.CompressGzip},
+		TLS: []bool{false, true}}
 	l, err := link.Parse("100mbit/20ms")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Links = []link.Spec{{}, l}
 	cells := cfg.Cells()
-	// small: 2 links x 2 concurrency x 2 compressions x 3 protocols; large:
-	// also x 2 sizes.
-	if len(cells) != 2*2*2*3+2*2*2*2*3 {
+	// small: 2 links x 2 concurrency x 2 compressions x 2 TLS x 3
+	// protocols; large: also x 2 sizes.
+	if len(cells) != 2*(2*2*2*3+2*2*2*2*3) {
 		t.Fatalf("%d cells", len(cells))
 	}
 	for _, k := range cells {

@@ -53,7 +53,7 @@ func plan(c Config) []cellSpec {
 			}
 		}
 	}
-	return out
+	return withTLS(out, c.TLS) // tls.go
 }
 
 // recordsOf is the payload sizes a scenario is measured at: every one of
@@ -114,6 +114,9 @@ func (c Config) Only(k results.CellKey) Config {
 	c.Compress = []string{CompressNone}
 	if k.Compress != "" {
 		c.Compress = []string{k.Compress}
+	}
+	if len(c.TLS) > 0 || k.TLS {
+		c.TLS = []bool{k.TLS}
 	}
 	return c
 }

@@ -106,6 +106,7 @@ func mergeCell(cs []results.Cell) results.Cell {
 	m.FirstRecordUS = mergeLatency(cs, func(c *results.Cell) *results.Latency { return c.FirstRecordUS })
 	m.LastByteUS = mergeLatency(cs, func(c *results.Cell) *results.Latency { return c.LastByteUS })
 	m.DecodeUS = mergeLatency(cs, func(c *results.Cell) *results.Latency { return c.DecodeUS })
+	m.TLSHandshakeUS = mergeLatency(cs, func(c *results.Cell) *results.Latency { return c.TLSHandshakeUS })
 	m.Distribution = mergeDistribution(cs)
 	// Time per batch only from the repeats that completed a batch: a repeat
 	// too short for one has no figure, which is not a figure of 0.

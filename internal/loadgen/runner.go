@@ -49,6 +49,7 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 		scraper: newScraper(cfg.Target),
 	}
 	defer r.scraper.close()
+	r.controlOverTLS() // tls.go
 	res := &results.Result{
 		Schema:   results.Schema,
 		Env:      cfg.Env(),

@@ -34,6 +34,8 @@ type Condition struct {
 	Records int `json:"records,omitempty"`
 	// Compress is the compression both ways ("gzip"); "" for none.
 	Compress string `json:"compress,omitempty"`
+	// TLS is true when the calls went over TLS (run --tls).
+	TLS bool `json:"tls,omitempty"`
 }
 
 // N is the number of records the condition's calls carry: Records, or
@@ -62,6 +64,9 @@ func (c Condition) String() string {
 	}
 	if c.Compress != "" {
 		s += "/" + c.Compress
+	}
+	if c.TLS {
+		s += "/tls"
 	}
 	return s
 }
@@ -98,6 +103,9 @@ func (c Condition) Features() string {
 	if c.Compress != "" {
 		parts = append(parts, c.Compress)
 	}
+	if c.TLS {
+		parts = append(parts, "TLS")
+	}
 	return strings.Join(parts, " · ")
 }
 
@@ -118,7 +126,10 @@ func (c Condition) Less(o Condition) bool {
 	if c.N() != o.N() {
 		return c.N() < o.N()
 	}
-	return c.Compress < o.Compress
+	if c.Compress != o.Compress {
+		return c.Compress < o.Compress
+	}
+	return !c.TLS && o.TLS
 }
 
 // plural says a count of things: "1 CPU", "2 CPUs".

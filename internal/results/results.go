@@ -159,6 +159,10 @@ type Cell struct {
 	LastByteUS *Latency `json:"last_byte_us,omitempty"`
 	DecodeUS   *Latency `json:"decode_us,omitempty"`
 
+	// TLSHandshakeUS is the client's TLS handshake time per connection the
+	// cell opened (warm-up included, as Connections); TLS cells only.
+	TLSHandshakeUS *Latency `json:"tls_handshake_us,omitempty"`
+
 	// Closed loop only: batches completed without error and the time per
 	// batch of Batch calls. Open-loop cells have no time per batch.
 	Batches int64  `json:"batches"`

@@ -13,6 +13,7 @@ package server
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -93,6 +94,16 @@ type Config struct {
 	// DefaultShutdownTimeout (8 s, under Docker's 10 s stop grace period).
 	ShutdownTimeout time.Duration
 
+	// TLS, when set, makes the port TLS only: the server terminates TLS
+	// and routes each connection by its ALPN protocol, h2 to gRPC and
+	// http/1.1 (or none) to REST (tls.go). Its certificates are used as
+	// given; NextProtos is set by the server. Plaintext clients fail at
+	// once. Nil: plaintext.
+	TLS *tls.Config
+	// TLSAllowPlaintext, with TLS, also serves plaintext clients on the
+	// same port (for run --tls both). Off for an exposed server.
+	TLSAllowPlaintext bool
+
 	// Logger receives start-up, shutdown and connection-level debug
 	// messages, never one per request. Nil discards them.
 	Logger *slog.Logger
@@ -100,6 +111,9 @@ type Config struct {
 
 // Validate reports the first invalid field, if any.
 func (c Config) Validate() error {
+	if err := c.validateTLS(); err != nil { // tls.go
+		return err
+	}
 	for i := 0; i < len(c.Token); i++ {
 		if b := c.Token[i]; b <= ' ' || b > '~' {
 			return fmt.Errorf("server: token must be printable ASCII without spaces (byte %d is %#x)", i, b)
@@ -217,17 +231,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if !s.served.CompareAndSwap(false, true) {
 		return errors.New("server: Serve called twice")
 	}
-	m := cmux.New(ln)
-	// A connection that does not show its protocol in time is closed
-	// instead of pinning a goroutine (and m.Serve at shutdown).
-	m.SetReadTimeout(s.cfg.HeaderTimeout)
-	m.HandleError(s.handleMuxError)
-	// HTTP2() reads only the 24-byte client preface, so gRPC clients that
-	// wait for the server's SETTINGS before sending headers still match.
-	// HTTP1() parses the request line: every method reaches net/http, PATCH
-	// included (HTTP1Fast would reset it).
-	grpcL := m.Match(cmux.HTTP2())
-	httpL := m.Match(cmux.HTTP1())
+	m, grpcL, httpL := s.listeners(ln) // tls.go
 
 	gs := s.newGRPCServer()
 	hs := s.newHTTPServer()
@@ -300,6 +304,26 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.log.Debug("stopped", "drain", time.Since(start), "forced", forced)
 	return errors.Join(errs...)
+}
+
+// newCmux splits a plaintext listener by protocol. With tlsL, TLS
+// ClientHellos go to *tlsL first (TLSAllowPlaintext).
+func (s *Server) newCmux(ln net.Listener, tlsL *net.Listener) (cmux.CMux, net.Listener, net.Listener) {
+	m := cmux.New(ln)
+	// A connection that does not show its protocol in time is closed
+	// instead of pinning a goroutine (and m.Serve at shutdown).
+	m.SetReadTimeout(s.cfg.HeaderTimeout)
+	m.HandleError(s.handleMuxError)
+	if tlsL != nil {
+		*tlsL = m.Match(cmux.TLS())
+	}
+	// HTTP2() reads only the 24-byte client preface, so gRPC clients that
+	// wait for the server's SETTINGS before sending headers still match.
+	// HTTP1() parses the request line: every method reaches net/http, PATCH
+	// included (HTTP1Fast would reset it).
+	grpcL := m.Match(cmux.HTTP2())
+	httpL := m.Match(cmux.HTTP1())
+	return m, grpcL, httpL
 }
 
 // cleanStop reports whether err is what a listener or server returns when it

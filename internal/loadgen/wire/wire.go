@@ -6,6 +6,7 @@ package wire
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -33,10 +34,15 @@ type Dialer struct {
 	// an emulated link: link.Relay.DialContext). What it returns is counted
 	// as it is, so the counts stay the application's bytes.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// TLS, when set, makes every connection TLS: the handshake is done in
+	// DialContext, timed (Handshakes) and counted (tls.go). It sets the
+	// ALPN protocols offered.
+	TLS *tls.Config
 
 	mu     sync.Mutex
 	live   map[*Conn]struct{}
 	closed Stats // totals of connections already closed, and all dials
+	hs     handshakes
 }
 
 // DialContext dials like net.Dialer.DialContext and wraps the connection so
@@ -58,6 +64,9 @@ func (d *Dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 	d.live[cc] = struct{}{}
 	d.closed.Dials++
 	d.mu.Unlock()
+	if d.TLS != nil {
+		return d.tlsHandshake(ctx, cc, addr)
+	}
 	return cc, nil
 }
 
