@@ -216,13 +216,6 @@ type family struct {
 }
 
 func families(groups []*group) []*family {
-	batches, concs := map[int]bool{}, map[int]bool{}
-	recs := map[int]bool{}
-	for _, g := range groups {
-		batches[g.Batch] = true
-		concs[g.Concurrency] = true
-		recs[g.Records] = true
-	}
 	var out []*family
 	byKey := map[string]*family{}
 	for _, g := range groups {
@@ -237,17 +230,7 @@ func families(groups []*group) []*family {
 			byKey[key] = f
 			out = append(out, f)
 		}
-		var label string
-		switch {
-		case len(recs) > 1 && g.Records > 0:
-			label = results.FormatRecords(g.Records) // a --records sweep: the payload tells the bars apart
-		case len(concs) > 1 && len(batches) > 1:
-			label = fmt.Sprintf("b%d c%d", g.Batch, g.Concurrency)
-		case len(concs) > 1:
-			label = fmt.Sprintf("concurrency %d", g.Concurrency)
-		default:
-			label = fmt.Sprintf("batch %d", g.Batch)
-		}
+		label := varying(groups, g)
 		f.groups = append(f.groups, g)
 		f.labels = append(f.labels, label)
 	}
@@ -432,3 +415,45 @@ func dashboard(r *results.Result) *chart.Dashboard {
 func writeSVG(w io.Writer, r *results.Result) error { return dashboard(r).WriteSVG(w) }
 
 func writePNG(w io.Writer, r *results.Result) error { return dashboard(r).WritePNG(w) }
+
+// shortParts names a group's batch and condition features briefly, by
+// dimension: what tells its bars and panels apart from other groups'.
+func shortParts(g *group) [][2]string {
+	c := g.Condition
+	parts := [][2]string{{"batch", fmt.Sprintf("b%d", g.Batch)}, {"concurrency", fmt.Sprintf("c%d", c.Concurrency)}}
+	add := func(dim, v string) { parts = append(parts, [2]string{dim, v}) }
+	add("cpus", map[bool]string{true: fmt.Sprintf("server %d CPU", c.ServerCPUs), false: "unpinned"}[c.ServerCPUs > 0])
+	add("link", map[bool]string{true: c.Link, false: "no link"}[c.Link != ""])
+	if c.Records > 0 {
+		add("records", results.FormatRecords(c.Records))
+	} else {
+		add("records", "")
+	}
+	add("compress", map[bool]string{true: c.Compress, false: "identity"}[c.Compress != ""])
+	add("tls", map[bool]string{true: "TLS", false: "plaintext"}[c.TLS])
+	return parts
+}
+
+// varying labels a group by the features that vary across the run's
+// groups ("b100 c8 · 100mbit/20ms · 10 records"); "batch N" when none do.
+func varying(groups []*group, g *group) string {
+	values := map[string]map[string]bool{}
+	for _, o := range groups {
+		for _, p := range shortParts(o) {
+			if values[p[0]] == nil {
+				values[p[0]] = map[string]bool{}
+			}
+			values[p[0]][p[1]] = true
+		}
+	}
+	var out []string
+	for _, p := range shortParts(g) {
+		if len(values[p[0]]) > 1 && p[1] != "" {
+			out = append(out, p[1])
+		}
+	}
+	if len(out) == 0 {
+		return fmt.Sprintf("batch %d", g.Batch)
+	}
+	return strings.Join(out, " · ")
+}

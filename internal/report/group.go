@@ -29,6 +29,19 @@ func (g *group) chartTitle() string {
 	if g.RateRequested > 0 {
 		s += " · " + fmtRate(g.RateRequested) + "/s"
 	}
+	c := g.Condition
+	if c.Link != "" {
+		s += " · " + c.Link
+	}
+	if c.Records > 0 {
+		s += " · " + results.FormatRecords(c.Records)
+	}
+	if c.Compress != "" {
+		s += " · " + c.Compress
+	}
+	if c.TLS {
+		s += " · TLS"
+	}
 	return s
 }
 

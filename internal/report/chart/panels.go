@@ -225,6 +225,16 @@ func (bp *BarPanel) plot() *plot.Plot {
 	p := newPanel(bp.Title, "", bp.YLabel, false)
 	p.NominalX(bp.Categories...)
 	p.X.Min, p.X.Max = -0.5, float64(n)-0.5
+	if long := 0; n > 2 {
+		for _, c := range bp.Categories {
+			long = max(long, len(c))
+		}
+		if n*long > 40 { // the labels would overlap side by side: slant them
+			p.X.Tick.Label.Rotation = math.Pi / 6
+			p.X.Tick.Label.XAlign = draw.XRight
+			p.X.Tick.Label.YAlign = draw.YCenter
+		}
+	}
 	p.Y.Min, p.Y.Max = 0, top*1.3 // headroom for the legend and labels
 	if top <= 0 {
 		p.Y.Max = 1
