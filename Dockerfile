@@ -5,6 +5,12 @@
 #   docker run --rm --network host -v "$PWD/out:/out" --user "$(id -u):$(id -g)" meteorbench \
 #     run --target 127.0.0.1:8080 --out /out/run1 --format table,json   # load it; results in ./out
 # (docs/server.md has the details: HEALTHCHECK, read-only root, --out volume.)
+# deploy/dockertest builds and runs the runtime stage below with no registry:
+# keep its one "COPY --from=build" line, and RUNTIME_BASE as its FROM.
+
+# The runtime base; a build argument so a test can point it at a locally
+# imported root file system instead of pulling.
+ARG RUNTIME_BASE=gcr.io/distroless/static-debian12:nonroot
 
 FROM golang:1.26 AS build
 WORKDIR /src
@@ -18,7 +24,7 @@ RUN --mount=type=cache,target=/go/pkg/mod \
       -o /out/meteorbench ./cmd/meteorbench
 
 # distroless/static: no shell, no package manager, a nonroot user (65532).
-FROM gcr.io/distroless/static-debian12:nonroot
+FROM ${RUNTIME_BASE}
 COPY --from=build /out/meteorbench /usr/local/bin/meteorbench
 USER nonroot:nonroot
 # serve listens on $METEORBENCH_ADDR unless --addr is given, and writes the
