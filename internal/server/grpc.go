@@ -194,11 +194,13 @@ func (g *grpcService) GetLargePayload(_ *pb.EmptyRequest, stream grpc.ServerStre
 		return errInternal
 	}
 	budget := sendBudgetFrom(stream.Context())
-	for _, m := range msgs {
+	for i, m := range msgs {
 		if err := budget.acquire(stream.Context(), laneStream, estRecordBytes); err != nil {
+			budget.refund(laneStream, min(int64(i)*estRecordBytes, streamRefund))
 			return err
 		}
 		if err := stream.Send(m); err != nil {
+			budget.refund(laneStream, min(int64(i+1)*estRecordBytes, streamRefund))
 			return err
 		}
 	}

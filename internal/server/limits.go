@@ -132,12 +132,33 @@ func (b *sendBudget) wrote(n int) {
 	for i := range b.lanes {
 		b.lanes[i].take(int64(n))
 	}
+	b.wake()
+}
+
+// wake wakes the calls waiting for budget, if any, to try again.
+func (b *sendBudget) wake() {
 	if b.waiters.Load() > 0 {
 		b.mu.Lock()
 		close(b.changed)
 		b.changed = make(chan struct{})
 		b.mu.Unlock()
 	}
+}
+
+// streamRefund is what a streaming call that ends early (the client reset
+// it, or its connection is closing) gives back to its lane: at most what
+// grpc-go queues for one stream before it blocks Send (its 64 KiB write
+// quota), which grpc-go drops, unsent, with the stream. Had some of it
+// been written after all, the count is only lower than it should be.
+const streamRefund = 64 << 10
+
+// refund gives n bytes back to lane l and wakes waiters. Nil-safe.
+func (b *sendBudget) refund(l lane, n int64) {
+	if b == nil {
+		return
+	}
+	b.lanes[l].take(n)
+	b.wake()
 }
 
 // errStalled ends a call whose connection did not take its queued answers.

@@ -66,6 +66,16 @@ func TestSendBudget(t *testing.T) {
 		t.Errorf("after a cancelled wait: %d queued, want 200", q)
 	}
 
+	// A refund gives bytes back (a stream the client reset).
+	b.refund(laneList, 150)
+	if q := b.lanes[laneList].queued.Load(); q != 50 {
+		t.Errorf("after a refund of 150: %d queued, want 50", q)
+	}
+	b.refund(laneList, 1000)
+	if err := b.acquire(ctx, laneList, 200); err != nil {
+		t.Fatal(err)
+	}
+
 	// A stalled wait closes the connection.
 	b.stall = 20 * time.Millisecond
 	if err := b.acquire(ctx, laneList, 10); status.Code(err) != codes.Unavailable || closed.Load() != 1 {
