@@ -8,7 +8,7 @@ package server
 // whether or not the client's flow-control window can take it. A client
 // that announces SETTINGS_INITIAL_WINDOW_SIZE 0 and never sends
 // WINDOW_UPDATE therefore makes the server keep every answer it asks for:
-// measured here, one connection asking GetLargePayloadAsList for 100000
+// measured here (TestH2WindowExhaustion), one connection asking GetLargePayloadAsList for 100000
 // records (10 MB each) on 20 streams grew the heap by 224 MiB, and the
 // streaming GetLargePayload on 680 streams by 129 MiB (it would go on to
 // MaxConcurrentStreams, 1000, per connection). Nothing in grpc-go's options
@@ -23,13 +23,15 @@ package server
 // before the memory is spent instead of after. A client that reads at any
 // speed only waits when it reads slower than the server marshals.
 //
-// A call that has waited Config.WriteTimeout (60 s by default, what an
-// HTTP/1.1 response may take) closes its connection: the client is not
-// reading (or reads slower than the budget in that time), and closing
-// frees everything queued for it. The same rule heals the one way the
-// count can be too high: answers the client reset before they were written
-// were charged but are never seen written; a connection stuck on such
-// charges is closed once and the client reconnects with a fresh budget.
+// The count can be too high in one way: answers the client reset before
+// they were written were charged, are dropped unsent by grpc-go, and are
+// never seen written. So a call that has waited a second may forgive its
+// lane's count (set it to zero), once until the socket has taken a lane's
+// limit again (maybeForgive). A call that has waited Config.WriteTimeout
+// (60 s by default, what an HTTP/1.1 response may take) closes its
+// connection: the client is not reading, and closing frees everything
+// queued for it. A client that never reads thus holds at most about two
+// lanes' worth plus one message per lane.
 //
 // The budget needs to see the bytes the connection writes: the gRPC server
 // gets its connections through budgetCreds, insecure transport credentials
@@ -66,11 +68,12 @@ const (
 )
 
 // laneLimits are the send budget of one gRPC connection, per lane. With the
-// largest list answer (100000 records, about 10 MB) admitted last, one
-// connection holds at most about 18 MB of unsent list answers, and about
-// 2 MiB (some 12 MiB of memory) of unsent stream messages. A client that
-// reads its answers as they come never reaches them.
-var laneLimits = [lanes]int64{laneList: 8 << 20, laneStream: 2 << 20}
+// largest list answer (100000 records, about 10 MB) admitted last, and one
+// forgiveness (maybeForgive), a connection that never reads holds at most
+// about 2 x 18 MB of unsent list answers and 2 x 1 MiB (some 12 MiB of
+// memory) of unsent stream messages. A client that reads its answers as
+// they come never reaches them.
+var laneLimits = [lanes]int64{laneList: 8 << 20, laneStream: 1 << 20}
 
 const (
 	// estRecordBytes is what one record is charged, a little under its
@@ -90,6 +93,7 @@ type sendBudget struct {
 	log     *slog.Logger
 	lanes   [lanes]budgetLane
 	waiters atomic.Int32
+	written atomic.Int64 // bytes the socket took, in all
 	mu      sync.Mutex
 	changed chan struct{} // closed (and replaced) when bytes are written while someone waits
 }
@@ -97,12 +101,16 @@ type sendBudget struct {
 type budgetLane struct {
 	limit  int64
 	queued atomic.Int64
+	// forgivenAt is the connection's written total when this lane's count
+	// was last forgiven (see acquire), or -1.
+	forgivenAt atomic.Int64
 }
 
 func newSendBudget(limits [lanes]int64, stall time.Duration, close func() error, log *slog.Logger) *sendBudget {
 	b := &sendBudget{stall: stall, close: close, log: log, changed: make(chan struct{})}
 	for i := range b.lanes {
 		b.lanes[i].limit = limits[i]
+		b.lanes[i].forgivenAt.Store(-1)
 	}
 	return b
 }
@@ -129,6 +137,7 @@ func (l *budgetLane) admit(n int64) bool {
 
 // wrote records that the socket took n bytes and wakes waiters.
 func (b *sendBudget) wrote(n int) {
+	b.written.Add(int64(n))
 	for i := range b.lanes {
 		b.lanes[i].take(int64(n))
 	}
@@ -179,6 +188,8 @@ func (b *sendBudget) acquire(ctx context.Context, l lane, n int64) error {
 	defer b.waiters.Add(-1)
 	stall := time.NewTimer(b.stall)
 	defer stall.Stop()
+	forgive := time.NewTimer(forgiveAfter)
+	defer forgive.Stop()
 	for {
 		// Take the channel before trying again: a write after the try
 		// closes this channel, so no wake-up is lost.
@@ -192,12 +203,37 @@ func (b *sendBudget) acquire(ctx context.Context, l lane, n int64) error {
 		case <-ch:
 		case <-ctx.Done():
 			return status.FromContextError(ctx.Err()).Err()
+		case <-forgive.C:
+			b.maybeForgive(ln)
 		case <-stall.C:
 			b.log.Debug("closing a gRPC connection that does not read its answers",
 				"queued", ln.queued.Load(), "waited", b.stall)
 			_ = b.close()
 			return errStalled
 		}
+	}
+}
+
+// forgiveAfter is how long a call waits before its lane's count may be
+// forgiven.
+const forgiveAfter = time.Second
+
+// maybeForgive sets the lane's count to zero, unless it was forgiven before
+// and the socket has not taken a lane's limit since. The count can be too
+// high: an answer the client reset before it was written was charged, and
+// grpc-go dropped it unsent (a unary answer gives no sign of that to its
+// handler). Forgiving lets such a client go on after a second's wait; a
+// client that does not read gets one lane's worth more queued, then waits
+// until the stall closes its connection.
+func (b *sendBudget) maybeForgive(ln *budgetLane) {
+	w := b.written.Load()
+	at := ln.forgivenAt.Load()
+	if at >= 0 && w-at < ln.limit {
+		return
+	}
+	if ln.forgivenAt.CompareAndSwap(at, w) {
+		ln.queued.Store(0)
+		b.wake()
 	}
 }
 
