@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/meteorbench/meteorbench/internal/buildinfo"
+	"github.com/meteorbench/meteorbench/internal/clock"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -166,7 +167,7 @@ func scheduling(ctx context.Context) *results.Scheduling {
 	}
 	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 	return &results.Scheduling{
-		Method:        waitMethod,
+		Method:        clock.Method,
 		Samples:       len(late),
 		LatenessP50US: us(quantile(late, 0.50)),
 		LatenessP99US: us(quantile(late, 0.99)),
