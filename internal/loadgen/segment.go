@@ -10,10 +10,15 @@ import (
 // instances together make the load one instance running the whole plan
 // would (k6's execution segments, with equal segments).
 //
-//   - Whole counts (closed-loop workers, closed-loop iterations) are split
-//     by share: instance i gets floor(i·x/N) − floor((i−1)·x/N). The shares
-//     sum to x, differ by at most one, and depend on nothing but i, N and
-//     x. With x < N some instances get 0.
+//   - Closed-loop workers are split by share: instance i gets
+//     floor(i·x/N) − floor((i−1)·x/N). The shares sum to x, differ by at
+//     most one, and depend on nothing but i, N and x. With x < N some
+//     instances get 0.
+//   - Closed-loop iterations follow the workers: with W(i) = floor(i·c/N)
+//     the workers of instances 1..i (c the cell's workers), instance i gets
+//     floor(W(i)·I/c) − floor(W(i−1)·I/c) of the I iterations, its workers'
+//     share of them. They sum to I, and an instance without a worker has
+//     no iteration left for nobody to run.
 //   - The open-loop schedule is split call by call: instance i makes calls
 //     i−1, i−1+N, i−1+2N, ... of the one schedule at --rate, at the same
 //     intended times. Each offers rate/N, its schedule offset by
@@ -38,6 +43,17 @@ func share(s results.Segment, x int) int {
 	}
 	i, n := int64(s.Index), int64(s.Count)
 	return int(i*int64(x)/n - (i-1)*int64(x)/n)
+}
+
+// iterationShare is segment s's part of iterations closed-loop
+// iterations run by workers workers: its workers' part.
+func iterationShare(s results.Segment, workers, iterations int) int {
+	if s.Whole() || workers == 0 {
+		return iterations
+	}
+	w := func(i int) int64 { return int64(i) * int64(workers) / int64(s.Count) }
+	it, c := int64(iterations), int64(workers)
+	return int(w(s.Index)*it/c - w(s.Index-1)*it/c)
 }
 
 // strided is how many of calls 0..x−1 are segment s's: those numbered
@@ -82,7 +98,7 @@ func (c Config) shareOf(spec cellSpec) cellShare {
 		return sh
 	}
 	if c.Iterations > 0 {
-		sh.iterations = share(s, c.Iterations)
+		sh.iterations = iterationShare(s, spec.Concurrency, c.Iterations)
 		if sh.iterations == 0 {
 			sh.empty, sh.why = true, fmt.Sprintf("%d iterations", c.Iterations)
 		}
