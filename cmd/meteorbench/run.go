@@ -120,6 +120,11 @@ error of class invalid-response. Closed-loop is the default; --rate N makes
 the run open-loop (N calls/s per cell, latency measured from each call's
 intended start; late = sent more than 1ms after it was due).
 
+More load than one machine makes: --segment i/N runs share i of N of the plan
+(of the workers, the rate and the iterations; a segment is not part of the
+cell keys), --start-at makes the instances start together, and
+'meteorbench merge' puts their results back into one.
+
 Results go to stdout (or --out PREFIX.<ext>); progress and warnings go to
 stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
 		Example: `  meteorbench run
