@@ -285,6 +285,9 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
+	if f.capacity && (f.segment != "" || f.startAt != "") {
+		return cfg, errors.New("--segment and --start-at split a run between load generators: a capacity search cannot be split")
+	}
 	if f.serverCPUs == autoServerCPUs {
 		f.serverCPUs = defaultServerCPUs(f.target == "", f.rate > 0 || f.capacity)
 	}
