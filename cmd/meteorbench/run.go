@@ -171,7 +171,7 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&f.out, "out", "", "write one file per format to PREFIX.<ext> instead of stdout")
 	fl.StringVar(&f.report, "report", "", "also write a report to FILE at the end, its format from the extension (.html: one self-contained page with charts; .svg, .png, .md)")
 	fl.IntVar(&f.serverCPUs, "server-cpus", autoServerCPUs, "pin the own server to N CPUs (its GOMAXPROCS follows) and the load generator to the others, so they stop competing for cores (Linux). Default: half the CPUs with the own server in closed loop; 0: no pinning")
-	fl.StringVar(&f.segment, "segment", "", "run only share i of N of the plan (i/N, e.g. 2/3): 1/N of the rate, of the workers and of the iterations, so N instances together make the whole load; merge their results with 'meteorbench merge'")
+	fl.StringVar(&f.segment, "segment", "", "run only share i of N of the plan (i/N, e.g. 2/3; auto/N takes i from a Kubernetes Indexed Job's $JOB_COMPLETION_INDEX + 1): 1/N of the rate, of the workers and of the iterations, so N instances together make the whole load; merge their results with 'meteorbench merge'")
 	fl.StringVar(&f.startAt, "start-at", "", "start the first cell at this time, RFC 3339 (2026-05-01T12:00:00Z) or relative (+10s), so instances on several machines start together; the actual offset is recorded")
 	f.tls.register(fl)
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar, no warnings or notes on stderr (only errors)")
@@ -358,11 +358,24 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 	return cfg, nil
 }
 
+// jobIndexEnv is where a Kubernetes Indexed Job puts its pod's index, which
+// --segment auto/N reads.
+const jobIndexEnv = "JOB_COMPLETION_INDEX"
+
 // parseSegmentFlags reads --segment and --start-at ("" for either: none).
 // A relative --start-at (+10s) counts from now.
 func parseSegmentFlags(segment, startAt string, now time.Time) (results.Segment, time.Time, error) {
 	var seg results.Segment
 	var at time.Time
+	if n, ok := strings.CutPrefix(segment, "auto/"); ok {
+		// A Kubernetes Indexed Job numbers its pods from 0 in
+		// JOB_COMPLETION_INDEX; segments count from 1.
+		idx, err := strconv.Atoi(os.Getenv(jobIndexEnv))
+		if err != nil || idx < 0 {
+			return seg, at, fmt.Errorf("--segment auto/%s: $%s is %q, want the 0-based index of an Indexed Job's pod", n, jobIndexEnv, os.Getenv(jobIndexEnv))
+		}
+		segment = strconv.Itoa(idx+1) + "/" + n
+	}
 	if segment != "" {
 		s, err := results.ParseSegment(segment)
 		if err != nil {
