@@ -149,7 +149,8 @@ func TestComposeSegments(t *testing.T) {
 	// Kill gen-2 once the measurement is under way.
 	time.Sleep(time.Until(start.Add(2 * time.Second)))
 	if st := inspect(t, gens["gen-2"], "{{.State.Status}}"); st != "running" {
-		t.Fatalf("gen-2 is %s before the kill: the run ended too early to kill it mid-run", st)
+		t.Fatalf("gen-2 is %s (exit code %s) before the kill: the run ended too early to kill it mid-run:\n%s",
+			st, inspect(t, gens["gen-2"], "{{.State.ExitCode}}"), logs(gens["gen-2"]))
 	}
 	if _, err := docker(30*time.Second, nil, "kill", gens["gen-2"]); err != nil {
 		t.Fatal(err)

@@ -222,6 +222,12 @@ func TestManifests(t *testing.T) {
 		if s.Completions == nil || s.Parallelism == nil || int(*s.Completions) != n || int(*s.Parallelism) != n {
 			t.Fatalf("completions %s, parallelism %s: both must be the N of --segment %s", i32(s.Completions), i32(s.Parallelism), seg)
 		}
+		// Every segment gets a share of the workers of every cell.
+		for _, cs := range strings.Split(args["--concurrency"], ",") {
+			if c, err := strconv.Atoi(cs); err != nil || c < n {
+				t.Fatalf("--concurrency %q: each value must be at least N = %d, or a segment has no worker", args["--concurrency"], n)
+			}
+		}
 		// --target is the Service.
 		host, port, err := net.SplitHostPort(args["--target"])
 		if err != nil || host != svc.Name || port != strconv.Itoa(int(svc.Spec.Ports[0].Port)) {
