@@ -22,7 +22,8 @@ import (
 // twice the share of waits the machine itself wakes more than
 // LateThreshold late with no load (measured right after the run: a VM with
 // CPU steal does that to any process, and the old timer-based dispatcher
-// made 10-20% of calls late); and one retry is allowed.
+// made 10-20% of calls late); and two retries are allowed. On a machine
+// so busy that an idle wait wakes milliseconds late, it skips, saying so.
 func TestOpenLoopPrecision(t *testing.T) {
 	if testing.Short() {
 		t.Skip("2 s of paced load")
@@ -42,19 +43,26 @@ func TestOpenLoopPrecision(t *testing.T) {
 		Rate:        200,
 	}
 	var problems []string
-	for attempt := 1; attempt <= 2; attempt++ {
+	for attempt := 1; attempt <= 3; attempt++ {
 		res, err := Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		noise := lateShare(measureScheduling(context.Background(), 400))
+		idle := measureScheduling(context.Background(), 400)
+		noise := lateShare(idle)
 		problems = openLoopProblems(res.Cells[0], max(0.01, 2*noise))
 		if len(problems) == 0 {
 			return
 		}
-		t.Logf("attempt %d (machine: %.1f%% of idle waits late): %v", attempt, 100*noise, problems)
+		t.Logf("attempt %d (machine: %.1f%% of idle waits late, p99 %v): %v", attempt, 100*noise, idle[len(idle)*99/100], problems)
+		if p99 := idle[len(idle)*99/100]; p99 > 2*LateThreshold {
+			// The machine itself wakes an idle process milliseconds late
+			// (other work on its cores, CPU steal): no harness can be
+			// shown precise here, and a failure would say nothing of it.
+			t.Skipf("machine too busy to check open-loop precision: idle waits wake up to %v late (p99)", p99)
+		}
 	}
-	t.Errorf("open loop imprecise twice: %v", problems)
+	t.Errorf("open loop imprecise three times: %v", problems)
 }
 
 // lateShare is the share of lateness samples above LateThreshold.
