@@ -9,7 +9,9 @@
 // Probes of the series being compared (REST, gRPC, ...) are interleaved step
 // by step, so drift on a noisy machine hits them alike. A probe the load
 // generator itself could not deliver is void: it says "generator-bound at N
-// calls/s", never the server's capacity.
+// calls/s", never the server's capacity; it is first repeated at the same
+// rate (Settings.VoidRetries), as one stall of a shared machine is not the
+// generator's limit.
 //
 // The search is a pure state machine (Searcher): it decides the next rate
 // and reads probe outcomes, and is tested without a clock or a network;
@@ -119,6 +121,11 @@ type Settings struct {
 	// BoundaryProbes are the repeated probes at the found rate that give
 	// it an interval (default 3).
 	BoundaryProbes int
+	// VoidRetries is how many times a void probe is repeated at the same
+	// rate before the search ends generator-bound (default 2): on a shared
+	// machine one stall of the generator voids a probe without the rate
+	// being out of its reach. A negative value: no retry.
+	VoidRetries int
 }
 
 func (s Settings) withDefaults() Settings {
@@ -137,6 +144,11 @@ func (s Settings) withDefaults() Settings {
 	if s.BoundaryProbes <= 0 {
 		s.BoundaryProbes = 3
 	}
+	if s.VoidRetries == 0 {
+		s.VoidRetries = 2
+	} else if s.VoidRetries < 0 {
+		s.VoidRetries = 0
+	}
 	return s
 }
 
@@ -153,6 +165,7 @@ type Searcher struct {
 	// load generator could not deliver.
 	genBound  float64
 	boundLeft int
+	voids     int // consecutive void probes at the current rate
 	Probes    []Probe
 	done      bool
 	stopped   string // why the search ended before its end ("" when it ran out)
@@ -176,12 +189,18 @@ func (s *Searcher) Record(o Outcome) {
 	v, why := s.obj.Judge(o)
 	s.Probes = append(s.Probes, Probe{Phase: s.phase, Outcome: o, Verdict: v, Why: why})
 	if v == Void {
+		// Probe the same rate again (same phase): one stall of a shared
+		// machine is not the generator's limit.
+		if s.voids++; s.voids <= s.set.VoidRetries {
+			return
+		}
 		// The generator could not offer this rate: what the server can
 		// take above it is unknown. Keep the bracket found so far.
 		s.genBound = o.Offered
 		s.finish("generator-bound")
 		return
 	}
+	s.voids = 0
 	rate := o.Offered
 	switch s.phase {
 	case Grow:

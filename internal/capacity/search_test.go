@@ -83,6 +83,46 @@ func TestSearchGeneratorBound(t *testing.T) {
 	if want := "generator-bound at 3200 calls/s: the load generator could not deliver more; the server sustains at least 1600"; r.Note != want {
 		t.Errorf("note %q", r.Note)
 	}
+	// The void rate was tried three times (two retries) before giving up.
+	voids := 0
+	for _, p := range r.Probes {
+		if p.Verdict == Void {
+			voids++
+			if p.Outcome.Offered != 3200 {
+				t.Errorf("void probe at %v", p.Outcome.Offered)
+			}
+		}
+	}
+	if voids != 3 {
+		t.Errorf("%d void probes, want 3 (two retries)", voids)
+	}
+}
+
+// One void probe (a stall of a shared machine) is retried at the same rate
+// in the same phase; the search goes on when the retry is valid.
+func TestSearchVoidRetried(t *testing.T) {
+	s := NewSearcher(p99at50ms, Settings{Start: 100})
+	m := model(950, 0)
+	stalled := false
+	r := drive(t, s, func(rate float64) Outcome {
+		o := m(rate)
+		if rate == 400 && !stalled {
+			stalled = true
+			o.Void, o.VoidWhy = true, "stall"
+		}
+		return o
+	})
+	if !r.Complete || r.GeneratorBound != 0 || r.Rate > 950 || r.Rate < 950/1.05 {
+		t.Fatalf("result %+v", r)
+	}
+	if p := r.Probes[2]; p.Verdict != Void || p.Outcome.Offered != 400 || r.Probes[3].Outcome.Offered != 400 || r.Probes[3].Phase != Grow {
+		t.Errorf("probes 3 and 4: %+v, %+v", p, r.Probes[3])
+	}
+	// No retry when told so.
+	s = NewSearcher(p99at50ms, Settings{Start: 100, VoidRetries: -1})
+	if r := drive(t, s, model(1e6, 3000)); len(r.Probes) != 6 || r.GeneratorBound != 3200 {
+		t.Errorf("without retries: %d probes, %+v", len(r.Probes), r)
+	}
 }
 
 // Errors and a short achieved rate fail a probe like latency does.
