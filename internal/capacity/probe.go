@@ -167,6 +167,14 @@ func void(c *results.Cell, workers int, obj Objective) (bool, string) {
 		return false, ""
 	}
 	late := max(VoidMinCalls, int64(VoidLate*float64(attempts)))
+	queued := c.LateCalls - c.GeneratorLateCalls
+	// Every worker busy the whole probe (Little's law: calls in flight =
+	// achieved rate x latency from the send): the calls queued for a
+	// worker, whatever the dispatcher's clock says (it is late too when it
+	// waited for a worker to take the previous call).
+	if inFlight := c.RateAchieved * c.LatencyUncorrectedUS.Mean / 1e6; c.LateCalls > late && inFlight >= 0.9*float64(workers) {
+		return true, fmt.Sprintf("all %d workers were busy while the server met the objective: %d calls waited for one", workers, c.LateCalls)
+	}
 	if c.GeneratorLateCalls > late {
 		return true, fmt.Sprintf("%d of %d calls started late with a worker free: the load generator woke late", c.GeneratorLateCalls, attempts)
 	}
@@ -174,7 +182,7 @@ func void(c *results.Cell, workers int, obj Objective) (bool, string) {
 	if used := c.ClientCPUUSPerCall * float64(c.Calls) / 1e6 / c.DurationS; used >= VoidCPU*cores {
 		return true, fmt.Sprintf("the load generator used %.1f of %d cores", used, int(cores))
 	}
-	if queued := c.LateCalls - c.GeneratorLateCalls; queued > late {
+	if queued > late {
 		return true, fmt.Sprintf("all %d workers were busy while the server met the objective: %d calls waited for one", workers, queued)
 	}
 	return false, ""

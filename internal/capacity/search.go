@@ -312,7 +312,7 @@ type Result struct {
 func (s *Searcher) Result() Result {
 	r := Result{Lo: s.lo, Hi: s.hi, Rate: s.lo, GeneratorBound: s.genBound, Probes: s.Probes}
 	for _, p := range s.Probes {
-		if p.Phase == Boundary {
+		if p.Phase == Boundary && p.Verdict != Void { // a void probe was repeated
 			r.Boundary++
 			if p.Verdict == Pass {
 				r.Held++
