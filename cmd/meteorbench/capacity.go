@@ -60,7 +60,12 @@ workers follows the rate (twice the calls in flight at the bound).`,
 		Example: `  meteorbench capacity --slo p99=50ms
   meteorbench capacity --scenario small,large --server-cpus 1 --slo p99=50ms
   meteorbench capacity --scenario large --link 100mbit/20ms --format json --out results/cap`,
-		Args: cobra.NoArgs,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if args = f.tls.takeModeArg(cmd.Flags(), args); len(args) > 0 {
+				return usageError{fmt.Errorf("capacity takes no arguments, got %q", args[0])}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, name := range runOnly {
 				if cmd.Flags().Changed(name) {
