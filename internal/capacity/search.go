@@ -195,8 +195,13 @@ func (s *Searcher) Record(o Outcome) {
 			return
 		}
 		// The generator could not offer this rate: what the server can
-		// take above it is unknown. Keep the bracket found so far.
+		// take above it is unknown. Keep the bracket found so far; with no
+		// rate passed yet, look lower, below the generator's limit.
 		s.genBound = o.Offered
+		if low := o.Offered / (s.set.Growth * s.set.Growth); s.lo == 0 && low >= 1 && s.phase == Grow {
+			s.voids, s.next = 0, low
+			return
+		}
 		s.finish("generator-bound")
 		return
 	}
@@ -211,6 +216,9 @@ func (s *Searcher) Record(o Outcome) {
 				return
 			}
 			s.next = math.Min(rate*s.set.Growth, s.set.Max)
+			if s.genBound > 0 && s.next >= s.genBound {
+				s.finish("generator-bound") // the generator could not offer it
+			}
 			return
 		}
 		s.hi = rate
@@ -321,6 +329,8 @@ func (s *Searcher) Result() Result {
 	}
 	r.Complete = s.done && s.stopped == ""
 	switch {
+	case s.genBound > 0 && s.lo == 0:
+		r.Note = fmt.Sprintf("generator-bound at %s calls/s: the load generator could not deliver it, and no lower rate passed", fmtRate(s.genBound))
 	case s.genBound > 0:
 		r.Note = fmt.Sprintf("generator-bound at %s calls/s: the load generator could not deliver more; the server sustains at least %s", fmtRate(s.genBound), fmtRate(s.lo))
 	case s.stopped != "":

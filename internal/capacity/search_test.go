@@ -3,6 +3,8 @@ package capacity
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -196,5 +198,29 @@ func TestRunInterleavesAndStops(t *testing.T) {
 		return Outcome{}, boom
 	}); !errors.Is(err, boom) || !d.Done() {
 		t.Errorf("err %v, done %v", err, d.Done())
+	}
+}
+
+// Void from the start rate: the search looks lower, below the generator's
+// limit, and ends generator-bound under it, never probing the void rate
+// again.
+func TestSearchVoidAtStart(t *testing.T) {
+	s := NewSearcher(p99at50ms, Settings{Start: 100})
+	r := drive(t, s, model(1e6, 60))
+	if r.GeneratorBound != 100 || r.Rate != 50 || r.Complete {
+		t.Fatalf("result %+v", r)
+	}
+	var rates []float64
+	for _, p := range r.Probes {
+		rates = append(rates, p.Outcome.Offered)
+	}
+	if want := []float64{100, 100, 100, 25, 50}; fmt.Sprint(rates) != fmt.Sprint(want) {
+		t.Errorf("rates %v, want %v", rates, want)
+	}
+	// Nothing passes below either: no capacity, said so.
+	s = NewSearcher(p99at50ms, Settings{Start: 100})
+	r = drive(t, s, model(1e6, 0.5))
+	if r.Rate != 0 || r.GeneratorBound == 0 || !strings.Contains(r.Note, "no lower rate passed") {
+		t.Errorf("result %+v", r)
 	}
 }

@@ -483,6 +483,9 @@ func tickNum(v float64) string {
 func dashboard(r *results.Result) *chart.Dashboard {
 	e := &r.Env
 	d := &chart.Dashboard{Title: "meteorbench: REST vs gRPC, side by side", Empty: "no cells were measured", Figures: figures(r)}
+	if len(r.Cells) == 0 && len(r.Capacity) > 0 {
+		d.Empty = "no capacity probe ran"
+	}
 	if r.Interrupted {
 		d.Banner = interruptedBanner
 	}
