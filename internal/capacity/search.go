@@ -194,6 +194,15 @@ func (s *Searcher) Record(o Outcome) {
 		if s.voids++; s.voids <= s.set.VoidRetries {
 			return
 		}
+		if s.phase == Boundary {
+			// The rate is confirmed; a boundary probe the generator
+			// could not deliver is left out, not the search's end.
+			s.voids = 0
+			if s.boundLeft--; s.boundLeft <= 0 {
+				s.finish("")
+			}
+			return
+		}
 		// The generator could not offer this rate: what the server can
 		// take above it is unknown. Keep the bracket found so far; with no
 		// rate passed yet, look lower, below the generator's limit.
@@ -335,6 +344,8 @@ func (s *Searcher) Result() Result {
 		r.Note = fmt.Sprintf("generator-bound at %s calls/s: the load generator could not deliver more; the server sustains at least %s", fmtRate(s.genBound), fmtRate(s.lo))
 	case s.stopped != "":
 		r.Note = s.stopped
+	case r.Boundary < s.set.BoundaryProbes && s.done:
+		r.Note = fmt.Sprintf("held in %d of %d boundary probes (%d void: the generator could not deliver them)", r.Held, r.Boundary, s.set.BoundaryProbes-r.Boundary)
 	case r.Boundary > 0 && r.Held < r.Boundary:
 		r.Note = fmt.Sprintf("held in %d of %d boundary probes", r.Held, r.Boundary)
 	}

@@ -224,3 +224,23 @@ func TestSearchVoidAtStart(t *testing.T) {
 		t.Errorf("result %+v", r)
 	}
 }
+
+// A boundary probe void on every retry is left out: the confirmed rate
+// stands, the note says how many boundary probes were void.
+func TestSearchVoidAtBoundary(t *testing.T) {
+	s := NewSearcher(p99at50ms, Settings{Start: 100})
+	m := model(950, 0)
+	r := drive(t, s, func(rate float64) Outcome {
+		o := m(rate)
+		if _, ph := s.Next(); ph == Boundary && len(s.Probes) < 25 {
+			o.Void, o.VoidWhy = true, "stall"
+		}
+		return o
+	})
+	if !r.Complete || r.GeneratorBound != 0 || r.Rate < 950/1.05 || r.Rate > 950 {
+		t.Fatalf("result %+v", r)
+	}
+	if r.Boundary >= 3 || !strings.Contains(r.Note, "void: the generator could not deliver them") {
+		t.Errorf("boundary %d, note %q", r.Boundary, r.Note)
+	}
+}
