@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -20,6 +21,7 @@ func newHealthCmd() *cobra.Command {
 		addr     = dialAddr("127.0.0.1:8080")
 		addrFile string
 		timeout  time.Duration
+		useTLS   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "health",
@@ -37,7 +39,7 @@ A wildcard or empty host means 127.0.0.1.`,
 			if !cmd.Flags().Changed("addr-file") {
 				addrFile = os.Getenv(addrFileEnv)
 			}
-			from, err := healthAddr(cmd, &addr, addrFile)
+			from, fileTLS, err := healthAddr(cmd, &addr, addrFile)
 			if err != nil {
 				return usageError{err}
 			}
@@ -50,7 +52,13 @@ A wildcard or empty host means 127.0.0.1.`,
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
-			if err := server.Check(ctx, target); err != nil {
+			var tc *tls.Config
+			if useTLS || fileTLS {
+				// A liveness check of a local process: whose certificate
+				// it is does not matter, that it answers does.
+				tc = &tls.Config{InsecureSkipVerify: true}
+			}
+			if err := server.CheckTLS(ctx, target, tc); err != nil {
 				// One line, whatever failed.
 				return fmt.Errorf("%s is not healthy: %s", target, strings.ReplaceAll(err.Error(), "\n", "; "))
 			}
@@ -61,6 +69,7 @@ A wildcard or empty host means 127.0.0.1.`,
 	cmd.Flags().Var(&addr, "addr", "`host:port` of the server (an empty or wildcard host means 127.0.0.1); default from --addr-file, $"+addrEnv+", else 127.0.0.1:8080")
 	cmd.Flags().StringVar(&addrFile, "addr-file", "", "read the server's address from this `file`, written by serve --addr-file, when it exists; default $"+addrFileEnv)
 	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Second, "give up after this long")
+	cmd.Flags().BoolVar(&useTLS, "tls", false, "check over TLS, without verifying the certificate (default: when the address file says the server is TLS)")
 	return cmd
 }
 
@@ -83,24 +92,25 @@ func (*dialAddr) Type() string { return "host:port" }
 // address file when it exists, else $METEORBENCH_ADDR, else the default. A
 // missing file is not an error (the server may not have started yet); an
 // unreadable or malformed one is.
-func healthAddr(cmd *cobra.Command, addr *dialAddr, addrFile string) (string, error) {
+func healthAddr(cmd *cobra.Command, addr *dialAddr, addrFile string) (string, bool, error) {
 	if !cmd.Flags().Changed("addr") && addrFile != "" {
 		b, err := os.ReadFile(addrFile)
 		switch {
 		case err == nil:
-			v := strings.TrimSpace(string(b))
-			if err := checkHostPort(v, 1); err != nil {
-				return "", fmt.Errorf("--addr-file %s: %w", addrFile, err)
+			// "host:port", or "host:port tls" for a TLS server.
+			v, mode, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
+			if err := checkHostPort(v, 1); err != nil || (mode != "" && mode != "tls") {
+				return "", false, fmt.Errorf("--addr-file %s: %q is not host:port [tls]", addrFile, strings.TrimSpace(string(b)))
 			}
-			return v, nil
+			return v, mode == "tls", nil
 		case !errors.Is(err, fs.ErrNotExist):
-			return "", fmt.Errorf("--addr-file: %w", err)
+			return "", false, fmt.Errorf("--addr-file: %w", err)
 		}
 	}
 	if err := addrFromEnv(cmd, addr); err != nil {
-		return "", err
+		return "", false, err
 	}
-	return string(*addr), nil
+	return string(*addr), false, nil
 }
 
 // healthTarget turns a listen address (":8080", "0.0.0.0:8080") into one to

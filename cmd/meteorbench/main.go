@@ -43,6 +43,7 @@ func newRootCmd() *cobra.Command {
 		newReportCmd(),
 		newCompareCmd(),
 		newCapacityCmd(),
+		newMergeCmd(),
 	)
 	return root
 }

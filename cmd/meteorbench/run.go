@@ -54,6 +54,8 @@ type runFlags struct {
 	quiet       bool
 	cpuprofile  string
 	serverCPUs  int
+	segment     string // --segment i/N
+	startAt     string // --start-at RFC 3339 or +DURATION
 	// capacity is set by the capacity command: its probes are open loop.
 	capacity bool
 	tls      runTLSFlags // runtls.go
@@ -118,6 +120,11 @@ error of class invalid-response. Closed-loop is the default; --rate N makes
 the run open-loop (N calls/s per cell, latency measured from each call's
 intended start; late = sent more than 1ms after it was due).
 
+More load than one machine makes: --segment i/N runs share i of N of the plan
+(of the workers, the rate and the iterations; a segment is not part of the
+cell keys), --start-at makes the instances start together, and
+'meteorbench merge' puts their results back into one.
+
 Results go to stdout (or --out PREFIX.<ext>); progress and warnings go to
 stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
 		Example: `  meteorbench run
@@ -164,6 +171,8 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&f.out, "out", "", "write one file per format to PREFIX.<ext> instead of stdout")
 	fl.StringVar(&f.report, "report", "", "also write a report to FILE at the end, its format from the extension (.html: one self-contained page with charts; .svg, .png, .md)")
 	fl.IntVar(&f.serverCPUs, "server-cpus", autoServerCPUs, "pin the own server to N CPUs (its GOMAXPROCS follows) and the load generator to the others, so they stop competing for cores (Linux). Default: half the CPUs with the own server in closed loop; 0: no pinning")
+	fl.StringVar(&f.segment, "segment", "", "run only share i of N of the plan (i/N, e.g. 2/3; auto/N takes i from a Kubernetes Indexed Job's $JOB_COMPLETION_INDEX + 1): 1/N of the rate, of the workers and of the iterations, so N instances together make the whole load; merge their results with 'meteorbench merge'")
+	fl.StringVar(&f.startAt, "start-at", "", "start the first cell at this time, RFC 3339 (2026-05-01T12:00:00Z) or relative (+10s), so instances on several machines start together; the actual offset is recorded")
 	f.tls.register(fl)
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar, no warnings or notes on stderr (only errors)")
 	fl.StringVar(&f.cpuprofile, "cpuprofile", "", "write the load generator's CPU profile to this file (for tuning the harness)")
@@ -272,6 +281,13 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 			return cfg, err
 		}
 	}
+	segment, startAt, err := parseSegmentFlags(f.segment, f.startAt, time.Now())
+	if err != nil {
+		return cfg, err
+	}
+	if f.capacity && (f.segment != "" || f.startAt != "") {
+		return cfg, errors.New("--segment and --start-at split a run between load generators: a capacity search cannot be split")
+	}
 	if f.serverCPUs == autoServerCPUs {
 		f.serverCPUs = defaultServerCPUs(f.target == "", f.rate > 0 || f.capacity)
 	}
@@ -310,6 +326,8 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		CommandLine: commandLine(cmd),
 		OwnServer:   f.target == "",
 		ServerCPUs:  f.serverCPUs,
+		Segment:     segment,
+		StartAt:     startAt,
 	}
 	if f.serverCPUs > 0 {
 		cfg.ServerCPUList, cfg.ClientCPUList = f.serverSet.String(), f.clientSet.String()
@@ -338,6 +356,49 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		return cfg, err
 	}
 	return cfg, nil
+}
+
+// jobIndexEnv is where a Kubernetes Indexed Job puts its pod's index, which
+// --segment auto/N reads.
+const jobIndexEnv = "JOB_COMPLETION_INDEX"
+
+// parseSegmentFlags reads --segment and --start-at ("" for either: none).
+// A relative --start-at (+10s) counts from now.
+func parseSegmentFlags(segment, startAt string, now time.Time) (results.Segment, time.Time, error) {
+	var seg results.Segment
+	var at time.Time
+	if n, ok := strings.CutPrefix(segment, "auto/"); ok {
+		// A Kubernetes Indexed Job numbers its pods from 0 in
+		// JOB_COMPLETION_INDEX; segments count from 1.
+		idx, err := strconv.Atoi(os.Getenv(jobIndexEnv))
+		if err != nil || idx < 0 {
+			return seg, at, fmt.Errorf("--segment auto/%s: $%s is %q, want the 0-based index of an Indexed Job's pod", n, jobIndexEnv, os.Getenv(jobIndexEnv))
+		}
+		segment = strconv.Itoa(idx+1) + "/" + n
+	}
+	if segment != "" {
+		s, err := results.ParseSegment(segment)
+		if err != nil {
+			return seg, at, fmt.Errorf("--%w", err)
+		}
+		seg = s
+	}
+	switch {
+	case startAt == "":
+	case strings.HasPrefix(startAt, "+"):
+		d, err := time.ParseDuration(startAt[1:])
+		if err != nil || d < 0 {
+			return seg, at, fmt.Errorf("--start-at %q: want +DURATION (e.g. +10s) or an RFC 3339 time", startAt)
+		}
+		at = now.Add(d)
+	default:
+		t, err := time.Parse(time.RFC3339, startAt)
+		if err != nil {
+			return seg, at, fmt.Errorf("--start-at %q: want an RFC 3339 time (e.g. 2026-05-01T12:00:00Z) or +DURATION", startAt)
+		}
+		at = t
+	}
+	return seg, at, nil
 }
 
 // jsonRecordBound bounds one record's JSON in an upload, comma included:
@@ -493,6 +554,9 @@ func (f *runFlags) run(cmd *cobra.Command, cfg loadgen.Config) error {
 	}
 	var failed []string
 	for i := range res.Cells {
+		if sh := res.Cells[i].Share; sh != nil && sh.Empty {
+			continue // this segment had no share of the cell: valid
+		}
 		if res.Cells[i].Calls == 0 {
 			failed = append(failed, res.Cells[i].Key())
 		}

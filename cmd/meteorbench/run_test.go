@@ -60,6 +60,9 @@ func TestRunBadFlags(t *testing.T) {
 		{"--target", "nohost"},
 		{"--out", "/proc/version/x/run1"},
 		{"--report", "/proc/version/r.html"},
+		{"--segment", "4/3"},
+		{"--segment", "two"},
+		{"--start-at", "noon"},
 		{"--frobnicate"},
 		{"extra-argument"},
 	} {

@@ -114,7 +114,11 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 			// file system costs a warning, not the server.
 			var fileErr error
 			if addrFile != "" {
-				if fileErr = writeAddrFile(addrFile, ln.Addr().String()); fileErr == nil {
+				content := ln.Addr().String()
+				if cfg.TLS != nil {
+					content += " tls" // health checks it over TLS
+				}
+				if fileErr = writeAddrFile(addrFile, content); fileErr == nil {
 					defer os.Remove(addrFile)
 				}
 			}

@@ -431,3 +431,37 @@ func cpusAllowedList(t *testing.T, path string) string {
 	t.Fatalf("%s has no Cpus_allowed_list", path)
 	return ""
 }
+
+// A TLS server's address file says so, and health checks it over TLS: the
+// container's HEALTHCHECK stays healthy when serve runs with TLS.
+func TestHealthFollowsTLS(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "addr")
+	env := []string{addrFileEnv + "=" + file}
+	cmd, stderr := startServeChild(t, env, "serve", "--addr", "127.0.0.1:0", "--tls-self-signed")
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	var addr string
+	for addr == "" {
+		line, err := stderr.ReadString('\n')
+		if err != nil {
+			t.Fatalf("no start-up line: %v", err)
+		}
+		if _, rest, ok := strings.Cut(line, "meteorbench serve: listening on "); ok {
+			addr, _, _ = strings.Cut(rest, " ")
+		}
+	}
+	if b, err := os.ReadFile(file); err != nil || string(b) != addr+" tls\n" {
+		t.Fatalf("address file %q (%v), want %q", b, err, addr+" tls\n")
+	}
+	if code, stdout, errOut := runServeChildEnv(t, env, "health"); code != 0 {
+		t.Errorf("health from the file: exit %d, %q %q", code, stdout, errOut)
+	}
+	if code, _, _ := runServeChildEnv(t, nil, "health", "--addr", addr, "--timeout", "5s"); code != 1 {
+		t.Errorf("plaintext health on the TLS port: exit %d, want 1", code)
+	}
+	if code, stdout, errOut := runServeChildEnv(t, nil, "health", "--addr", addr, "--tls"); code != 0 {
+		t.Errorf("health --tls: exit %d, %q %q", code, stdout, errOut)
+	}
+}

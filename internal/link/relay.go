@@ -5,9 +5,10 @@ import (
 	"errors"
 	"io"
 	"net"
-	"runtime"
 	"sync"
 	"time"
+
+	"github.com/meteorbench/meteorbench/internal/clock"
 )
 
 // Relay is an emulated link in front of one target: it listens on
@@ -104,7 +105,7 @@ func (r *Relay) DialContext(ctx context.Context, network, addr string) (net.Conn
 	if err != nil {
 		return nil, err
 	}
-	if !sleepUntil(ctx.Done(), time.Now().Add(r.spec.rtt)) {
+	if !clock.WaitUntil(ctx.Done(), time.Now().Add(r.spec.rtt)) {
 		c.Close()
 		return nil, ctx.Err()
 	}
@@ -324,7 +325,7 @@ func (r *Relay) pipe(src, dst net.Conn, t *transmitter, done <-chan struct{}, ab
 		case <-done:
 			return
 		}
-		if !sleepUntil(done, c.due) {
+		if !clock.WaitUntil(done, c.due) {
 			return
 		}
 		if c.buf == nil {
@@ -346,49 +347,5 @@ func (r *Relay) pipe(src, dst net.Conn, t *transmitter, done <-chan struct{}, ab
 			abort()
 			return
 		}
-	}
-}
-
-// How a delivery waits for its due time (as loadgen's open-loop pacer
-// does): a Go timer for long waits, raw nanosleeps (about 0.1 ms late) to
-// spinWindow before the due time, then a yielding spin.
-const (
-	timerAbove = 50 * time.Millisecond
-	sleepChunk = 5 * time.Millisecond
-	spinWindow = 100 * time.Microsecond
-)
-
-// sleepUntil returns true at or just after due, or false as soon as done
-// is closed (within sleepChunk).
-func sleepUntil(done <-chan struct{}, due time.Time) bool {
-	if d := time.Until(due); d > timerAbove {
-		tm := time.NewTimer(d - sleepChunk)
-		select {
-		case <-tm.C:
-		case <-done:
-			tm.Stop()
-			return false
-		}
-	}
-	for {
-		d := time.Until(due) - spinWindow
-		if d <= 0 {
-			break
-		}
-		select {
-		case <-done:
-			return false
-		default:
-		}
-		preciseSleep(min(d, sleepChunk))
-	}
-	for time.Now().Before(due) {
-		runtime.Gosched()
-	}
-	select {
-	case <-done:
-		return false
-	default:
-		return true
 	}
 }

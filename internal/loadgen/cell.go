@@ -21,14 +21,19 @@ const cellGrace = 2 * time.Second
 
 // measured is one measurement of a cell, before repeats are merged.
 type measured struct {
-	spec cellSpec
-	cell results.Cell
+	spec  cellSpec
+	cell  results.Cell
+	hists hists // the raw histograms, merged over repeats then encoded
 }
 
 // measureCell opens the protocol's client over counted connections, warms
 // up, then measures the cell: one repeat's figures.
 func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, error) {
 	cfg := r.cfg
+	sh := cfg.shareOf(spec) // segment.go
+	if sh.empty {
+		return r.emptyShare(spec, sh), nil
+	}
 	dialer := r.dialer(spec) // tls.go
 	if spec.Link != "" {
 		// A fresh link per cell: no queue or state carries over.
@@ -46,7 +51,7 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 	client, err := protocols[spec.Protocol](call.Options{
 		Target:      cfg.Target,
 		Token:       cfg.Token,
-		Workers:     spec.Concurrency,
+		Workers:     sh.workers,
 		Connections: cfg.Connections,
 		Records:     spec.Records,
 		Dialer:      dialer,
@@ -56,7 +61,7 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 		return nil, fmt.Errorf("%s: %w", spec, err)
 	}
 	defer client.Close()
-	callers := make([]call.Caller, spec.Concurrency)
+	callers := make([]call.Caller, sh.workers)
 	for i := range callers {
 		if callers[i], err = client.Caller(spec.Scenario); err != nil {
 			return nil, fmt.Errorf("%s: %w", spec, err)
@@ -65,7 +70,7 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 	grace := min(cellGrace, cfg.Timeout)
 
 	if cfg.Warmup > 0 {
-		runPhase(ctx, callers, spec.Batch, cfg.Timeout, cfg.Rate, bounds{soft: cfg.Warmup, hard: cfg.Warmup + grace})
+		runPhase(ctx, callers, spec.Batch, cfg.Timeout, sh.sched, bounds{soft: cfg.Warmup, hard: cfg.Warmup + grace})
 		if ctx.Err() != nil {
 			return nil, nil // interrupted before anything was measured
 		}
@@ -76,11 +81,13 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 		soft = cfg.CellLimit
 	}
 	before := r.snapshot(ctx, dialer)
-	ph := runPhase(ctx, callers, spec.Batch, cfg.Timeout, cfg.Rate, bounds{soft: soft, hard: soft + grace, iterations: cfg.Iterations})
+	ph := runPhase(ctx, callers, spec.Batch, cfg.Timeout, sh.sched, bounds{soft: soft, hard: soft + grace, iterations: sh.iterations})
 	after := r.snapshot(ctx, dialer)
 
-	m := &measured{spec: spec, cell: r.summarize(spec, ph, before, after, dialer.Stats().Dials)}
+	m := &measured{spec: spec, cell: r.summarize(spec, sh, ph, before, after, dialer.Stats().Dials), hists: ph.t.hists()}
 	m.cell.TLSHandshakeUS = handshakeLatency(dialer)
+	m.hists.tls, _ = dialer.Handshakes()
+	m.cell.Share = sh.result(cfg.Segment)
 	switch {
 	case ctx.Err() != nil:
 		m.cell.StopReason = results.StopInterrupted
@@ -90,6 +97,14 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 		m.cell.Warnings = append(m.cell.Warnings, fmt.Sprintf("stopped after %.1f s: %v of nothing but transport errors (the target is down?)", ph.elapsed.Seconds(), TargetDownAfter))
 	}
 	return m, nil
+}
+
+// emptyShare is the cell of an instance whose share of it is nothing: no
+// call, no client opened, and a warning that says so (segment.go).
+func (r *runner) emptyShare(spec cellSpec, sh cellShare) *measured {
+	c := results.Cell{CellKey: spec.CellKey, Mode: r.cfg.mode(), Share: sh.result(r.cfg.Segment)}
+	c.Warnings = []string{fmt.Sprintf("segment %s has no share of this cell's %s: not measured here (the other segments measure it)", r.cfg.Segment, sh.why)}
+	return &measured{spec: spec, cell: c}
 }
 
 // snapshot is the counters read around a measurement.
@@ -114,7 +129,7 @@ func (r *runner) snapshot(ctx context.Context, d *wire.Dialer) snapshot {
 }
 
 // summarize turns a measurement into a cell's figures and warnings.
-func (r *runner) summarize(spec cellSpec, ph phaseResult, before, after snapshot, dials int64) results.Cell {
+func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, after snapshot, dials int64) results.Cell {
 	cfg := r.cfg
 	t := ph.t
 	secs := ph.elapsed.Seconds()
@@ -196,6 +211,9 @@ func (r *runner) summarize(spec cellSpec, ph phaseResult, before, after snapshot
 		key := string(spec.Protocol) + "/" + spec.Scenario.Method()
 		served := int64(after.server.Requests[key] - before.server.Requests[key])
 		switch {
+		case served > attempts+t.abandoned && !cfg.Segment.Whole():
+			// The other segments load the same server at the same time:
+			// expected, and merge accounts for it.
 		case served > attempts+t.abandoned:
 			warn("the server counted %d %s calls, this run made %d: another client loaded it, so its CPU figure includes that load", served, key, attempts)
 		case served < t.calls:
@@ -218,9 +236,9 @@ func (r *runner) summarize(spec cellSpec, ph phaseResult, before, after snapshot
 		if cfg.Rate == 0 && attempts > 0 {
 			// Workers that had a batch to run: with --iterations below the
 			// concurrency, the rest idle by design, not for want of speed.
-			working := spec.Concurrency
-			if cfg.Iterations > 0 && cfg.Iterations < working {
-				working = cfg.Iterations
+			working := sh.workers
+			if sh.iterations > 0 && sh.iterations < working {
+				working = sh.iterations
 			}
 			if busy := t.busy.Seconds() / (secs * float64(working)); busy < 0.8 {
 				warn("workers were in calls only %.0f%% of the time: the load generator could not keep them busy", busy*100)
@@ -229,7 +247,7 @@ func (r *runner) summarize(spec cellSpec, ph phaseResult, before, after snapshot
 	}
 	if cfg.Rate > 0 {
 		if attempts > 0 && float64(t.late) > 0.01*float64(attempts) {
-			warn("%d of %d calls started more than %v after they were due (%s, a slow server, or the load generator's own scheduling): their latency from the intended start includes that wait", t.late, attempts, LateThreshold, busyWorkers(spec.Concurrency))
+			warn("%d of %d calls started more than %v after they were due (%s, a slow server, or the load generator's own scheduling): their latency from the intended start includes that wait", t.late, attempts, LateThreshold, busyWorkers(sh.workers))
 		}
 		if ph.missed > 0 && ph.stop == "" {
 			warn("%s never sent before the cell ended", count(int64(ph.missed), "scheduled call was", "scheduled calls were"))

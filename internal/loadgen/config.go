@@ -125,6 +125,16 @@ type Config struct {
 	ServerCPUs                   int
 	ServerCPUList, ClientCPUList string
 
+	// Segment, when not whole, is this instance's share of the plan: the
+	// instance runs its share of every cell's workers, open-loop rate and
+	// iterations (segment.go), so that Segment.Count instances started
+	// together make the load of one. The zero value is the whole plan.
+	Segment results.Segment
+	// StartAt, when set, is when the first cell starts: Run waits for it
+	// after its health checks (instances of a segmented run share it) and
+	// records how late it actually started (results.Env.StartOffsetUS).
+	StartAt time.Time
+
 	// CommandLine and OwnServer are recorded in results.Env.
 	CommandLine []string
 	OwnServer   bool
@@ -257,6 +267,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("repeat %d: must be at least 1", c.Repeat)
 	case c.ServerCPUs < 0:
 		return fmt.Errorf("server CPUs %d: must not be negative", c.ServerCPUs)
+	case c.Segment.Count < 0 || (c.Segment.Count > 1 && (c.Segment.Index < 1 || c.Segment.Index > c.Segment.Count)):
+		return fmt.Errorf("segment %d/%d: want 1 <= i <= N", c.Segment.Index, c.Segment.Count)
 	}
 	return c.validateTLS() // tls.go
 }
@@ -309,7 +321,25 @@ func (c Config) Settings() results.Settings {
 		Links:       c.settingsLinks(),
 		Records:     c.Records,
 		Compress:    settingsCompress(c.Compress),
+		Segment:     c.settingsSegment(),
+		StartAt:     c.settingsStartAt(),
 	}
+}
+
+func (c Config) settingsSegment() *results.Segment {
+	if c.Segment.Whole() {
+		return nil
+	}
+	s := c.Segment
+	return &s
+}
+
+func (c Config) settingsStartAt() *time.Time {
+	if c.StartAt.IsZero() {
+		return nil
+	}
+	t := c.StartAt.UTC().Round(0)
+	return &t
 }
 
 // linkNames are the links' canonical texts.

@@ -91,6 +91,9 @@ func TestRunLinkPhysics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("about 10 s of load")
 	}
+	if loadgen.RaceDetector {
+		t.Skip("timing against physics: the race detector slows the load generator several times over")
+	}
 	addr := servertest.Start(t, server.Config{})
 
 	t.Run("bandwidth", func(t *testing.T) {

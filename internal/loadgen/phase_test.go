@@ -28,7 +28,7 @@ func (c slowCaller) Call(ctx context.Context) (call.Outcome, error) {
 // calls due before the 20 ms soft end are missed, not sent late.
 func TestOpenLoopNoCallAfterSoftEnd(t *testing.T) {
 	soft := 20 * time.Millisecond
-	res := runPhase(context.Background(), []call.Caller{slowCaller{100 * time.Millisecond}}, 1, time.Minute, 1000, bounds{soft: soft, hard: time.Minute})
+	res := runPhase(context.Background(), []call.Caller{slowCaller{100 * time.Millisecond}}, 1, time.Minute, schedule{rate: 1000}, bounds{soft: soft, hard: time.Minute})
 	if n := res.t.calls + res.t.errors; n != 1 {
 		t.Errorf("%d calls sent, want 1", n)
 	}
@@ -83,7 +83,7 @@ func TestSummarizePerSuccessfulCall(t *testing.T) {
 	before := snapshot{wire: wire.Stats{Sent: 1000, Received: 5000}, clientCPU: time.Second}
 	after := snapshot{wire: wire.Stats{Sent: 13000, Received: 25000}, clientCPU: time.Second + 50*time.Millisecond}
 	spec := cellSpec{CellKey: results.CellKey{Scenario: "small", Protocol: "rest", Batch: 1, Condition: results.Condition{Concurrency: 1, RateRequested: 100}}}
-	c := r.summarize(spec, phaseResult{t: tl, elapsed: time.Second}, before, after, 1)
+	c := r.summarize(spec, r.cfg.shareOf(spec), phaseResult{t: tl, elapsed: time.Second}, before, after, 1)
 	if c.Calls != 10 || c.Errors != 90 {
 		t.Fatalf("calls %d, errors %d", c.Calls, c.Errors)
 	}

@@ -27,6 +27,9 @@ func TestOpenLoopPrecision(t *testing.T) {
 	if testing.Short() {
 		t.Skip("2 s of paced load")
 	}
+	if raceDetector {
+		t.Skip("timing against physics: the race detector slows the load generator several times over")
+	}
 	addr := servertest.Start(t, server.Config{})
 	cfg := Config{
 		Target:      addr,

@@ -13,24 +13,35 @@ import (
 // median of each figure over its repeats (the same median stats.Summarize
 // gives, so Cell and CI agree), totals of its counts, the per-repeat
 // figures in Repeats and their confidence intervals in CI.
+//
+// Every cell keeps its histograms (Cell.Histograms), those of a repeated
+// cell being of all its repeats together, so that documents merge exactly.
 func mergeRepeats(ms []measured) []results.Cell {
 	var order []results.CellKey
 	groups := map[results.CellKey][]results.Cell{}
+	pooled := map[results.CellKey]*hists{}
 	for _, m := range ms {
 		k := m.cell.CellKey
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
+			pooled[k] = &hists{}
 		}
 		groups[k] = append(groups[k], m.cell)
+		pooled[k].add(m.hists)
 	}
 	out := make([]results.Cell, 0, len(order))
 	for _, k := range order {
 		g := groups[k]
-		if len(g) == 1 {
-			out = append(out, g[0])
-			continue
+		c := g[0]
+		if len(g) > 1 {
+			c = mergeCell(g)
 		}
-		out = append(out, mergeCell(g))
+		h, err := pooled[k].encode()
+		if err != nil {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("histograms not kept (this cell cannot be merged exactly): %v", err))
+		}
+		c.Histograms = h
+		out = append(out, c)
 	}
 	return out
 }
@@ -65,7 +76,7 @@ func mergeLatency(cs []results.Cell, f func(*results.Cell) *results.Latency) *re
 }
 
 func mergeCell(cs []results.Cell) results.Cell {
-	m := results.Cell{CellKey: cs[0].CellKey, Mode: cs[0].Mode}
+	m := results.Cell{CellKey: cs[0].CellKey, Mode: cs[0].Mode, Share: cs[0].Share}
 	m.Connections = int(math.Round(medianOf(cs, func(c *results.Cell) float64 { return float64(c.Connections) })))
 	for i := range cs {
 		c := &cs[i]

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/meteorbench/meteorbench/internal/buildinfo"
+	"github.com/meteorbench/meteorbench/internal/clock"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -22,6 +23,10 @@ var ErrInterrupted = errors.New("interrupted")
 // target fails fast) and after a cell with errors (a target that went
 // away ends the run).
 const HealthTimeout = 3 * time.Second
+
+// StartLate is how late after Config.StartAt the first cell may start
+// before the run warns that its instances did not start together.
+const StartLate = 100 * time.Millisecond
 
 // runner carries a run's state between cells.
 type runner struct {
@@ -83,6 +88,20 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 	if cfg.Started != nil {
 		head := *res
 		cfg.Started(&head)
+	}
+
+	if !cfg.StartAt.IsZero() {
+		// Every instance of a segmented run waits for the same moment,
+		// then records how late it really started.
+		if !waitUntil(ctx, cfg.StartAt) {
+			return nil, ErrInterrupted
+		}
+		off := time.Since(cfg.StartAt)
+		us := float64(off.Nanoseconds()) / 1e3
+		res.Env.StartOffsetUS = &us
+		if off > StartLate {
+			warn(fmt.Sprintf("started %v after --start-at %s (the checks before the first cell took longer): the instances did not start together", off.Round(time.Millisecond), cfg.StartAt.Format(time.RFC3339Nano)))
+		}
 	}
 
 	specs := plan(cfg)
@@ -166,7 +185,7 @@ func scheduling(ctx context.Context) *results.Scheduling {
 	}
 	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 	return &results.Scheduling{
-		Method:        waitMethod,
+		Method:        clock.Method,
 		Samples:       len(late),
 		LatenessP50US: us(quantile(late, 0.50)),
 		LatenessP99US: us(quantile(late, 0.99)),

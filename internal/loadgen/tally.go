@@ -11,18 +11,12 @@ import (
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
-// Histogram geometry: nanoseconds, 3 significant digits, from 64 ns
-// resolution up to an hour (longer values are clamped). About 200 KB each,
-// whatever the number of calls.
-const (
-	histLowest  = 100
-	histHighest = int64(time.Hour)
-	histDigits  = 3
-)
+// Histogram geometry: the documents' (results.HistLowestNS...): nanoseconds,
+// 3 significant digits, from 100 ns up to an hour (longer values are
+// clamped). About 200 KB each in memory, whatever the number of calls.
+const histHighest = results.HistHighestNS
 
-func newHist() *hdrhistogram.Histogram {
-	return hdrhistogram.New(histLowest, histHighest, histDigits)
-}
+func newHist() *hdrhistogram.Histogram { return results.NewHistogram() }
 
 func recordDuration(h *hdrhistogram.Histogram, d time.Duration) {
 	v := int64(d)
@@ -228,20 +222,8 @@ func (w welford) stddev() float64 {
 	return math.Sqrt(w.m2 / float64(w.n-1))
 }
 
-// distributionQuantiles is the fixed grid of Cell.Distribution: halving the
-// distance to 1 every two points (0, 0.29, 0.5, 0.65, 0.75, ... 0.99999),
-// then 1 (the maximum). A fixed grid lets repeats be merged point by point.
-var distributionQuantiles = func() []float64 {
-	var qs []float64
-	for i := 0; ; i++ {
-		q := 1 - math.Pow(2, -float64(i)/2)
-		if q > 0.99999 {
-			break
-		}
-		qs = append(qs, q)
-	}
-	return append(qs, 1)
-}()
+// distributionQuantiles is the fixed grid of Cell.Distribution.
+var distributionQuantiles = results.DistributionQuantiles
 
 // latency summarises a histogram in microseconds; mean is exact (sum/n).
 func latency(h *hdrhistogram.Histogram, sumNS float64) results.Latency {
@@ -249,29 +231,57 @@ func latency(h *hdrhistogram.Histogram, sumNS float64) results.Latency {
 	if n == 0 {
 		return results.Latency{}
 	}
-	us := func(v int64) float64 { return float64(v) / 1e3 }
-	return results.Latency{
-		P50:  us(h.ValueAtQuantile(50)),
-		P90:  us(h.ValueAtQuantile(90)),
-		P99:  us(h.ValueAtQuantile(99)),
-		P999: us(h.ValueAtQuantile(99.9)),
-		Max:  us(h.Max()),
-		Mean: sumNS / float64(n) / 1e3,
-	}
+	return results.LatencyOf(h, sumNS/float64(n))
 }
 
 // distribution is the percentile curve of h on the fixed grid.
 func distribution(h *hdrhistogram.Histogram) []results.Quantile {
-	if h.TotalCount() == 0 {
-		return nil
-	}
-	out := make([]results.Quantile, len(distributionQuantiles))
-	for i, q := range distributionQuantiles {
-		v := h.ValueAtQuantile(q * 100)
-		if q == 1 {
-			v = h.Max()
+	return results.DistributionOf(h)
+}
+
+// hists are a measurement's histograms, kept raw until the repeats of a
+// cell are merged and encoded into results.Histograms.
+type hists struct {
+	lat, unc, first, lastByte, decode, tls *hdrhistogram.Histogram
+}
+
+func (t *tally) hists() hists {
+	return hists{lat: t.lat, unc: t.unc, first: t.first, lastByte: t.lastByte, decode: t.decode}
+}
+
+// add merges o into h (the histograms of all repeats together).
+func (h *hists) add(o hists) {
+	for _, p := range []struct{ dst, src **hdrhistogram.Histogram }{
+		{&h.lat, &o.lat}, {&h.unc, &o.unc}, {&h.first, &o.first},
+		{&h.lastByte, &o.lastByte}, {&h.decode, &o.decode}, {&h.tls, &o.tls},
+	} {
+		if *p.src == nil {
+			continue
 		}
-		out[i] = results.Quantile{Q: q, US: float64(v) / 1e3}
+		if *p.dst == nil {
+			*p.dst = newHist()
+		}
+		(*p.dst).Merge(*p.src) // one geometry: nothing is dropped
 	}
-	return out
+}
+
+// encode is the histograms as the document keeps them; nil when empty.
+func (h hists) encode() (*results.Histograms, error) {
+	var out results.Histograms
+	var err error
+	for _, p := range []struct {
+		dst *string
+		src *hdrhistogram.Histogram
+	}{
+		{&out.Latency, h.lat}, {&out.Uncorrected, h.unc}, {&out.FirstRecord, h.first},
+		{&out.LastByte, h.lastByte}, {&out.Decode, h.decode}, {&out.TLSHandshake, h.tls},
+	} {
+		if *p.dst, err = results.EncodeHistogram(p.src); err != nil {
+			return nil, err
+		}
+	}
+	if out == (results.Histograms{}) {
+		return nil, nil
+	}
+	return &out, nil
 }

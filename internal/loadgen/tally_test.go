@@ -191,7 +191,7 @@ func BenchmarkHarnessPerCall(b *testing.B) {
 func BenchmarkClosedLoop(b *testing.B) {
 	b.ReportAllocs()
 	callers := []call.Caller{nopCaller{}}
-	res := runPhase(context.Background(), callers, b.N, time.Minute, 0, bounds{soft: time.Hour, hard: time.Hour, iterations: 1})
+	res := runPhase(context.Background(), callers, b.N, time.Minute, schedule{}, bounds{soft: time.Hour, hard: time.Hour, iterations: 1})
 	if res.t.calls != int64(b.N) {
 		b.Fatalf("%d calls, want %d", res.t.calls, b.N)
 	}

@@ -2,70 +2,16 @@ package loadgen
 
 import (
 	"context"
-	"fmt"
-	"runtime"
 	"slices"
 	"time"
+
+	"github.com/meteorbench/meteorbench/internal/clock"
 )
 
-// How an open-loop worker waits for a call's due time without putting the
-// Go runtime's timer slop (about 0.6 ms p50, 1.1 ms p99 on a small VM: an
-// idle Go process waits in the netpoller with millisecond granularity) into
-// the latency measured from the intended start:
-//
-//  1. a wait longer than timerAbove first sleeps on a Go timer
-//     (cancellable, costs no thread) until sleepChunk before the due time;
-//  2. then raw nanosleeps (see preciseSleep; about 0.1 ms late), at most
-//     sleepChunk each with a look at ctx between them, until spinWindow
-//     before it;
-//  3. then the worker spins, yielding the processor between clock reads,
-//     until the due time.
-//
-// Costs, measured here with a no-op call: a Go timer park and wake-up cost
-// 100-300 µs of CPU each (the runtime spins looking for work), so timers
-// are kept for long waits, where they are rare; a nanosleep costs a few
-// µs. The nanosleep wakes about 80 µs late (Linux's 50 µs default timer
-// slack plus the wake-up), so a 100 µs window leaves a spin of about 20 µs
-// per call: at 2000 waits/s, 8-11% of a core in all (the same as nanosleep
-// alone) with p50 lateness 0.2 µs and p90 7-12 µs, where a 150 µs window
-// cost 19-20% for p90 under 1 µs. Nothing is spun when a call is already
-// due. A worker blocked in nanosleep holds an OS thread, and notices a
-// cancellation within sleepChunk.
-const (
-	timerAbove = 50 * time.Millisecond
-	sleepChunk = 5 * time.Millisecond
-	spinWindow = 100 * time.Microsecond
-)
-
-// waitMethod describes the wait, for results.Scheduling.Method.
-var waitMethod = fmt.Sprintf("%s to %v before the due time, then spin (yielding)", sleepName, spinWindow)
-
-// waitUntil returns at or just after due. It returns false, early, when ctx
-// ends first.
+// waitUntil returns at or just after due (clock.WaitUntil). It returns
+// false, early, when ctx ends first.
 func waitUntil(ctx context.Context, due time.Time) bool {
-	if d := time.Until(due); d > timerAbove {
-		t := time.NewTimer(d - sleepChunk)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return false
-		}
-	}
-	for {
-		d := time.Until(due) - spinWindow
-		if d <= 0 {
-			break
-		}
-		if ctx.Err() != nil {
-			return false
-		}
-		preciseSleep(min(d, sleepChunk))
-	}
-	for time.Now().Before(due) {
-		runtime.Gosched()
-	}
-	return ctx.Err() == nil
+	return clock.WaitUntil(ctx.Done(), due) && ctx.Err() == nil
 }
 
 // schedulingSamples is how many waits measureScheduling makes.

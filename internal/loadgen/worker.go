@@ -52,8 +52,8 @@ type bounds struct {
 	soft time.Duration
 	// hard: calls still running are abandoned; soft plus a grace.
 	hard time.Duration
-	// iterations: batches to run (closed-loop) or iterations × batch calls
-	// to schedule (open-loop); 0 means no count bound.
+	// iterations: batches to run (closed-loop) or calls to schedule
+	// (open-loop); 0 means no count bound.
 	iterations int
 }
 
@@ -240,9 +240,18 @@ type phaseResult struct {
 	stop string
 }
 
+// schedule is a phase's open-loop schedule: every stride-th call, from call
+// phase on, of the schedule at rate calls/s (a segment's share, see
+// segment.go); rate 0 is closed loop.
+type schedule struct {
+	rate          float64
+	phase, stride uint64
+}
+
 // runPhase runs the callers (one per worker) until the bounds, and merges
-// their tallies.
-func runPhase(ctx context.Context, callers []call.Caller, batch int, timeout time.Duration, rate float64, b bounds) phaseResult {
+// their tallies. In open loop b.iterations counts calls of this schedule.
+func runPhase(ctx context.Context, callers []call.Caller, batch int, timeout time.Duration, sched schedule, b bounds) phaseResult {
+	rate := sched.rate
 	began := time.Now()
 	ctx, cancel := context.WithDeadlineCause(ctx, began.Add(b.hard), errCellEnd)
 	defer cancel()
@@ -251,7 +260,7 @@ func runPhase(ctx context.Context, callers []call.Caller, batch int, timeout tim
 	p := &phase{batch: batch, timeout: timeout, began: began, softEnd: began.Add(b.soft), stop: stop}
 	open := rate > 0
 	if open {
-		p.pacer = pace.Constant{Rate: rate, Duration: b.soft, Calls: uint64(b.iterations) * uint64(batch)}
+		p.pacer = pace.Constant{Rate: rate, Duration: b.soft, Calls: uint64(b.iterations), Stride: sched.stride, Phase: sched.phase}
 		p.ticks = make(chan tick)
 	} else if b.iterations > 0 {
 		p.remaining = new(atomic.Int64)
@@ -300,7 +309,7 @@ func runPhase(ctx context.Context, callers []call.Caller, batch int, timeout tim
 
 // dueBefore counts the calls a pacer schedules before soft.
 func dueBefore(p pace.Constant, soft time.Duration) uint64 {
-	n := uint64(soft.Seconds() * p.Rate) // about; then settle exactly
+	n := uint64(soft.Seconds() * p.Offered()) // about; then settle exactly
 	for n > 0 && p.Intended(n-1) >= soft {
 		n--
 	}

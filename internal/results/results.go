@@ -46,6 +46,9 @@ type Result struct {
 	// Capacity holds what `meteorbench capacity` found, one entry per
 	// scenario, protocol and condition; absent from `run` documents.
 	Capacity []Capacity `json:"capacity,omitempty"`
+	// Merged is set on a document `meteorbench merge` made: the inputs
+	// and which segments they were.
+	Merged *Merged `json:"merged,omitempty"`
 }
 
 // Env describes where and with what the run was made.
@@ -71,6 +74,9 @@ type Env struct {
 	// Scheduling is how precisely this machine let the load generator start
 	// a call on time, measured before the run (open loop only).
 	Scheduling *Scheduling `json:"scheduling,omitempty"`
+	// StartOffsetUS is how late, in microseconds, the first cell started
+	// after Settings.StartAt (negative: early); nil without --start-at.
+	StartOffsetUS *float64 `json:"start_offset_us,omitempty"`
 }
 
 // Scheduling is the measured lateness of the open-loop wait: how long after
@@ -107,6 +113,15 @@ type Settings struct {
 	// Compress lists the compressions swept ("none", "gzip"); omitted when
 	// only none.
 	Compress []string `json:"compress,omitempty"`
+	// Segment is this instance's share of the plan (run --segment i/N);
+	// nil when it ran the whole plan. Concurrency, Rate and Iterations
+	// above are the whole plan's; each cell's Share is what this instance
+	// ran of it.
+	Segment *Segment `json:"segment,omitempty"`
+	// StartAt is when the first cell was to start (run --start-at), so
+	// that the instances of a segmented run start together; nil when the
+	// run started at once.
+	StartAt *time.Time `json:"start_at,omitempty"`
 }
 
 // Cell is one measured combination of the features that vary (CellKey).
@@ -181,6 +196,13 @@ type Cell struct {
 	Repeats []Sample            `json:"repeats,omitempty"`
 
 	Warnings []string `json:"warnings,omitempty"`
+
+	// Share is what this instance ran of the cell in a segmented run
+	// (Settings.Segment); nil otherwise, and in merged documents.
+	Share *Share `json:"share,omitempty"`
+	// Histograms are the cell's latency histograms, lossless, for merging
+	// the cells of several load generators exactly.
+	Histograms *Histograms `json:"histograms,omitempty"`
 }
 
 // Why a cell's measurement ended early (Cell.StopReason).

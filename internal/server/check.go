@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
@@ -21,22 +23,32 @@ import (
 // and grpc.health.v1 Check (the server as a whole) must answer SERVING. Both
 // are asked at once; ctx bounds the whole check. It returns nil when healthy
 // and an error naming what failed otherwise.
-func Check(ctx context.Context, addr string) error {
+func Check(ctx context.Context, addr string) error { return CheckTLS(ctx, addr, nil) }
+
+// CheckTLS is Check over TLS when tc is not nil (its NextProtos are set
+// per protocol: http/1.1 for REST, h2 for gRPC, as the server routes them).
+func CheckTLS(ctx context.Context, addr string, tc *tls.Config) error {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return fmt.Errorf("check: address %q: %w", addr, err)
 	}
 	restc := make(chan error, 1)
-	go func() { restc <- checkREST(ctx, addr) }()
-	grpcErr := checkGRPC(ctx, addr)
+	go func() { restc <- checkREST(ctx, addr, tc) }()
+	grpcErr := checkGRPC(ctx, addr, tc)
 	return errors.Join(<-restc, grpcErr)
 }
 
-func checkREST(ctx context.Context, addr string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+api.PathHealth, nil)
+func checkREST(ctx context.Context, addr string, tc *tls.Config) error {
+	scheme := "http://"
+	tr := &http.Transport{Proxy: nil, DisableKeepAlives: true}
+	if tc != nil {
+		scheme = "https://"
+		tr.TLSClientConfig = tc.Clone()
+		tr.TLSClientConfig.NextProtos = []string{"http/1.1"}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+addr+api.PathHealth, nil)
 	if err != nil {
 		return fmt.Errorf("REST: %w", err)
 	}
-	tr := &http.Transport{Proxy: nil, DisableKeepAlives: true}
 	defer tr.CloseIdleConnections()
 	resp, err := (&http.Client{Transport: tr}).Do(req)
 	if err != nil {
@@ -54,8 +66,12 @@ func checkREST(ctx context.Context, addr string) error {
 	return nil
 }
 
-func checkGRPC(ctx context.Context, addr string) error {
-	cc, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+func checkGRPC(ctx context.Context, addr string, tc *tls.Config) error {
+	creds := insecure.NewCredentials()
+	if tc != nil {
+		creds = credentials.NewTLS(tc.Clone())
+	}
+	cc, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		return fmt.Errorf("gRPC: %w", err)
 	}

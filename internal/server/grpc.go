@@ -37,6 +37,7 @@ var (
 // reflection, hardened for an exposed host.
 func (s *Server) newGRPCServer() *grpc.Server {
 	gs := grpc.NewServer(
+		grpc.Creds(budgetCreds{limits: laneLimits, stall: s.cfg.WriteTimeout, log: s.log}), // limits.go
 		grpc.MaxRecvMsgSize(int(s.cfg.MaxBody)),
 		grpc.MaxConcurrentStreams(s.cfg.MaxConcurrentStreams),
 		grpc.MaxHeaderListSize(uint32(s.cfg.MaxHeaderBytes)),
@@ -171,6 +172,9 @@ func (g *grpcService) GetLargePayloadAsList(ctx context.Context, _ *pb.EmptyRequ
 	if err != nil {
 		return nil, err
 	}
+	if err := sendBudgetFrom(ctx).acquire(ctx, laneList, int64(n)*estRecordBytes); err != nil {
+		return nil, err
+	}
 	list, err := g.s.listMessage(n)
 	if err != nil {
 		return nil, errInternal
@@ -189,8 +193,14 @@ func (g *grpcService) GetLargePayload(_ *pb.EmptyRequest, stream grpc.ServerStre
 	if err != nil {
 		return errInternal
 	}
-	for _, m := range msgs {
+	budget := sendBudgetFrom(stream.Context())
+	for i, m := range msgs {
+		if err := budget.acquire(stream.Context(), laneStream, estRecordBytes); err != nil {
+			budget.refund(laneStream, min(int64(i)*estRecordBytes, streamRefund))
+			return err
+		}
 		if err := stream.Send(m); err != nil {
+			budget.refund(laneStream, min(int64(i+1)*estRecordBytes, streamRefund))
 			return err
 		}
 	}

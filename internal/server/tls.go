@@ -38,7 +38,11 @@ func (s *Server) listeners(ln net.Listener) (muxer, net.Listener, net.Listener) 
 		return s.newCmux(ln, nil)
 	}
 	cfg := s.cfg.TLS.Clone()
-	cfg.NextProtos = []string{alpnH2, alpnHTTP1}
+	// Server preference: a client that offers http/1.1 (curl, browsers,
+	// net/http) speaks REST; one that offers only h2 (every gRPC client)
+	// speaks gRPC. REST cannot be served over h2 on this port: the h2
+	// connections go to the native grpc.Server.
+	cfg.NextProtos = []string{alpnHTTP1, alpnH2}
 	cfg.MinVersion = max(cfg.MinVersion, tls.VersionTLS12)
 	if !s.cfg.TLSAllowPlaintext {
 		r := newALPNRouter(ln, cfg, s.cfg.HeaderTimeout, s)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/http2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -159,7 +160,9 @@ func TestTLSPlaintextClientsFail(t *testing.T) {
 
 // An h2 client that is not gRPC (curl's default) reaches the gRPC server,
 // which refuses it: REST over TLS is HTTP/1.1.
-func TestTLSH2IsGRPC(t *testing.T) {
+// A client that offers both http/1.1 and h2 (curl, browsers, net/http with
+// HTTP/2 on) gets REST over HTTP/1.1; only an h2-only client is gRPC.
+func TestTLSPrefersHTTP1ForREST(t *testing.T) {
 	s := startTLS(t, server.Config{})
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: s.roots}, ForceAttemptHTTP2: true}
 	defer tr.CloseIdleConnections()
@@ -168,8 +171,19 @@ func TestTLSH2IsGRPC(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+	if resp.ProtoMajor != 1 || resp.StatusCode != http.StatusOK {
+		t.Errorf("REST offering h2 and http/1.1: %s status %d, want HTTP/1.1 200", resp.Proto, resp.StatusCode)
+	}
+	// h2 only: the gRPC server, which has no REST routes.
+	tr2 := &http2.Transport{TLSClientConfig: &tls.Config{RootCAs: s.roots}}
+	defer tr2.CloseIdleConnections()
+	resp, err = (&http.Client{Transport: tr2, Timeout: hangGuard}).Get("https://" + s.addr + "/api/MeteoriteLandings")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
 	if resp.ProtoMajor != 2 || resp.StatusCode != http.StatusUnsupportedMediaType {
-		t.Errorf("REST over h2: %s status %d, want HTTP/2 415 from the gRPC server", resp.Proto, resp.StatusCode)
+		t.Errorf("h2-only: %s status %d, want HTTP/2 415 from the gRPC server", resp.Proto, resp.StatusCode)
 	}
 }
 
@@ -238,13 +252,13 @@ func TestTLSCurl(t *testing.T) {
 	s := startTLS(t, server.Config{Token: "sekret"})
 	url := "https://" + s.addr + "/api/MeteoriteLandings"
 	for _, trust := range [][]string{{"--cacert", s.certFile}, {"-k"}} {
-		args := append([]string{"-sS", "--fail", "--http1.1", "--max-time", "10", "-H", "Authorization: Bearer sekret"}, trust...)
+		args := append([]string{"-sS", "--fail", "--max-time", "10", "-H", "Authorization: Bearer sekret"}, trust...)
 		if out := runTool(t, curl, append(args, url)...); strings.TrimSpace(out) != `"`+data.Version+`"` {
 			t.Errorf("curl %v: %q", trust, out)
 		}
 	}
 	// Large payload over TLS, counted: 1000 records.
-	out := runTool(t, curl, "-sS", "--fail", "--http1.1", "--max-time", "10", "--cacert", s.certFile, "-H", "Authorization: Bearer sekret", url+"/LargePayload")
+	out := runTool(t, curl, "-sS", "--fail", "--max-time", "10", "--cacert", s.certFile, "-H", "Authorization: Bearer sekret", url+"/LargePayload")
 	var ls []data.Landing
 	if err := json.Unmarshal([]byte(out), &ls); err != nil {
 		t.Fatal(err)

@@ -30,9 +30,20 @@ type Pacer interface {
 
 // Constant paces calls at a fixed rate: call k (0-based) is due at k/Rate
 // seconds. The zero values of Duration and Calls mean no bound of that kind.
+//
+// With Stride > 1 the pacer makes only every Stride-th call of that
+// schedule, starting at call Phase: its call k is the schedule's call
+// Phase + k·Stride, due at (Phase + k·Stride)/Rate. Stride pacers with
+// phases 0..Stride-1 together make exactly the calls of the one schedule,
+// at the same times, interleaved rather than coinciding: that is how the
+// segments of a run split its rate (loadgen's --segment).
 type Constant struct {
-	// Rate is calls per second; it must be > 0 and finite.
+	// Rate is calls per second of the whole schedule; it must be > 0 and
+	// finite. A pacer with Stride s offers Rate/s.
 	Rate float64
+	// Stride and Phase pick every Stride-th call of the schedule from call
+	// Phase on; Stride 0 means 1 (every call), and Phase must be below it.
+	Stride, Phase uint64
 	// Duration stops the schedule: no call is due at or after it. Zero means
 	// no time bound.
 	Duration time.Duration
@@ -49,13 +60,22 @@ func (c Constant) Validate() error {
 	if c.Duration < 0 {
 		return fmt.Errorf("pace: negative duration %v", c.Duration)
 	}
+	if c.Phase >= c.stride() {
+		return fmt.Errorf("pace: phase %d of stride %d: must be below the stride", c.Phase, c.stride())
+	}
 	return nil
 }
 
-// Intended implements Pacer: call hits is due at hits/Rate seconds.
+func (c Constant) stride() uint64 { return max(c.Stride, 1) }
+
+// Intended implements Pacer: call hits is due at (Phase + hits·Stride)/Rate
+// seconds (hits/Rate with no stride).
 func (c Constant) Intended(hits uint64) time.Duration {
-	return time.Duration(float64(hits) * float64(time.Second) / c.Rate)
+	return time.Duration(float64(c.Phase+hits*c.stride()) * float64(time.Second) / c.Rate)
 }
+
+// Offered is the rate this pacer offers, calls per second: Rate/Stride.
+func (c Constant) Offered() float64 { return c.Rate / float64(c.stride()) }
 
 // Pace implements Pacer.
 func (c Constant) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {

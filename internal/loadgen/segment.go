@@ -1,0 +1,125 @@
+package loadgen
+
+import (
+	"fmt"
+
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// Segment arithmetic: how `run --segment i/N` splits a cell so that N
+// instances together make the load one instance running the whole plan
+// would (k6's execution segments, with equal segments).
+//
+//   - Closed-loop workers are split by share: instance i gets
+//     floor(i·x/N) − floor((i−1)·x/N). The shares sum to x, differ by at
+//     most one, and depend on nothing but i, N and x. With x < N some
+//     instances get 0.
+//   - Closed-loop iterations follow the workers: with W(i) = floor(i·c/N)
+//     the workers of instances 1..i (c the cell's workers), instance i gets
+//     floor(W(i)·I/c) − floor(W(i−1)·I/c) of the I iterations, its workers'
+//     share of them. They sum to I, and an instance without a worker has
+//     no iteration left for nobody to run.
+//   - The open-loop schedule is split call by call: instance i makes calls
+//     i−1, i−1+N, i−1+2N, ... of the one schedule at --rate, at the same
+//     intended times. Each offers rate/N, its schedule offset by
+//     (i−1)/rate from the first instance's, so the N schedules interleave
+//     rather than coincide, and together they are exactly the one
+//     schedule. An --iterations bound (iterations × batch calls) is split
+//     the same way: instance i gets the calls of the schedule below the
+//     bound that are its own (strided).
+//   - Open-loop workers are split by share too, but an instance keeps at
+//     least one: it has calls to send whatever the worker count.
+//
+// A cell whose share is nothing (closed loop: 0 workers or 0 iterations;
+// open loop: 0 calls) is not measured by that instance: its cell has no
+// calls, Share.Empty set and a warning saying why. That is valid, not a
+// failure: the other instances measured the cell.
+
+// share is segment s's part of x: floor(i·x/N) − floor((i−1)·x/N); x
+// itself for the whole plan.
+func share(s results.Segment, x int) int {
+	if s.Whole() {
+		return x
+	}
+	i, n := int64(s.Index), int64(s.Count)
+	return int(i*int64(x)/n - (i-1)*int64(x)/n)
+}
+
+// iterationShare is segment s's part of iterations closed-loop
+// iterations run by workers workers: its workers' part.
+func iterationShare(s results.Segment, workers, iterations int) int {
+	if s.Whole() || workers == 0 {
+		return iterations
+	}
+	w := func(i int) int64 { return int64(i) * int64(workers) / int64(s.Count) }
+	it, c := int64(iterations), int64(workers)
+	return int(w(s.Index)*it/c - w(s.Index-1)*it/c)
+}
+
+// strided is how many of calls 0..x−1 are segment s's: those numbered
+// i−1 mod N.
+func strided(s results.Segment, x int) int {
+	if s.Whole() {
+		return x
+	}
+	first := s.Index - 1
+	if x <= first {
+		return 0
+	}
+	return (x-first-1)/s.Count + 1
+}
+
+// cellShare is what this instance runs of a cell.
+type cellShare struct {
+	workers int
+	// iterations: closed loop, batches; open loop, calls; 0: no count bound.
+	iterations int
+	sched      schedule
+	empty      bool
+	why        string // when empty: what there was too little of
+}
+
+// shareOf computes the instance's share of the cell spec under cfg.
+func (c Config) shareOf(spec cellSpec) cellShare {
+	s := c.Segment
+	sh := cellShare{workers: share(s, spec.Concurrency)}
+	if c.Rate > 0 {
+		sh.sched = schedule{rate: c.Rate}
+		if !s.Whole() {
+			sh.sched.stride, sh.sched.phase = uint64(s.Count), uint64(s.Index-1)
+		}
+		sh.workers = max(sh.workers, 1)
+		if c.Iterations > 0 {
+			total := c.Iterations * spec.Batch
+			if sh.iterations = strided(s, total); sh.iterations == 0 {
+				sh.empty, sh.why = true, fmt.Sprintf("%d calls (%d iterations of %d)", total, c.Iterations, spec.Batch)
+			}
+		}
+		return sh
+	}
+	if c.Iterations > 0 {
+		sh.iterations = iterationShare(s, spec.Concurrency, c.Iterations)
+		if sh.iterations == 0 {
+			sh.empty, sh.why = true, fmt.Sprintf("%d iterations", c.Iterations)
+		}
+	}
+	if sh.workers == 0 {
+		sh.empty, sh.why = true, fmt.Sprintf("%d workers", spec.Concurrency)
+	}
+	return sh
+}
+
+// result is the share as the cell records it; nil for the whole plan.
+func (sh cellShare) result(s results.Segment) *results.Share {
+	if s.Whole() {
+		return nil
+	}
+	out := &results.Share{Workers: sh.workers, Iterations: sh.iterations, Empty: sh.empty}
+	if sh.empty {
+		out.Workers = 0
+	}
+	if sh.sched.rate > 0 {
+		out.Rate = sh.sched.rate / float64(max(sh.sched.stride, 1))
+	}
+	return out
+}

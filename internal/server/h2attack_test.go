@@ -1,0 +1,717 @@
+package server_test
+
+// The well-known HTTP/2 denial-of-service attacks, each sent with raw frames
+// over a real TCP connection to the real server (gRPC's h2c side of the cmux
+// port), bounded in frames and time, while a well-behaved bystander keeps
+// calling gRPC and REST. Each test asserts that the bystander's calls all
+// succeed (during and after), that the server closed or throttled the
+// attacker, and that the heap of this process (the server runs in it) grew
+// by less than h2HeapBound at its sampled peak. Nothing asserts on timing.
+//
+//	go test -run 'TestH[12]' -v ./internal/server/
+//
+// prints one line of figures per attack (docs/server.md quotes them).
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/meteorbench/meteorbench/api"
+	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
+	"github.com/meteorbench/meteorbench/internal/server"
+	"github.com/meteorbench/meteorbench/internal/server/servertest"
+)
+
+// h2Attack starts a server with cfg, warms up a bystander, runs attack
+// while the bystander calls and the heap is sampled, then checks the
+// bystander and the heap bound and logs the figures. attack returns the
+// outcome in words; it must close its connections before returning.
+func h2Attack(t *testing.T, cfg server.Config, warmGenerated bool, attack func(t *testing.T, addr string, h *heapSampler) string) {
+	// The peak counts garbage not yet collected, which GOGC lets grow with
+	// the live heap (28 MiB more where the generated records are built):
+	// GOGC 50 keeps that slack smaller, so the peak is closer to what the
+	// attack makes the server hold.
+	defer debug.SetGCPercent(debug.SetGCPercent(50))
+	addr := servertest.Start(t, cfg)
+	b := newBystander(t, addr, warmGenerated)
+	h := startHeapSampler()
+	stop := b.run()
+	outcome := attack(t, addr, h)
+	grpcOK, restOK := stop()
+	h.finish()
+	if err := b.err(); err != nil {
+		t.Errorf("bystander calls failed during the attack: %v", err)
+	}
+	if grpcOK == 0 || restOK == 0 {
+		t.Errorf("bystander: %d gRPC and %d REST calls succeeded during the attack, want some of each", grpcOK, restOK)
+	}
+	// After the attack: the server still answers.
+	b.grpcOK.Store(0)
+	const rounds = 3
+	for range rounds {
+		b.round(context.Background())
+	}
+	if err := b.err(); err != nil {
+		t.Errorf("bystander calls failed after the attack: %v", err)
+	}
+	r := h2Report{
+		name: t.Name(), outcome: outcome,
+		base: h.base, peak: h.peak, after: settledHeap(),
+		baseG: h.baseG, peakG: h.peakG,
+		grpcOK: grpcOK, restOK: restOK, grpcAfterRounds: rounds,
+	}
+	t.Log(r)
+	bound := int64(h2HeapBound)
+	if raceEnabled {
+		bound *= 2
+	}
+	if g := h.peakGrowth(); g >= bound {
+		t.Errorf("peak heap growth %.1f MiB, want < %d MiB", float64(g)/mib, bound/mib)
+	}
+}
+
+// writeUntil calls step until it returns false, an error, or the deadline
+// passes (a write deadline unblocks a write the server does not read).
+// It reports how many steps completed and the error that ended them, if
+// any.
+func writeUntil(c *h2Conn, d time.Duration, step func(i int) (bool, error)) (int, error) {
+	deadline := time.Now().Add(d)
+	_ = c.conn.SetWriteDeadline(deadline)
+	defer c.conn.SetWriteDeadline(time.Time{})
+	i := 0
+	for ; time.Now().Before(deadline); i++ {
+		more, err := step(i)
+		if err != nil {
+			return i, err
+		}
+		if !more {
+			break
+		}
+	}
+	return i, c.flush()
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// TestH2RapidReset: CVE-2023-44487. HEADERS + request DATA, then
+// RST_STREAM(CANCEL), in a loop on one connection. grpc-go bounds the
+// handlers running at once to MaxConcurrentStreams per connection (the
+// reader blocks until one ends), so work and memory stay bounded; the
+// attacker is slowed to the speed of the handlers, not closed.
+func TestH2RapidReset(t *testing.T) {
+	h2Attack(t, server.Config{}, false, func(t *testing.T, addr string, h *heapSampler) string {
+		c := h2Dial(t, addr)
+		stopRead := c.readInBackground()
+		const n = 100_000
+		sent, err := writeUntil(c, 2*time.Second, func(i int) (bool, error) {
+			id, err := c.call(pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName)
+			if err != nil {
+				return false, err
+			}
+			if err := c.fr.WriteRSTStream(id, http2.ErrCodeCancel); err != nil {
+				return false, err
+			}
+			if i%64 == 63 {
+				return i+1 < n, c.flush()
+			}
+			return i+1 < n, nil
+		})
+		// Let the server catch up with what it has read, then look.
+		_ = c.fr.WritePing(false, [8]byte{1})
+		_ = c.flush()
+		time.Sleep(200 * time.Millisecond)
+		c.conn.Close()
+		seen := stopRead()
+		t.Logf("rapid reset: %d HEADERS+RST pairs sent (write ended: %v); server sent %s", sent, err, seen)
+		if g := h.goroutineGrowth(); g > int(server.DefaultMaxConcurrentStreams)+500 {
+			t.Errorf("goroutines grew by %d during the attack, want about MaxConcurrentStreams (%d) at most", g, server.DefaultMaxConcurrentStreams)
+		}
+		return fmt.Sprintf("%d HEADERS+DATA+RST_STREAM pairs (GetLargePayloadAsList) sent; not closed; handlers bounded by MaxConcurrentStreams (goroutines +%d)", sent, h.goroutineGrowth())
+	})
+}
+
+// TestH2ContinuationFlood: CVE-2024-27316 family. HEADERS without
+// END_HEADERS, then CONTINUATION frames that never end it. With header
+// fields in them, x/net's framer (which grpc-go reads with) gives up once
+// the block exceeds MaxHeaderListSize and grpc-go closes the connection.
+// Empty CONTINUATION frames are read and dropped (9 bytes each, nothing
+// kept), so memory stays flat; that connection stays open until keepalive
+// gives up on it (see docs/server.md).
+func TestH2ContinuationFlood(t *testing.T) {
+	h2Attack(t, server.Config{}, false, func(t *testing.T, addr string, h *heapSampler) string {
+		// 1. CONTINUATION frames full of header fields, up to 64 MiB.
+		c := h2Dial(t, addr)
+		stopRead := c.readInBackground()
+		var fb bytes.Buffer
+		enc := hpack.NewEncoder(&fb)
+		value := strings.Repeat("v", 1000)
+		for i := 0; fb.Len() < 15000; i++ {
+			_ = enc.WriteField(hpack.HeaderField{Name: fmt.Sprintf("x-flood-%d", i), Value: value, Sensitive: true})
+		}
+		frag := fb.Bytes()
+		id := c.streamID()
+		if err := c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: c.grpcHeaders(pb.MeteoriteLandingsService_GetVersion_FullMethodName)}); err != nil {
+			t.Fatal(err)
+		}
+		maxFrames := (64 << 20) / len(frag)
+		sent, werr := writeUntil(c, 3*time.Second, func(i int) (bool, error) {
+			if err := c.fr.WriteContinuation(id, false, frag); err != nil {
+				return false, err
+			}
+			if i%8 == 7 {
+				return i+1 < maxFrames, c.flush()
+			}
+			return i+1 < maxFrames, nil
+		})
+		seen := c.readAllAfter(stopRead)
+		t.Logf("CONTINUATION with fields: %d frames of %d B sent (write ended: %v); server: %s", sent, len(frag), werr, seen)
+		if !seen.closedByServer() {
+			t.Errorf("CONTINUATION flood with header fields: the server did not close the connection (%s)", seen)
+		}
+		if sent >= maxFrames {
+			t.Errorf("the server read all %d CONTINUATION frames (%d MiB) without closing", sent, sent*len(frag)>>20)
+		}
+		filled := fmt.Sprintf("with fields: closed after %d KiB (%s)", sent*len(frag)>>10, seen.goAwayOrErr())
+		c.conn.Close()
+
+		// 2. Empty CONTINUATION frames: nothing to keep, nothing to decode.
+		e := h2Dial(t, addr)
+		stopRead = e.readInBackground()
+		id = e.streamID()
+		if err := e.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: e.grpcHeaders(pb.MeteoriteLandingsService_GetVersion_FullMethodName)}); err != nil {
+			t.Fatal(err)
+		}
+		const maxEmpty = 2_000_000
+		sentEmpty, werr := writeUntil(e, 2*time.Second, func(i int) (bool, error) {
+			if err := e.fr.WriteContinuation(id, false, nil); err != nil {
+				return false, err
+			}
+			if i%1024 == 1023 {
+				return i+1 < maxEmpty, e.flush()
+			}
+			return i+1 < maxEmpty, nil
+		})
+		e.conn.Close()
+		seen = stopRead()
+		t.Logf("empty CONTINUATION: %d frames sent (write ended: %v); server: %s", sentEmpty, werr, seen)
+		return fmt.Sprintf("%s; empty: %d frames read and dropped in 2 s, not closed, heap flat", filled, sentEmpty)
+	})
+}
+
+// readAllAfter stops the background reader and then reads what is left
+// until the server closes (or the guard passes).
+func (c *h2Conn) readAllAfter(stop func() *h2Seen) *h2Seen {
+	seen := stop()
+	if seen.closedByServer() {
+		return seen
+	}
+	more := c.readAll(time.Now().Add(3*time.Second), nil)
+	more.frames += seen.frames
+	for k, v := range seen.rst {
+		more.rst[k] += v
+	}
+	if more.goAway == nil {
+		more.goAway, more.goAwayDbg = seen.goAway, seen.goAwayDbg
+	}
+	return more
+}
+
+func (s *h2Seen) goAwayOrErr() string {
+	if s.goAway != nil {
+		return fmt.Sprintf("GOAWAY %v %q", s.goAway.ErrCode, s.goAwayDbg)
+	}
+	if s.readErr == nil {
+		return "open"
+	}
+	if errors.Is(s.readErr, io.EOF) {
+		return "connection closed"
+	}
+	return "connection reset"
+}
+
+// TestH2HPACKBomb: a 3500-byte header put in the HPACK dynamic table once,
+// then referenced with one byte each, 16000 times a HEADERS frame (64 MB
+// decoded per 16 KiB frame), on many streams. The decoder stops emitting
+// past MaxHeaderListSize and grpc-go refuses each stream (RST_STREAM); the
+// dynamic table itself is bounded by the server's 4 KiB
+// SETTINGS_HEADER_TABLE_SIZE, and a client that announces a larger table
+// gets COMPRESSION_ERROR and the connection closed.
+func TestH2HPACKBomb(t *testing.T) {
+	h2Attack(t, server.Config{}, false, func(t *testing.T, addr string, h *heapSampler) string {
+		c := h2Dial(t, addr)
+		var refused atomic.Int64
+		done := make(chan *h2Seen, 1)
+		go func() {
+			done <- c.readAll(time.Now().Add(h2Guard), func(f http2.Frame) {
+				if _, ok := f.(*http2.RSTStreamFrame); ok {
+					refused.Add(1)
+				}
+			})
+		}()
+		// The first block adds the gRPC headers and then the bomb to the
+		// dynamic table (3538 B of 4096 with them, so nothing is evicted):
+		// the bomb is the newest entry, index 62. Later blocks find every
+		// gRPC header in the table (indexed, no new entries), so 62 stays
+		// the bomb.
+		big := strings.Repeat("b", 3500)
+		const streams = 300
+		sent, werr := writeUntil(c, 3*time.Second, func(i int) (bool, error) {
+			block := c.grpcHeaders(pb.MeteoriteLandingsService_GetVersion_FullMethodName)
+			if i == 0 {
+				c.hbuf.Reset()
+				_ = c.enc.WriteField(hpack.HeaderField{Name: "x-bomb", Value: big})
+				block = append(block, c.hbuf.Bytes()...)
+			}
+			refs := 16000 - len(block)
+			block = append(block, bytes.Repeat([]byte{0x80 | 62}, refs)...)
+			id := c.streamID()
+			if err := c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block, EndHeaders: true, EndStream: true}); err != nil {
+				return false, err
+			}
+			return i+1 < streams, c.flush()
+		})
+		for deadline := time.Now().Add(h2Guard); refused.Load() < int64(sent) && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		c.conn.Close()
+		seen := <-done
+		t.Logf("HPACK bomb: %d streams of 16000 references to a 3500 B entry (%d MB decoded each) sent (write ended: %v); server: %s",
+			sent, 16000*3500/1000000, werr, seen)
+		if seen.rst[http2.ErrCodeFrameSize] < sent && !seen.closedByServer() {
+			t.Errorf("HPACK bomb: %d of %d streams refused and the connection open", seen.rst[http2.ErrCodeFrameSize], sent)
+		}
+
+		// A dynamic table size update above the server's 4 KiB.
+		d := h2Dial(t, addr)
+		var tb bytes.Buffer
+		tenc := hpack.NewEncoder(&tb)
+		tenc.SetMaxDynamicTableSizeLimit(1 << 30)
+		tenc.SetMaxDynamicTableSize(1 << 30) // emits a size update first
+		_ = tenc.WriteField(hpack.HeaderField{Name: ":method", Value: "POST"})
+		if err := d.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: d.streamID(), BlockFragment: tb.Bytes(), EndHeaders: true, EndStream: true}); err != nil {
+			t.Fatal(err)
+		}
+		_ = d.flush()
+		dseen := d.readAll(time.Now().Add(h2Guard), nil)
+		d.conn.Close()
+		t.Logf("table size update to 1 GiB: server: %s", dseen)
+		if !dseen.closedByServer() {
+			t.Errorf("a 1 GiB dynamic table size update: connection not closed (%s)", dseen)
+		}
+		return fmt.Sprintf("%d bomb streams (56 MB decoded each) all refused with RST_STREAM %v, connection kept; a 1 GiB table size update: %s",
+			sent, http2.ErrCodeFrameSize, dseen.goAwayOrErr())
+	})
+}
+
+// TestH2PingFlood: PING frames as fast as the socket takes them, never
+// reading the ACKs. The keepalive enforcement policy (MinTime 10 s) counts
+// each early ping as a strike and, after two, sends GOAWAY
+// ENHANCE_YOUR_CALM "too_many_pings" and closes; queued ACKs are bounded
+// by grpc-go's control-buffer throttle in any case.
+func TestH2PingFlood(t *testing.T) {
+	h2Attack(t, server.Config{}, false, func(t *testing.T, addr string, h *heapSampler) string {
+		c := h2Dial(t, addr)
+		const n = 1_000_000
+		sent, werr := writeUntil(c, 2*time.Second, func(i int) (bool, error) {
+			if err := c.fr.WritePing(false, [8]byte{byte(i), byte(i >> 8)}); err != nil {
+				return false, err
+			}
+			if i%1024 == 1023 {
+				return i+1 < n, c.flush()
+			}
+			return i+1 < n, nil
+		})
+		seen := c.readAll(time.Now().Add(3*time.Second), nil)
+		c.conn.Close()
+		t.Logf("PING flood: %d PINGs sent without reading (write ended: %v); server: %s", sent, werr, seen)
+		if !seen.closedByServer() {
+			t.Errorf("PING flood: connection not closed (%s)", seen)
+		}
+		return fmt.Sprintf("%d PINGs written before the write failed (%v); %s", sent, shortErr(werr), seen.goAwayOrErr())
+	})
+}
+
+// TestH2SettingsFlood: empty SETTINGS frames (each needs an ACK), never
+// reading. Once the socket back to the attacker is full, grpc-go's
+// control buffer holds the ACKs, and past its throttle limit the reader
+// stops reading: the attacker's writes stall.
+func TestH2SettingsFlood(t *testing.T) {
+	h2Attack(t, server.Config{}, false, func(t *testing.T, addr string, h *heapSampler) string {
+		c := h2Dial(t, addr)
+		// A small receive buffer (no autotuning) so the ACKs fill the
+		// socket soon, as over a real network, and not after ~10 MB of
+		// loopback buffers.
+		if tc, ok := c.conn.(*net.TCPConn); ok {
+			_ = tc.SetReadBuffer(16 << 10)
+		}
+		const n = 5_000_000
+		sent, werr := writeUntil(c, 2*time.Second, func(i int) (bool, error) {
+			if err := c.fr.WriteSettings(); err != nil {
+				return false, err
+			}
+			if i%1024 == 1023 {
+				return i+1 < n, c.flush()
+			}
+			return i+1 < n, nil
+		})
+		c.conn.Close()
+		t.Logf("SETTINGS flood: %d SETTINGS sent without reading (write ended: %v)", sent, werr)
+		if werr == nil || sent >= n {
+			t.Errorf("SETTINGS flood: all %d frames were taken, want the server to stop reading (write error %v)", sent, werr)
+		}
+		how := "throttled: the server stopped reading, the attacker's write blocked"
+		if !isTimeout(werr) {
+			how = "closed: " + shortErr(werr)
+		}
+		return fmt.Sprintf("%d SETTINGS (%.1f MiB) taken, then %s", sent, float64(sent*9)/mib, how)
+	})
+}
+
+func shortErr(err error) string {
+	switch {
+	case err == nil:
+		return "none"
+	case isTimeout(err):
+		return "write deadline: server not reading"
+	case strings.Contains(err.Error(), "reset"):
+		return "connection reset"
+	case strings.Contains(err.Error(), "broken pipe"):
+		return "broken pipe"
+	}
+	return err.Error()
+}
+
+// TestH2StreamExhaustion: more streams than MAX_CONCURRENT_STREAMS, each
+// HEADERS without END_STREAM and never a request message, held open.
+// Streams past the limit are refused (RST_STREAM REFUSED_STREAM); the
+// accepted ones cost a goroutine and a few KiB each.
+func TestH2StreamExhaustion(t *testing.T) {
+	h2Attack(t, server.Config{}, false, func(t *testing.T, addr string, h *heapSampler) string {
+		c := h2Dial(t, addr)
+		var refused atomic.Int64
+		done := make(chan *h2Seen, 1)
+		go func() {
+			done <- c.readAll(time.Now().Add(h2Guard), func(f http2.Frame) {
+				if r, ok := f.(*http2.RSTStreamFrame); ok && r.ErrCode == http2.ErrCodeRefusedStream {
+					refused.Add(1)
+				}
+			})
+		}()
+		limit := int(server.DefaultMaxConcurrentStreams)
+		extra := 200
+		sent, werr := writeUntil(c, 3*time.Second, func(i int) (bool, error) {
+			err := c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: c.streamID(),
+				BlockFragment: c.grpcHeaders(pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName), EndHeaders: true})
+			if err != nil {
+				return false, err
+			}
+			if i%64 == 63 {
+				return i+1 < limit+extra, c.flush()
+			}
+			return i+1 < limit+extra, nil
+		})
+		for deadline := time.Now().Add(h2Guard); refused.Load() < int64(extra) && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		// Hold them while the bystander calls.
+		time.Sleep(time.Second)
+		h.sample()
+		held := h.peakGrowth()
+		c.conn.Close()
+		seen := <-done
+		t.Logf("stream exhaustion: %d streams opened (write ended: %v); server: %s", sent, werr, seen)
+		if got := seen.rst[http2.ErrCodeRefusedStream]; got < extra {
+			t.Errorf("%d streams refused, want at least the %d past MaxConcurrentStreams", got, extra)
+		}
+		return fmt.Sprintf("%d streams opened, %d past the limit refused (REFUSED_STREAM), %d held: heap +%.1f MiB (%.1f KiB a stream), goroutines +%d",
+			sent, seen.rst[http2.ErrCodeRefusedStream], sent-seen.rst[http2.ErrCodeRefusedStream],
+			float64(held)/mib, float64(held)/1024/float64(max(1, sent-seen.rst[http2.ErrCodeRefusedStream])), h.goroutineGrowth())
+	})
+}
+
+// TestH2WindowExhaustion: slowloris over HTTP/2. The client announces
+// SETTINGS_INITIAL_WINDOW_SIZE 0 and never sends WINDOW_UPDATE, then calls
+// GetLargePayloadAsList for 100000 records (about 10 MB each) on one
+// stream after another, and the streaming GetLargePayload on a second
+// connection: every answer waits in the server for a window that never
+// opens. grpc-go alone keeps them all (measured: +224 MiB after 20 list
+// calls, +129 MiB after 680 stream calls, on one connection); the send
+// budget (limits.go) holds further answers back before they are built, and
+// closes the connection after WriteTimeout (2 s here) of waiting.
+func TestH2WindowExhaustion(t *testing.T) {
+	h2Attack(t, server.Config{WriteTimeout: 2 * time.Second}, true, func(t *testing.T, addr string, h *heapSampler) string {
+		var out []string
+		for _, m := range []struct {
+			name    string
+			method  string
+			streams int
+		}{
+			// Enough calls to fill the budget several times over (a list
+			// answer is 10 MB; a stream call queues 64 KiB before grpc-go
+			// blocks it), few enough to keep the test short.
+			{"list", pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName, 20},
+			{"stream", pb.MeteoriteLandingsService_GetLargePayload_FullMethodName, 200},
+		} {
+			c := h2Dial(t, addr, http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
+			var headers atomic.Int64
+			done := make(chan *h2Seen, 1)
+			go func() {
+				done <- c.readAll(time.Now().Add(h2Guard), func(f http2.Frame) {
+					if _, ok := f.(*http2.MetaHeadersFrame); ok {
+						headers.Add(1)
+					}
+				})
+			}()
+			opened, aborted, phasePeak := 0, false, int64(0)
+			deadline := time.Now().Add(3 * time.Second)
+			for opened < m.streams && time.Now().Before(deadline) && !aborted {
+				// A batch of calls, then wait until the server has queued
+				// their answers (their HEADERS arrive: HEADERS are not flow
+				// controlled) before looking at the heap, so that a server
+				// without a bound is caught before it eats the machine.
+				batch := min(10, m.streams-opened)
+				for range batch {
+					if _, err := c.call(m.method, api.MetadataRecords, fmt.Sprint(api.MaxRecords)); err != nil {
+						t.Fatalf("%s: call: %v", m.name, err)
+					}
+				}
+				if err := c.flush(); err != nil {
+					break
+				}
+				opened += batch
+				for w := time.Now().Add(300 * time.Millisecond); headers.Load() < int64(opened) && time.Now().Before(w); {
+					time.Sleep(2 * time.Millisecond)
+				}
+				g := int64(heapInuse()) - int64(h.base)
+				phasePeak = max(phasePeak, g)
+				if g > 2*h2HeapBound {
+					aborted = true
+				}
+			}
+			// Hold (the bystander calls meanwhile) until the server closes
+			// the connection.
+			seen := <-done
+			phasePeak = max(phasePeak, int64(heapInuse())-int64(h.base))
+			c.conn.Close()
+			t.Logf("window exhaustion (%s): %d calls opened with window 0 (aborted at the heap bound: %v); answers begun: %d; server: %s",
+				m.name, opened, aborted, headers.Load(), seen)
+			if aborted {
+				t.Errorf("window exhaustion (%s): the heap grew past %d MiB after %d calls", m.name, 2*h2HeapBound/mib, opened)
+			}
+			if !seen.closedByServer() {
+				t.Errorf("window exhaustion (%s): the server did not close the connection (%s)", m.name, seen)
+			}
+			out = append(out, fmt.Sprintf("%s: %d calls of %d records with window 0, %d answers begun, heap +%.1f MiB at its peak, then %s",
+				m.name, opened, api.MaxRecords, headers.Load(), float64(phasePeak)/mib, seen.goAwayOrErr()))
+			runtime.GC()
+		}
+		return strings.Join(out, "; ")
+	})
+}
+
+// TestH1SlowlorisHeaders: HTTP/1.1 clients that send their request line
+// (first case: the request line itself, still being matched by cmux) or
+// their headers one byte at a time are closed when HeaderTimeout passes;
+// 100 of them at once cost little memory.
+func TestH1SlowlorisHeaders(t *testing.T) {
+	cfg := server.Config{HeaderTimeout: time.Second}
+	h2Attack(t, cfg, false, func(t *testing.T, addr string, h *heapSampler) string {
+		const conns = 100
+		type res struct {
+			closed bool
+			sent   int
+			err    error
+		}
+		results := make(chan res, conns)
+		for i := range conns {
+			go func() {
+				conn, err := net.DialTimeout("tcp", addr, h2Guard)
+				if err != nil {
+					results <- res{err: err}
+					return
+				}
+				defer conn.Close()
+				msg := "GET " + api.PathVersion + " HTTP/1.1\r\nHost: x\r\nX-Slow: " + strings.Repeat("s", 100)
+				if i%2 == 1 {
+					msg = "GET " + api.PathVersion + strings.Repeat("x", 100) // the request line, slowly
+				}
+				// One byte every 100 ms for up to 5 s: five times the
+				// header timeout.
+				r := res{}
+				for ; r.sent < len(msg) && r.sent < 50; r.sent++ {
+					_ = conn.SetWriteDeadline(time.Now().Add(h2Guard))
+					if _, err := conn.Write([]byte{msg[r.sent]}); err != nil {
+						r.closed = true
+						break
+					}
+					_ = conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+					var b [512]byte
+					n, err := conn.Read(b[:])
+					if n > 0 || (err != nil && !isTimeout(err)) {
+						r.closed = true // a 408 or the connection closed
+						break
+					}
+				}
+				results <- r
+			}()
+		}
+		closed, maxSent := 0, 0
+		for range conns {
+			r := <-results
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			if r.closed {
+				closed++
+			}
+			maxSent = max(maxSent, r.sent)
+		}
+		if closed != conns {
+			t.Errorf("slowloris: %d of %d connections closed by the server within 5 s (HeaderTimeout 1 s)", closed, conns)
+		}
+		return fmt.Sprintf("%d connections trickling request line or headers (1 byte / 100 ms): %d closed by the server after at most %d bytes (HeaderTimeout 1 s here, 5 s by default)",
+			conns, closed, maxSent)
+	})
+}
+
+// TestH1UpgradeH2C: an HTTP/1.1 request asking to upgrade to h2c is
+// answered as plain HTTP/1.1 (no 101, auth still applies), and an HTTP/2
+// preface sent afterwards on the same connection never reaches the gRPC
+// server.
+func TestH1UpgradeH2C(t *testing.T) {
+	const token = "s3cret"
+	addr := servertest.Start(t, server.Config{Token: token})
+	conn, err := net.DialTimeout("tcp", addr, h2Guard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(h2Guard))
+	req := "GET " + api.PathList + " HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n"
+	if _, err := io.WriteString(conn, req); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	status, err := br.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(status, "HTTP/1.1 401") {
+		t.Errorf("upgrade request without the token: %q, want HTTP/1.1 401 (no 101 Switching Protocols)", strings.TrimSpace(status))
+	}
+	// Skip the rest of the response (headers and body by Content-Length).
+	cl := 0
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.EqualFold(line[:min(len(line), 15)], "Content-Length:") {
+			fmt.Sscan(strings.TrimSpace(line[15:]), &cl)
+		}
+		if line == "\r\n" {
+			break
+		}
+	}
+	if _, err := io.CopyN(io.Discard, br, int64(cl)); err != nil {
+		t.Fatal(err)
+	}
+	// Now the HTTP/2 preface on the same (HTTP/1.1) connection.
+	if _, err := io.WriteString(conn, http2.ClientPreface); err != nil {
+		t.Logf("writing the preface after the upgrade attempt: %v", err)
+	}
+	rest, _ := io.ReadAll(io.LimitReader(br, 4096))
+	// An HTTP/2 server would answer with a SETTINGS frame (type 4 at
+	// byte 3); net/http answers HTTP/1.1 or closes.
+	if len(rest) >= 9 && rest[3] == 0x4 && !bytes.HasPrefix(rest, []byte("HTTP/")) {
+		t.Errorf("the HTTP/2 preface after an h2c upgrade attempt got an HTTP/2 answer: % x", rest[:9])
+	}
+	t.Logf("h2c upgrade: %q; preface afterwards got %q", strings.TrimSpace(status), firstLine(rest))
+}
+
+func firstLine(b []byte) string {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[:i]
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// TestH2BudgetCancelledCalls: a well-behaved client that cancels many large
+// calls mid-answer (their answers charged to the send budget, some never
+// written) still gets its next large calls answered on the same
+// connection, well before WriteTimeout would close it.
+func TestH2BudgetCancelledCalls(t *testing.T) {
+	addr := servertest.Start(t, server.Config{})
+	b := newBystander(t, addr, true)
+	var cancelled atomic.Int64
+	done := make(chan struct{})
+	for w := range 20 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 10 {
+				method := i % 2
+				ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(context.Background(),
+					api.MetadataRecords, fmt.Sprint(api.MaxRecords)), time.Duration(1+(w+i)%10)*time.Millisecond)
+				var err error
+				if method == 0 {
+					_, err = b.grpc.GetLargePayloadAsList(ctx, &pb.EmptyRequest{})
+				} else {
+					var s pb.MeteoriteLandingsService_GetLargePayloadClient
+					if s, err = b.grpc.GetLargePayload(ctx, &pb.EmptyRequest{}); err == nil {
+						for err == nil {
+							_, err = s.Recv()
+						}
+					}
+				}
+				cancel()
+				if err != nil {
+					cancelled.Add(1)
+				}
+			}
+		}()
+	}
+	for range 20 {
+		<-done
+	}
+	// The next calls (the default 1000 records: quick even under -race)
+	// still need their lanes under the limit; a stale count would hold
+	// them until WriteTimeout (60 s), past the guard.
+	for i := range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), h2Guard)
+		defer cancel()
+		l, err := b.grpc.GetLargePayloadAsList(ctx, &pb.EmptyRequest{})
+		if err != nil || len(l.GetMeteoriteLandings()) != 1000 {
+			t.Fatalf("list call %d after %d cancelled calls: %v", i, cancelled.Load(), err)
+		}
+		s, err := b.grpc.GetLargePayload(ctx, &pb.EmptyRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for ; err == nil; n++ {
+			_, err = s.Recv()
+		}
+		if !errors.Is(err, io.EOF) || n-1 != 1000 {
+			t.Fatalf("stream call %d after %d cancelled calls: %d records, %v", i, cancelled.Load(), n-1, err)
+		}
+	}
+	t.Logf("%d of 200 large calls cancelled mid-answer; the next 3 list and 3 stream calls answered in full", cancelled.Load())
+}
