@@ -117,9 +117,6 @@ func TestPlanOneWorkerIsGeneratorBound(t *testing.T) {
 	if c.GeneratorBound == 0 || c.Complete || !strings.Contains(c.Note, "generator-bound") {
 		t.Fatalf("not generator-bound: found %v, complete %v (%s)", c.Rate, c.Complete, c.Note)
 	}
-	if last := c.Probes[len(c.Probes)-1]; last.Verdict != "void" {
-		t.Errorf("last probe %+v", last)
-	}
 	busy := false
 	for _, pr := range c.Probes {
 		busy = busy || pr.Verdict == "void" && strings.Contains(pr.Why, "all 1 workers were busy while the server met the objective")
@@ -128,8 +125,9 @@ func TestPlanOneWorkerIsGeneratorBound(t *testing.T) {
 		t.Error(`no probe void with "all 1 workers were busy"`)
 	}
 	// One 5 ms worker delivers at most 200 calls/s: what passed is the
-	// generator's, far below the server's 12,800.
-	if c.Rate >= c.GeneratorBound || c.Rate > 200 {
+	// generator's, far below the server's 12,800; the search bisected up
+	// to that limit.
+	if c.Rate >= c.GeneratorBound || c.Rate > 200 || c.Hi != 0 {
 		t.Errorf("found %v, generator-bound at %v, server capacity %v", c.Rate, c.GeneratorBound, cfg.Capacity())
 	}
 }

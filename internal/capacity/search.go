@@ -11,7 +11,7 @@
 // generator itself could not deliver is void: it says "generator-bound at N
 // calls/s", never the server's capacity; it is first repeated at the same
 // rate (Settings.VoidRetries), as one stall of a shared machine is not the
-// generator's limit.
+// generator's limit, and the search then bisects up to that limit.
 //
 // The search is a pure state machine (Searcher): it decides the next rate
 // and reads probe outcomes, and is tested without a clock or a network;
@@ -160,6 +160,9 @@ type Searcher struct {
 
 	phase  Phase
 	lo, hi float64 // highest pass, lowest fail (0: none yet)
+	// hiVoid: hi is a rate the generator could not deliver, not a
+	// failure of the server's.
+	hiVoid bool
 	next   float64
 	// genBound is set when a void probe ended the search: the rate the
 	// load generator could not deliver.
@@ -207,8 +210,17 @@ func (s *Searcher) Record(o Outcome) {
 		// take above it is unknown. Keep the bracket found so far; with no
 		// rate passed yet, look lower, below the generator's limit.
 		s.genBound = o.Offered
+		s.voids = 0
 		if low := o.Offered / (s.set.Growth * s.set.Growth); s.lo == 0 && low >= 1 && s.phase == Grow {
-			s.voids, s.next = 0, low
+			s.next = low
+			return
+		}
+		if s.lo > 0 && (s.phase == Grow || s.phase == Bisect) && (s.hi == 0 || o.Offered < s.hi) {
+			// Bisect up to the generator's limit: the lower bound it
+			// gives is then within the precision.
+			s.hi, s.hiVoid = o.Offered, true
+			s.phase = Bisect
+			s.bisectNext()
 			return
 		}
 		s.finish("generator-bound")
@@ -226,7 +238,10 @@ func (s *Searcher) Record(o Outcome) {
 			}
 			s.next = math.Min(rate*s.set.Growth, s.set.Max)
 			if s.genBound > 0 && s.next >= s.genBound {
-				s.finish("generator-bound") // the generator could not offer it
+				// The generator could not offer it: bisect below.
+				s.hi, s.hiVoid = s.genBound, true
+				s.phase = Bisect
+				s.bisectNext()
 			}
 			return
 		}
@@ -237,7 +252,7 @@ func (s *Searcher) Record(o Outcome) {
 		if v == Pass {
 			s.lo = rate
 		} else {
-			s.hi = rate
+			s.hi, s.hiVoid = rate, false
 		}
 		s.bisectNext()
 	case Confirm:
@@ -283,6 +298,13 @@ func (s *Searcher) bisectNext() {
 		return
 	}
 	if s.hi/s.lo-1 <= s.set.Precision {
+		if s.hiVoid {
+			// Up to the generator's limit: the server sustains at least
+			// lo, what it takes above is unknown.
+			s.genBound = s.hi
+			s.finish("generator-bound")
+			return
+		}
 		s.phase = Confirm
 		s.next = s.lo
 		return
@@ -328,6 +350,12 @@ type Result struct {
 // Result summarises the search so far.
 func (s *Searcher) Result() Result {
 	r := Result{Lo: s.lo, Hi: s.hi, Rate: s.lo, GeneratorBound: s.genBound, Probes: s.Probes}
+	switch {
+	case s.hiVoid:
+		r.Hi = 0 // no rate failed: the top is the generator's
+	case s.hi > 0 && s.stopped != "generator-bound":
+		r.GeneratorBound = 0 // a failure of the server's brackets it
+	}
 	for _, p := range s.Probes {
 		if p.Phase == Boundary && p.Verdict != Void { // a void probe was repeated
 			r.Boundary++
@@ -338,9 +366,9 @@ func (s *Searcher) Result() Result {
 	}
 	r.Complete = s.done && s.stopped == ""
 	switch {
-	case s.genBound > 0 && s.lo == 0:
+	case r.GeneratorBound > 0 && s.lo == 0:
 		r.Note = fmt.Sprintf("generator-bound at %s calls/s: the load generator could not deliver it, and no lower rate passed", fmtRate(s.genBound))
-	case s.genBound > 0:
+	case r.GeneratorBound > 0:
 		r.Note = fmt.Sprintf("generator-bound at %s calls/s: the load generator could not deliver more; the server sustains at least %s", fmtRate(s.genBound), fmtRate(s.lo))
 	case s.stopped != "":
 		r.Note = s.stopped

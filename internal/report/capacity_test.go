@@ -30,7 +30,7 @@ func TestCapacityFormats(t *testing.T) {
 		if strings.Contains(strings.ToLower(out), "no cells were measured") {
 			t.Errorf("%s: says no cells were measured", format)
 		}
-		for _, want := range []string{"small (GetVersion) · p99", "server on 1 CPU", "generator-bound at 3,200 calls/s", "3 of 3", "achieved 10279 of 12800 calls/s"} {
+		for _, want := range []string{"small (GetVersion) · p99", "server on 1 CPU", "generator-bound at 3,064 calls/s", "3 of 3", "achieved 10279 of 12800 calls/s"} {
 			if !strings.Contains(out, want) && !strings.Contains(out, mdEscape(want)) {
 				t.Errorf("%s: lacks %q", format, want)
 			}
@@ -77,7 +77,7 @@ func TestCapacityChart(t *testing.T) {
 		"Capacity: latency against offered rate (log-log; dotted: the rate found)",
 		"small", "small · server on 1 CPU", "offered calls/s (log)",
 		"objective p99<=50ms", "rest p99", "rest p50", "grpc p99", "grpc p50",
-		"rest found 9,452/s", "grpc found 6,979/s", "rest found 4,935/s", "grpc ≥ 1,600/s (generator-bound)",
+		"rest found 9,452/s", "grpc found 6,979/s", "rest found 4,935/s", "grpc ≥ 2,934/s (generator-bound)",
 	} {
 		if !d.hasText(s) {
 			t.Errorf("svg has no text %q", s)
@@ -146,7 +146,7 @@ func TestCompareCapacity(t *testing.T) {
 	}
 	out := buf.String()
 	for _, want := range []string{"Capacity (found calls/s [lo, hi]), old → new:", "9,452 [9,452, 9,870]", "→ 10,400 [10,400, 10,900]", "+10.0%",
-		"≥ 1,600 (generator-bound)", "+0.0% (brackets overlap)"} {
+		"≥ 2,934 (generator-bound)", "+0.0% (brackets overlap)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("compare lacks %q:\n%s", want, out)
 		}
