@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/meteorbench/meteorbench/internal/analysis"
 	"github.com/meteorbench/meteorbench/internal/capacity"
@@ -59,7 +60,12 @@ workers follows the rate (twice the calls in flight at the bound).`,
 		Example: `  meteorbench capacity --slo p99=50ms
   meteorbench capacity --scenario small,large --server-cpus 1 --slo p99=50ms
   meteorbench capacity --scenario large --link 100mbit/20ms --format json --out results/cap`,
-		Args: cobra.NoArgs,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if args = f.tls.takeModeArg(cmd.Flags(), args); len(args) > 0 {
+				return usageError{fmt.Errorf("capacity takes no arguments, got %q", args[0])}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, name := range runOnly {
 				if cmd.Flags().Changed(name) {
@@ -96,10 +102,16 @@ workers follows the rate (twice the calls in flight at the bound).`,
 	return cmd
 }
 
-// setDefault changes a shared flag's default for this command.
+// setDefault changes a shared flag's default for this command. A slice
+// flag's value is replaced, not Set: after a Set, pflag appends the user's
+// values to it ("--proto rest" would read "rest,grpc,rest").
 func setDefault(cmd *cobra.Command, name, value string) {
 	fl := cmd.Flags().Lookup(name)
-	fl.Value.Set(value)
+	if sv, ok := fl.Value.(pflag.SliceValue); ok {
+		sv.Replace(strings.Split(value, ","))
+	} else {
+		fl.Value.Set(value)
+	}
 	fl.DefValue = value
 }
 

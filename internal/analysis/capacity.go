@@ -58,7 +58,8 @@ func CapacityVerdicts(cs []results.Capacity) []results.Verdict {
 				continue
 			}
 			r := results.Ratio{Figure: FigCapacity, N: 1, Significance: results.Untested}
-			if base.Rate > 0 && c.Rate > 0 {
+			// A generator-bound rate is a lower bound: no ratio.
+			if base.Rate > 0 && c.Rate > 0 && base.GeneratorBound == 0 && c.GeneratorBound == 0 {
 				r.Ratio = c.Rate / base.Rate
 				r.Better = r.Ratio > 1
 				v.Versus = append(v.Versus, results.Versus{Protocol: c.Protocol, Ratios: []results.Ratio{r}})
@@ -77,6 +78,8 @@ func CapacityVerdicts(cs []results.Capacity) []results.Verdict {
 func capacityText(c *results.Capacity) string {
 	s := c.Protocol.Title() + " "
 	switch {
+	case c.Rate == 0 && c.GeneratorBound > 0:
+		return s + "generator-bound at " + results.FormatRate(c.GeneratorBound) + " calls/s before any rate passed"
 	case c.Rate == 0:
 		return s + "met the objective at no rate tried"
 	case c.GeneratorBound > 0:
@@ -107,7 +110,11 @@ func headline(base *results.Capacity, g []*results.Capacity) string {
 		if lo.GeneratorBound > 0 {
 			continue // the lower one is a lower bound: no ratio
 		}
-		parts = append(parts, fmt.Sprintf("%s sustains %sx more than %s", hi.Protocol.Title(), factor(hi.Rate/lo.Rate), lo.Protocol.Title()))
+		atLeast := ""
+		if hi.GeneratorBound > 0 {
+			atLeast = "at least " // the higher one is a lower bound
+		}
+		parts = append(parts, fmt.Sprintf("%s sustains %s%sx more than %s", hi.Protocol.Title(), atLeast, factor(hi.Rate/lo.Rate), lo.Protocol.Title()))
 	}
 	return strings.Join(parts, "; ")
 }

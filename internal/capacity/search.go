@@ -9,7 +9,9 @@
 // Probes of the series being compared (REST, gRPC, ...) are interleaved step
 // by step, so drift on a noisy machine hits them alike. A probe the load
 // generator itself could not deliver is void: it says "generator-bound at N
-// calls/s", never the server's capacity.
+// calls/s", never the server's capacity; it is first repeated at the same
+// rate (Settings.VoidRetries), as one stall of a shared machine is not the
+// generator's limit, and the search then bisects up to that limit.
 //
 // The search is a pure state machine (Searcher): it decides the next rate
 // and reads probe outcomes, and is tested without a clock or a network;
@@ -119,6 +121,11 @@ type Settings struct {
 	// BoundaryProbes are the repeated probes at the found rate that give
 	// it an interval (default 3).
 	BoundaryProbes int
+	// VoidRetries is how many times a void probe is repeated at the same
+	// rate before the search ends generator-bound (default 2): on a shared
+	// machine one stall of the generator voids a probe without the rate
+	// being out of its reach. A negative value: no retry.
+	VoidRetries int
 }
 
 func (s Settings) withDefaults() Settings {
@@ -137,6 +144,11 @@ func (s Settings) withDefaults() Settings {
 	if s.BoundaryProbes <= 0 {
 		s.BoundaryProbes = 3
 	}
+	if s.VoidRetries == 0 {
+		s.VoidRetries = 2
+	} else if s.VoidRetries < 0 {
+		s.VoidRetries = 0
+	}
 	return s
 }
 
@@ -148,11 +160,15 @@ type Searcher struct {
 
 	phase  Phase
 	lo, hi float64 // highest pass, lowest fail (0: none yet)
+	// hiVoid: hi is a rate the generator could not deliver, not a
+	// failure of the server's.
+	hiVoid bool
 	next   float64
 	// genBound is set when a void probe ended the search: the rate the
 	// load generator could not deliver.
 	genBound  float64
 	boundLeft int
+	voids     int // consecutive void probes at the current rate
 	Probes    []Probe
 	done      bool
 	stopped   string // why the search ended before its end ("" when it ran out)
@@ -176,12 +192,41 @@ func (s *Searcher) Record(o Outcome) {
 	v, why := s.obj.Judge(o)
 	s.Probes = append(s.Probes, Probe{Phase: s.phase, Outcome: o, Verdict: v, Why: why})
 	if v == Void {
+		// Probe the same rate again (same phase): one stall of a shared
+		// machine is not the generator's limit.
+		if s.voids++; s.voids <= s.set.VoidRetries {
+			return
+		}
+		if s.phase == Boundary {
+			// The rate is confirmed; a boundary probe the generator
+			// could not deliver is left out, not the search's end.
+			s.voids = 0
+			if s.boundLeft--; s.boundLeft <= 0 {
+				s.finish("")
+			}
+			return
+		}
 		// The generator could not offer this rate: what the server can
-		// take above it is unknown. Keep the bracket found so far.
+		// take above it is unknown. Keep the bracket found so far; with no
+		// rate passed yet, look lower, below the generator's limit.
 		s.genBound = o.Offered
+		s.voids = 0
+		if low := o.Offered / (s.set.Growth * s.set.Growth); s.lo == 0 && low >= 1 && s.phase == Grow {
+			s.next = low
+			return
+		}
+		if s.lo > 0 && (s.phase == Grow || s.phase == Bisect) && (s.hi == 0 || o.Offered < s.hi) {
+			// Bisect up to the generator's limit: the lower bound it
+			// gives is then within the precision.
+			s.hi, s.hiVoid = o.Offered, true
+			s.phase = Bisect
+			s.bisectNext()
+			return
+		}
 		s.finish("generator-bound")
 		return
 	}
+	s.voids = 0
 	rate := o.Offered
 	switch s.phase {
 	case Grow:
@@ -192,6 +237,12 @@ func (s *Searcher) Record(o Outcome) {
 				return
 			}
 			s.next = math.Min(rate*s.set.Growth, s.set.Max)
+			if s.genBound > 0 && s.next >= s.genBound {
+				// The generator could not offer it: bisect below.
+				s.hi, s.hiVoid = s.genBound, true
+				s.phase = Bisect
+				s.bisectNext()
+			}
 			return
 		}
 		s.hi = rate
@@ -201,7 +252,7 @@ func (s *Searcher) Record(o Outcome) {
 		if v == Pass {
 			s.lo = rate
 		} else {
-			s.hi = rate
+			s.hi, s.hiVoid = rate, false
 		}
 		s.bisectNext()
 	case Confirm:
@@ -247,6 +298,13 @@ func (s *Searcher) bisectNext() {
 		return
 	}
 	if s.hi/s.lo-1 <= s.set.Precision {
+		if s.hiVoid {
+			// Up to the generator's limit: the server sustains at least
+			// lo, what it takes above is unknown.
+			s.genBound = s.hi
+			s.finish("generator-bound")
+			return
+		}
 		s.phase = Confirm
 		s.next = s.lo
 		return
@@ -292,8 +350,14 @@ type Result struct {
 // Result summarises the search so far.
 func (s *Searcher) Result() Result {
 	r := Result{Lo: s.lo, Hi: s.hi, Rate: s.lo, GeneratorBound: s.genBound, Probes: s.Probes}
+	switch {
+	case s.hiVoid:
+		r.Hi = 0 // no rate failed: the top is the generator's
+	case s.hi > 0 && s.stopped != "generator-bound":
+		r.GeneratorBound = 0 // a failure of the server's brackets it
+	}
 	for _, p := range s.Probes {
-		if p.Phase == Boundary {
+		if p.Phase == Boundary && p.Verdict != Void { // a void probe was repeated
 			r.Boundary++
 			if p.Verdict == Pass {
 				r.Held++
@@ -302,10 +366,14 @@ func (s *Searcher) Result() Result {
 	}
 	r.Complete = s.done && s.stopped == ""
 	switch {
-	case s.genBound > 0:
+	case r.GeneratorBound > 0 && s.lo == 0:
+		r.Note = fmt.Sprintf("generator-bound at %s calls/s: the load generator could not deliver it, and no lower rate passed", fmtRate(s.genBound))
+	case r.GeneratorBound > 0:
 		r.Note = fmt.Sprintf("generator-bound at %s calls/s: the load generator could not deliver more; the server sustains at least %s", fmtRate(s.genBound), fmtRate(s.lo))
 	case s.stopped != "":
 		r.Note = s.stopped
+	case r.Boundary < s.set.BoundaryProbes && s.done:
+		r.Note = fmt.Sprintf("held in %d of %d boundary probes (%d void: the generator could not deliver them)", r.Held, r.Boundary, s.set.BoundaryProbes-r.Boundary)
 	case r.Boundary > 0 && r.Held < r.Boundary:
 		r.Note = fmt.Sprintf("held in %d of %d boundary probes", r.Held, r.Boundary)
 	}

@@ -3,6 +3,8 @@ package capacity
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -68,20 +70,66 @@ func TestSearchFindsCapacity(t *testing.T) {
 	}
 }
 
-// A probe the generator could not deliver is void: the search ends with
-// the server's capacity reported as at least the last passing rate.
+// A probe the generator could not deliver is void: the search bisects up
+// to the generator's limit and ends with the server's capacity reported as
+// at least the highest passing rate, within the precision of that limit.
 func TestSearchGeneratorBound(t *testing.T) {
 	s := NewSearcher(p99at50ms, Settings{Start: 100})
 	r := drive(t, s, model(1e6, 3000))
-	if r.GeneratorBound != 3200 || r.Rate != 1600 || r.Complete {
+	if r.GeneratorBound <= 3000 || r.GeneratorBound/r.Rate-1 > 0.05 || r.Rate > 3000 || r.Hi != 0 || r.Complete {
 		t.Fatalf("result %+v", r)
 	}
 	last := r.Probes[len(r.Probes)-1]
 	if last.Verdict != Void || last.Why != "the load generator woke late" {
 		t.Errorf("last probe %+v", last)
 	}
-	if want := "generator-bound at 3200 calls/s: the load generator could not deliver more; the server sustains at least 1600"; r.Note != want {
+	if want := "generator-bound at 3064 calls/s: the load generator could not deliver more; the server sustains at least 2934"; r.Note != want {
 		t.Errorf("note %q", r.Note)
+	}
+	// Each void rate was tried three times (two retries) before it counted.
+	voids := map[float64]int{}
+	for _, p := range r.Probes {
+		if p.Verdict == Void {
+			voids[p.Outcome.Offered]++
+		}
+	}
+	for rate, n := range voids {
+		if n != 3 || rate <= 3000 {
+			t.Errorf("%d void probes at %v, want 3 (two retries), above 3000", n, rate)
+		}
+	}
+	// A failure of the server's below the generator's limit brackets the
+	// capacity: not generator-bound.
+	s = NewSearcher(p99at50ms, Settings{Start: 100})
+	if r := drive(t, s, model(2500, 3000)); r.GeneratorBound != 0 || !r.Complete || r.Hi <= 2500 || r.Rate > 2500 {
+		t.Errorf("server-bound below the generator's limit: %+v", r)
+	}
+}
+
+// One void probe (a stall of a shared machine) is retried at the same rate
+// in the same phase; the search goes on when the retry is valid.
+func TestSearchVoidRetried(t *testing.T) {
+	s := NewSearcher(p99at50ms, Settings{Start: 100})
+	m := model(950, 0)
+	stalled := false
+	r := drive(t, s, func(rate float64) Outcome {
+		o := m(rate)
+		if rate == 400 && !stalled {
+			stalled = true
+			o.Void, o.VoidWhy = true, "stall"
+		}
+		return o
+	})
+	if !r.Complete || r.GeneratorBound != 0 || r.Rate > 950 || r.Rate < 950/1.05 {
+		t.Fatalf("result %+v", r)
+	}
+	if p := r.Probes[2]; p.Verdict != Void || p.Outcome.Offered != 400 || r.Probes[3].Outcome.Offered != 400 || r.Probes[3].Phase != Grow {
+		t.Errorf("probes 3 and 4: %+v, %+v", p, r.Probes[3])
+	}
+	// No retry when told so.
+	s = NewSearcher(p99at50ms, Settings{Start: 100, VoidRetries: -1})
+	if r := drive(t, s, model(1e6, 3000)); len(r.Probes) != 10 || r.GeneratorBound/r.Rate-1 > 0.05 {
+		t.Errorf("without retries: %d probes, %+v", len(r.Probes), r)
 	}
 }
 
@@ -156,5 +204,48 @@ func TestRunInterleavesAndStops(t *testing.T) {
 		return Outcome{}, boom
 	}); !errors.Is(err, boom) || !d.Done() {
 		t.Errorf("err %v, done %v", err, d.Done())
+	}
+}
+
+// Void from the start rate: the search looks lower, below the generator's
+// limit, grows to it and ends generator-bound just under it.
+func TestSearchVoidAtStart(t *testing.T) {
+	s := NewSearcher(p99at50ms, Settings{Start: 100})
+	r := drive(t, s, model(1e6, 60))
+	if r.GeneratorBound <= 60 || r.GeneratorBound > 100 || r.Rate > 60 || r.Rate < 60/1.05 || r.Complete {
+		t.Fatalf("result %+v", r)
+	}
+	var rates []float64
+	for _, p := range r.Probes[:5] {
+		rates = append(rates, p.Outcome.Offered)
+	}
+	if want := []float64{100, 100, 100, 25, 50}; fmt.Sprint(rates) != fmt.Sprint(want) {
+		t.Errorf("rates %v, want %v", rates, want)
+	}
+	// Nothing passes below either: no capacity, said so.
+	s = NewSearcher(p99at50ms, Settings{Start: 100})
+	r = drive(t, s, model(1e6, 0.5))
+	if r.Rate != 0 || r.GeneratorBound == 0 || !strings.Contains(r.Note, "no lower rate passed") {
+		t.Errorf("result %+v", r)
+	}
+}
+
+// A boundary probe void on every retry is left out: the confirmed rate
+// stands, the note says how many boundary probes were void.
+func TestSearchVoidAtBoundary(t *testing.T) {
+	s := NewSearcher(p99at50ms, Settings{Start: 100})
+	m := model(950, 0)
+	r := drive(t, s, func(rate float64) Outcome {
+		o := m(rate)
+		if _, ph := s.Next(); ph == Boundary && len(s.Probes) < 25 {
+			o.Void, o.VoidWhy = true, "stall"
+		}
+		return o
+	})
+	if !r.Complete || r.GeneratorBound != 0 || r.Rate < 950/1.05 || r.Rate > 950 {
+		t.Fatalf("result %+v", r)
+	}
+	if r.Boundary >= 3 || !strings.Contains(r.Note, "void: the generator could not deliver them") {
+		t.Errorf("boundary %d, note %q", r.Boundary, r.Note)
 	}
 }

@@ -29,7 +29,12 @@ var CSVHeader = []string{
 	"last_byte_p50_us", "decode_mean_us", "stop_reason",
 }
 
+// writeCSV writes one row per cell (CSVHeader); a capacity document, which
+// has no cells, one row per probe (CapacityCSVHeader).
 func writeCSV(w io.Writer, r *results.Result) error {
+	if len(r.Cells) == 0 && len(r.Capacity) > 0 {
+		return writeCapacityCSV(w, r)
+	}
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
 		return err
@@ -71,5 +76,17 @@ func writeCSV(w io.Writer, r *results.Result) error {
 		}
 	}
 	cw.Flush()
+	return cw.Error()
+}
+
+// writeCSVRows writes a header and rows.
+func writeCSVRows(w io.Writer, header []string, rows [][]string) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	if err := cw.WriteAll(rows); err != nil {
+		return err
+	}
 	return cw.Error()
 }

@@ -80,8 +80,12 @@ func planLine(s *results.Settings) string {
 		}
 		return strings.Join(parts, ", ")
 	}
+	conc := ints(s.Concurrency)
+	if len(s.Concurrency) == 0 {
+		conc = "following the rate" // a capacity search's probes
+	}
 	return fmt.Sprintf("protocols %s · scenarios %s · batches %s · concurrency %s",
-		joinNames(s.Protocols), joinNames(s.Scenarios), ints(s.Batches), ints(s.Concurrency))
+		joinNames(s.Protocols), joinNames(s.Scenarios), ints(s.Batches), conc)
 }
 
 // loadLine describes the load: mode, bounds, warm-up, timeout, connections.

@@ -22,6 +22,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 
 	"github.com/meteorbench/meteorbench/internal/analysis"
+	"github.com/meteorbench/meteorbench/internal/capacity"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/stats"
 )
@@ -454,7 +455,90 @@ func fixtureCompare(newer bool) *results.Result {
 	return r
 }
 
+// capModel is a synthetic server for the capacity fixture: capacity c
+// calls/s, service time s µs; p50 and p99 grow as in an M/M/1 queue up to
+// c, and past it the backlog grows (latency of the probe's length). The
+// generator cannot offer more than genMax (0: no limit).
+type capModel struct{ c, s, genMax float64 }
+
+func (m capModel) probe(rate float64, i int) capacity.Outcome {
+	n := 1 + 0.03*noiseAt(i)
+	o := capacity.Outcome{Offered: rate, Achieved: round(rate*(1+0.002*noiseAt(i+1)), 0.01), Duration: 2 * time.Second}
+	rho := rate / (m.c * n)
+	switch {
+	case rho < 1:
+		o.P50 = round(m.s*math.Ln2/(1-rho), 0.1)
+		o.Latency = round(m.s*math.Log(100)/(1-rho), 0.1)
+	default:
+		o.P50, o.Latency = round(2e5*rho, 0.1), round(9e5*rho, 0.1)
+		o.Achieved = round(m.c*n, 0.01)
+	}
+	o.Calls = int64(math.Round(o.Achieved * 2))
+	if m.genMax > 0 && rate > m.genMax {
+		o.Void, o.VoidWhy = true, fmt.Sprintf("%d of %d calls started late with a worker free: the load generator woke late", o.Calls/5, o.Calls)
+		o.Achieved = round(m.genMax, 0.01)
+	}
+	return o
+}
+
+// fixtureCapacity: a capacity document, searched by the real search
+// (package capacity) against synthetic servers: small with both
+// protocols on an unpinned server (REST about 9,800 calls/s, gRPC 7,300),
+// and on one server CPU, where the generator cannot offer gRPC more than
+// 3,000 calls/s: that series ends generator-bound.
+func fixtureCapacity() *results.Result {
+	protos := []api.Protocol{api.REST, api.GRPC}
+	set := closedSettings(protos, []api.Scenario{api.Small}, []int{1}, 1)
+	set.Mode, set.Concurrency, set.DurationS, set.WarmupS = results.ModeOpen, nil, 2, 0.5
+	env := fixtureEnv("--slo", "p99=50ms", "--server-cpus", "0,1")
+	env.Flags[1] = "capacity"
+	r := newResult(env, set)
+	r.Cells = []results.Cell{}
+	obj := capacity.Objective{Percentile: 99, Bound: 50 * time.Millisecond, MaxErrors: 0.001}
+	type series struct {
+		cond  results.Condition
+		proto api.Protocol
+		m     capModel
+	}
+	all := []series{
+		{results.Condition{}, api.REST, capModel{c: 10000, s: 200}},
+		{results.Condition{}, api.GRPC, capModel{c: 7450, s: 260}},
+		{results.Condition{ServerCPUs: 1}, api.REST, capModel{c: 5200, s: 380}},
+		{results.Condition{ServerCPUs: 1}, api.GRPC, capModel{c: 3900, s: 500, genMax: 3000}},
+	}
+	total := 0.0
+	for si, sr := range all {
+		s := capacity.NewSearcher(obj, capacity.Settings{Start: 100, Precision: 0.05})
+		for i := 0; !s.Done(); i++ {
+			rate, _ := s.Next()
+			s.Record(sr.m.probe(rate, 7*si+i))
+		}
+		res := s.Result()
+		c := results.Capacity{
+			Scenario: api.Small, Protocol: sr.proto, Condition: sr.cond,
+			Objective: obj.String(), Percentile: 99, BoundUS: 50000, MaxErrors: obj.MaxErrors,
+			Rate: res.Rate, Lo: res.Lo, Hi: res.Hi, Held: res.Held, Boundary: res.Boundary,
+			GeneratorBound: res.GeneratorBound, Complete: res.Complete, Note: res.Note,
+			Probes: []results.CapacityProbe{},
+		}
+		for _, p := range res.Probes {
+			c.Probes = append(c.Probes, results.CapacityProbe{
+				Phase: string(p.Phase), Offered: p.Outcome.Offered, Achieved: p.Outcome.Achieved,
+				LatencyUS: results.Latency{P50: p.Outcome.P50, P99: p.Outcome.Latency},
+				Calls:     p.Outcome.Calls, Errors: p.Outcome.Errors, Verdict: string(p.Verdict), Why: p.Why,
+				DurationS: p.Outcome.Duration.Seconds(),
+			})
+			total += 2.8
+		}
+		r.Capacity = append(r.Capacity, c)
+	}
+	r.Finished = r.Started.Add(time.Duration(math.Round(total)) * time.Second)
+	analysis.Apply(r)
+	return r
+}
+
 var fixtures = map[string]func() *results.Result{
+	"capacity":    fixtureCapacity,
 	"basic":       fixtureBasic,
 	"repeats":     fixtureRepeats,
 	"interrupted": fixtureInterrupted,
@@ -517,7 +601,7 @@ func TestFixturesConsistent(t *testing.T) {
 	near := func(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(math.Abs(a), math.Abs(b)) }
 	for _, name := range fixtureNames() {
 		r := loadFixture(t, name)
-		if len(r.Cells) == 0 {
+		if len(r.Cells) == 0 && len(r.Capacity) == 0 {
 			t.Fatalf("%s: no cells", name)
 		}
 		keys := map[string]bool{}

@@ -22,6 +22,7 @@ type htmlPage struct {
 	SummaryNote []string
 	Figures     []htmlFigure
 	Groups      []htmlGroup
+	Capacity    []htmlCapSection
 	Generator   string
 }
 
@@ -57,6 +58,7 @@ func writeHTML(w io.Writer, r *results.Result) error {
 		Crossovers:  crossoverLines(r),
 		SummaryNote: summaryNotes(r),
 		Generator:   "meteorbench " + buildinfo.Version(),
+		Capacity:    htmlCapacity(r),
 	}
 	groups := groupCells(r)
 	for i, g := range groups {
@@ -91,6 +93,7 @@ th, td { padding: .2rem .6rem; border-bottom: 1px solid #eee; vertical-align: to
 th { text-align: left; }
 table.cells td { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 table.cells td:first-child, table.env td:first-child { text-align: left; color: #555; }
+table.capacity td, table.probes td:last-child, table.probes td:nth-child(2), table.probes td:nth-child(8) { text-align: left; white-space: normal; }
 table.cells thead th { text-align: right; border-bottom: 2px solid #ccc; }
 th.rest { color: #D55E00; } th.rest-protobuf { color: #009E73; } th.grpc { color: #0072B2; }
 .verdict { margin: .3rem 0; }
@@ -128,8 +131,28 @@ footer { color: #777; font-size: .8rem; margin-top: 3rem; }
 {{.SVG}}<figcaption class="note">{{.Title}}</figcaption>
 </figure>
 {{end}}{{end -}}
-<h2>Results by scenario</h2>
-{{if not .Groups}}<p>No cells were measured.</p>
+{{range .Capacity}}<h2>Capacity · {{.Title}}</h2>
+<table class="cells capacity">
+<thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end -}}
+</tbody>
+</table>
+{{range .Series}}<h3>{{.Protocol}} probes</h3>
+<p class="note">{{.Note}}</p>
+{{if .Rows}}<table class="cells probes">
+<thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end -}}
+</tbody>
+</table>
+{{else}}<p>No probe ran.</p>
+{{end}}{{end}}{{end -}}
+{{if or .Groups (not .Capacity)}}<h2>Results by scenario</h2>
+{{end -}}
+{{if and (not .Groups) (not .Capacity)}}<p>No cells were measured.</p>
 {{end -}}
 {{range .Groups}}<h3>{{.Title}}</h3>
 <table class="cells">

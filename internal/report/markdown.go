@@ -54,9 +54,10 @@ func writeMarkdown(w io.Writer, r *results.Result) error {
 			}
 		}
 	}
-	if len(r.Cells) == 0 {
+	if len(r.Cells) == 0 && len(r.Capacity) == 0 {
 		ew.printf("\nNo cells were measured.\n")
 	}
+	markdownCapacity(ew, r)
 	groups := groupCells(r)
 	for i, g := range groups {
 		ew.printf("\n## %s\n\n", mdEscape(g.title()))

@@ -21,9 +21,10 @@ func writeTable(w io.Writer, r *results.Result) error {
 	tableEnv(ew, r)
 	tableWarnings(ew, r)
 	tableSummary(ew, r)
-	if len(r.Cells) == 0 {
+	if len(r.Cells) == 0 && len(r.Capacity) == 0 {
 		ew.printf("\nno cells were measured\n")
 	}
+	tableCapacity(ew, r)
 	groups := groupCells(r)
 	for i, g := range groups {
 		lines, note := verdictLines(r, groups, i)

@@ -45,6 +45,24 @@ type Config struct {
 	// with the call's number (1-based, counted across protocols). A test
 	// stalls the server by blocking in it.
 	Hook func(ctx context.Context, n int64)
+	// Slots and ServiceTime, when both set, make a server of known
+	// capacity, Slots/ServiceTime calls/s: every data call (after the hook)
+	// waits, first come first served, for the earliest of Slots servers
+	// and keeps it for ServiceTime. Service is kept in virtual time (each
+	// call ends ServiceTime after the previous one on its slot ended, or
+	// after it arrived when the slot was idle), so timer overshoot adds to
+	// a call's latency but never lowers the capacity.
+	Slots       int
+	ServiceTime time.Duration
+}
+
+// Capacity is the calls/s a server with Slots and ServiceTime sustains
+// (0: unbounded).
+func (c Config) Capacity() float64 {
+	if c.Slots <= 0 || c.ServiceTime <= 0 {
+		return 0
+	}
+	return float64(c.Slots) / c.ServiceTime.Seconds()
 }
 
 // Server is a running test server.
@@ -55,6 +73,8 @@ type Server struct {
 	Calls atomic.Int64
 
 	cfg       Config
+	slotMu    sync.Mutex
+	slotFree  []time.Time // when each slot's last call ends
 	ln        net.Listener
 	grpcSrv   *grpc.Server
 	httpSrv   *http.Server
@@ -70,6 +90,9 @@ func Start(t testing.TB, cfg Config) *Server {
 		t.Fatalf("loadgentest: listen: %v", err)
 	}
 	s := &Server{Addr: ln.Addr().String(), cfg: cfg, ln: ln, done: make(chan struct{})}
+	if cfg.Capacity() > 0 {
+		s.slotFree = make([]time.Time, cfg.Slots)
+	}
 	s.grpcSrv = grpc.NewServer()
 	pb.RegisterMeteoriteLandingsServiceServer(s.grpcSrv, &grpcService{s: s})
 	mux := http.NewServeMux()
@@ -131,7 +154,36 @@ func (s *Server) enter(ctx context.Context) error {
 	if s.cfg.Hook != nil {
 		s.cfg.Hook(ctx, n)
 	}
+	if s.slotFree != nil {
+		s.serve(ctx)
+	}
 	return ctx.Err()
+}
+
+// serve queues a call for the earliest free slot and holds it for the
+// service time (see Config.Slots).
+func (s *Server) serve(ctx context.Context) {
+	s.slotMu.Lock()
+	now := time.Now()
+	best := 0
+	for i, t := range s.slotFree {
+		if t.Before(s.slotFree[best]) {
+			best = i
+		}
+	}
+	end := s.slotFree[best]
+	if end.Before(now) {
+		end = now
+	}
+	end = end.Add(s.cfg.ServiceTime)
+	s.slotFree[best] = end
+	s.slotMu.Unlock()
+	t := time.NewTimer(time.Until(end))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // rest wraps a REST data handler with counting, the hook and the status fault.

@@ -21,8 +21,18 @@ type SeriesPanel struct {
 	// RefName in the legend.
 	Ref     float64
 	RefName string
+	// Marks are vertical lines across the panel, each named in the legend:
+	// e.g. the rate a capacity search found.
+	Marks []Mark
 	// XTick and YTick format the tick values; nil means plain numbers.
 	XTick, YTick func(float64) string
+}
+
+// A Mark is a dotted vertical line at X > 0.
+type Mark struct {
+	Name  string
+	Color color.Color
+	X     float64
 }
 
 // A Series is one line of a SeriesPanel.
@@ -87,7 +97,28 @@ func (sp *SeriesPanel) plot() *plot.Plot {
 	if math.IsInf(ylo, 1) {
 		ylo, yhi = 1, 10
 	}
+	for _, m := range sp.Marks {
+		if m.X > 0 {
+			xlo, xhi = math.Min(xlo, m.X), math.Max(xhi, m.X)
+		}
+	}
 	p.X.Min, p.X.Max = xlo/1.3, xhi*1.3
 	p.Y.Min, p.Y.Max = ylo/1.3, yhi*2 // headroom for the legend
+	for _, m := range sp.Marks {
+		if m.X <= 0 {
+			continue
+		}
+		l, err := plotter.NewLine(plotter.XYs{{X: m.X, Y: p.Y.Min}, {X: m.X, Y: p.Y.Max}})
+		if err != nil {
+			continue
+		}
+		l.Color = m.Color
+		l.Width = 1
+		l.Dashes = []vg.Length{1, 2}
+		p.Add(l)
+		if m.Name != "" {
+			p.Legend.Add(m.Name, l)
+		}
+	}
 	return p
 }

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/server"
+	"github.com/meteorbench/meteorbench/internal/server/servertest"
+)
+
+// Bad capacity flags exit 2 with one line, before anything is measured.
+func TestCapacityBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--slo", "p99"},
+		{"--slo", "p42=1ms"},
+		{"--slo", "p99=0s"},
+		{"--slo", "p99=fast"},
+		{"--slo", "99=50ms"},
+		{"--max-errors", "200%"},
+		{"--max-errors", "-1%"},
+		{"--max-errors", "lots"},
+		{"--precision", "0%"},
+		{"--rate", "5"},
+		{"--repeat", "3"},
+		{"--duration", "5s"},
+		{"--iterations", "10"},
+		{"--batch", "10"},
+		{"--max-time", "-1s"},
+		{"--probe", "0s"},
+		{"--probe-warmup", "-1s"},
+		{"--pause", "-1s"},
+		{"--start", "0"},
+		{"--concurrency", "4,8"},
+		{"--proto", "soap"},
+		{"--scenario", "huge"},
+		{"--format", "xml"},
+		{"extra-argument"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			full := append([]string{"capacity", "--target", "127.0.0.1:1"}, args...)
+			_, stderr, err := execute(t, full...)
+			if code := exitCodeQuiet(err); code != 2 {
+				t.Fatalf("exit status %d (%v), want 2", code, err)
+			}
+			if msg := err.Error(); msg == "" || strings.Contains(msg, "\n") {
+				t.Errorf("error %q, want one line", msg)
+			}
+			if stderr != "" {
+				t.Errorf("stderr %q: the command did work before failing", stderr)
+			}
+		})
+	}
+}
+
+// A tiny search against the real server (in-process, 127.0.0.1): the JSON
+// document has a capacity entry per protocol with every probe kept, no
+// cells, and report renders it.
+func TestCapacityCommand(t *testing.T) {
+	addr := servertest.Start(t, server.Config{})
+	prefix := filepath.Join(t.TempDir(), "cap")
+	_, stderr, err := execute(t, "capacity", "--target", addr, "--proto", "rest,grpc", "--scenario", "small",
+		"--slo", "p99=50ms", "--probe", "200ms", "--probe-warmup", "50ms", "--pause", "10ms", "--start", "50",
+		"--max-time", "3s", "--format", "json,table", "--out", prefix)
+	if err != nil {
+		t.Fatalf("capacity: %v\n%s", err, stderr)
+	}
+	res, err := results.ReadFile(prefix + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cells) != 0 || len(res.Capacity) != 2 || res.StopReason != "completed" {
+		t.Fatalf("%d cells, %d capacity series, stopped %q", len(res.Cells), len(res.Capacity), res.StopReason)
+	}
+	for i, proto := range []string{"rest", "grpc"} {
+		c := res.Capacity[i]
+		if string(c.Protocol) != proto || c.Objective != "p99<=50ms" || c.BoundUS != 50000 || c.MaxErrors != 0.001 {
+			t.Errorf("series %d: %s %s %v %v", i, c.Protocol, c.Objective, c.BoundUS, c.MaxErrors)
+		}
+		if len(c.Probes) == 0 {
+			t.Fatalf("%s: no probe kept", proto)
+		}
+		for _, p := range c.Probes {
+			if p.Offered <= 0 || p.Verdict == "" || p.Phase == "" || p.DurationS <= 0 {
+				t.Errorf("%s: probe %+v", proto, p)
+			}
+		}
+		if c.Probes[0].Offered != 50 || c.Probes[0].Phase != "grow" {
+			t.Errorf("%s: first probe %+v, want grow at --start 50", proto, c.Probes[0])
+		}
+	}
+	if len(res.Verdicts) != 1 || !strings.HasPrefix(res.Verdicts[0].Summary, "small, p99<=50ms: REST ") {
+		t.Errorf("verdicts %+v", res.Verdicts)
+	}
+	table, err := os.ReadFile(prefix + ".txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(table), "== capacity · small (GetVersion) · p99<=50ms") || strings.Contains(string(table), "no cells were measured") {
+		t.Errorf("table:\n%s", table)
+	}
+	// report reads it back.
+	out, _, err := execute(t, "report", prefix+".json", "--format", "csv")
+	if err != nil || !strings.HasPrefix(out, "scenario,protocol,concurrency,") {
+		t.Errorf("report --format csv: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,54 @@
+package analysis
+
+import (
+	"testing"
+
+	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+func TestCapacityVerdicts(t *testing.T) {
+	one := results.Condition{ServerCPUs: 1}
+	cs := []results.Capacity{
+		{Scenario: api.Small, Protocol: api.GRPC, Objective: "p99<=50ms", Rate: 7300, Lo: 7300, Hi: 7600, Complete: true},
+		{Scenario: api.Small, Protocol: api.REST, Objective: "p99<=50ms", Rate: 9800, Lo: 9800, Hi: 10100, Complete: true},
+		{Scenario: api.Small, Condition: one, Protocol: api.REST, Objective: "p99<=50ms", Rate: 5000, Lo: 5000, Hi: 5200, Complete: true},
+		{Scenario: api.Small, Condition: one, Protocol: api.GRPC, Objective: "p99<=50ms", Rate: 3200, Lo: 3200, GeneratorBound: 3490,
+			Note: "generator-bound at 3490 calls/s"},
+		{Scenario: api.Large, Protocol: api.REST, Objective: "p99<=50ms", Rate: 40, Lo: 40, Hi: 42, Note: "stopped by --max-time 2m0s: best bracket so far"},
+		{Scenario: api.Large, Protocol: api.GRPC, Objective: "p99<=50ms", GeneratorBound: 25},
+		{Scenario: api.Stream, Protocol: api.REST, Objective: "p99<=50ms", Rate: 100, Lo: 100, Hi: 105, Complete: true},
+		{Scenario: api.Stream, Protocol: api.GRPC, Objective: "p99<=50ms", Rate: 300, Lo: 300, GeneratorBound: 320},
+	}
+	vs := CapacityVerdicts(cs)
+	want := []string{
+		"small, p99<=50ms: gRPC 7,300 calls/s [7,300, 7,600], REST 9,800 calls/s [9,800, 10,100] → REST sustains 1.34x more than gRPC",
+		"small · server on 1 CPU, p99<=50ms: REST 5,000 calls/s [5,000, 5,200], gRPC at least 3,200 calls/s (generator-bound at 3,490)",
+		"large, p99<=50ms: REST 40 calls/s [40, 42] (search stopped early), gRPC generator-bound at 25 calls/s before any rate passed",
+		"stream, p99<=50ms: REST 100 calls/s [100, 105], gRPC at least 300 calls/s (generator-bound at 320) → gRPC sustains at least 3.0x more than REST",
+	}
+	if len(vs) != len(want) {
+		t.Fatalf("%d verdicts", len(vs))
+	}
+	for i, v := range vs {
+		if v.Summary != want[i] {
+			t.Errorf("verdict %d:\n got %q\nwant %q", i, v.Summary, want[i])
+		}
+		if v.Baseline != api.REST {
+			t.Errorf("verdict %d: baseline %s", i, v.Baseline)
+		}
+	}
+	// A ratio only where both rates are known; the generator-bound one is a
+	// lower bound, and a missing rate has none.
+	if r := vs[0].Versus; len(r) != 1 || r[0].Protocol != api.GRPC || r[0].Ratios[0].Figure != FigCapacity {
+		t.Errorf("ratios %+v", r)
+	}
+	for _, i := range []int{1, 2, 3} {
+		if len(vs[i].Versus) != 0 {
+			t.Errorf("verdict %d: a ratio with a generator-bound or missing rate: %+v", i, vs[i].Versus)
+		}
+	}
+	if n := vs[1].Notes; len(n) != 1 || n[0] != "gRPC: generator-bound at 3490 calls/s" {
+		t.Errorf("notes %q", n)
+	}
+}

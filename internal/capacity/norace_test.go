@@ -1,0 +1,5 @@
+//go:build !race
+
+package capacity_test
+
+const raceEnabled = false

@@ -1,0 +1,68 @@
+package capacity
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// cell is a 2 s open-loop probe at 1,000 calls/s whose server answered in
+// 2 ms (from the send): latency from the intended start is added by the
+// generator's lateness.
+func cell(corrP99 float64) *results.Cell {
+	return &results.Cell{
+		Calls: 2000, DurationS: 2, RateAchieved: 1000,
+		LatencyUS:            results.Latency{P50: 2000, P99: corrP99, Mean: 3000},
+		LatencyUncorrectedUS: &results.Latency{P50: 1500, P99: 2000, Mean: 1600},
+		ClientCPUUSPerCall:   50,
+	}
+}
+
+// A starved generator (it woke late: CPU taken by other goroutines, or the
+// machine's steal) voids a failing probe, for each reason the generator
+// can have, and never a passing one or one the server's latency fails.
+func TestVoid(t *testing.T) {
+	obj := Objective{Percentile: 99, Bound: 50 * time.Millisecond, MaxErrors: 0.001}
+	judge := func(c *results.Cell) (bool, string) { return void(c, 64, obj) }
+
+	woke := cell(80000)
+	woke.LateCalls, woke.GeneratorLateCalls = 300, 290
+	if v, why := judge(woke); !v || !strings.Contains(why, "290 of 2000 calls started late with a worker free: the load generator woke late") {
+		t.Errorf("woke late: %v %q", v, why)
+	}
+	cpu := cell(80000)
+	cpu.ClientCPUUSPerCall = 1e6 * float64(runtime.GOMAXPROCS(0)) / 1000 // every core
+	if v, why := judge(cpu); !v || !strings.Contains(why, "the load generator used") {
+		t.Errorf("cpu: %v %q", v, why)
+	}
+	busy := cell(80000)
+	busy.LatencyUncorrectedUS.Mean = 64000 // 1,000/s x 64 ms = 64 calls in flight: every worker
+	busy.LatencyUncorrectedUS.P99 = 49000
+	busy.LateCalls, busy.GeneratorLateCalls = 900, 850 // the dispatcher waited for a worker
+	if v, why := judge(busy); !v || !strings.Contains(why, "all 64 workers were busy while the server met the objective") {
+		t.Errorf("busy: %v %q", v, why)
+	}
+	// The server's own latency over the bound: its failure, whatever the
+	// generator did.
+	slow := cell(80000)
+	slow.LatencyUncorrectedUS.P99 = 60000
+	slow.LateCalls, slow.GeneratorLateCalls = 300, 290
+	if v, why := judge(slow); v {
+		t.Errorf("server too slow, voided: %q", why)
+	}
+	// Errors over the budget are the server's.
+	errs := cell(80000)
+	errs.Errors, errs.LateCalls, errs.GeneratorLateCalls = 100, 300, 290
+	if v, why := judge(errs); v {
+		t.Errorf("errors, voided: %q", why)
+	}
+	// A few late calls are jitter, not a starved generator.
+	few := cell(80000)
+	few.LateCalls, few.GeneratorLateCalls = 5, 5
+	if v, why := judge(few); v {
+		t.Errorf("5 late calls voided: %q", why)
+	}
+}

@@ -1,0 +1,321 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// This file renders a capacity document (r.Capacity, written by
+// `meteorbench capacity`): after the summary, one section per scenario and
+// condition with a table of the series (protocol, found rate, bracket,
+// boundary probes held, how the search ended), then each series' probes.
+
+// A capSection is one scenario and condition of a capacity document: its
+// series, one per protocol, in the document's order.
+type capSection struct {
+	Scenario  api.Scenario
+	Condition results.Condition
+	Objective string
+	Series    []*results.Capacity
+}
+
+// title names the section: "Small · p99<=50ms · server on 1 CPU · workers
+// follow the rate".
+func (s *capSection) title() string {
+	t := s.Scenario.Title() + " · " + s.Objective
+	if f := s.Condition.Features(); f != "" {
+		t += " · " + f
+	}
+	if n := s.Condition.Concurrency; n > 0 {
+		t += " · " + strconv.Itoa(n) + " workers"
+	} else {
+		t += " · workers follow the rate"
+	}
+	return t
+}
+
+// capSections groups r.Capacity by scenario, condition and objective.
+func capSections(r *results.Result) []*capSection {
+	var out []*capSection
+	for i := range r.Capacity {
+		c := &r.Capacity[i]
+		var s *capSection
+		for _, o := range out {
+			if o.Scenario == c.Scenario && o.Condition == c.Condition && o.Objective == c.Objective {
+				s = o
+			}
+		}
+		if s == nil {
+			s = &capSection{Scenario: c.Scenario, Condition: c.Condition, Objective: c.Objective}
+			out = append(out, s)
+		}
+		s.Series = append(s.Series, c)
+	}
+	return out
+}
+
+// capSeriesHeader are the columns of a section's series table.
+var capSeriesHeader = []string{"protocol", "found", "bracket [lo, hi]", "boundary held", "search"}
+
+// capSeriesRow is one series' row: "9,800 calls/s", "[9,500, 10,100]",
+// "3 of 3", "complete".
+func capSeriesRow(c *results.Capacity) []string {
+	return []string{string(c.Protocol), capFound(c), capBracket(c), capHeld(c), capEnd(c)}
+}
+
+// capFound is the found rate: "9,800 calls/s"; a generator-bound series
+// only gives a lower bound ("≥ 3,200 calls/s").
+func capFound(c *results.Capacity) string {
+	switch {
+	case c.Rate == 0:
+		return "none"
+	case c.GeneratorBound > 0:
+		return "≥ " + fmtRate(c.Rate) + " calls/s"
+	}
+	return fmtRate(c.Rate) + " calls/s"
+}
+
+// capBracket is "[lo, hi]", hi "–" when no rate failed.
+func capBracket(c *results.Capacity) string {
+	if c.Lo == 0 && c.Hi == 0 {
+		return "–"
+	}
+	hi := "–"
+	if c.Hi > 0 {
+		hi = fmtRate(c.Hi)
+	}
+	return "[" + fmtRate(c.Lo) + ", " + hi + "]"
+}
+
+func capHeld(c *results.Capacity) string {
+	if c.Boundary == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%d of %d", c.Held, c.Boundary)
+}
+
+// capEnd says how the search ended: "complete", or why it stopped.
+func capEnd(c *results.Capacity) string {
+	switch {
+	case c.GeneratorBound > 0:
+		return "generator-bound at " + fmtRate(c.GeneratorBound) + " calls/s"
+	case c.Complete && c.Note != "":
+		return "complete (" + c.Note + ")"
+	case c.Complete:
+		return "complete"
+	case c.Note != "":
+		return c.Note
+	}
+	return "stopped"
+}
+
+// capPct names the objective's percentile: "p99".
+func capPct(c *results.Capacity) string { return "p" + strconv.FormatFloat(c.Percentile, 'g', -1, 64) }
+
+// capProbeHeader are the columns of a series' probe table.
+func capProbeHeader(c *results.Capacity) []string {
+	return []string{"#", "phase", "offered", "achieved", "p50", capPct(c), "errors", "verdict", "why"}
+}
+
+// capProbeRows are a series' probes, in the order they ran.
+func capProbeRows(c *results.Capacity) [][]string {
+	var out [][]string
+	for i, p := range c.Probes {
+		out = append(out, []string{
+			strconv.Itoa(i + 1), p.Phase, fmtRate(p.Offered), fmtRate(p.Achieved),
+			fmtLatency(p.LatencyUS.P50), fmtLatency(latencyAt(p.LatencyUS, c.Percentile)),
+			capErrors(p), p.Verdict, p.Why,
+		})
+	}
+	return out
+}
+
+// capErrors is a probe's errors: "0", "3 (0.15%)".
+func capErrors(p results.CapacityProbe) string {
+	if p.Errors == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%s (%.2f%%)", fmtCount(p.Errors), 100*float64(p.Errors)/float64(p.Calls+p.Errors))
+}
+
+func fmtLatency(us float64) string {
+	if us <= 0 {
+		return "–"
+	}
+	return fmtUS(us)
+}
+
+// latencyAt reads a percentile (50, 90, 99, 99.9) from a Latency.
+func latencyAt(l results.Latency, pct float64) float64 {
+	switch pct {
+	case 50:
+		return l.P50
+	case 90:
+		return l.P90
+	case 99.9:
+		return l.P999
+	}
+	return l.P99
+}
+
+// tableCapacity prints the capacity sections in the table format.
+func tableCapacity(ew *errWriter, r *results.Result) {
+	for _, s := range capSections(r) {
+		ew.printf("\n== capacity · %s ==\n", s.title())
+		tw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, strings.Join(capSeriesHeader, "\t"))
+		for _, c := range s.Series {
+			fmt.Fprintln(tw, strings.Join(capSeriesRow(c), "\t"))
+		}
+		tw.Flush()
+		for _, c := range s.Series {
+			ew.printf("\n-- %s probes (%s, errors ≤ %s, achieved ≥ 99%% of offered) --\n", c.Protocol, c.Objective, fmtFraction(c.MaxErrors))
+			if len(c.Probes) == 0 {
+				ew.printf("no probe ran\n")
+				continue
+			}
+			tw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', 0)
+			fmt.Fprintln(tw, strings.Join(capProbeHeader(c), "\t"))
+			for _, row := range capProbeRows(c) {
+				fmt.Fprintln(tw, strings.TrimRight(strings.Join(row, "\t"), "\t"))
+			}
+			tw.Flush()
+		}
+	}
+}
+
+// markdownCapacity prints the capacity sections as Markdown tables.
+func markdownCapacity(ew *errWriter, r *results.Result) {
+	table := func(header []string, rows [][]string, right func(int) bool) {
+		ew.printf("|")
+		for _, h := range header {
+			ew.printf(" %s |", mdEscape(h))
+		}
+		ew.printf("\n|")
+		for i := range header {
+			ew.printf("%s", map[bool]string{true: "--:|", false: ":--|"}[right(i)])
+		}
+		ew.printf("\n")
+		for _, row := range rows {
+			ew.printf("|")
+			for _, v := range row {
+				ew.printf(" %s |", mdEscape(v))
+			}
+			ew.printf("\n")
+		}
+	}
+	for _, s := range capSections(r) {
+		ew.printf("\n## Capacity · %s\n\n", mdEscape(s.title()))
+		var rows [][]string
+		for _, c := range s.Series {
+			rows = append(rows, capSeriesRow(c))
+		}
+		table(capSeriesHeader, rows, func(i int) bool { return i == 1 || i == 2 })
+		for _, c := range s.Series {
+			ew.printf("\n### %s probes\n\n", mdEscape(string(c.Protocol)))
+			ew.printf("<sub>%s, errors ≤ %s, achieved ≥ 99%% of offered</sub>\n\n", mdEscape(c.Objective), mdEscape(fmtFraction(c.MaxErrors)))
+			if len(c.Probes) == 0 {
+				ew.printf("No probe ran.\n")
+				continue
+			}
+			table(capProbeHeader(c), capProbeRows(c), func(i int) bool { return i == 0 || (i >= 2 && i <= 6) })
+		}
+	}
+}
+
+// fmtFraction formats an error budget: "0.1%".
+func fmtFraction(f float64) string {
+	return strconv.FormatFloat(100*f, 'g', 3, 64) + "%"
+}
+
+// htmlCapSection is a capacity section as the html template sees it.
+type htmlCapSection struct {
+	Title  string
+	Header []string
+	Rows   [][]string
+	Series []htmlCapSeries
+}
+
+type htmlCapSeries struct {
+	Protocol string
+	Note     string
+	Header   []string
+	Rows     [][]string
+}
+
+func htmlCapacity(r *results.Result) []htmlCapSection {
+	var out []htmlCapSection
+	for _, s := range capSections(r) {
+		h := htmlCapSection{Title: s.title(), Header: capSeriesHeader}
+		for _, c := range s.Series {
+			h.Rows = append(h.Rows, capSeriesRow(c))
+			h.Series = append(h.Series, htmlCapSeries{
+				Protocol: string(c.Protocol),
+				Note:     fmt.Sprintf("%s, errors ≤ %s, achieved ≥ 99%% of offered", c.Objective, fmtFraction(c.MaxErrors)),
+				Header:   capProbeHeader(c),
+				Rows:     capProbeRows(c),
+			})
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// CapacityCSVHeader is the csv format of a capacity document: one row per
+// probe, in the document's order, each with its series' result (a series
+// with no probe has one row, the probe columns empty). Rates are in calls
+// per second, latencies in microseconds from each call's intended start;
+// latency_objective_us is the objective's percentile (percentile says
+// which). generator_bound is empty unless a void probe ended the search;
+// hi is empty when no rate failed.
+var CapacityCSVHeader = []string{
+	"scenario", "protocol", "concurrency", "server_cpus", "link", "records", "compress", "tls",
+	"objective", "percentile", "bound_us", "max_errors",
+	"rate", "lo", "hi", "held", "boundary", "generator_bound", "complete", "note",
+	"probe", "phase", "offered", "achieved", "latency_p50_us", "latency_objective_us",
+	"calls", "errors", "verdict", "why", "duration_s",
+}
+
+func capacityCSVRows(r *results.Result) [][]string {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	opt := func(v float64) string {
+		if v == 0 {
+			return ""
+		}
+		return f(v)
+	}
+	var out [][]string
+	for i := range r.Capacity {
+		c := &r.Capacity[i]
+		k := c.Condition
+		series := []string{
+			string(c.Scenario), string(c.Protocol), strconv.Itoa(k.Concurrency), strconv.Itoa(k.ServerCPUs), k.Link,
+			strconv.Itoa(k.Records), k.Compress, strconv.FormatBool(k.TLS),
+			c.Objective, f(c.Percentile), f(c.BoundUS), f(c.MaxErrors),
+			f(c.Rate), f(c.Lo), opt(c.Hi), strconv.Itoa(c.Held), strconv.Itoa(c.Boundary), opt(c.GeneratorBound),
+			strconv.FormatBool(c.Complete), c.Note,
+		}
+		if len(c.Probes) == 0 {
+			out = append(out, append(series, make([]string, len(CapacityCSVHeader)-len(series))...))
+			continue
+		}
+		for j, p := range c.Probes {
+			row := append(append([]string(nil), series...),
+				strconv.Itoa(j+1), p.Phase, f(p.Offered), f(p.Achieved), f(p.LatencyUS.P50), f(latencyAt(p.LatencyUS, c.Percentile)),
+				strconv.FormatInt(p.Calls, 10), strconv.FormatInt(p.Errors, 10), p.Verdict, p.Why, f(p.DurationS))
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+// writeCapacityCSV writes a capacity document's csv: CapacityCSVHeader.
+func writeCapacityCSV(w io.Writer, r *results.Result) error {
+	return writeCSVRows(w, CapacityCSVHeader, capacityCSVRows(r))
+}
