@@ -25,6 +25,7 @@ type capacityFlags struct {
 	precision   string
 	maxTime     time.Duration
 	probe       time.Duration
+	confirm     time.Duration
 	probeWarmup time.Duration
 	pause       time.Duration
 	start       float64
@@ -96,6 +97,7 @@ workers follows the rate (twice the calls in flight at the bound).`,
 	fl.StringVar(&c.precision, "precision", "5%", "stop bisecting when the bracket is this narrow")
 	fl.DurationVar(&c.maxTime, "max-time", 0, "bound the whole search (default: 2m per scenario and condition)")
 	fl.DurationVar(&c.probe, "probe", 2*time.Second, "measured time of each probe")
+	fl.DurationVar(&c.confirm, "confirm-probe", 5*time.Second, "measured time of the confirmation and boundary probes at the found rate, so the rate holds over a run that long")
 	fl.DurationVar(&c.probeWarmup, "probe-warmup", 500*time.Millisecond, "unmeasured time before each probe, at its rate")
 	fl.DurationVar(&c.pause, "pause", 300*time.Millisecond, "idle time between probes")
 	fl.Float64Var(&c.start, "start", 100, "first offered rate, calls/s")
@@ -133,6 +135,8 @@ func (c *capacityFlags) plan(cmd *cobra.Command, cfg loadgen.Config) (*capacity.
 		return nil, fmt.Errorf("--max-time %v: must not be negative", c.maxTime)
 	case c.probe <= 0:
 		return nil, fmt.Errorf("--probe %v: must be positive", c.probe)
+	case c.confirm <= 0:
+		return nil, fmt.Errorf("--confirm-probe %v: must be positive", c.confirm)
 	case c.probeWarmup < 0:
 		return nil, fmt.Errorf("--probe-warmup %v: must not be negative", c.probeWarmup)
 	case c.pause < 0:
@@ -141,13 +145,14 @@ func (c *capacityFlags) plan(cmd *cobra.Command, cfg loadgen.Config) (*capacity.
 		return nil, fmt.Errorf("--start %v: must be at least 1 call/s", c.start)
 	}
 	p := &capacity.Plan{
-		Base:        cfg,
-		Objective:   obj,
-		Settings:    capacity.Settings{Start: c.start, Precision: precision},
-		Probe:       c.probe,
-		ProbeWarmup: c.probeWarmup,
-		Pause:       c.pause,
-		MaxTime:     c.maxTime,
+		Base:         cfg,
+		Objective:    obj,
+		Settings:     capacity.Settings{Start: c.start, Precision: precision},
+		Probe:        c.probe,
+		ConfirmProbe: c.confirm,
+		ProbeWarmup:  c.probeWarmup,
+		Pause:        c.pause,
+		MaxTime:      c.maxTime,
 	}
 	if cmd.Flags().Changed("concurrency") {
 		if len(cfg.Concurrency) != 1 {

@@ -23,6 +23,11 @@ type Plan struct {
 	Settings  Settings
 	// Probe and ProbeWarmup are each probe's measured time and warm-up.
 	Probe, ProbeWarmup time.Duration
+	// ConfirmProbe is the measured time of the confirmation and boundary
+	// probes at the found rate (0: Probe): a rate found at the boundary by
+	// short probes must hold over a run as long as the one a user would
+	// check it with.
+	ConfirmProbe time.Duration
 	// Pause is the idle time between probes, so one probe's backlog does
 	// not spill into the next.
 	Pause time.Duration
@@ -86,7 +91,11 @@ func (p *Plan) Run(ctx context.Context) ([]results.Capacity, error) {
 		searchers[i] = NewSearcher(p.Objective, p.Settings)
 	}
 	err := Run(ctx, searchers, p.MaxTime, p.Pause, func(ctx context.Context, i int, rate float64) (Outcome, error) {
-		o, err := p.probe(ctx, series[i], rate)
+		d := p.Probe
+		if _, phase := searchers[i].Next(); (phase == Confirm || phase == Boundary) && p.ConfirmProbe > 0 {
+			d = p.ConfirmProbe
+		}
+		o, err := p.probe(ctx, series[i], rate, d)
 		if err == nil && p.OnProbe != nil {
 			s := searchers[i]
 			v, why := p.Objective.Judge(o)
@@ -103,12 +112,12 @@ func (p *Plan) Run(ctx context.Context) ([]results.Capacity, error) {
 }
 
 // probe measures one open-loop cell at rate.
-func (p *Plan) probe(ctx context.Context, k results.CellKey, rate float64) (Outcome, error) {
+func (p *Plan) probe(ctx context.Context, k results.CellKey, rate float64, d time.Duration) (Outcome, error) {
 	k.RateRequested = rate
 	workers := p.workers(rate)
 	k.Concurrency = workers
 	cfg := p.Base.Only(k)
-	cfg.Duration, cfg.Iterations = p.Probe, 0
+	cfg.Duration, cfg.Iterations = d, 0
 	cfg.Warmup = p.ProbeWarmup
 	if cfg.Warmup == 0 {
 		cfg.Warmup = -1
