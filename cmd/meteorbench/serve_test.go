@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -23,6 +22,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/cpuset"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
+	"github.com/meteorbench/meteorbench/internal/testproc"
 )
 
 // serveChildEnv carries the arguments of a child meteorbench process, which
@@ -375,15 +375,15 @@ func TestServeCPUs(t *testing.T) {
 	}
 
 	pid := cmd.Process.Pid
-	if got := cpusAllowedList(t, fmt.Sprintf("/proc/%d/status", pid)); got != cpu {
+	if got := testproc.CPUsAllowed(t, testproc.Status(pid)); got != cpu {
 		t.Errorf("process %d: Cpus_allowed_list %q, want %q", pid, got, cpu)
 	}
-	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+	tasks, err := testproc.ThreadStatuses(pid)
 	if err != nil || len(tasks) < 2 {
 		t.Fatalf("threads of %d: %q, %v", pid, tasks, err)
 	}
 	for _, st := range tasks {
-		if got := cpusAllowedList(t, st); got != cpu {
+		if got := testproc.CPUsAllowed(t, st); got != cpu {
 			t.Errorf("%s: Cpus_allowed_list %q, want %q", st, got, cpu)
 		}
 	}
@@ -414,22 +414,6 @@ func TestServeCPUsUnavailable(t *testing.T) {
 	if code != 2 || stdout != "" || stderr != wantErr {
 		t.Errorf("--cpus %s: exit %d, stdout %q, stderr %q; want exit 2 and %q", bad, code, stdout, stderr, wantErr)
 	}
-}
-
-// cpusAllowedList returns the Cpus_allowed_list field of a /proc status file.
-func cpusAllowedList(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	t.Fatalf("%s has no Cpus_allowed_list", path)
-	return ""
 }
 
 // A TLS server's address file says so, and health checks it over TLS: the
