@@ -344,11 +344,10 @@ func TestServeAddrFileUnwritable(t *testing.T) {
 	}
 }
 
-// TestServeCPUs runs `serve --cpus` as a real process and checks from
-// outside that the process and every one of its threads may run only on
-// that CPU, once it has served both protocols, and that the start-up line
-// says so (and still gives run the address).
-func TestServeCPUs(t *testing.T) {
+// cpusOrSkip is the CPUs this process may use; it skips the test off Linux
+// (--cpus needs it).
+func cpusOrSkip(t *testing.T) cpuset.Set {
+	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("--cpus needs Linux")
 	}
@@ -356,6 +355,15 @@ func TestServeCPUs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return avail
+}
+
+// TestServeCPUs runs `serve --cpus` as a real process and checks from
+// outside that the process and every one of its threads may run only on
+// that CPU, once it has served both protocols, and that the start-up line
+// says so (and still gives run the address).
+func TestServeCPUs(t *testing.T) {
+	avail := cpusOrSkip(t)
 	cpu := strconv.Itoa(avail.CPUs()[0]) // 0 unless this test itself runs pinned
 	cmd, br := startServeChild(t, nil, "serve", "--addr", "127.0.0.1:0", "--cpus", cpu)
 	defer func() {
@@ -400,13 +408,7 @@ func TestServeCPUs(t *testing.T) {
 // TestServeCPUsUnavailable: a CPU this process may not use is a usage
 // error (exit 2) in one line naming the CPUs it may use.
 func TestServeCPUsUnavailable(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("--cpus needs Linux")
-	}
-	avail, err := cpuset.Available()
-	if err != nil {
-		t.Fatal(err)
-	}
+	avail := cpusOrSkip(t)
 	cpus := avail.CPUs()
 	bad := strconv.Itoa(cpus[len(cpus)-1] + 1)
 	code, stdout, stderr := runServeChild(t, "serve", "--addr", "127.0.0.1:0", "--cpus", bad)
