@@ -88,6 +88,35 @@ func h2Attack(t *testing.T, cfg server.Config, warmGenerated bool, attack func(t
 	}
 }
 
+// h2Refusals counts the RST_STREAM frames the server sends on a
+// connection, read in the background for at most h2Guard; done gets what
+// was seen once the connection ends.
+type h2Refusals struct {
+	n    atomic.Int64
+	done chan *h2Seen
+}
+
+// countRefusals reads c in the background, counting the RST_STREAM frames
+// that match (every one when match is nil).
+func countRefusals(c *h2Conn, match func(*http2.RSTStreamFrame) bool) *h2Refusals {
+	r := &h2Refusals{done: make(chan *h2Seen, 1)}
+	go func() {
+		r.done <- c.readAll(time.Now().Add(h2Guard), func(f http2.Frame) {
+			if rst, ok := f.(*http2.RSTStreamFrame); ok && (match == nil || match(rst)) {
+				r.n.Add(1)
+			}
+		})
+	}()
+	return r
+}
+
+// waitFor waits, for at most h2Guard, until n streams are refused.
+func (r *h2Refusals) waitFor(n int64) {
+	for deadline := time.Now().Add(h2Guard); r.n.Load() < n && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // continuationFlood opens stream id with a GetVersion HEADERS frame that
 // does not end the headers, then sends CONTINUATION frames of frag after it
 // (flushed every flushEvery frames) until max frames are sent, d is over or
@@ -258,15 +287,7 @@ func (s *h2Seen) goAwayOrErr() string {
 func TestH2HPACKBomb(t *testing.T) {
 	h2Attack(t, server.Config{}, false, func(t *testing.T, addr string, h *heapSampler) string {
 		c := h2Dial(t, addr)
-		var refused atomic.Int64
-		done := make(chan *h2Seen, 1)
-		go func() {
-			done <- c.readAll(time.Now().Add(h2Guard), func(f http2.Frame) {
-				if _, ok := f.(*http2.RSTStreamFrame); ok {
-					refused.Add(1)
-				}
-			})
-		}()
+		refused := countRefusals(c, nil)
 		// The first block adds the gRPC headers and then the bomb to the
 		// dynamic table (3538 B of 4096 with them, so nothing is evicted):
 		// the bomb is the newest entry, index 62. Later blocks find every
@@ -289,11 +310,9 @@ func TestH2HPACKBomb(t *testing.T) {
 			}
 			return i+1 < streams, c.flush()
 		})
-		for deadline := time.Now().Add(h2Guard); refused.Load() < int64(sent) && time.Now().Before(deadline); {
-			time.Sleep(10 * time.Millisecond)
-		}
+		refused.waitFor(int64(sent))
 		c.conn.Close()
-		seen := <-done
+		seen := <-refused.done
 		t.Logf("HPACK bomb: %d streams of 16000 references to a 3500 B entry (%d MB decoded each) sent (write ended: %v); server: %s",
 			sent, 16000*3500/1000000, werr, seen)
 		if seen.rst[http2.ErrCodeFrameSize] < sent && !seen.closedByServer() {
@@ -407,15 +426,7 @@ func shortErr(err error) string {
 func TestH2StreamExhaustion(t *testing.T) {
 	h2Attack(t, server.Config{}, false, func(t *testing.T, addr string, h *heapSampler) string {
 		c := h2Dial(t, addr)
-		var refused atomic.Int64
-		done := make(chan *h2Seen, 1)
-		go func() {
-			done <- c.readAll(time.Now().Add(h2Guard), func(f http2.Frame) {
-				if r, ok := f.(*http2.RSTStreamFrame); ok && r.ErrCode == http2.ErrCodeRefusedStream {
-					refused.Add(1)
-				}
-			})
-		}()
+		refused := countRefusals(c, func(r *http2.RSTStreamFrame) bool { return r.ErrCode == http2.ErrCodeRefusedStream })
 		limit := int(server.DefaultMaxConcurrentStreams)
 		extra := 200
 		sent, werr := writeUntil(c, 3*time.Second, func(i int) (bool, error) {
@@ -429,15 +440,13 @@ func TestH2StreamExhaustion(t *testing.T) {
 			}
 			return i+1 < limit+extra, nil
 		})
-		for deadline := time.Now().Add(h2Guard); refused.Load() < int64(extra) && time.Now().Before(deadline); {
-			time.Sleep(10 * time.Millisecond)
-		}
+		refused.waitFor(int64(extra))
 		// Hold them while the bystander calls.
 		time.Sleep(time.Second)
 		h.sample()
 		held := h.peakGrowth()
 		c.conn.Close()
-		seen := <-done
+		seen := <-refused.done
 		t.Logf("stream exhaustion: %d streams opened (write ended: %v); server: %s", sent, werr, seen)
 		if got := seen.rst[http2.ErrCodeRefusedStream]; got < extra {
 			t.Errorf("%d streams refused, want at least the %d past MaxConcurrentStreams", got, extra)
