@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -47,9 +48,7 @@ func serveChild(t *testing.T, env []string, args ...string) *exec.Cmd {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), serveHangGuard)
 	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestServeHelperProcess$")
-	cmd.Env = append(append(os.Environ(), env...), serveChildEnv+"="+strings.Join(args, "\x1f"))
-	return cmd
+	return testproc.Child(ctx, "TestServeHelperProcess", append(slices.Clip(env), serveChildEnv+"="+strings.Join(args, "\x1f"))...)
 }
 
 // startServeChild starts a child running args and returns it with a reader

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"testing"
@@ -74,8 +73,7 @@ func TestPin(t *testing.T) {
 		t.Run(strconv.Itoa(cpu), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestPinHelperProcess$")
-			cmd.Env = append(os.Environ(), pinChildEnv+"="+strconv.Itoa(cpu))
+			cmd := testproc.Child(ctx, "TestPinHelperProcess", pinChildEnv+"="+strconv.Itoa(cpu))
 			stdin, err := cmd.StdinPipe()
 			if err != nil {
 				t.Fatal(err)

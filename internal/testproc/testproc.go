@@ -1,10 +1,13 @@
 // Package testproc reads, for tests, what Linux says about a process from
-// outside it: the CPUs it and each of its threads may run on.
+// outside it (the CPUs it and each of its threads may run on), and starts
+// the test binary again as a child process.
 package testproc
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,4 +35,13 @@ func CPUsAllowed(t testing.TB, path string) string {
 	}
 	t.Fatalf("%s has no Cpus_allowed_list", path)
 	return ""
+}
+
+// Child is this test binary re-run as the one test named test (a helper
+// process that acts as the child when it finds its variable in env), with
+// env added to this process's environment; ctx bounds it.
+func Child(ctx context.Context, test string, env ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+test+"$")
+	cmd.Env = append(os.Environ(), env...)
+	return cmd
 }
