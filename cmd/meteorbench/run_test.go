@@ -71,17 +71,24 @@ func TestRunBadFlags(t *testing.T) {
 			if !strings.HasPrefix(args[0], "--target") {
 				full = append(full, "--target", "127.0.0.1:1")
 			}
-			_, stderr, err := execute(t, full...)
-			if code := exitCodeQuiet(err); code != 2 {
-				t.Fatalf("exit status %d (%v), want 2", code, err)
-			}
-			if msg := err.Error(); msg == "" || strings.Contains(msg, "\n") {
-				t.Errorf("error %q, want one line", msg)
-			}
-			if stderr != "" {
-				t.Errorf("stderr %q: the command did work before failing", stderr)
-			}
+			wantUsageError(t, full...)
 		})
+	}
+}
+
+// wantUsageError runs the command and wants a usage error: exit status 2,
+// a one-line message, nothing written before it.
+func wantUsageError(t *testing.T, args ...string) {
+	t.Helper()
+	_, stderr, err := execute(t, args...)
+	if code := exitCodeQuiet(err); code != 2 {
+		t.Fatalf("exit status %d (%v), want 2", code, err)
+	}
+	if msg := err.Error(); msg == "" || strings.Contains(msg, "\n") {
+		t.Errorf("error %q, want one line", msg)
+	}
+	if stderr != "" {
+		t.Errorf("stderr %q: the command did work before failing", stderr)
 	}
 }
 
@@ -459,16 +466,7 @@ func waitBounded(t *testing.T, cmd *exec.Cmd) error {
 func TestRunBadRecordsFlags(t *testing.T) {
 	for _, v := range []string{"0", "-5", "100001", "abc", "10,10", "1,x", ""} {
 		t.Run(v, func(t *testing.T) {
-			_, stderr, err := execute(t, "run", "--target", "127.0.0.1:1", "--records", v)
-			if code := exitCodeQuiet(err); code != 2 {
-				t.Fatalf("exit status %d (%v), want 2", code, err)
-			}
-			if msg := err.Error(); msg == "" || strings.Contains(msg, "\n") {
-				t.Errorf("error %q, want one line", msg)
-			}
-			if stderr != "" {
-				t.Errorf("stderr %q: the command did work before failing", stderr)
-			}
+			wantUsageError(t, "run", "--target", "127.0.0.1:1", "--records", v)
 		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -23,6 +23,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/cpuset"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
+	"github.com/meteorbench/meteorbench/internal/testproc"
 )
 
 // serveChildEnv carries the arguments of a child meteorbench process, which
@@ -47,9 +48,7 @@ func serveChild(t *testing.T, env []string, args ...string) *exec.Cmd {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), serveHangGuard)
 	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestServeHelperProcess$")
-	cmd.Env = append(append(os.Environ(), env...), serveChildEnv+"="+strings.Join(args, "\x1f"))
-	return cmd
+	return testproc.Child(ctx, "TestServeHelperProcess", append(slices.Clip(env), serveChildEnv+"="+strings.Join(args, "\x1f"))...)
 }
 
 // startServeChild starts a child running args and returns it with a reader
@@ -344,11 +343,10 @@ func TestServeAddrFileUnwritable(t *testing.T) {
 	}
 }
 
-// TestServeCPUs runs `serve --cpus` as a real process and checks from
-// outside that the process and every one of its threads may run only on
-// that CPU, once it has served both protocols, and that the start-up line
-// says so (and still gives run the address).
-func TestServeCPUs(t *testing.T) {
+// cpusOrSkip is the CPUs this process may use; it skips the test off Linux
+// (--cpus needs it).
+func cpusOrSkip(t *testing.T) cpuset.Set {
+	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("--cpus needs Linux")
 	}
@@ -356,6 +354,15 @@ func TestServeCPUs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return avail
+}
+
+// TestServeCPUs runs `serve --cpus` as a real process and checks from
+// outside that the process and every one of its threads may run only on
+// that CPU, once it has served both protocols, and that the start-up line
+// says so (and still gives run the address).
+func TestServeCPUs(t *testing.T) {
+	avail := cpusOrSkip(t)
 	cpu := strconv.Itoa(avail.CPUs()[0]) // 0 unless this test itself runs pinned
 	cmd, br := startServeChild(t, nil, "serve", "--addr", "127.0.0.1:0", "--cpus", cpu)
 	defer func() {
@@ -375,15 +382,15 @@ func TestServeCPUs(t *testing.T) {
 	}
 
 	pid := cmd.Process.Pid
-	if got := cpusAllowedList(t, fmt.Sprintf("/proc/%d/status", pid)); got != cpu {
+	if got := testproc.CPUsAllowed(t, testproc.Status(pid)); got != cpu {
 		t.Errorf("process %d: Cpus_allowed_list %q, want %q", pid, got, cpu)
 	}
-	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+	tasks, err := testproc.ThreadStatuses(pid)
 	if err != nil || len(tasks) < 2 {
 		t.Fatalf("threads of %d: %q, %v", pid, tasks, err)
 	}
 	for _, st := range tasks {
-		if got := cpusAllowedList(t, st); got != cpu {
+		if got := testproc.CPUsAllowed(t, st); got != cpu {
 			t.Errorf("%s: Cpus_allowed_list %q, want %q", st, got, cpu)
 		}
 	}
@@ -400,13 +407,7 @@ func TestServeCPUs(t *testing.T) {
 // TestServeCPUsUnavailable: a CPU this process may not use is a usage
 // error (exit 2) in one line naming the CPUs it may use.
 func TestServeCPUsUnavailable(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("--cpus needs Linux")
-	}
-	avail, err := cpuset.Available()
-	if err != nil {
-		t.Fatal(err)
-	}
+	avail := cpusOrSkip(t)
 	cpus := avail.CPUs()
 	bad := strconv.Itoa(cpus[len(cpus)-1] + 1)
 	code, stdout, stderr := runServeChild(t, "serve", "--addr", "127.0.0.1:0", "--cpus", bad)
@@ -414,22 +415,6 @@ func TestServeCPUsUnavailable(t *testing.T) {
 	if code != 2 || stdout != "" || stderr != wantErr {
 		t.Errorf("--cpus %s: exit %d, stdout %q, stderr %q; want exit 2 and %q", bad, code, stdout, stderr, wantErr)
 	}
-}
-
-// cpusAllowedList returns the Cpus_allowed_list field of a /proc status file.
-func cpusAllowedList(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	t.Fatalf("%s has no Cpus_allowed_list", path)
-	return ""
 }
 
 // A TLS server's address file says so, and health checks it over TLS: the

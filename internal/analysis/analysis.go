@@ -422,22 +422,30 @@ func bandwidthNote(p api.Protocol, cond results.Condition, cs []*results.Cell) s
 
 // fmtBytes formats bytes as the reporters do: "219.6 KB".
 func fmtBytes(b float64) string {
-	switch {
-	case b >= 1e6:
-		return fmt.Sprintf("%.2f MB", b/1e6)
-	case b >= 1e3:
-		return fmt.Sprintf("%.1f KB", b/1e3)
-	}
-	return fmt.Sprintf("%.0f B", b)
+	return scaled(b, unit{1e6, "%.2f MB"}, unit{1e3, "%.1f KB"}, unit{1, "%.0f B"})
 }
 
 // fmtBitRate formats a link rate: "100 Mbit/s".
 func fmtBitRate(bps float64) string {
-	switch {
-	case bps >= 1e9:
-		return fmt.Sprintf("%g Gbit/s", bps/1e9)
-	case bps >= 1e6:
-		return fmt.Sprintf("%g Mbit/s", bps/1e6)
+	return scaled(bps, unit{1e9, "%g Gbit/s"}, unit{1e6, "%g Mbit/s"}, unit{1e3, "%g kbit/s"})
+}
+
+// unit is one step of a scale: a value of at least size is written, in
+// format, as a multiple of size.
+type unit struct {
+	size   float64
+	format string
+}
+
+// scaled writes v in the first of units (largest first) that it reaches,
+// and in the last one when it reaches none.
+func scaled(v float64, units ...unit) string {
+	u := units[len(units)-1]
+	for _, c := range units[:len(units)-1] {
+		if v >= c.size {
+			u = c
+			break
+		}
 	}
-	return fmt.Sprintf("%g kbit/s", bps/1e3)
+	return fmt.Sprintf(u.format, v/u.size)
 }

@@ -6,13 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/meteorbench/meteorbench/internal/testproc"
 )
 
 // pinChildEnv makes the test binary, re-run, a child that pins itself to
@@ -74,8 +73,7 @@ func TestPin(t *testing.T) {
 		t.Run(strconv.Itoa(cpu), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestPinHelperProcess$")
-			cmd.Env = append(os.Environ(), pinChildEnv+"="+strconv.Itoa(cpu))
+			cmd := testproc.Child(ctx, "TestPinHelperProcess", pinChildEnv+"="+strconv.Itoa(cpu))
 			stdin, err := cmd.StdinPipe()
 			if err != nil {
 				t.Fatal(err)
@@ -97,10 +95,10 @@ func TestPin(t *testing.T) {
 			}
 			pid := cmd.Process.Pid
 			want := strconv.Itoa(cpu)
-			if got := cpusAllowed(t, fmt.Sprintf("/proc/%d/status", pid)); got != want {
+			if got := testproc.CPUsAllowed(t, testproc.Status(pid)); got != want {
 				t.Errorf("process %d: Cpus_allowed_list %q, want %q", pid, got, want)
 			}
-			tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+			tasks, err := testproc.ThreadStatuses(pid)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +106,7 @@ func TestPin(t *testing.T) {
 				t.Errorf("child has %d threads, want at least 7", len(tasks))
 			}
 			for _, st := range tasks {
-				if got := cpusAllowed(t, st); got != want {
+				if got := testproc.CPUsAllowed(t, st); got != want {
 					t.Errorf("%s: Cpus_allowed_list %q, want %q", st, got, want)
 				}
 			}
@@ -116,28 +114,12 @@ func TestPin(t *testing.T) {
 	}
 }
 
-// cpusAllowed returns the Cpus_allowed_list field of a /proc status file.
-func cpusAllowed(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	t.Fatalf("%s has no Cpus_allowed_list", path)
-	return ""
-}
-
 func TestAvailable(t *testing.T) {
 	avail, err := Available()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := cpusAllowed(t, "/proc/self/status"); avail.String() != want {
+	if want := testproc.CPUsAllowed(t, "/proc/self/status"); avail.String() != want {
 		t.Errorf("Available() = %q, /proc/self/status says %q", avail, want)
 	}
 	if avail.Len() < runtime.GOMAXPROCS(0) && os.Getenv("GOMAXPROCS") == "" {

@@ -68,18 +68,9 @@ var parsed = sync.OnceValues(func() ([]Landing, error) { return Parse(sourceJSON
 
 // Landings returns the parsed data set, in the file's order: a deep copy
 // that the caller owns and may modify. Parsing happens once, on the first
-// call of any accessor.
-func Landings() ([]Landing, error) {
-	ls, err := parsed()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Landing, len(ls))
-	for i := range ls {
-		out[i] = ls[i].Clone()
-	}
-	return out, nil
-}
+// call of any accessor. It is LandingsN(Count): the file holds exactly Count
+// records (Parse checks it), and the first Count ids are the file's own.
+func Landings() ([]Landing, error) { return LandingsN(Count) }
 
 // MustLandings is Landings for callers that cannot go on without the data set.
 // The embedded file is checked by the package's tests, so it never panics in a
@@ -93,18 +84,8 @@ func MustLandings() []Landing {
 }
 
 // IDs returns the records' ids in the file's order (a fresh slice), for
-// callers that validate answers and need nothing else.
-func IDs() ([]uint32, error) {
-	ls, err := parsed()
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]uint32, len(ls))
-	for i := range ls {
-		ids[i] = ls[i].ID
-	}
-	return ids, nil
-}
+// callers that validate answers and need nothing else: IDsN(Count).
+func IDs() ([]uint32, error) { return IDsN(Count) }
 
 // Source returns a copy of the embedded file as shipped (245,975 bytes).
 func Source() []byte { return bytes.Clone(sourceJSON) }

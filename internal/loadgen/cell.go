@@ -147,8 +147,8 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 		LatencyUS:   latency(t.lat, t.latSum),
 	}
 	if cfg.Rate == 0 { // open-loop cells have no time per batch
-		c.Batches = t.batch.n
-		c.BatchMS = results.Spread{Mean: t.batch.mean / 1e6, Stddev: t.batch.stddev() / 1e6}
+		c.Batches = t.batch.N
+		c.BatchMS = results.Spread{Mean: t.batch.Mean / 1e6, Stddev: t.batch.Stddev() / 1e6}
 	}
 	if len(t.classes) > 0 {
 		c.ErrorClasses = t.classes

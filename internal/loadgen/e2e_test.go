@@ -4,14 +4,15 @@ import (
 	"bytes"
 	"context"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/meteorbench/meteorbench/api"
-
 	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
@@ -309,5 +310,237 @@ func TestConfigOnly(t *testing.T) {
 		if got := cfg.Only(k).Cells(); len(got) != 1 || got[0] != k {
 			t.Errorf("Only(%s).Cells() = %v", k.Key(), got)
 		}
+	}
+}
+
+// Config.Compress none,gzip: every cell in both conditions, all calls
+// valid (the adapters inflate what they asked for), gzip cells named
+// ".../gzip", connections kept open, and the large answers far fewer bytes
+// on the wire, received, while small and post requests and answers are
+// still what they are.
+func TestRunCompress(t *testing.T) {
+	addr := servertest.Start(t, server.Config{})
+	cfg := quick(addr)
+	cfg.Scenarios = []api.Scenario{api.Small, api.Large, api.Stream, api.Post}
+	cfg.Compress = []string{loadgen.CompressNone, loadgen.CompressGzip}
+	res := run(t, cfg)
+	if got, want := len(res.Cells), 4*3*2; got != want {
+		t.Fatalf("%d cells, want %d", got, want)
+	}
+	if len(res.Settings.Compress) != 2 {
+		t.Errorf("settings: compress %v", res.Settings.Compress)
+	}
+	cells := map[string]*results.Cell{}
+	for i := range res.Cells {
+		c := &res.Cells[i]
+		cells[c.Key()] = c
+		if c.Errors != 0 || c.Calls != 2*3 {
+			t.Errorf("%s: %d calls, %d errors %v", c.Key(), c.Calls, c.Errors, c.ErrorExamples)
+		}
+		if want := 1; c.Connections != want {
+			t.Errorf("%s: %d connections, want %d (kept open across calls)", c.Key(), c.Connections, want)
+		}
+	}
+	for _, sc := range []api.Scenario{api.Large, api.Stream, api.Post} {
+		for _, p := range api.Protocols() {
+			plain := cells[results.CellKey{Scenario: sc, Protocol: p, Batch: 3, Condition: results.Condition{Concurrency: 1}}.Key()]
+			gz := cells[results.CellKey{Scenario: sc, Protocol: p, Batch: 3, Condition: results.Condition{Concurrency: 1, Compress: "gzip"}}.Key()]
+			if plain == nil || gz == nil {
+				t.Fatalf("%s/%s: missing a cell (keys %v)", sc, p, keys(cells))
+			}
+			pb, gb := plain.BytesPerCall, gz.BytesPerCall
+			t.Logf("%s/%s: sent %.0f -> %.0f B, received %.0f -> %.0f B", sc, p, pb.Sent, gb.Sent, pb.Received, gb.Received)
+			switch {
+			case sc == api.Post && gb.Sent*2 > pb.Sent:
+				t.Errorf("%s/%s: %.0f B sent with gzip, %.0f without: want under half", sc, p, gb.Sent, pb.Sent)
+			case sc == api.Large && gb.Received*2 > pb.Received:
+				t.Errorf("%s/%s: %.0f B received with gzip, %.0f without: want under half", sc, p, gb.Received, pb.Received)
+			case sc == api.Stream && p != api.GRPC && gb.Received*2 > pb.Received:
+				// (gRPC compresses each ~100-byte record alone: no gain.)
+				t.Errorf("%s/%s: %.0f B received with gzip, %.0f without: want under half", sc, p, gb.Received, pb.Received)
+			}
+		}
+	}
+	assertRoundTrip(t, res)
+}
+
+func keys(m map[string]*results.Cell) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+func TestConfigCompressInvalid(t *testing.T) {
+	for _, zs := range [][]string{{"br"}, {"gzip", "gzip"}, {""}} {
+		cfg := loadgen.Config{Target: "127.0.0.1:1", Compress: zs}
+		if err := cfg.Validate(); err == nil {
+			t.Errorf("compress %q: no error", zs)
+		}
+	}
+}
+
+// --records sweeps the payload size against the real server: every
+// payload scenario gets one cell per size, small exactly one, every answer
+// validated against its size, and the bytes per call grow with it.
+func TestRunRecordsAgainstRealServer(t *testing.T) {
+	// 2500 records uploaded as JSON are about 550 KB: far below the
+	// server's default 8 MiB body limit.
+	addr := servertest.Start(t, server.Config{})
+	cfg := quick(addr)
+	cfg.Records = []int{1, 10, 2500}
+	before := serverCounts(t, addr)
+	res := run(t, cfg)
+	after := serverCounts(t, addr)
+
+	if !slices.Equal(res.Settings.Records, cfg.Records) {
+		t.Errorf("settings records %v, want %v", res.Settings.Records, cfg.Records)
+	}
+	want := len(api.Protocols()) * (1 + 3*len(cfg.Records)) // small once, the rest per size
+	if len(res.Cells) != want {
+		t.Fatalf("%d cells, want %d", len(res.Cells), want)
+	}
+	type side struct {
+		sc api.Scenario
+		p  api.Protocol
+	}
+	bytesBy := map[side][]results.Bytes{}
+	for _, c := range res.Cells {
+		if c.Errors != 0 || c.Calls != 6 {
+			t.Errorf("%s: calls %d, errors %d %v %v; want 6, 0", c.Key(), c.Calls, c.Errors, c.ErrorClasses, c.ErrorExamples)
+		}
+		switch {
+		case c.Scenario == api.Small && c.Records != 0:
+			t.Errorf("%s: small measured with %d records; it has no payload", c.Key(), c.Records)
+		case c.Scenario != api.Small && !slices.Contains(cfg.Records, c.Records):
+			t.Errorf("%s: records %d, want one of %v", c.Key(), c.Records, cfg.Records)
+		}
+		bytesBy[side{c.Scenario, c.Protocol}] = append(bytesBy[side{c.Scenario, c.Protocol}], c.BytesPerCall)
+	}
+	for s, bs := range bytesBy {
+		if s.sc == api.Small {
+			continue
+		}
+		for i := 1; i < len(bs); i++ { // cells come in plan order: 1, 10, 2500
+			grew := bs[i].Received > bs[i-1].Received
+			if s.sc == api.Post {
+				grew = bs[i].Sent > bs[i-1].Sent
+			}
+			if !grew {
+				t.Errorf("%s/%s: bytes per call %+v did not grow with the records", s.sc, s.p, bs)
+			}
+		}
+	}
+	for _, p := range api.Protocols() {
+		for _, sc := range []api.Scenario{api.Large, api.Stream, api.Post} {
+			key := string(p) + "/" + sc.Method()
+			if served := after[key] - before[key]; served != 18 {
+				t.Errorf("server counted %v %s calls, want 18 (6 per size)", served, key)
+			}
+		}
+	}
+}
+
+// An answer of the wrong size is an invalid response: the test server
+// ignores the size asked for and answers its 1000 records.
+func TestRunRecordsWrongCount(t *testing.T) {
+	srv := loadgentest.Start(t, loadgentest.Config{})
+	cfg := quick(srv.Addr)
+	cfg.Scenarios = []api.Scenario{api.Large, api.Stream}
+	cfg.Records = []int{10}
+	res := run(t, cfg)
+	if len(res.Cells) != 6 {
+		t.Fatalf("%d cells, want 6", len(res.Cells))
+	}
+	for _, c := range res.Cells {
+		if c.Records != 10 || c.Calls != 0 || c.ErrorClasses["invalid-response"] != 6 {
+			t.Errorf("%s: records %d, %d successes, errors %v; want 10, 0 and 6 invalid-response", c.Key(), c.Records, c.Calls, c.ErrorClasses)
+		}
+		wantMsg := "1000 records, want 10"
+		if c.Scenario == api.Stream {
+			wantMsg = "more than 10 records"
+		}
+		if got := c.ErrorExamples["invalid-response"]; got != wantMsg {
+			t.Errorf("%s: example %q, want %q", c.Key(), got, wantMsg)
+		}
+	}
+}
+
+func TestConfigRecords(t *testing.T) {
+	for _, bad := range [][]int{{0}, {-1}, {api.MaxRecords + 1}, {10, 10}} {
+		cfg := loadgen.Config{Target: "127.0.0.1:1", Records: bad}
+		if err := cfg.Validate(); err == nil {
+			t.Errorf("records %v: no error", bad)
+		}
+	}
+	cfg := loadgen.Config{Target: "127.0.0.1:1", Records: []int{1, api.MaxRecords}}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("records %v: %v", cfg.Records, err)
+	}
+}
+
+// Three segments of an open-loop plan bounded by count make exactly the
+// plan's calls between them, each at a third of the rate; the cells keep
+// their histograms, and --start-at is waited for and its offset recorded.
+func TestRunSegmentsOpenLoop(t *testing.T) {
+	addr := servertest.Start(t, server.Config{})
+	total := int64(0)
+	for i := 1; i <= 3; i++ {
+		cfg := quick(addr)
+		cfg.Protocols = []api.Protocol{api.GRPC}
+		cfg.Scenarios = []api.Scenario{api.Small}
+		cfg.Batches = []int{5}
+		cfg.Iterations = 4 // 20 calls: 7, 7, 6
+		cfg.Rate = 400
+		cfg.Segment = results.Segment{Index: i, Count: 3}
+		cfg.StartAt = time.Now().Add(50 * time.Millisecond)
+		res := run(t, cfg)
+		if s := res.Settings.Segment; s == nil || *s != cfg.Segment || res.Settings.StartAt == nil || res.Settings.Rate != 400 || res.Settings.Iterations != 4 {
+			t.Fatalf("settings: segment %v, start at %v, rate %v, iterations %d", s, res.Settings.StartAt, res.Settings.Rate, res.Settings.Iterations)
+		}
+		if off := res.Env.StartOffsetUS; off == nil || *off < 0 {
+			t.Errorf("start offset %v: want how late the first cell started (>= 0)", off)
+		}
+		c := cellOf(t, res, api.Small, api.GRPC)
+		want := []int64{7, 7, 6}[i-1]
+		if c.Calls != want || c.Errors != 0 || c.RateRequested != 400 {
+			t.Errorf("segment %d: %d calls, %d errors, key rate %v; want %d calls at the plan's key rate 400", i, c.Calls, c.Errors, c.RateRequested, want)
+		}
+		if c.Share == nil || c.Share.Rate != 400.0/3 || c.Share.Iterations != int(want) || c.Share.Empty {
+			t.Errorf("segment %d: share %+v", i, c.Share)
+		}
+		h, err := results.DecodeHistogram(c.Histograms.Latency)
+		if err != nil || h.TotalCount() != c.Calls {
+			t.Errorf("segment %d: latency histogram %v (%v), want %d values", i, h, err, c.Calls)
+		}
+		if u, err := results.DecodeHistogram(c.Histograms.Uncorrected); err != nil || u.TotalCount() != c.Calls {
+			t.Errorf("segment %d: uncorrected histogram: %v", i, err)
+		}
+		total += c.Calls
+	}
+	if total != 20 {
+		t.Errorf("three segments made %d calls, the plan 20", total)
+	}
+}
+
+// A closed-loop segment with no worker of a cell measures nothing there,
+// validly, and says so.
+func TestRunSegmentEmptyShare(t *testing.T) {
+	addr := servertest.Start(t, server.Config{})
+	cfg := quick(addr)
+	cfg.Protocols = []api.Protocol{api.REST}
+	cfg.Scenarios = []api.Scenario{api.Small}
+	cfg.Concurrency = []int{1}
+	cfg.Segment = results.Segment{Index: 1, Count: 2} // 1 worker: segment 2 has it
+	res := run(t, cfg)
+	c := cellOf(t, res, api.Small, api.REST)
+	if c.Calls != 0 || c.Errors != 0 || c.Share == nil || !c.Share.Empty || c.Histograms != nil || len(c.Warnings) != 1 {
+		t.Fatalf("empty share: %d calls, share %+v, histograms %v, warnings %q", c.Calls, c.Share, c.Histograms, c.Warnings)
+	}
+	cfg.Segment.Index = 2
+	c = cellOf(t, run(t, cfg), api.Small, api.REST)
+	if c.Calls != 6 || c.Share.Workers != 1 || c.Share.Iterations != 2 {
+		t.Errorf("segment 2/2: %d calls, share %+v; want the one worker and both iterations (6 calls)", c.Calls, c.Share)
 	}
 }

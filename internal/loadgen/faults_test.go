@@ -154,18 +154,24 @@ func TestRunInterrupted(t *testing.T) {
 	assertRoundTrip(t, res)
 }
 
+// dyingServer is a test server that closes itself at its n-th data call.
+func dyingServer(t *testing.T, n int64) *loadgentest.Server {
+	var srv *loadgentest.Server
+	var once sync.Once
+	srv = loadgentest.Start(t, loadgentest.Config{Hook: func(_ context.Context, i int64) {
+		if i == n {
+			once.Do(func() { go srv.Close() })
+		}
+	}})
+	return srv
+}
+
 // A server that dies mid-run: partial results, the errors counted, an
 // error returned, no hang.
 func TestRunServerDies(t *testing.T) {
 	for proto, class := range map[api.Protocol]string{api.REST: "transport", api.GRPC: "grpc-Unavailable"} {
 		t.Run(string(proto), func(t *testing.T) {
-			var srv *loadgentest.Server
-			var once sync.Once
-			srv = loadgentest.Start(t, loadgentest.Config{Hook: func(_ context.Context, n int64) {
-				if n == 100 {
-					once.Do(func() { go srv.Close() })
-				}
-			}})
+			srv := dyingServer(t, 100)
 			cfg := quick(srv.Addr)
 			cfg.Protocols = []api.Protocol{proto, api.RESTProtobuf}
 			cfg.Scenarios = []api.Scenario{api.Small}
@@ -212,13 +218,7 @@ func TestCellStopsWhenTargetIsDown(t *testing.T) {
 	}{{api.REST, 0}, {api.GRPC, 0}, {api.REST, 5000}} {
 		t.Run(fmt.Sprintf("%s rate %v", tc.proto, tc.rate), func(t *testing.T) {
 			const workers = 4
-			var srv *loadgentest.Server
-			var once sync.Once
-			srv = loadgentest.Start(t, loadgentest.Config{Hook: func(_ context.Context, n int64) {
-				if n == 50 {
-					once.Do(func() { go srv.Close() })
-				}
-			}})
+			srv := dyingServer(t, 50)
 			cfg := quick(srv.Addr)
 			cfg.Protocols = []api.Protocol{tc.proto}
 			cfg.Scenarios = []api.Scenario{api.Small}

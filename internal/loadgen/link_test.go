@@ -84,6 +84,20 @@ func TestRunLinkDefault(t *testing.T) {
 	}
 }
 
+// linkConfig is a timed run of one scenario over REST and gRPC, batch 1,
+// through link l.
+func linkConfig(addr string, l link.Spec, sc api.Scenario, duration, warmup time.Duration) loadgen.Config {
+	return loadgen.Config{
+		Target:    addr,
+		Protocols: []api.Protocol{api.REST, api.GRPC},
+		Scenarios: []api.Scenario{sc},
+		Batches:   []int{1},
+		Links:     []link.Spec{l},
+		Duration:  duration,
+		Warmup:    warmup,
+	}
+}
+
 // Physics: where the link is the limit, the payload's direction carries
 // the link's rate, never more; a small call at concurrency 1 takes the RTT
 // and little more.
@@ -98,16 +112,8 @@ func TestRunLinkPhysics(t *testing.T) {
 
 	t.Run("bandwidth", func(t *testing.T) {
 		l := mustLink(t, "10mbit/5ms")
-		cfg := loadgen.Config{
-			Target:      addr,
-			Protocols:   []api.Protocol{api.REST, api.GRPC},
-			Scenarios:   []api.Scenario{api.Large},
-			Batches:     []int{1},
-			Concurrency: []int{4},
-			Links:       []link.Spec{l},
-			Duration:    2500 * time.Millisecond,
-			Warmup:      500 * time.Millisecond,
-		}
+		cfg := linkConfig(addr, l, api.Large, 2500*time.Millisecond, 500*time.Millisecond)
+		cfg.Concurrency = []int{4}
 		for _, c := range run(t, cfg).Cells {
 			carried := c.CallsPerS * c.BytesPerCall.Received // bytes/s, framing included
 			ratio := carried / l.BytesPerSecond()
@@ -120,15 +126,7 @@ func TestRunLinkPhysics(t *testing.T) {
 
 	t.Run("rtt", func(t *testing.T) {
 		l := mustLink(t, "100mbit/20ms")
-		cfg := loadgen.Config{
-			Target:    addr,
-			Protocols: []api.Protocol{api.REST, api.GRPC},
-			Scenarios: []api.Scenario{api.Small},
-			Batches:   []int{1},
-			Links:     []link.Spec{l},
-			Duration:  1500 * time.Millisecond,
-			Warmup:    300 * time.Millisecond,
-		}
+		cfg := linkConfig(addr, l, api.Small, 1500*time.Millisecond, 300*time.Millisecond)
 		rtt := float64(l.RTT().Microseconds())
 		for _, c := range run(t, cfg).Cells {
 			p50 := c.LatencyUS.P50

@@ -35,8 +35,8 @@ func TestOpenLoopNoCallAfterSoftEnd(t *testing.T) {
 	if res.missed != 19 {
 		t.Errorf("%d missed, want 19", res.missed)
 	}
-	if res.t.batch.n != 0 {
-		t.Errorf("open loop timed %d batches", res.t.batch.n)
+	if res.t.batch.N != 0 {
+		t.Errorf("open loop timed %d batches", res.t.batch.N)
 	}
 }
 
@@ -79,7 +79,7 @@ func TestSummarizePerSuccessfulCall(t *testing.T) {
 		}
 		tl.add(&rec)
 	}
-	tl.batch.add(1e6) // must not show in an open-loop cell
+	tl.batch.Add(1e6) // must not show in an open-loop cell
 	before := snapshot{wire: wire.Stats{Sent: 1000, Received: 5000}, clientCPU: time.Second}
 	after := snapshot{wire: wire.Stats{Sent: 13000, Received: 25000}, clientCPU: time.Second + 50*time.Millisecond}
 	spec := cellSpec{CellKey: results.CellKey{Scenario: "small", Protocol: "rest", Batch: 1, Condition: results.Condition{Concurrency: 1, RateRequested: 100}}}

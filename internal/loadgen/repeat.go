@@ -80,29 +80,8 @@ func mergeCell(cs []results.Cell) results.Cell {
 	m.Connections = int(math.Round(medianOf(cs, func(c *results.Cell) float64 { return float64(c.Connections) })))
 	for i := range cs {
 		c := &cs[i]
-		m.Calls += c.Calls
-		m.Errors += c.Errors
+		m.AddCounts(c)
 		m.DurationS += c.DurationS
-		m.Batches += c.Batches
-		m.LateCalls += c.LateCalls
-		m.GeneratorLateCalls += c.GeneratorLateCalls
-		for k, v := range c.ErrorClasses {
-			if m.ErrorClasses == nil {
-				m.ErrorClasses = map[string]int64{}
-			}
-			m.ErrorClasses[k] += v
-		}
-		for k, v := range c.ErrorExamples {
-			if m.ErrorExamples == nil {
-				m.ErrorExamples = map[string]string{}
-			}
-			if _, ok := m.ErrorExamples[k]; !ok {
-				m.ErrorExamples[k] = v
-			}
-		}
-		if m.StopReason == "" {
-			m.StopReason = c.StopReason
-		}
 		for _, w := range c.Warnings {
 			m.Warnings = append(m.Warnings, fmt.Sprintf("repeat %d: %s", i+1, w))
 		}

@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"errors"
-	"math"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -66,7 +65,7 @@ type tally struct {
 	late          int64             // open-loop: sent more than LateThreshold after due
 	lateWoken     int64             // of those, claimed in time by a free worker that woke late
 	busy          time.Duration
-	batch         welford // time per batch of successful calls, ns
+	batch         results.Welford // time per batch of successful calls, ns
 }
 
 func newTally(open bool) *tally {
@@ -167,59 +166,14 @@ func (t *tally) merge(o *tally) {
 	t.decodeSum += o.decodeSum
 	t.calls += o.calls
 	t.errors += o.errors
-	for k, v := range o.classes {
-		t.classes[k] += v
-	}
-	for k, v := range o.examples {
-		if _, ok := t.examples[k]; !ok {
-			if t.examples == nil {
-				t.examples = map[string]string{}
-			}
-			t.examples[k] = v
-		}
-	}
+	results.AddClasses(&t.classes, o.classes)
+	results.AddExamples(&t.examples, o.examples)
 	t.cancelled += o.cancelled
 	t.abandoned += o.abandoned
 	t.late += o.late
 	t.lateWoken += o.lateWoken
 	t.busy += o.busy
-	t.batch.merge(o.batch)
-}
-
-// welford is a running mean and variance (Welford; merged with Chan et al.).
-type welford struct {
-	n        int64
-	mean, m2 float64
-}
-
-func (w *welford) add(x float64) {
-	w.n++
-	d := x - w.mean
-	w.mean += d / float64(w.n)
-	w.m2 += d * (x - w.mean)
-}
-
-func (w *welford) merge(o welford) {
-	if o.n == 0 {
-		return
-	}
-	if w.n == 0 {
-		*w = o
-		return
-	}
-	n := w.n + o.n
-	d := o.mean - w.mean
-	w.mean += d * float64(o.n) / float64(n)
-	w.m2 += o.m2 + d*d*float64(w.n)*float64(o.n)/float64(n)
-	w.n = n
-}
-
-// stddev is the sample standard deviation (0 for fewer than 2 values).
-func (w welford) stddev() float64 {
-	if w.n < 2 {
-		return 0
-	}
-	return math.Sqrt(w.m2 / float64(w.n-1))
+	t.batch.Merge(o.batch)
 }
 
 // distributionQuantiles is the fixed grid of Cell.Distribution.

@@ -36,8 +36,8 @@ func TestTallyMergeEqualsOneTally(t *testing.T) {
 		all.add(&r)
 		parts[i%3].add(&r)
 		if i%10 == 0 {
-			all.batch.add(float64(i))
-			parts[i%3].batch.add(float64(i))
+			all.batch.Add(float64(i))
+			parts[i%3].batch.Add(float64(i))
 		}
 	}
 	merged := parts[0]
@@ -56,27 +56,11 @@ func TestTallyMergeEqualsOneTally(t *testing.T) {
 	if math.Abs(merged.latSum-all.latSum) > 1 || merged.busy != all.busy {
 		t.Errorf("sums: %v vs %v, busy %v vs %v", merged.latSum, all.latSum, merged.busy, all.busy)
 	}
-	if merged.batch.n != all.batch.n || math.Abs(merged.batch.mean-all.batch.mean) > 1e-9 || math.Abs(merged.batch.stddev()-all.batch.stddev()) > 1e-9 {
-		t.Errorf("batch spread: merged %+v (sd %v), one %+v (sd %v)", merged.batch, merged.batch.stddev(), all.batch, all.batch.stddev())
+	if merged.batch.N != all.batch.N || math.Abs(merged.batch.Mean-all.batch.Mean) > 1e-9 || math.Abs(merged.batch.Stddev()-all.batch.Stddev()) > 1e-9 {
+		t.Errorf("batch spread: merged %+v (sd %v), one %+v (sd %v)", merged.batch, merged.batch.Stddev(), all.batch, all.batch.Stddev())
 	}
 	if got := latency(all.lat, all.latSum); got.Max < got.P999 || got.Mean <= 0 {
 		t.Errorf("latency %+v", got)
-	}
-}
-
-func TestWelford(t *testing.T) {
-	var w welford
-	for _, x := range []float64{2, 4, 4, 4, 5, 5, 7, 9} {
-		w.add(x)
-	}
-	// Mean 5; sample variance 32/7.
-	if w.mean != 5 || math.Abs(w.stddev()-math.Sqrt(32.0/7)) > 1e-12 {
-		t.Errorf("mean %v, stddev %v", w.mean, w.stddev())
-	}
-	var one welford
-	one.add(3)
-	if one.stddev() != 0 {
-		t.Errorf("one value: stddev %v", one.stddev())
 	}
 }
 

@@ -169,7 +169,7 @@ func (w *worker) closedLoop(ctx context.Context) {
 			end = rec.end
 		}
 		if ok {
-			w.t.batch.add(float64(end.Sub(batchStart)))
+			w.t.batch.Add(float64(end.Sub(batchStart)))
 		}
 	}
 }

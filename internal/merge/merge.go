@@ -351,7 +351,7 @@ func mergeCell(ps []part, inputs int) (results.Cell, error) {
 		clientCPU float64
 		serverCPU = map[string]float64{} // per target: the largest total
 		serverOK  = true
-		batches   welford
+		batches   results.Welford
 	)
 	for _, p := range ps {
 		c := p.cell
@@ -362,33 +362,12 @@ func mergeCell(ps []part, inputs int) (results.Cell, error) {
 			continue
 		}
 		measured = append(measured, p)
-		m.Calls += c.Calls
-		m.Errors += c.Errors
+		m.AddCounts(c)
 		m.Connections += c.Connections
-		m.Batches += c.Batches
-		m.LateCalls += c.LateCalls
-		m.GeneratorLateCalls += c.GeneratorLateCalls
 		m.CallsPerS += c.CallsPerS
 		m.MBPerS += c.MBPerS
 		m.RateAchieved += c.RateAchieved
 		m.DurationS = math.Max(m.DurationS, c.DurationS)
-		if m.StopReason == "" {
-			m.StopReason = c.StopReason
-		}
-		for k, v := range c.ErrorClasses {
-			if m.ErrorClasses == nil {
-				m.ErrorClasses = map[string]int64{}
-			}
-			m.ErrorClasses[k] += v
-		}
-		for k, v := range c.ErrorExamples {
-			if m.ErrorExamples == nil {
-				m.ErrorExamples = map[string]string{}
-			}
-			if _, ok := m.ErrorExamples[k]; !ok {
-				m.ErrorExamples[k] = v
-			}
-		}
 		n := float64(c.Calls)
 		bytesSent += c.BytesPerCall.Sent * n
 		bytesRecv += c.BytesPerCall.Received * n
@@ -402,7 +381,7 @@ func mergeCell(ps []part, inputs int) (results.Cell, error) {
 			}
 		}
 		if c.Batches > 0 && c.BatchMS.Mean > 0 {
-			batches.merge(welfordOf(c.Batches, c.BatchMS))
+			batches.Merge(results.WelfordOf(c.Batches, c.BatchMS))
 		}
 	}
 	if len(measured) == 0 {
@@ -422,8 +401,8 @@ func mergeCell(ps []part, inputs int) (results.Cell, error) {
 			m.ServerCPUUSPerCall = &v
 		}
 	}
-	if batches.n > 0 {
-		m.BatchMS = results.Spread{Mean: batches.mean, Stddev: batches.stddev()}
+	if batches.N > 0 {
+		m.BatchMS = results.Spread{Mean: batches.Mean, Stddev: batches.Stddev()}
 	}
 
 	// The latency figures, from the union of the histograms.
@@ -534,37 +513,4 @@ func mergeHist(ps []part, f latencyField) (string, *results.Latency, error) {
 		return "", nil, err
 	}
 	return enc, &l, nil
-}
-
-// welford is a count, mean and sum of squared deviations, merged as Chan
-// et al. do: the pooled mean and standard deviation of the parts' batches.
-type welford struct {
-	n        int64
-	mean, m2 float64
-}
-
-func welfordOf(n int64, s results.Spread) welford {
-	return welford{n: n, mean: s.Mean, m2: s.Stddev * s.Stddev * float64(max(n-1, 0))}
-}
-
-func (w *welford) merge(o welford) {
-	if o.n == 0 {
-		return
-	}
-	if w.n == 0 {
-		*w = o
-		return
-	}
-	n := w.n + o.n
-	d := o.mean - w.mean
-	w.mean += d * float64(o.n) / float64(n)
-	w.m2 += o.m2 + d*d*float64(w.n)*float64(o.n)/float64(n)
-	w.n = n
-}
-
-func (w welford) stddev() float64 {
-	if w.n < 2 {
-		return 0
-	}
-	return math.Sqrt(w.m2 / float64(w.n-1))
 }

@@ -72,19 +72,14 @@ func acceptsGzip(vals []string) bool {
 		return true
 	}
 	gz, star := -1.0, -1.0
-	for _, v := range vals {
-		for v != "" {
-			var part string
-			part, v, _ = strings.Cut(v, ",")
-			coding, params, _ := strings.Cut(part, ";")
-			switch coding = strings.TrimSpace(coding); {
-			case strings.EqualFold(coding, "gzip"), strings.EqualFold(coding, "x-gzip"):
-				gz = max(gz, qValue(params))
-			case coding == "*":
-				star = max(star, qValue(params))
-			}
+	listElements(vals, func(coding, params string) {
+		switch {
+		case strings.EqualFold(coding, "gzip"), strings.EqualFold(coding, "x-gzip"):
+			gz = max(gz, qValue(params))
+		case coding == "*":
+			star = max(star, qValue(params))
 		}
-	}
+	})
 	return gz > 0 || (gz < 0 && star > 0)
 }
 

@@ -622,20 +622,14 @@ func acceptPref(vals []string) pref {
 		}
 	}
 	qp, qj := -1.0, -1.0
-	for _, v := range vals {
-		for v != "" {
-			var part string
-			part, v, _ = strings.Cut(v, ",")
-			mt, params, _ := strings.Cut(part, ";")
-			mt = strings.TrimSpace(mt)
-			switch {
-			case isProtobufType(mt):
-				qp = max(qp, qValue(params))
-			case strings.EqualFold(mt, api.TypeJSON) || strings.EqualFold(mt, api.TypeNDJSON):
-				qj = max(qj, qValue(params))
-			}
+	listElements(vals, func(mt, params string) {
+		switch {
+		case isProtobufType(mt):
+			qp = max(qp, qValue(params))
+		case strings.EqualFold(mt, api.TypeJSON) || strings.EqualFold(mt, api.TypeNDJSON):
+			qj = max(qj, qValue(params))
 		}
-	}
+	})
 	switch {
 	case qp > 0 && qp > qj:
 		return prefProto
@@ -643,6 +637,20 @@ func acceptPref(vals []string) pref {
 		return prefJSON
 	}
 	return prefNone
+}
+
+// listElements calls f with each element of a comma-separated header's
+// values (Accept, Accept-Encoding): its media range or coding, trimmed of
+// white space, and its parameters (what follows the first ';').
+func listElements(vals []string, f func(elem, params string)) {
+	for _, v := range vals {
+		for v != "" {
+			var part string
+			part, v, _ = strings.Cut(v, ",")
+			elem, params, _ := strings.Cut(part, ";")
+			f(strings.TrimSpace(elem), params)
+		}
+	}
 }
 
 // qValue finds q=... among a media range's parameters; 1 when absent or

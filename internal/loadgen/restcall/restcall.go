@@ -40,6 +40,27 @@ type client struct {
 	auth    string
 	records int  // call.Options.Records
 	gzip    bool // ask for gzip both ways (compress.go)
+	enc     scenarios
+}
+
+// scenarios makes a scenario's adapter for a client: an *encoding.
+type scenarios interface {
+	caller(c *client, scenario api.Scenario) (call.Caller, error)
+}
+
+// open opens a client of encoding enc, as the exported type wrap makes.
+func open[C any](o call.Options, enc scenarios, wrap func(*client) *C) (*C, error) {
+	c, err := newClient(o)
+	if err != nil {
+		return nil, err
+	}
+	c.enc = enc
+	return wrap(c), nil
+}
+
+// Caller implements call.Client.
+func (c *client) Caller(scenario api.Scenario) (call.Caller, error) {
+	return c.enc.caller(c, scenario)
 }
 
 func newClient(o call.Options) (*client, error) {

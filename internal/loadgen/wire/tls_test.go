@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"io"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -22,20 +23,10 @@ func echoTLS(t *testing.T, protos ...string) (string, *x509.CertPool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(10 * time.Second))
-				io.CopyN(c, c, 5)
-			}()
-		}
-	}()
+	serve(t, ln, func(c net.Conn) {
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		io.CopyN(c, c, 5)
+	})
 	pool := x509.NewCertPool()
 	pool.AddCert(cert.Leaf)
 	return ln.Addr().String(), pool

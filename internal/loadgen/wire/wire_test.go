@@ -7,11 +7,9 @@ import (
 	"testing"
 )
 
-func TestDialerCounts(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+// serve accepts on ln until the test ends, handling each connection on its
+// own goroutine and closing it after.
+func serve(t *testing.T, ln net.Listener, handle func(net.Conn)) {
 	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
@@ -21,14 +19,24 @@ func TestDialerCounts(t *testing.T) {
 			}
 			go func() {
 				defer c.Close()
-				buf := make([]byte, 10)
-				if _, err := io.ReadFull(c, buf); err != nil {
-					return
-				}
-				c.Write(make([]byte, 25)) // answer 25 bytes to 10
+				handle(c)
 			}()
 		}
 	}()
+}
+
+func TestDialerCounts(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve(t, ln, func(c net.Conn) {
+		buf := make([]byte, 10)
+		if _, err := io.ReadFull(c, buf); err != nil {
+			return
+		}
+		c.Write(make([]byte, 25)) // answer 25 bytes to 10
+	})
 
 	var d Dialer
 	for i := 0; i < 3; i++ {

@@ -1,0 +1,47 @@
+// Package testproc reads, for tests, what Linux says about a process from
+// outside it (the CPUs it and each of its threads may run on), and starts
+// the test binary again as a child process.
+package testproc
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Status is the /proc status file of process pid.
+func Status(pid int) string { return fmt.Sprintf("/proc/%d/status", pid) }
+
+// ThreadStatuses are the /proc status files of process pid's threads.
+func ThreadStatuses(pid int) ([]string, error) {
+	return filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+}
+
+// CPUsAllowed returns the Cpus_allowed_list field of a /proc status file.
+func CPUsAllowed(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("%s has no Cpus_allowed_list", path)
+	return ""
+}
+
+// Child is this test binary re-run as the one test named test (a helper
+// process that acts as the child when it finds its variable in env), with
+// env added to this process's environment; ctx bounds it.
+func Child(ctx context.Context, test string, env ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+test+"$")
+	cmd.Env = append(os.Environ(), env...)
+	return cmd
+}
