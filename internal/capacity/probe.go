@@ -135,7 +135,7 @@ func (p *Plan) probe(ctx context.Context, k results.CellKey, rate float64, d tim
 	o := Outcome{
 		Offered:   rate,
 		Achieved:  achieved(c, p.Probe),
-		Latency:   percentile(c.LatencyUS, p.Objective.Percentile),
+		Latency:   c.LatencyUS.At(p.Objective.Percentile),
 		P50:       c.LatencyUS.P50,
 		Calls:     c.Calls,
 		Errors:    c.Errors,
@@ -183,7 +183,7 @@ func void(c *results.Cell, workers int, obj Objective) (bool, string) {
 		return false, ""
 	}
 	bound := float64(obj.Bound.Microseconds())
-	if c.LatencyUncorrectedUS == nil || percentile(*c.LatencyUncorrectedUS, obj.Percentile) > bound {
+	if c.LatencyUncorrectedUS == nil || c.LatencyUncorrectedUS.At(obj.Percentile) > bound {
 		return false, ""
 	}
 	late := max(VoidMinCalls, int64(VoidLate*float64(attempts)))
@@ -206,19 +206,6 @@ func void(c *results.Cell, workers int, obj Objective) (bool, string) {
 		return true, fmt.Sprintf("all %d workers were busy while the server met the objective: %d calls waited for one", workers, queued)
 	}
 	return false, ""
-}
-
-// percentile reads the objective's percentile from a cell's latency.
-func percentile(l results.Latency, p float64) float64 {
-	switch p {
-	case 50:
-		return l.P50
-	case 90:
-		return l.P90
-	case 99.9:
-		return l.P999
-	}
-	return l.P99
 }
 
 // capacity turns a search result into the document's entry.
@@ -255,22 +242,9 @@ func (p *Plan) capacity(k results.CellKey, r Result) results.Capacity {
 			DurationS: pr.Outcome.Duration.Seconds(),
 		})
 		last := &c.Probes[len(c.Probes)-1]
-		setPercentile(&last.LatencyUS, p.Objective.Percentile, pr.Outcome.Latency)
+		last.LatencyUS.SetAt(p.Objective.Percentile, pr.Outcome.Latency)
 	}
 	return c
-}
-
-func setPercentile(l *results.Latency, p, v float64) {
-	switch p {
-	case 50:
-		l.P50 = v
-	case 90:
-		l.P90 = v
-	case 99.9:
-		l.P999 = v
-	default:
-		l.P99 = v
-	}
 }
 
 // String writes the objective as --slo takes it: "p99<=50ms".

@@ -129,7 +129,7 @@ func capProbeRows(c *results.Capacity) [][]string {
 	for i, p := range c.Probes {
 		out = append(out, []string{
 			strconv.Itoa(i + 1), p.Phase, fmtRate(p.Offered), fmtRate(p.Achieved),
-			fmtLatency(p.LatencyUS.P50), fmtLatency(latencyAt(p.LatencyUS, c.Percentile)),
+			fmtLatency(p.LatencyUS.P50), fmtLatency(p.LatencyUS.At(c.Percentile)),
 			capErrors(p), p.Verdict, p.Why,
 		})
 	}
@@ -149,19 +149,6 @@ func fmtLatency(us float64) string {
 		return "–"
 	}
 	return fmtUS(us)
-}
-
-// latencyAt reads a percentile (50, 90, 99, 99.9) from a Latency.
-func latencyAt(l results.Latency, pct float64) float64 {
-	switch pct {
-	case 50:
-		return l.P50
-	case 90:
-		return l.P90
-	case 99.9:
-		return l.P999
-	}
-	return l.P99
 }
 
 // tableCapacity prints the capacity sections in the table format.
@@ -307,7 +294,7 @@ func capacityCSVRows(r *results.Result) [][]string {
 		}
 		for j, p := range c.Probes {
 			row := append(append([]string(nil), series...),
-				strconv.Itoa(j+1), p.Phase, f(p.Offered), f(p.Achieved), f(p.LatencyUS.P50), f(latencyAt(p.LatencyUS, c.Percentile)),
+				strconv.Itoa(j+1), p.Phase, f(p.Offered), f(p.Achieved), f(p.LatencyUS.P50), f(p.LatencyUS.At(c.Percentile)),
 				strconv.FormatInt(p.Calls, 10), strconv.FormatInt(p.Errors, 10), p.Verdict, p.Why, f(p.DurationS))
 			out = append(out, row)
 		}

@@ -136,7 +136,7 @@ func capacityFigure(r *results.Result) *chart.Figure {
 			if panel.Ref == 0 && c.BoundUS > 0 {
 				panel.Ref, panel.RefName = c.BoundUS/1e3, "objective "+c.Objective
 			}
-			pct, p50 := capCurve(c, func(l results.Latency) float64 { return latencyAt(l, c.Percentile) }), capCurve(c, func(l results.Latency) float64 { return l.P50 })
+			pct, p50 := capCurve(c, func(l results.Latency) float64 { return l.At(c.Percentile) }), capCurve(c, func(l results.Latency) float64 { return l.P50 })
 			col := protoColor(c.Protocol)
 			if len(pct) > 0 {
 				panel.Series = append(panel.Series, chart.Series{Name: string(c.Protocol) + " " + capPct(c), Color: col, Points: pct})

@@ -286,3 +286,22 @@ func ReadFile(path string) (*Result, error) {
 	}
 	return r, nil
 }
+
+// At reads a percentile of l: 50, 90, 99.9, or 99 for any other value (the
+// objectives `capacity --slo` takes).
+func (l Latency) At(p float64) float64 { return *l.field(p) }
+
+// SetAt sets the percentile At reads.
+func (l *Latency) SetAt(p, v float64) { *l.field(p) = v }
+
+func (l *Latency) field(p float64) *float64 {
+	switch p {
+	case 50:
+		return &l.P50
+	case 90:
+		return &l.P90
+	case 99.9:
+		return &l.P999
+	}
+	return &l.P99
+}
