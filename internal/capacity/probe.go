@@ -134,7 +134,7 @@ func (p *Plan) probe(ctx context.Context, k results.CellKey, rate float64, d tim
 	c := &res.Cells[0]
 	o := Outcome{
 		Offered:   rate,
-		Achieved:  achieved(c, p.Probe),
+		Achieved:  achieved(c, d),
 		Latency:   c.LatencyUS.At(p.Objective.Percentile),
 		P50:       c.LatencyUS.P50,
 		Calls:     c.Calls,
