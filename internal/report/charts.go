@@ -510,20 +510,12 @@ func writeSVG(w io.Writer, r *results.Result) error { return dashboard(r).WriteS
 func writePNG(w io.Writer, r *results.Result) error { return dashboard(r).WritePNG(w) }
 
 // shortParts names a group's batch and condition features briefly, by
-// dimension: what tells its bars and panels apart from other groups'.
+// dimension: what tells its bars apart from other groups'.
 func shortParts(g *group) [][2]string {
-	c := g.Condition
-	parts := [][2]string{{"batch", fmt.Sprintf("b%d", g.Batch)}, {"concurrency", fmt.Sprintf("c%d", c.Concurrency)}}
-	add := func(dim, v string) { parts = append(parts, [2]string{dim, v}) }
-	add("cpus", map[bool]string{true: fmt.Sprintf("server %d CPU", c.ServerCPUs), false: "unpinned"}[c.ServerCPUs > 0])
-	add("link", map[bool]string{true: c.Link, false: "no link"}[c.Link != ""])
-	if c.Records > 0 {
-		add("records", results.FormatRecords(c.Records))
-	} else {
-		add("records", "")
+	parts := [][2]string{{"batch", fmt.Sprintf("b%d", g.Batch)}}
+	for _, f := range g.Condition.Short() {
+		parts = append(parts, [2]string{f.Dim, f.Short})
 	}
-	add("compress", map[bool]string{true: c.Compress, false: "identity"}[c.Compress != ""])
-	add("tls", map[bool]string{true: "TLS", false: "plaintext"}[c.TLS])
 	return parts
 }
 

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/meteorbench/meteorbench/api"
 
@@ -23,26 +24,16 @@ func (g *group) title() string {
 	return fmt.Sprintf("%s · batch %d · %s", g.Scenario.Title(), g.Batch, g.Condition.Label())
 }
 
-// chartTitle labels the group's latency panel: "small · batch 100 · c=4".
+// chartTitle labels the group's latency panel: "small · batch 100 · c4 ·
+// 100mbit/20ms", naming every feature of its condition that is set.
 func (g *group) chartTitle() string {
-	s := fmt.Sprintf("%s · batch %d · c=%d", g.Scenario, g.Batch, g.Concurrency)
-	if g.RateRequested > 0 {
-		s += " · " + fmtRate(g.RateRequested) + "/s"
+	parts := []string{string(g.Scenario), fmt.Sprintf("batch %d", g.Batch)}
+	for _, f := range g.Condition.Short() {
+		if f.Set {
+			parts = append(parts, f.Short)
+		}
 	}
-	c := g.Condition
-	if c.Link != "" {
-		s += " · " + c.Link
-	}
-	if c.Records > 0 {
-		s += " · " + results.FormatRecords(c.Records)
-	}
-	if c.Compress != "" {
-		s += " · " + c.Compress
-	}
-	if c.TLS {
-		s += " · TLS"
-	}
-	return s
+	return strings.Join(parts, " · ")
 }
 
 // cell returns the group's cell for protocol p, or nil.

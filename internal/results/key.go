@@ -71,6 +71,34 @@ func (c Condition) String() string {
 	return s
 }
 
+// A Feature is one feature of a condition, named briefly for chart labels.
+type Feature struct {
+	Dim   string // "link"
+	Short string // "100mbit/20ms"; at the default, how the default reads ("no link")
+	Set   bool   // the feature differs from the default condition
+}
+
+// Short lists the condition's features briefly, every dimension once, in
+// declaration order: what tells charts' panels and bars apart. A new
+// dimension adds its entry here.
+func (c Condition) Short() []Feature {
+	f := func(dim string, set bool, short, def string) Feature {
+		if !set {
+			short = def
+		}
+		return Feature{Dim: dim, Short: short, Set: set}
+	}
+	return []Feature{
+		{Dim: "concurrency", Short: "c" + strconv.Itoa(c.Concurrency), Set: true},
+		f("rate", c.RateRequested > 0, FormatRate(c.RateRequested)+"/s", "closed loop"),
+		f("cpus", c.ServerCPUs > 0, "server "+plural(c.ServerCPUs, "CPU"), "unpinned"),
+		f("link", c.Link != "", c.Link, "no link"),
+		f("records", c.Records > 0, FormatRecords(c.Records), ""),
+		f("compress", c.Compress != "", c.Compress, "identity"),
+		f("tls", c.TLS, "TLS", "plaintext"),
+	}
+}
+
 // Label names the condition in prose: "concurrency 4 · open loop at 300
 // calls/s · link 100 Mbit/s, 20 ms RTT · 10 records".
 func (c Condition) Label() string {
