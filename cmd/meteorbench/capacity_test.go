@@ -40,17 +40,7 @@ func TestCapacityBadFlags(t *testing.T) {
 		{"extra-argument"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			full := append([]string{"capacity", "--target", "127.0.0.1:1"}, args...)
-			_, stderr, err := execute(t, full...)
-			if code := exitCodeQuiet(err); code != 2 {
-				t.Fatalf("exit status %d (%v), want 2", code, err)
-			}
-			if msg := err.Error(); msg == "" || strings.Contains(msg, "\n") {
-				t.Errorf("error %q, want one line", msg)
-			}
-			if stderr != "" {
-				t.Errorf("stderr %q: the command did work before failing", stderr)
-			}
+			wantUsageError(t, append([]string{"capacity", "--target", "127.0.0.1:1"}, args...)...)
 		})
 	}
 }
