@@ -393,7 +393,7 @@ func decodeNote(p api.Protocol, cs []*results.Cell) string {
 		return ""
 	}
 	return fmt.Sprintf("%s: the client's decoding takes %s of the %s mean latency (%.0f%%): the client, not the server or the wire, dominates it",
-		p.Title(), fmtUS(dec), fmtUS(lat), 100*dec/lat)
+		p.Title(), results.FormatUS(dec), results.FormatUS(lat), 100*dec/lat)
 }
 
 // BandwidthBound is the share of an emulated link's rate above which a

@@ -159,14 +159,3 @@ func shareText(share float64) string {
 	}
 	return fmt.Sprintf("%.0f%% of the gain from the encoding (rest-protobuf)", 100*share)
 }
-
-// fmtUS formats microseconds: "850 µs", "6.2 ms", "1.40 s".
-func fmtUS(us float64) string {
-	switch {
-	case us >= 1e6:
-		return strconv.FormatFloat(us/1e6, 'f', 2, 64) + " s"
-	case us >= 1e3:
-		return strconv.FormatFloat(us/1e3, 'f', 1, 64) + " ms"
-	}
-	return strconv.FormatFloat(us, 'f', 0, 64) + " µs"
-}

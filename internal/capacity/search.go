@@ -24,6 +24,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 // Objective is what a probe must meet to pass.
@@ -89,7 +91,7 @@ func (obj Objective) Judge(o Outcome) (Verdict, string) {
 	case o.Achieved < minAch*o.Offered:
 		return Fail, fmt.Sprintf("achieved %.0f of %.0f calls/s", o.Achieved, o.Offered)
 	case o.Latency > float64(obj.Bound.Microseconds()):
-		return Fail, fmt.Sprintf("p%g %s > %s", obj.Percentile, fmtUS(o.Latency), fmtUS(float64(obj.Bound.Microseconds())))
+		return Fail, fmt.Sprintf("p%g %s > %s", obj.Percentile, results.FormatUS(o.Latency), results.FormatUS(float64(obj.Bound.Microseconds())))
 	}
 	return Pass, ""
 }
@@ -432,16 +434,6 @@ func stopAll(ss []*Searcher, why string) {
 
 // ErrNoSeries is returned by callers with nothing to search.
 var ErrNoSeries = errors.New("capacity: nothing to search")
-
-func fmtUS(us float64) string {
-	switch {
-	case us >= 1e6:
-		return fmt.Sprintf("%.2f s", us/1e6)
-	case us >= 1e3:
-		return fmt.Sprintf("%.1f ms", us/1e3)
-	}
-	return fmt.Sprintf("%.0f µs", us)
-}
 
 func fmtRate(r float64) string {
 	if r >= 100 {

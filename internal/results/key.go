@@ -205,6 +205,17 @@ func (k CellKey) Key() string {
 	return fmt.Sprintf("%s/%s/b%d/%s", k.Scenario, k.Protocol, k.Batch, k.Condition)
 }
 
+// FormatUS formats microseconds for prose: "850 µs", "6.2 ms", "1.40 s".
+func FormatUS(us float64) string {
+	switch {
+	case us >= 1e6:
+		return strconv.FormatFloat(us/1e6, 'f', 2, 64) + " s"
+	case us >= 1e3:
+		return strconv.FormatFloat(us/1e3, 'f', 1, 64) + " ms"
+	}
+	return strconv.FormatFloat(us, 'f', 0, 64) + " µs"
+}
+
 // FormatRate formats calls per second for prose: "300", "2.5", "12,000".
 func FormatRate(r float64) string {
 	if r >= 1000 {
