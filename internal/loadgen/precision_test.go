@@ -18,12 +18,13 @@ import (
 // no call starts late. The only timed assertion of the suite.
 //
 // Robust on a noisy 2-core machine: the rate (200 small calls/s over two
-// workers) is a few percent of capacity; "late" allows 1% of the calls or
+// workers, REST and gRPC) is a few percent of capacity; "late" allows 1% of the calls or
 // twice the share of waits the machine itself wakes more than
-// LateThreshold late with no load (measured right after the run: a VM with
-// CPU steal does that to any process, and the old timer-based dispatcher
-// made 10-20% of calls late); and two retries are allowed. On a machine
-// so busy that an idle wait wakes milliseconds late, it skips, saying so.
+// LateThreshold late (a control making the same waits, 1 ms apart, in this
+// process during the run: a busy or stolen CPU does that to any process,
+// and the old timer-based dispatcher made 10-20% of calls late); and two
+// retries are allowed. On a machine so busy that the control's waits wake
+// milliseconds late, it skips, saying so.
 func TestOpenLoopPrecision(t *testing.T) {
 	if testing.Short() {
 		t.Skip("2 s of paced load")
@@ -34,7 +35,7 @@ func TestOpenLoopPrecision(t *testing.T) {
 	addr := servertest.Start(t, server.Config{})
 	cfg := Config{
 		Target:      addr,
-		Protocols:   []api.Protocol{api.GRPC},
+		Protocols:   []api.Protocol{api.REST, api.GRPC},
 		Scenarios:   []api.Scenario{api.Small},
 		Batches:     []int{1},
 		Concurrency: []int{2},
@@ -42,11 +43,7 @@ func TestOpenLoopPrecision(t *testing.T) {
 		Warmup:      200 * time.Millisecond,
 		Rate:        200,
 	}
-	var (
-		problems []string
-		lastGap  float64 // µs, corrected p50 over uncorrected p50
-		lateOK   bool
-	)
+	var problems []string
 	for attempt := 1; attempt <= 3; attempt++ {
 		res, err := Run(context.Background(), cfg)
 		if err != nil {
@@ -54,36 +51,26 @@ func TestOpenLoopPrecision(t *testing.T) {
 		}
 		idle := measureScheduling(context.Background(), 400)
 		noise := lateShare(idle)
-		problems = openLoopProblems(res.Cells[0], max(0.01, 2*noise))
-		c := res.Cells[0]
-		if c.LatencyUncorrectedUS != nil {
-			lastGap = c.LatencyUS.P50 - c.LatencyUncorrectedUS.P50
+		problems = nil
+		for _, c := range res.Cells {
+			if c.LatencyUncorrectedUS != nil {
+				t.Logf("attempt %d, %s: corrected p50 %.0f µs, uncorrected %.0f µs; %d of %d calls late, %d by the generator's own wait", attempt, c.Protocol, c.LatencyUS.P50, c.LatencyUncorrectedUS.P50, c.LateCalls, c.Calls+c.Errors, c.GeneratorLateCalls)
+			}
+			problems = append(problems, openLoopProblems(c, max(0.01, 2*noise))...)
 		}
-		lateOK = float64(c.LateCalls) <= max(0.01, 2*noise)*float64(c.Calls+c.Errors)
 		if len(problems) == 0 {
 			return
 		}
-		t.Logf("attempt %d (machine: %.1f%% of idle waits late, p99 %v): %v", attempt, 100*noise, idle[len(idle)*99/100], problems)
+		t.Logf("attempt %d (machine: %.1f%% of the control's waits late, p99 %v): %v", attempt, 100*noise, idle[len(idle)*99/100], problems)
 		if p99 := idle[len(idle)*99/100]; p99 > 2*LateThreshold {
 			// The machine itself wakes an idle process milliseconds late
 			// (other work on its cores, CPU steal): no harness can be
 			// shown precise here, and a failure would say nothing of it.
-			t.Skipf("machine too busy to check open-loop precision: idle waits wake up to %v late (p99)", p99)
+			t.Skipf("machine too busy to check open-loop precision: the control's waits wake up to %v late (p99)", p99)
 		}
-	}
-	// Not within the bound (10% or 50 µs) on this machine now. The
-	// fault this test exists for, timer slop in the corrected latency, adds
-	// 600-900 µs; a gap well under that is the machine, and is reported as
-	// a skip (not verified), not as a pass.
-	if gap := lastGap; gap < slopGap && lateOK {
-		t.Skipf("strict open-loop precision not verified here: corrected p50 %.0f µs over uncorrected (want ≤ 10%% or 50 µs), no timer slop (< %.0f µs): %v", gap, slopGap, problems)
 	}
 	t.Errorf("open loop imprecise three times: %v", problems)
 }
-
-// slopGap is the corrected-over-uncorrected p50 gap, µs, that means the
-// harness's own timer slop is back (a Go timer overshoots 600-900 µs here).
-const slopGap = 300.0
 
 // lateShare is the share of lateness samples above LateThreshold.
 func lateShare(late []time.Duration) float64 {
@@ -99,15 +86,15 @@ func lateShare(late []time.Duration) float64 {
 func openLoopProblems(c results.Cell, lateAllowed float64) []string {
 	attempts := c.Calls + c.Errors
 	if c.Errors != 0 || attempts < 300 || c.LatencyUncorrectedUS == nil {
-		return []string{fmt.Sprintf("%d calls, %d errors: want about 400 calls, no errors", c.Calls, c.Errors)}
+		return []string{fmt.Sprintf("%s: %d calls, %d errors: want about 400 calls, no errors", c.Protocol, c.Calls, c.Errors)}
 	}
 	var out []string
 	corr, unc := c.LatencyUS.P50, c.LatencyUncorrectedUS.P50
 	if corr > max(1.1*unc, unc+50) {
-		out = append(out, fmt.Sprintf("corrected p50 %.0f µs vs uncorrected %.0f µs: more than 10%% and 50 µs apart", corr, unc))
+		out = append(out, fmt.Sprintf("%s: corrected p50 %.0f µs vs uncorrected %.0f µs: more than 10%% and 50 µs apart", c.Protocol, corr, unc))
 	}
 	if float64(c.LateCalls) > lateAllowed*float64(attempts) {
-		out = append(out, fmt.Sprintf("%d of %d calls late (allowed %.1f%%)", c.LateCalls, attempts, 100*lateAllowed))
+		out = append(out, fmt.Sprintf("%s: %d of %d calls late, %d by the generator's own wait (allowed %.1f%%)", c.Protocol, c.LateCalls, attempts, c.GeneratorLateCalls, 100*lateAllowed))
 	}
 	return out
 }

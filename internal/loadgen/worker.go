@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -203,6 +204,16 @@ func (p *phase) dispatch(ctx context.Context) {
 		case <-soft.Done():
 			return
 		}
+		// Yield the processor at once, so the worker just readied runs on
+		// it now instead of waiting to be stolen by another thread while
+		// this one sleeps in a system call. Without it the hand-off put
+		// 40-180 µs (p10-p99) between the due time and the send: corrected
+		// p50 30-110 µs over uncorrected at 200-300 calls/s here; with it,
+		// 4-48 µs, and the calls themselves were no slower. (Handing the
+		// call out early and letting the worker sleep to the due time
+		// closed the gap too, but made every call 80-120 µs slower: a
+		// second thread asleep in nanosleep holds the other processor.)
+		runtime.Gosched()
 	}
 }
 
