@@ -3,7 +3,6 @@ package server_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,7 +21,6 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
-	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/server"
 )
 
@@ -204,11 +202,7 @@ func TestGracefulShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reading the rest of the REST body after shutdown started: %v", err)
 	}
-	var ls []data.Landing
-	if err := json.Unmarshal(append(first, rest...), &ls); err != nil {
-		t.Fatal(err)
-	}
-	checkLandings(t, "REST download across shutdown", ls)
+	checkJSONLandings(t, "REST download across shutdown", append(first, rest...))
 
 	ms, err := recvAll(stream)
 	ms = append([]*pb.MeteoriteLanding{m0}, ms...)
