@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -317,12 +316,7 @@ func TestRunOwnServerInterrupted(t *testing.T) {
 
 // counted is the number of data calls the server at addr has counted.
 func counted(addr string) int {
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return 0
-	}
-	defer resp.Body.Close()
-	s, err := loadgen.ParseMetrics(resp.Body)
+	s, err := loadgen.Scrape(addr)
 	if err != nil {
 		return 0
 	}
