@@ -18,7 +18,7 @@ import (
 
 func newHealthCmd() *cobra.Command {
 	var (
-		addr     = dialAddr("127.0.0.1:8080")
+		addr     = hostPort{"127.0.0.1:8080", 1} // a port to dial
 		addrFile string
 		timeout  time.Duration
 		useTLS   bool
@@ -73,26 +73,11 @@ A wildcard or empty host means 127.0.0.1.`,
 	return cmd
 }
 
-// dialAddr is a host:port flag value whose port must be 1 to 65535.
-type dialAddr string
-
-func (a *dialAddr) String() string { return string(*a) }
-
-func (a *dialAddr) Set(s string) error {
-	if err := checkHostPort(s, 1); err != nil {
-		return err
-	}
-	*a = dialAddr(s)
-	return nil
-}
-
-func (*dialAddr) Type() string { return "host:port" }
-
 // healthAddr picks the address to check: --addr when given, else the
 // address file when it exists, else $METEORBENCH_ADDR, else the default. A
 // missing file is not an error (the server may not have started yet); an
 // unreadable or malformed one is.
-func healthAddr(cmd *cobra.Command, addr *dialAddr, addrFile string) (string, bool, error) {
+func healthAddr(cmd *cobra.Command, addr *hostPort, addrFile string) (string, bool, error) {
 	if !cmd.Flags().Changed("addr") && addrFile != "" {
 		b, err := os.ReadFile(addrFile)
 		switch {
@@ -110,7 +95,7 @@ func healthAddr(cmd *cobra.Command, addr *dialAddr, addrFile string) (string, bo
 	if err := addrFromEnv(cmd, addr); err != nil {
 		return "", false, err
 	}
-	return string(*addr), false, nil
+	return addr.addr, false, nil
 }
 
 // healthTarget turns a listen address (":8080", "0.0.0.0:8080") into one to

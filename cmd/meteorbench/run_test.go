@@ -5,10 +5,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +25,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
+	"github.com/meteorbench/meteorbench/internal/testproc"
 )
 
 // Every bad flag fails at parse time: one line, exit status 2, no load.
@@ -317,12 +316,7 @@ func TestRunOwnServerInterrupted(t *testing.T) {
 
 // counted is the number of data calls the server at addr has counted.
 func counted(addr string) int {
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return 0
-	}
-	defer resp.Body.Close()
-	s, err := loadgen.ParseMetrics(resp.Body)
+	s, err := loadgen.Scrape(addr)
 	if err != nil {
 		return 0
 	}
@@ -343,7 +337,6 @@ func assertGone(t *testing.T, addr string) {
 	}
 }
 
-// runBounded runs cmd, killing it if it hangs.
 // --server-cpus pins the own server and the load generator apart: visible
 // in /proc/<pid>/status of both processes while the run is on, recorded in
 // the result and in every cell's condition.
@@ -367,9 +360,9 @@ func TestRunServerCPUs(t *testing.T) {
 	// While the cell runs: the child serve process and run itself.
 	var childCPUs, runCPUs string
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && childCPUs == ""; time.Sleep(50 * time.Millisecond) {
-		runCPUs = statusField(t, cmd.Process.Pid, "Cpus_allowed_list")
-		if pid := childOf(cmd.Process.Pid); pid > 0 && runCPUs == client.String() {
-			childCPUs = statusField(t, pid, "Cpus_allowed_list")
+		runCPUs = testproc.CPUsAllowed(t, testproc.Status(cmd.Process.Pid))
+		if pid := testproc.ChildOf(cmd.Process.Pid, "serve"); pid > 0 && runCPUs == client.String() {
+			childCPUs = testproc.CPUsAllowed(t, testproc.Status(pid))
 		}
 	}
 	if err := waitBounded(t, cmd); err != nil {
@@ -401,45 +394,7 @@ func TestRunServerCPUs(t *testing.T) {
 	}
 }
 
-// statusField reads one field of /proc/<pid>/status ("" when gone).
-func statusField(t *testing.T, pid int, name string) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return ""
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, name+":"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
-
-// childOf finds a child process of pid that runs "serve".
-func childOf(pid int) int {
-	dirs, _ := os.ReadDir("/proc")
-	for _, d := range dirs {
-		cpid, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cpid))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		rest := string(stat[bytes.LastIndexByte(stat, ')')+2:])
-		fields := strings.Fields(rest)
-		if len(fields) < 2 || fields[1] != strconv.Itoa(pid) {
-			continue
-		}
-		if cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", cpid)); bytes.Contains(cmdline, []byte("serve")) {
-			return cpid
-		}
-	}
-	return 0
-}
-
+// runBounded runs cmd, killing it if it hangs.
 func runBounded(t *testing.T, cmd *exec.Cmd) error {
 	t.Helper()
 	if err := cmd.Start(); err != nil {

@@ -36,7 +36,7 @@ const defaultServeAddr = ":8080"
 
 func newServeCmd() *cobra.Command {
 	var (
-		addr     = listenAddr(defaultServeAddr)
+		addr     = hostPort{defaultServeAddr, 0} // port 0 picks a free one
 		addrFile string
 		logLevel string
 		maxBody  = serveByteSize(server.DefaultMaxBody)
@@ -95,7 +95,7 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 				}
 				pinned = fmt.Sprintf(", pinned to CPUs %s (GOMAXPROCS %d)", cpus.set, runtime.GOMAXPROCS(0))
 			}
-			host, _, _ := net.SplitHostPort(string(addr))
+			host, _, _ := net.SplitHostPort(addr.addr)
 			if err := tlsFlags.apply(&cfg, host, cmd.ErrOrStderr()); err != nil {
 				return err
 			}
@@ -104,7 +104,7 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 				return err
 			}
 			var lc net.ListenConfig
-			ln, err := lc.Listen(cmd.Context(), "tcp", string(addr))
+			ln, err := lc.Listen(cmd.Context(), "tcp", addr.addr)
 			if err != nil {
 				return err
 			}
@@ -152,23 +152,26 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 	return cmd
 }
 
-// listenAddr is a host:port flag value, checked when the flag is parsed so
-// that a bad one is a usage error (exit 2) rather than a failed listen: the
-// port must be a number from 0 to 65535, the host empty, an IP address or a
-// host name.
-type listenAddr string
+// hostPort is a host:port flag value (serve's and health's --addr), checked
+// when the flag is parsed so that a bad one is a usage error (exit 2)
+// rather than a failed listen or dial: the port must be a number from
+// minPort to 65535, the host empty, an IP address or a host name.
+type hostPort struct {
+	addr    string
+	minPort uint64 // 0 to listen (a free port), 1 to dial
+}
 
-func (a *listenAddr) String() string { return string(*a) }
+func (a *hostPort) String() string { return a.addr }
 
-func (a *listenAddr) Set(s string) error {
-	if err := checkHostPort(s, 0); err != nil {
+func (a *hostPort) Set(s string) error {
+	if err := checkHostPort(s, a.minPort); err != nil {
 		return err
 	}
-	*a = listenAddr(s)
+	a.addr = s
 	return nil
 }
 
-func (*listenAddr) Type() string { return "host:port" }
+func (*hostPort) Type() string { return "host:port" }
 
 // cpusFlag is --cpus: a CPU list, parsed when the flag is, so that a
 // malformed one is a usage error (exit 2).

@@ -152,41 +152,43 @@ func TestServeBadFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	for _, tc := range []struct {
+	type badCase struct {
 		args []string
 		code int
 		env  []string
-	}{
-		{[]string{"serve", "--log-level", "loud"}, 2, nil},
-		{[]string{"serve", "--max-body", "0"}, 2, nil},
-		{[]string{"serve", "--max-body", "lots"}, 2, nil},
-		{[]string{"serve", "--max-body", "2GiB"}, 2, nil},
-		{[]string{"serve", "--addr", "nowhere"}, 2, nil},
-		{[]string{"serve", "--addr", "127.0.0.1:99999"}, 2, nil},
-		{[]string{"serve", "--addr", "127.0.0.1:-1"}, 2, nil},
-		{[]string{"serve", "--addr", ":http"}, 2, nil},
-		{[]string{"serve", "--addr", "bad host:80"}, 2, nil},
-		{[]string{"serve"}, 2, []string{addrEnv + "=:99999"}},
-		{[]string{"serve", "--token", "two words"}, 2, nil},
-		{[]string{"serve", "--read-timeout", "-1s"}, 2, nil},
-		{[]string{"serve", "--shutdown-timeout", "-1s"}, 2, nil},
-		{[]string{"serve", "--max-streams", "-1"}, 2, nil},
+	}
+	cases := []badCase{
 		{[]string{"serve", "--nope"}, 2, nil},
 		{[]string{"serve", "extra-arg"}, 2, nil},
 		{[]string{"serve", "--addr", ln.Addr().String()}, 1, nil}, // the port is taken
-		{[]string{"serve", "--cpus", ""}, 2, nil},
-		{[]string{"serve", "--cpus", "a"}, 2, nil},
-		{[]string{"serve", "--cpus", "3-1"}, 2, nil},
-		{[]string{"serve", "--cpus", "-1"}, 2, nil},
-		{[]string{"serve", "--cpus", "0,0"}, 2, nil},
-		{[]string{"serve", "--cpus", "0,"}, 2, nil},
-		{[]string{"serve", "--cpus", "1024"}, 2, nil},
-		{[]string{"health", "--timeout", "0s"}, 2, nil},
-		{[]string{"health", "--addr", "nowhere"}, 2, nil},
-		{[]string{"health", "--addr", "127.0.0.1:0"}, 2, nil},
-		{[]string{"health", "--addr", "127.0.0.1:70000"}, 2, nil},
-		{[]string{"health"}, 2, []string{addrEnv + "=:99999"}},
+	}
+	// Each value is a usage error for its flag.
+	for _, f := range []struct {
+		cmd, flag string
+		values    []string
+	}{
+		{"serve", "--log-level", []string{"loud"}},
+		{"serve", "--max-body", []string{"0", "lots", "2GiB"}},
+		{"serve", "--token", []string{"two words"}},
+		{"serve", "--read-timeout", []string{"-1s"}},
+		{"serve", "--shutdown-timeout", []string{"-1s"}},
+		{"serve", "--max-streams", []string{"-1"}},
+		{"serve", "--cpus", []string{"", "a", "3-1", "-1", "0,0", "0,", "1024"}},
+		{"health", "--timeout", []string{"0s"}},
+		{"health", "--addr", []string{"127.0.0.1:0"}}, // health dials: no port 0
 	} {
+		for _, v := range f.values {
+			cases = append(cases, badCase{[]string{f.cmd, f.flag, v}, 2, nil})
+		}
+	}
+	// Addresses neither command takes, from --addr or from $METEORBENCH_ADDR.
+	for _, cmd := range []string{"serve", "health"} {
+		for _, addr := range []string{"nowhere", "127.0.0.1:99999", "127.0.0.1:-1", ":http", "bad host:80"} {
+			cases = append(cases, badCase{[]string{cmd, "--addr", addr}, 2, nil})
+		}
+		cases = append(cases, badCase{[]string{cmd}, 2, []string{addrEnv + "=:99999"}})
+	}
+	for _, tc := range cases {
 		code, stdout, stderr := runServeChildEnv(t, tc.env, tc.args...)
 		if code != tc.code {
 			t.Errorf("%q (env %q): exit %d, want %d (stderr %q)", tc.args, tc.env, code, tc.code, stderr)
@@ -240,20 +242,20 @@ func TestByteSizeFlag(t *testing.T) {
 	}
 }
 
-func TestListenAddrFlag(t *testing.T) {
+func TestHostPortFlag(t *testing.T) {
 	for _, ok := range []string{":8080", ":0", "127.0.0.1:0", "0.0.0.0:65535", "[::]:9000", "[::1]:80", "localhost:80", "my-host.example:1", "[fe80::1%eth0]:80"} {
-		var a listenAddr
-		if err := a.Set(ok); err != nil || string(a) != ok {
-			t.Errorf("Set(%q) = %q, %v; want it accepted", ok, a, err)
+		a := hostPort{minPort: 0}
+		if err := a.Set(ok); err != nil || a.addr != ok {
+			t.Errorf("Set(%q) = %q, %v; want it accepted", ok, a.addr, err)
 		}
 	}
 	for _, bad := range []string{"", "8080", ":", ":65536", ":99999", ":-1", ":http", "host", "a b:80", "-x:80", "a..b:80", "[::1:80", "1.2.3.4:80:90"} {
-		var a listenAddr
+		a := hostPort{minPort: 0}
 		if err := a.Set(bad); err == nil {
 			t.Errorf("Set(%q) accepted, want an error", bad)
 		}
 	}
-	var d dialAddr
+	d := hostPort{minPort: 1}
 	if err := d.Set(":0"); err == nil {
 		t.Error("health: port 0 accepted")
 	}

@@ -47,6 +47,14 @@ func load(t *testing.T) *manifests {
 		pvcs:        map[string]*corev1.PersistentVolumeClaim{},
 		pods:        map[string]*corev1.Pod{},
 	}
+	// By "apiVersion Kind": decode a document strictly into its kind's map.
+	decoders := map[string]func(where, doc string) string{
+		"apps/v1 Deployment":       into(t, m.deployments),
+		"v1 Service":               into(t, m.services),
+		"batch/v1 Job":             into(t, m.jobs),
+		"v1 PersistentVolumeClaim": into(t, m.pvcs),
+		"v1 Pod":                   into(t, m.pods),
+	}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -62,30 +70,28 @@ func load(t *testing.T) *manifests {
 				t.Fatalf("%s: %v", where, err)
 			}
 			gvk := tm.APIVersion + " " + tm.Kind
-			var obj interface{ GetName() string }
-			switch gvk {
-			case "apps/v1 Deployment":
-				o := &appsv1.Deployment{}
-				obj, m.deployments[name(t, where, doc, o)] = o, o
-			case "v1 Service":
-				o := &corev1.Service{}
-				obj, m.services[name(t, where, doc, o)] = o, o
-			case "batch/v1 Job":
-				o := &batchv1.Job{}
-				obj, m.jobs[name(t, where, doc, o)] = o, o
-			case "v1 PersistentVolumeClaim":
-				o := &corev1.PersistentVolumeClaim{}
-				obj, m.pvcs[name(t, where, doc, o)] = o, o
-			case "v1 Pod":
-				o := &corev1.Pod{}
-				obj, m.pods[name(t, where, doc, o)] = o, o
-			default:
+			decode, ok := decoders[gvk]
+			if !ok {
 				t.Fatalf("%s: kind %q: the test knows no such kind; add it", where, gvk)
 			}
-			t.Logf("%s: %s %s decoded strictly", where, gvk, obj.GetName())
+			t.Logf("%s: %s %s decoded strictly", where, gvk, decode(where, doc))
 		}
 	}
 	return m
+}
+
+// into returns a decoder that decodes a document strictly into a new T,
+// files it in m under its name, and returns the name.
+func into[T any, P interface {
+	*T
+	GetName() string
+}](t *testing.T, m map[string]P) func(where, doc string) string {
+	return func(where, doc string) string {
+		o := P(new(T))
+		n := name(t, where, doc, o)
+		m[n] = o
+		return n
+	}
 }
 
 func stripComments(doc string) string {

@@ -2,7 +2,6 @@ package loadgen_test
 
 import (
 	"context"
-	"net/http"
 	"testing"
 
 	"github.com/meteorbench/meteorbench/api"
@@ -14,12 +13,7 @@ import (
 // "protocol/method".
 func serverCounts(t *testing.T, addr string) map[string]float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	s, err := loadgen.ParseMetrics(resp.Body)
+	s, err := loadgen.Scrape(addr)
 	if err != nil {
 		t.Fatal(err)
 	}

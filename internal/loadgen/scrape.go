@@ -63,6 +63,15 @@ func (s *scraper) scrape(ctx context.Context) (ServerSample, error) {
 	return ParseMetrics(resp.Body)
 }
 
+// Scrape reads the /metrics of the server at target once, over a
+// connection of its own, within the scrapes' short deadline (which no
+// cancellation cuts short, as in a run).
+func Scrape(target string) (ServerSample, error) {
+	s := newScraper(target)
+	defer s.close()
+	return s.scrape(context.Background())
+}
+
 // ParseMetrics reads the Prometheus text format (with prometheus/common's
 // own parser) and keeps what the load generator needs: the server's CPU
 // counter and its request counters.

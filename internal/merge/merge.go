@@ -443,21 +443,19 @@ var latencyFields = []latencyField{
 				c.LatencyUS = *l
 			}
 		}},
-	{"uncorrected", func(h *results.Histograms) *string { return &h.Uncorrected },
-		func(c *results.Cell) *results.Latency { return c.LatencyUncorrectedUS },
-		func(c *results.Cell, l *results.Latency) { c.LatencyUncorrectedUS = l }},
-	{"first_record", func(h *results.Histograms) *string { return &h.FirstRecord },
-		func(c *results.Cell) *results.Latency { return c.FirstRecordUS },
-		func(c *results.Cell, l *results.Latency) { c.FirstRecordUS = l }},
-	{"last_byte", func(h *results.Histograms) *string { return &h.LastByte },
-		func(c *results.Cell) *results.Latency { return c.LastByteUS },
-		func(c *results.Cell, l *results.Latency) { c.LastByteUS = l }},
-	{"decode", func(h *results.Histograms) *string { return &h.Decode },
-		func(c *results.Cell) *results.Latency { return c.DecodeUS },
-		func(c *results.Cell, l *results.Latency) { c.DecodeUS = l }},
-	{"tls_handshake", func(h *results.Histograms) *string { return &h.TLSHandshake },
-		func(c *results.Cell) *results.Latency { return c.TLSHandshakeUS },
-		func(c *results.Cell, l *results.Latency) { c.TLSHandshakeUS = l }},
+	optionalLatency("uncorrected", func(h *results.Histograms) *string { return &h.Uncorrected }, func(c *results.Cell) **results.Latency { return &c.LatencyUncorrectedUS }),
+	optionalLatency("first_record", func(h *results.Histograms) *string { return &h.FirstRecord }, func(c *results.Cell) **results.Latency { return &c.FirstRecordUS }),
+	optionalLatency("last_byte", func(h *results.Histograms) *string { return &h.LastByte }, func(c *results.Cell) **results.Latency { return &c.LastByteUS }),
+	optionalLatency("decode", func(h *results.Histograms) *string { return &h.Decode }, func(c *results.Cell) **results.Latency { return &c.DecodeUS }),
+	optionalLatency("tls_handshake", func(h *results.Histograms) *string { return &h.TLSHandshake }, func(c *results.Cell) **results.Latency { return &c.TLSHandshakeUS }),
+}
+
+// optionalLatency is the latencyField of a figure a cell may lack (a
+// *Latency field, nil when absent): get and set both go through field.
+func optionalLatency(name string, enc func(*results.Histograms) *string, field func(*results.Cell) **results.Latency) latencyField {
+	return latencyField{name, enc,
+		func(c *results.Cell) *results.Latency { return *field(c) },
+		func(c *results.Cell, l *results.Latency) { *field(c) = l }}
 }
 
 // ErrNoHistograms is wrapped when a cell with calls keeps no histograms (a

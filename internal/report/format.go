@@ -16,29 +16,29 @@ type unit struct {
 	name string
 }
 
-// durUnit picks µs, ms or s for a duration given in microseconds.
-func durUnit(us float64) unit {
-	switch a := math.Abs(us); {
-	case a >= 1e6:
-		return unit{1e6, "s"}
-	case a >= 1e3:
-		return unit{1e3, "ms"}
-	default:
-		return unit{1, "µs"}
+// Units, largest first: for durations given in microseconds, and for
+// bytes in powers of 10 (like MB/s).
+var (
+	durUnits  = []unit{{1e6, "s"}, {1e3, "ms"}, {1, "µs"}}
+	byteUnits = []unit{{1e6, "MB"}, {1e3, "KB"}, {1, "B"}}
+)
+
+// pickUnit returns the largest of units that v reaches, else the smallest.
+func pickUnit(v float64, units []unit) unit {
+	a := math.Abs(v)
+	for _, u := range units[:len(units)-1] {
+		if a >= u.div {
+			return u
+		}
 	}
+	return units[len(units)-1]
 }
 
-// byteUnit picks B, KB or MB (powers of 10, like MB/s).
-func byteUnit(b float64) unit {
-	switch a := math.Abs(b); {
-	case a >= 1e6:
-		return unit{1e6, "MB"}
-	case a >= 1e3:
-		return unit{1e3, "KB"}
-	default:
-		return unit{1, "B"}
-	}
-}
+// durUnit picks µs, ms or s for a duration given in microseconds.
+func durUnit(us float64) unit { return pickUnit(us, durUnits) }
+
+// byteUnit picks B, KB or MB.
+func byteUnit(b float64) unit { return pickUnit(b, byteUnits) }
 
 // sig3 formats v with about three significant digits, grouping thousands.
 func sig3(v float64) string {

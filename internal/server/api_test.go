@@ -54,11 +54,7 @@ func TestRESTJSON(t *testing.T) {
 		if resp.ContentLength != int64(len(body)) {
 			t.Errorf("Content-Length %d, body %d bytes", resp.ContentLength, len(body))
 		}
-		var ls []data.Landing
-		if err := json.Unmarshal(body, &ls); err != nil {
-			t.Fatal(err)
-		}
-		checkLandings(t, "JSON list", ls)
+		checkJSONLandings(t, "JSON list", body)
 	})
 	t.Run("GetLargePayload/NDJSON", func(t *testing.T) {
 		resp, body := c.do(t, http.MethodGet, api.PathStream, nil)

@@ -168,6 +168,17 @@ func checkLandings(t testing.TB, what string, got []data.Landing) {
 	}
 }
 
+// checkJSONLandings decodes a JSON array of records and compares it with
+// the data set.
+func checkJSONLandings(t testing.TB, what string, body []byte) {
+	t.Helper()
+	var ls []data.Landing
+	if err := json.Unmarshal(body, &ls); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	checkLandings(t, what, ls)
+}
+
 // checkProtoLandings converts messages and compares them with the data set.
 func checkProtoLandings(t testing.TB, what string, ms []*pb.MeteoriteLanding) {
 	t.Helper()

@@ -1,11 +1,8 @@
 package server_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -22,7 +19,6 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
-	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/server"
 )
 
@@ -144,25 +140,21 @@ func TestGracefulShutdown(t *testing.T) {
 	s := startServe(t, server.Config{}, func(l net.Listener) net.Listener { return smallBufListener{l} })
 	addr := s.addr
 
-	// REST: a raw connection with a small receive buffer; read the
-	// headers and a little of the body, then stop reading.
+	// REST: a connection with a small receive buffer and a client that
+	// reads ahead 1 KiB at most; read the headers and a little of the
+	// body, then stop reading.
 	d := net.Dialer{Timeout: hangGuard, Control: func(_, _ string, rc syscall.RawConn) error {
 		var serr error
 		err := rc.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<10) })
 		return errors.Join(err, serr)
 	}}
-	conn, err := d.Dial("tcp", addr)
+	tr := &http.Transport{DialContext: d.DialContext, ReadBufferSize: 1024, DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr, Timeout: hangGuard}).Get("http://" + addr + api.PathList)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(hangGuard))
-	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", api.PathList)
-	br := bufio.NewReaderSize(conn, 1024)
-	resp, err := http.ReadResponse(br, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET list: %s", resp.Status)
 	}
@@ -204,11 +196,7 @@ func TestGracefulShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reading the rest of the REST body after shutdown started: %v", err)
 	}
-	var ls []data.Landing
-	if err := json.Unmarshal(append(first, rest...), &ls); err != nil {
-		t.Fatal(err)
-	}
-	checkLandings(t, "REST download across shutdown", ls)
+	checkJSONLandings(t, "REST download across shutdown", append(first, rest...))
 
 	ms, err := recvAll(stream)
 	ms = append([]*pb.MeteoriteLanding{m0}, ms...)

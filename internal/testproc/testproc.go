@@ -1,14 +1,18 @@
 // Package testproc reads, for tests, what Linux says about a process from
-// outside it (the CPUs it and each of its threads may run on), and starts
-// the test binary again as a child process.
+// outside it (the CPUs it and each of its threads may run on, its child
+// processes), and starts the test binary again as a child process.
 package testproc
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -21,10 +25,14 @@ func ThreadStatuses(pid int) ([]string, error) {
 	return filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
 }
 
-// CPUsAllowed returns the Cpus_allowed_list field of a /proc status file.
+// CPUsAllowed returns the Cpus_allowed_list field of a /proc status file,
+// or "" when the file is gone (its process or thread has exited).
 func CPUsAllowed(t testing.TB, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,6 +43,31 @@ func CPUsAllowed(t testing.TB, path string) string {
 	}
 	t.Fatalf("%s has no Cpus_allowed_list", path)
 	return ""
+}
+
+// ChildOf returns the pid of a child process of pid whose command line
+// contains arg, or 0 when there is none.
+func ChildOf(pid int, arg string) int {
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		cpid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cpid))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
+		if len(fields) < 2 || fields[1] != strconv.Itoa(pid) {
+			continue
+		}
+		if cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", cpid)); bytes.Contains(cmdline, []byte(arg)) {
+			return cpid
+		}
+	}
+	return 0
 }
 
 // Child is this test binary re-run as the one test named test (a helper
