@@ -77,6 +77,7 @@ workers follows the rate (twice the calls in flight at the bound).`,
 			if err != nil {
 				return usageError{err}
 			}
+			cfg.GOGC = tuneGeneratorGC()
 			plan, err := c.plan(cmd, cfg)
 			if err != nil {
 				return usageError{err}

@@ -142,6 +142,7 @@ stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
 			if err != nil {
 				return usageError{err}
 			}
+			cfg.GOGC = tuneGeneratorGC()
 			return f.run(cmd, cfg)
 		},
 	}

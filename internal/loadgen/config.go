@@ -135,9 +135,12 @@ type Config struct {
 	// records how late it actually started (results.Env.StartOffsetUS).
 	StartAt time.Time
 
-	// CommandLine and OwnServer are recorded in results.Env.
+	// CommandLine, OwnServer and GOGC (the load generator's own
+	// garbage-collection target, set by the command) are recorded in
+	// results.Env.
 	CommandLine []string
 	OwnServer   bool
+	GOGC        int
 
 	// Logger receives warnings (also kept in the results). Nil discards them.
 	Logger *slog.Logger

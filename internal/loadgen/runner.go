@@ -245,5 +245,6 @@ func (cfg Config) Env() results.Env {
 		Flags:              cfg.CommandLine,
 		ServerCPUs:         cfg.ServerCPUList,
 		ClientCPUs:         cfg.ClientCPUList,
+		GOGC:               cfg.GOGC,
 	}
 }
