@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"time"
 
 	"github.com/meteorbench/meteorbench/internal/loadgen"
@@ -46,8 +45,6 @@ const (
 	// VoidLate is the fraction of calls that may start late with a worker
 	// free in time (the generator woke late) before the probe is void.
 	VoidLate = 0.01
-	// VoidCPU is the fraction of its cores the generator may use.
-	VoidCPU = 0.9
 	// VoidMinCalls is the fewest late calls that void a probe: on a short
 	// probe 1% is a handful, within a noisy machine's scheduling jitter.
 	VoidMinCalls = 5
@@ -168,10 +165,10 @@ func achieved(c *results.Cell, window time.Duration) float64 {
 }
 
 // void says why the load generator, not the server, made a failing probe
-// fail: the server answered within the bound once each call was sent
-// (the latency from the actual send met the objective, errors within the
-// budget), and the calls were sent late because the generator woke late,
-// ran out of CPU, or had every worker busy. A failure the server's own
+// fail: its CPU was short (the cell's GeneratorBottleneck), or the server
+// answered within the bound once each call was sent (the latency from the
+// actual send met the objective, errors within the budget) and the calls
+// were sent late because the generator woke late or had every worker busy. A failure the server's own
 // latency explains is the server's, whatever the generator did: on one
 // machine an overloaded server also delays the generator.
 func void(c *results.Cell, workers int, obj Objective) (bool, string) {
@@ -181,6 +178,13 @@ func void(c *results.Cell, workers int, obj Objective) (bool, string) {
 	}
 	if float64(c.Errors) > obj.MaxErrors*float64(attempts) {
 		return false, ""
+	}
+	if c.GeneratorBottleneck != "" {
+		// Its CPU, not the server's, was short (loadgen.GeneratorShare,
+		// MachineShare): on a shared machine the late reading of answers
+		// is in the latency from the send too, so that one cannot clear
+		// the server here.
+		return true, c.GeneratorBottleneck
 	}
 	bound := float64(obj.Bound.Microseconds())
 	if c.LatencyUncorrectedUS == nil || c.LatencyUncorrectedUS.At(obj.Percentile) > bound {
@@ -197,10 +201,6 @@ func void(c *results.Cell, workers int, obj Objective) (bool, string) {
 	}
 	if c.GeneratorLateCalls > late {
 		return true, fmt.Sprintf("%d of %d calls started late with a worker free: the load generator woke late", c.GeneratorLateCalls, attempts)
-	}
-	cores := float64(runtime.GOMAXPROCS(0))
-	if used := c.ClientCPUUSPerCall * float64(c.Calls) / 1e6 / c.DurationS; used >= VoidCPU*cores {
-		return true, fmt.Sprintf("the load generator used %.1f of %d cores", used, int(cores))
 	}
 	if queued > late {
 		return true, fmt.Sprintf("all %d workers were busy while the server met the objective: %d calls waited for one", workers, queued)

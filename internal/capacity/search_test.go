@@ -79,9 +79,17 @@ func TestSearchGeneratorBound(t *testing.T) {
 	if r.GeneratorBound <= 3000 || r.GeneratorBound/r.Rate-1 > 0.05 || r.Rate > 3000 || r.Hi != 0 || r.Complete {
 		t.Fatalf("result %+v", r)
 	}
-	last := r.Probes[len(r.Probes)-1]
-	if last.Verdict != Void || last.Why != "the load generator woke late" {
-		t.Errorf("last probe %+v", last)
+	// The lower bound is confirmed like a capacity: a confirmation and
+	// the boundary probes at it, after the last void probe.
+	var tail []Phase
+	for _, p := range r.Probes[len(r.Probes)-4:] {
+		tail = append(tail, p.Phase)
+	}
+	if fmt.Sprint(tail) != "[confirm boundary boundary boundary]" || r.Held != 3 {
+		t.Errorf("last probes %v, %d of %d boundary probes held", tail, r.Held, r.Boundary)
+	}
+	if p := r.Probes[len(r.Probes)-5]; p.Verdict != Void || p.Why != "the load generator woke late" {
+		t.Errorf("last probe before the confirmation %+v", p)
 	}
 	if want := "generator-bound at 3064 calls/s: the load generator could not deliver more; the server sustains at least 2934"; r.Note != want {
 		t.Errorf("note %q", r.Note)
@@ -126,9 +134,9 @@ func TestSearchVoidRetried(t *testing.T) {
 	if p := r.Probes[2]; p.Verdict != Void || p.Outcome.Offered != 400 || r.Probes[3].Outcome.Offered != 400 || r.Probes[3].Phase != Grow {
 		t.Errorf("probes 3 and 4: %+v, %+v", p, r.Probes[3])
 	}
-	// No retry when told so.
+	// No retry when told so: 10 probes to the bracket, 4 to confirm it.
 	s = NewSearcher(p99at50ms, Settings{Start: 100, VoidRetries: -1})
-	if r := drive(t, s, model(1e6, 3000)); len(r.Probes) != 10 || r.GeneratorBound/r.Rate-1 > 0.05 {
+	if r := drive(t, s, model(1e6, 3000)); len(r.Probes) != 14 || r.GeneratorBound/r.Rate-1 > 0.05 {
 		t.Errorf("without retries: %d probes, %+v", len(r.Probes), r)
 	}
 }
@@ -247,5 +255,39 @@ func TestSearchVoidAtBoundary(t *testing.T) {
 	}
 	if r.Boundary >= 3 || !strings.Contains(r.Note, "void: the generator could not deliver them") {
 		t.Errorf("boundary %d, note %q", r.Boundary, r.Note)
+	}
+}
+
+// A rate that passes the short probes but fails a boundary probe did not
+// hold: the search drops below it and ends on a rate that held in every
+// boundary probe (the knee of a noisy machine, where one probe passes by
+// luck).
+func TestSearchBoundaryFailureStepsDown(t *testing.T) {
+	s := NewSearcher(p99at50ms, Settings{Start: 100})
+	m := model(950, 0)
+	r := drive(t, s, func(rate float64) Outcome {
+		o := m(rate)
+		if _, ph := s.Next(); ph == Boundary && rate > 880 {
+			o.Latency = 80000 // the long probe meets the tail
+		}
+		return o
+	})
+	if !r.Complete || r.Rate > 880 || r.Rate < 880/1.1 {
+		t.Fatalf("found %v [%v, %v] (%s), want a rate at most 880 that held", r.Rate, r.Lo, r.Hi, r.Note)
+	}
+	if r.Boundary != 3 || r.Held != 3 {
+		t.Errorf("%d of %d boundary probes at %v held, want 3 of 3", r.Held, r.Boundary, r.Rate)
+	}
+	if r.Hi <= r.Rate || r.Hi > 950 {
+		t.Errorf("bracket [%v, %v]: the rate that failed its boundary probe is the top", r.Lo, r.Hi)
+	}
+	failed := 0
+	for _, p := range r.Probes {
+		if p.Phase == Boundary && p.Verdict == Fail {
+			failed++
+		}
+	}
+	if failed == 0 {
+		t.Error("no boundary probe failed: the test did not reach the case")
 	}
 }

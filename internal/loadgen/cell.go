@@ -3,7 +3,6 @@ package loadgen
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -222,16 +221,14 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 	}
 
 	// Was the load generator the bottleneck?
-	cores := float64(runtime.NumCPU())
 	if secs > 0 {
-		cu := clientCPU.Seconds() / secs
-		if cu >= 0.8*cores {
-			warn("the load generator used %.1f of %d cores: it may be the bottleneck", cu, int(cores))
-		} else if serverCPU >= 0 {
-			su := serverCPU.Seconds() / secs
-			if cu+su >= 0.9*cores && cu > su {
-				warn("the machine's %d cores were saturated and the load generator used more CPU than the server (%.2f vs %.2f cores): it may be the bottleneck", int(cores), cu, su)
-			}
+		su := -1.0
+		if serverCPU >= 0 && sharesCores(cfg) {
+			su = serverCPU.Seconds() / secs
+		}
+		if why := generatorBottleneck(clientCPU.Seconds()/secs, su); why != "" {
+			c.GeneratorBottleneck = why
+			warn("%s: it may be the bottleneck", why)
 		}
 		if cfg.Rate == 0 && attempts > 0 {
 			// Workers that had a batch to run: with --iterations below the

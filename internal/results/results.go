@@ -71,6 +71,10 @@ type Env struct {
 	// load generator were pinned to (run --server-cpus); "" when unpinned.
 	ServerCPUs string `json:"server_cpus,omitempty"`
 	ClientCPUs string `json:"client_cpus,omitempty"`
+	// GOGC is the load generator's garbage-collection target (run and
+	// capacity set 400 unless $GOGC is set: see cmd/meteorbench/gc.go);
+	// 0 when not recorded, -1 for off.
+	GOGC int `json:"gogc,omitempty"`
 	// Scheduling is how precisely this machine let the load generator start
 	// a call on time, measured before the run (open loop only).
 	Scheduling *Scheduling `json:"scheduling,omitempty"`
@@ -190,6 +194,12 @@ type Cell struct {
 	ClientCPUUSPerCall float64 `json:"client_cpu_us_per_call"`
 	// ServerCPUUSPerCall is nil when the server's /metrics could not be read.
 	ServerCPUUSPerCall *float64 `json:"server_cpu_us_per_call"`
+	// GeneratorBottleneck says why the load generator's own CPU may have
+	// limited the cell ("" when it did not): it used most of its cores, or
+	// it shares the machine's cores with the server, they were saturated,
+	// and it used more of them than the server. A figure of such a cell
+	// says more of the load generator than of the server.
+	GeneratorBottleneck string `json:"generator_bottleneck,omitempty"`
 
 	// Repeat > 1 only.
 	CI      map[Figure]Interval `json:"ci,omitempty"`
