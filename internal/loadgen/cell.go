@@ -79,9 +79,9 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 	if soft == 0 {
 		soft = cfg.CellLimit
 	}
-	before := r.snapshot(ctx, dialer)
+	before := r.snapshot(ctx, dialer, true)
 	ph := runPhase(ctx, callers, spec.Batch, cfg.Timeout, sh.sched, bounds{soft: soft, hard: soft + grace, iterations: sh.iterations})
-	after := r.snapshot(ctx, dialer)
+	after := r.snapshot(ctx, dialer, false)
 
 	m := &measured{spec: spec, cell: r.summarize(spec, sh, ph, before, after, dialer.Stats().Dials), hists: ph.t.hists()}
 	m.cell.TLSHandshakeUS = handshakeLatency(dialer)
@@ -114,17 +114,33 @@ type snapshot struct {
 	serverErr error
 }
 
-func (r *runner) snapshot(ctx context.Context, d *wire.Dialer) snapshot {
-	s := snapshot{wire: d.Stats(), clientCPU: rusage.CPU()}
-	if r.metrics {
-		ss, err := r.scraper.scrape(ctx)
-		if err != nil {
-			s.serverErr = err
-		} else {
-			s.server = &ss
-		}
+// snapshot reads the counters. The server's /metrics scrape, an HTTP
+// request that can take a while from a loaded server, is kept out of the
+// client's window, which is the phase's (the CPU per call and the
+// generator's share of its cores divide by the phase's time): at the
+// start it is made before the client's counters are read, at the end
+// after.
+func (r *runner) snapshot(ctx context.Context, d *wire.Dialer, start bool) snapshot {
+	var s snapshot
+	if start {
+		r.scrapeInto(ctx, &s)
+	}
+	s.wire, s.clientCPU = d.Stats(), rusage.CPU()
+	if !start {
+		r.scrapeInto(ctx, &s)
 	}
 	return s
+}
+
+func (r *runner) scrapeInto(ctx context.Context, s *snapshot) {
+	if !r.metrics {
+		return
+	}
+	if ss, err := r.scraper.scrape(ctx); err != nil {
+		s.serverErr = err
+	} else {
+		s.server = &ss
+	}
 }
 
 // summarize turns a measurement into a cell's figures and warnings.
