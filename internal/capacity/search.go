@@ -388,6 +388,10 @@ func (s *Searcher) Result() Result {
 		r.Note = fmt.Sprintf("generator-bound at %s calls/s: the load generator could not deliver it, and no lower rate passed", fmtRate(s.genBound))
 	case r.GeneratorBound > 0:
 		r.Note = fmt.Sprintf("generator-bound at %s calls/s: the load generator could not deliver more; the server sustains at least %s", fmtRate(s.genBound), fmtRate(s.lo))
+		if s.stopped != "generator-bound" {
+			// Stopped (the time bound) before the lower bound was confirmed.
+			r.Note += " in short probes, unconfirmed: " + s.stopped
+		}
 	case s.stopped != "":
 		r.Note = s.stopped
 	case r.Boundary < s.set.BoundaryProbes && s.done:

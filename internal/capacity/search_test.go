@@ -291,3 +291,25 @@ func TestSearchBoundaryFailureStepsDown(t *testing.T) {
 		t.Error("no boundary probe failed: the test did not reach the case")
 	}
 }
+
+// A search stopped by its time bound after a void probe but before it
+// confirmed the lower bound says that the bound is unconfirmed.
+func TestSearchGeneratorBoundStopped(t *testing.T) {
+	s := NewSearcher(p99at50ms, Settings{Start: 100})
+	m := model(1e6, 3000)
+	for !s.Done() {
+		if _, ph := s.Next(); ph == Confirm {
+			s.Stop("stopped by --max-time 2m0s: best bracket so far")
+			break
+		}
+		rate, _ := s.Next()
+		s.Record(m(rate))
+	}
+	r := s.Result()
+	if r.Complete || r.GeneratorBound == 0 {
+		t.Fatalf("result %+v", r)
+	}
+	if want := "the server sustains at least 2934 in short probes, unconfirmed: stopped by --max-time 2m0s"; !strings.Contains(r.Note, want) {
+		t.Errorf("note %q, want it to contain %q", r.Note, want)
+	}
+}
