@@ -225,6 +225,16 @@ func (s *Searcher) Record(o Outcome) {
 			s.bisectNext()
 			return
 		}
+		if s.phase == Confirm {
+			// The found rate, probed as long as a check, is out of the
+			// generator's reach: the lower bound drops to the best pass
+			// below it, to be confirmed in turn.
+			s.hi, s.hiVoid = o.Offered, true
+			s.lo = s.bestPassBelow(o.Offered)
+			s.phase = Bisect
+			s.bisectNext()
+			return
+		}
 		s.finish("generator-bound")
 		return
 	}

@@ -313,3 +313,21 @@ func TestSearchGeneratorBoundStopped(t *testing.T) {
 		t.Errorf("note %q, want it to contain %q", r.Note, want)
 	}
 }
+
+// A confirmation the generator cannot deliver (void on every retry) drops
+// the lower bound to the best pass below it, which is then confirmed: a
+// generator-bound result claims only a rate that held in long probes.
+func TestSearchVoidConfirmation(t *testing.T) {
+	s := NewSearcher(p99at50ms, Settings{Start: 100})
+	m := model(1e6, 3000)
+	r := drive(t, s, func(rate float64) Outcome {
+		o := m(rate)
+		if _, ph := s.Next(); ph == Confirm && rate > 2800 {
+			o.Void, o.VoidWhy = true, "all 1 workers were busy"
+		}
+		return o
+	})
+	if r.GeneratorBound == 0 || r.Rate > 2800 || r.Rate >= r.GeneratorBound || r.Held != 3 {
+		t.Fatalf("found %v, generator-bound at %v, %d of %d boundary probes held (%s)", r.Rate, r.GeneratorBound, r.Held, r.Boundary, r.Note)
+	}
+}
