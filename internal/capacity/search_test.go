@@ -40,6 +40,20 @@ func drive(t *testing.T, s *Searcher, m func(float64) Outcome) Result {
 	return s.Result()
 }
 
+// driveAltered searches model m from 100 calls/s, altering the outcome of
+// every probe of phase ph above rate.
+func driveAltered(t *testing.T, m func(float64) Outcome, ph Phase, above float64, alter func(*Outcome)) Result {
+	t.Helper()
+	s := NewSearcher(p99at50ms, Settings{Start: 100})
+	return drive(t, s, func(rate float64) Outcome {
+		o := m(rate)
+		if _, p := s.Next(); p == ph && rate > above {
+			alter(&o)
+		}
+		return o
+	})
+}
+
 // The search finds a known capacity within its precision, confirms it and
 // repeats probes at the boundary.
 func TestSearchFindsCapacity(t *testing.T) {
@@ -263,14 +277,8 @@ func TestSearchVoidAtBoundary(t *testing.T) {
 // boundary probe (the knee of a noisy machine, where one probe passes by
 // luck).
 func TestSearchBoundaryFailureStepsDown(t *testing.T) {
-	s := NewSearcher(p99at50ms, Settings{Start: 100})
-	m := model(950, 0)
-	r := drive(t, s, func(rate float64) Outcome {
-		o := m(rate)
-		if _, ph := s.Next(); ph == Boundary && rate > 880 {
-			o.Latency = 80000 // the long probe meets the tail
-		}
-		return o
+	r := driveAltered(t, model(950, 0), Boundary, 880, func(o *Outcome) {
+		o.Latency = 80000 // the long probe meets the tail
 	})
 	if !r.Complete || r.Rate > 880 || r.Rate < 880/1.1 {
 		t.Fatalf("found %v [%v, %v] (%s), want a rate at most 880 that held", r.Rate, r.Lo, r.Hi, r.Note)
@@ -318,14 +326,8 @@ func TestSearchGeneratorBoundStopped(t *testing.T) {
 // the lower bound to the best pass below it, which is then confirmed: a
 // generator-bound result claims only a rate that held in long probes.
 func TestSearchVoidConfirmation(t *testing.T) {
-	s := NewSearcher(p99at50ms, Settings{Start: 100})
-	m := model(1e6, 3000)
-	r := drive(t, s, func(rate float64) Outcome {
-		o := m(rate)
-		if _, ph := s.Next(); ph == Confirm && rate > 2800 {
-			o.Void, o.VoidWhy = true, "all 1 workers were busy"
-		}
-		return o
+	r := driveAltered(t, model(1e6, 3000), Confirm, 2800, func(o *Outcome) {
+		o.Void, o.VoidWhy = true, "all 1 workers were busy"
 	})
 	if r.GeneratorBound == 0 || r.Rate > 2800 || r.Rate >= r.GeneratorBound || r.Held != 3 {
 		t.Fatalf("found %v, generator-bound at %v, %d of %d boundary probes held (%s)", r.Rate, r.GeneratorBound, r.Held, r.Boundary, r.Note)
