@@ -86,6 +86,10 @@ func TestPlanFindsKnownCapacity(t *testing.T) {
 	if c.Hi == 0 || c.Lo != c.Rate || c.Hi < c.Lo {
 		t.Errorf("bracket [%v, %v] around %v", c.Lo, c.Hi, c.Rate)
 	}
+	// The workers the probes at the found rate had, for a check with run.
+	if w := capacity.AutoWorkers(c.Rate, p.Objective.Bound); c.Workers != w || w < 8 {
+		t.Errorf("workers %d, want %d", c.Workers, w)
+	}
 	// Every probe is kept, and OnProbe saw each.
 	if len(c.Probes) == 0 || int(probes.Load()) != len(c.Probes) {
 		t.Errorf("%d probes kept, %d reported", len(c.Probes), probes.Load())

@@ -50,14 +50,20 @@ const (
 	VoidMinCalls = 5
 )
 
-// workers is the number of workers a probe at rate needs: enough for
-// every call in flight at the bound (Little's law), twice over, within
-// [8, 1024].
+// workers is the number of workers a probe at rate has: Plan.Workers, or
+// AutoWorkers.
 func (p *Plan) workers(rate float64) int {
 	if p.Workers > 0 {
 		return p.Workers
 	}
-	n := int(math.Ceil(2 * rate * p.Objective.Bound.Seconds()))
+	return AutoWorkers(rate, p.Objective.Bound)
+}
+
+// AutoWorkers is the number of workers a probe at rate needs under a
+// latency bound: enough for every call in flight at the bound (Little's
+// law), twice over, within [8, 1024].
+func AutoWorkers(rate float64, bound time.Duration) int {
+	n := int(math.Ceil(2 * rate * bound.Seconds()))
 	return min(max(n, 8), 1024)
 }
 
@@ -229,6 +235,9 @@ func (p *Plan) capacity(k results.CellKey, r Result) results.Capacity {
 		Probes:         []results.CapacityProbe{},
 	}
 	c.Condition.Concurrency = p.Workers // 0: chosen per probe
+	if r.Rate > 0 {
+		c.Workers = p.workers(r.Rate)
+	}
 	for _, pr := range r.Probes {
 		c.Probes = append(c.Probes, results.CapacityProbe{
 			Phase:     string(pr.Phase),

@@ -61,12 +61,12 @@ func capSections(r *results.Result) []*capSection {
 }
 
 // capSeriesHeader are the columns of a section's series table.
-var capSeriesHeader = []string{"protocol", "found", "bracket [lo, hi]", "boundary held", "search"}
+var capSeriesHeader = []string{"protocol", "found", "bracket [lo, hi]", "boundary held", "workers", "search"}
 
 // capSeriesRow is one series' row: "9,800 calls/s", "[9,500, 10,100]",
 // "3 of 3", "complete".
 func capSeriesRow(c *results.Capacity) []string {
-	return []string{string(c.Protocol), capFound(c), capBracket(c), capHeld(c), capEnd(c)}
+	return []string{string(c.Protocol), capFound(c), capBracket(c), capHeld(c), capWorkers(c), capEnd(c)}
 }
 
 // capFound is the found rate: "9,800 calls/s"; a generator-bound series
@@ -98,6 +98,15 @@ func capHeld(c *results.Capacity) string {
 		return "–"
 	}
 	return fmt.Sprintf("%d of %d", c.Held, c.Boundary)
+}
+
+// capWorkers is the workers of the probes at the found rate, for a check
+// with run --concurrency.
+func capWorkers(c *results.Capacity) string {
+	if c.Workers == 0 {
+		return "–"
+	}
+	return strconv.Itoa(c.Workers)
 }
 
 // capEnd says how the search ended: "complete", or why it stopped.
@@ -259,12 +268,13 @@ func htmlCapacity(r *results.Result) []htmlCapSection {
 // with no probe has one row, the probe columns empty). Rates are in calls
 // per second, latencies in microseconds from each call's intended start;
 // latency_objective_us is the objective's percentile (percentile says
-// which). generator_bound is empty unless a void probe ended the search;
-// hi is empty when no rate failed.
+// which). workers is the open-loop workers of the probes at the found rate
+// (a check with run --concurrency); generator_bound is empty unless a void
+// probe ended the search; hi is empty when no rate failed.
 var CapacityCSVHeader = []string{
 	"scenario", "protocol", "concurrency", "server_cpus", "link", "records", "compress", "tls",
 	"objective", "percentile", "bound_us", "max_errors",
-	"rate", "lo", "hi", "held", "boundary", "generator_bound", "complete", "note",
+	"rate", "lo", "hi", "held", "boundary", "workers", "generator_bound", "complete", "note",
 	"probe", "phase", "offered", "achieved", "latency_p50_us", "latency_objective_us",
 	"calls", "errors", "verdict", "why", "duration_s",
 }
@@ -285,7 +295,7 @@ func capacityCSVRows(r *results.Result) [][]string {
 			string(c.Scenario), string(c.Protocol), strconv.Itoa(k.Concurrency), strconv.Itoa(k.ServerCPUs), k.Link,
 			strconv.Itoa(k.Records), k.Compress, strconv.FormatBool(k.TLS),
 			c.Objective, f(c.Percentile), f(c.BoundUS), f(c.MaxErrors),
-			f(c.Rate), f(c.Lo), opt(c.Hi), strconv.Itoa(c.Held), strconv.Itoa(c.Boundary), opt(c.GeneratorBound),
+			f(c.Rate), f(c.Lo), opt(c.Hi), strconv.Itoa(c.Held), strconv.Itoa(c.Boundary), strconv.Itoa(c.Workers), opt(c.GeneratorBound),
 			strconv.FormatBool(c.Complete), c.Note,
 		}
 		if len(c.Probes) == 0 {

@@ -521,6 +521,9 @@ func fixtureCapacity() *results.Result {
 			GeneratorBound: res.GeneratorBound, Complete: res.Complete, Note: res.Note,
 			Probes: []results.CapacityProbe{},
 		}
+		if res.Rate > 0 {
+			c.Workers = capacity.AutoWorkers(res.Rate, obj.Bound)
+		}
 		for _, p := range res.Probes {
 			c.Probes = append(c.Probes, results.CapacityProbe{
 				Phase: string(p.Phase), Offered: p.Outcome.Offered, Achieved: p.Outcome.Achieved,

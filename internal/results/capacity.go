@@ -24,6 +24,10 @@ type Capacity struct {
 	// Held of Boundary repeated probes at Rate passed.
 	Held     int `json:"held"`
 	Boundary int `json:"boundary"`
+	// Workers is how many open-loop workers the probes at Rate had (0: no
+	// rate passed): a check of the found rate repeats it with
+	// `run --rate Rate --concurrency Workers` and the same condition.
+	Workers int `json:"workers,omitempty"`
 	// GeneratorBound is the rate the load generator could not deliver when
 	// that ended the search: the capacity is at least Rate, unknown above.
 	GeneratorBound float64 `json:"generator_bound,omitempty"`
