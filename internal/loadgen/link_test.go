@@ -50,11 +50,12 @@ func TestRunLinkSweep(t *testing.T) {
 	for i := range 2 {
 		plain, over := res.Cells[i], res.Cells[i+2]
 		// HTTP/1.1's bytes are the same call after call; gRPC's own control
-		// frames (BDP pings, window updates) follow the timing, so a few
-		// bytes per call differ either way.
+		// frames (BDP pings, window updates: 13-26 bytes each) follow the
+		// timing, so a few of them per cell differ either way, spread over
+		// its few calls (seen: 24 bytes per call apart, of about 110).
 		slack := 0.0
 		if over.Protocol == api.GRPC {
-			slack = 20
+			slack = 8 * 26 / float64(min(plain.Calls, over.Calls))
 		}
 		if d := math.Abs(over.BytesPerCall.Sent-plain.BytesPerCall.Sent) + math.Abs(over.BytesPerCall.Received-plain.BytesPerCall.Received); d > slack {
 			t.Errorf("%s: %+v bytes per call over the link, %+v without: want the same application bytes", over.Protocol, over.BytesPerCall, plain.BytesPerCall)
