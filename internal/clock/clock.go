@@ -25,13 +25,16 @@ import (
 // Costs, measured here with a no-op call: a Go timer park and wake-up cost
 // 100-300 µs of CPU each (the runtime spins looking for work), so timers
 // are kept for long waits, where they are rare; a nanosleep costs a few
-// µs. The nanosleep wakes about 80 µs late (Linux's 50 µs default timer
-// slack plus the wake-up), so a 100 µs window leaves a spin of about 20 µs
-// per call: at 2000 waits/s, 8-11% of a core in all (the same as nanosleep
-// alone) with p50 lateness 0.2 µs and p90 7-12 µs, where a 150 µs window
-// cost 19-20% for p90 under 1 µs. Nothing is spun when a call is already
-// due. A worker blocked in nanosleep holds an OS thread, and notices a
-// cancellation within sleepChunk.
+// µs. With Linux's default 50 µs timer slack a 900 µs nanosleep woke
+// 83-102 µs late (p10-p90) on the idle 2-core VM, p99 141 µs: past the
+// spin window, so the open-loop dispatcher woke after the due time (p50
+// 24-35 µs) and corrected p50 was 35-80 µs over uncorrected. preciseSleep
+// therefore sets the thread's slack to 1 ns first: 46-67 µs late, p99 119
+// µs, and the dispatcher woke 0.6-3.4 µs late (p50). The 100 µs window
+// then leaves a spin of about 45 µs per call (about 10% more client CPU
+// per call at 6,000 calls/s: 140 against 127 µs). Nothing is spun when a
+// call is already due. A goroutine blocked in nanosleep holds an OS thread
+// and its processor, and notices a cancellation within sleepChunk.
 const (
 	timerAbove = 50 * time.Millisecond
 	sleepChunk = 5 * time.Millisecond
