@@ -138,6 +138,13 @@ func mergeCell(cs []results.Cell) results.Cell {
 		if _, ok := m.Figure(fi.Name); !ok {
 			continue
 		}
+		if fi.Name == results.FigBytesTotal {
+			// The sum of the sent and received medians, each with its
+			// interval: the median of the repeats' sums is another number
+			// when they vary (gRPC's control frames do), and an interval
+			// whose median is not the figure would contradict it.
+			continue
+		}
 		if vs := m.RepeatValues(fi.Name); len(vs) >= 2 {
 			m.CI[fi.Name] = stats.Summarize(vs)
 		}
