@@ -174,9 +174,10 @@ func achieved(c *results.Cell, window time.Duration) float64 {
 // fail: its CPU was short (the cell's GeneratorBottleneck), or the server
 // answered within the bound once each call was sent (the latency from the
 // actual send met the objective, errors within the budget) and the calls
-// were sent late because the generator woke late or had every worker busy. A failure the server's own
-// latency explains is the server's, whatever the generator did: on one
-// machine an overloaded server also delays the generator.
+// were sent late because the generator woke late or had every worker
+// busy. Otherwise a failure the server's own latency explains is the
+// server's, whatever the generator did: on one machine an overloaded
+// server also delays the generator.
 func void(c *results.Cell, workers int, obj Objective) (bool, string) {
 	attempts := c.Calls + c.Errors
 	if attempts == 0 || c.DurationS <= 0 || c.StopReason != "" {

@@ -227,12 +227,8 @@ func (s *Searcher) Record(o Outcome) {
 		}
 		if s.phase == Confirm {
 			// The found rate, probed as long as a check, is out of the
-			// generator's reach: the lower bound drops to the best pass
-			// below it, to be confirmed in turn.
-			s.hi, s.hiVoid = o.Offered, true
-			s.lo = s.bestPassBelow(o.Offered)
-			s.phase = Bisect
-			s.bisectNext()
+			// generator's reach.
+			s.dropBelow(o.Offered, true)
 			return
 		}
 		s.finish("generator-bound")
@@ -281,17 +277,23 @@ func (s *Searcher) Record(o Outcome) {
 			return
 		}
 		// The found rate did not hold in a probe as long as a user's
-		// check: it is a failure now, and the bracket drops to the best
-		// pass below it, to be confirmed in turn. Near the knee of the
+		// check: it is a failure now. Near the knee of the
 		// latency curve one short probe passes by luck (small REST on the
 		// 2-core machine: p99 23 ms in one 2 s probe at 13,400 calls/s,
 		// 14-311 ms in 5 s runs at that rate): the found rate is one that
 		// held in every long probe.
-		s.hi, s.hiVoid = rate, false
-		s.lo = s.bestPassBelow(rate)
-		s.phase = Bisect
-		s.bisectNext()
+		s.dropBelow(rate, false)
 	}
+}
+
+// dropBelow makes a found rate that did not hold the top of the bracket
+// (the generator's limit when void) and the best pass below it the
+// bottom, to be bisected and confirmed in turn.
+func (s *Searcher) dropBelow(rate float64, void bool) {
+	s.hi, s.hiVoid = rate, void
+	s.lo = s.bestPassBelow(rate)
+	s.phase = Bisect
+	s.bisectNext()
 }
 
 // bestPassBelow is the highest passing rate probed below rate (0: none).

@@ -79,9 +79,16 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 	if soft == 0 {
 		soft = cfg.CellLimit
 	}
-	before := r.snapshot(ctx, dialer, true)
+	// The server's /metrics scrape, an HTTP request that can take a while
+	// from a loaded server, stays out of the client's window, which is the
+	// phase's (the CPU per call and the generator's share of its cores
+	// divide by the phase's time).
+	var before, after snapshot
+	r.scrapeInto(ctx, &before)
+	before.readClient(dialer)
 	ph := runPhase(ctx, callers, spec.Batch, cfg.Timeout, sh.sched, bounds{soft: soft, hard: soft + grace, iterations: sh.iterations})
-	after := r.snapshot(ctx, dialer, false)
+	after.readClient(dialer)
+	r.scrapeInto(ctx, &after)
 
 	m := &measured{spec: spec, cell: r.summarize(spec, sh, ph, before, after, dialer.Stats().Dials), hists: ph.t.hists()}
 	m.cell.TLSHandshakeUS = handshakeLatency(dialer)
@@ -114,24 +121,13 @@ type snapshot struct {
 	serverErr error
 }
 
-// snapshot reads the counters. The server's /metrics scrape, an HTTP
-// request that can take a while from a loaded server, is kept out of the
-// client's window, which is the phase's (the CPU per call and the
-// generator's share of its cores divide by the phase's time): at the
-// start it is made before the client's counters are read, at the end
-// after.
-func (r *runner) snapshot(ctx context.Context, d *wire.Dialer, start bool) snapshot {
-	var s snapshot
-	if start {
-		r.scrapeInto(ctx, &s)
-	}
+// readClient reads the client's own counters: wire bytes and CPU.
+func (s *snapshot) readClient(d *wire.Dialer) {
 	s.wire, s.clientCPU = d.Stats(), rusage.CPU()
-	if !start {
-		r.scrapeInto(ctx, &s)
-	}
-	return s
 }
 
+// scrapeInto reads the server's counters from its /metrics, when the run
+// reads them.
 func (r *runner) scrapeInto(ctx context.Context, s *snapshot) {
 	if !r.metrics {
 		return

@@ -33,11 +33,11 @@ func TestOpenLoopPrecision(t *testing.T) {
 	if raceDetector {
 		t.Skip("timing against physics: the race detector slows the load generator several times over")
 	}
-	// The load generator as `run` runs it: its garbage collector at GOGC
-	// 400 (cmd/meteorbench/gc.go). With the default, on this test
-	// process's heap (the package's other tests ran first), a collection's
-	// mark phase takes one of the two processors for its length.
-	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	// The load generator as `run` runs it: its garbage collector at
+	// GeneratorGOGC. With the default, on this test process's heap (the
+	// package's other tests ran first), a collection's mark phase takes
+	// one of the two processors for its length.
+	defer debug.SetGCPercent(debug.SetGCPercent(GeneratorGOGC))
 	addr := servertest.Start(t, server.Config{})
 	cfg := Config{
 		Target:      addr,
