@@ -206,6 +206,12 @@ type Cell struct {
 	Repeats []Sample            `json:"repeats,omitempty"`
 
 	Warnings []string `json:"warnings,omitempty"`
+	// Suspect lists why the cell's figures contradict each other or were
+	// distorted by the load generator or a stalled target (Little's law,
+	// abandoned calls, a rate not delivered, bytes short of the records
+	// asked for, the generator's own delays). A suspect cell keeps its
+	// figures but gets no verdict, and the run exits non-zero.
+	Suspect []string `json:"suspect,omitempty"`
 
 	// Share is what this instance ran of the cell in a segmented run
 	// (Settings.Segment); nil otherwise, and in merged documents.
@@ -214,6 +220,11 @@ type Cell struct {
 	// the cells of several load generators exactly.
 	Histograms *Histograms `json:"histograms,omitempty"`
 }
+
+// ClassAbandoned is the error class of a call still running at a cell's
+// hard end (its soft end plus a grace): the target stalled it. It counts as
+// a failed call in every figure.
+const ClassAbandoned = "abandoned"
 
 // Why a cell's measurement ended early (Cell.StopReason).
 const (
