@@ -1,80 +1,99 @@
 // Package clock waits for a due time precisely: the open-loop schedule of
-// the load generator and the emulated link's deliveries both need to wake
-// on time, without the Go runtime's timer slop.
+// the load generator, its delay canary and the emulated link's deliveries
+// all need to wake on time, without the Go runtime's timer slop and without
+// holding a processor while they wait.
 package clock
 
 import (
-	"fmt"
-	"runtime"
+	"sync"
 	"time"
 )
 
-// How WaitUntil waits for a due time without putting the
-// Go runtime's timer slop (about 0.6 ms p50, 1.1 ms p99 on a small VM: an
-// idle Go process waits in the netpoller with millisecond granularity) into
-// the latency measured from the intended start:
+// How a Waiter waits. A Go timer (time.Sleep) wakes about 0.6 ms late at
+// p50 and 1.1 ms at p99 on a small VM: an idle Go process waits in the
+// netpoller with millisecond granularity. The load generator used to sleep
+// in raw nanosleeps and spin the last 100 µs, yielding: precise (0.6-3.4 µs
+// late), but a goroutine in nanosleep or in a yielding spin keeps its
+// processor, and while it does, Go's scheduler looks at no socket: with
+// the generator on one CPU (GOMAXPROCS 1) and a free worker always waiting
+// (1,024 workers at 2,000 calls/s), answers that had arrived waited for the
+// runtime's 10 ms background poll, and small calls measured p50 5.7 ms with
+// a server 15% busy.
 //
-//  1. a wait longer than timerAbove first sleeps on a Go timer
-//     (cancellable, costs no thread) until sleepChunk before the due time;
-//  2. then raw nanosleeps (see preciseSleep; about 0.1 ms late), at most
-//     sleepChunk each with a look at done between them, until spinWindow
-//     before it;
-//  3. then it spins, yielding the processor between clock reads,
-//     until the due time.
-//
-// Costs, measured here with a no-op call: a Go timer park and wake-up cost
-// 100-300 µs of CPU each (the runtime spins looking for work), so timers
-// are kept for long waits, where they are rare; a nanosleep costs a few
-// µs. With Linux's default 50 µs timer slack a 900 µs nanosleep woke
-// 83-102 µs late (p10-p90) on the idle 2-core VM, p99 141 µs: past the
-// spin window, so the open-loop dispatcher woke after the due time (p50
-// 24-35 µs) and corrected p50 was 35-80 µs over uncorrected. preciseSleep
-// therefore sets the thread's slack to 1 ns first: 46-67 µs late, p99 119
-// µs, and the dispatcher woke 0.6-3.4 µs late (p50). The 100 µs window
-// then leaves a spin of about 45 µs per call (about 10% more client CPU
-// per call at 6,000 calls/s: 140 against 127 µs). Nothing is spun when a
-// call is already due. A goroutine blocked in nanosleep holds an OS thread
-// and its processor, and notices a cancellation within sleepChunk.
-const (
-	timerAbove = 50 * time.Millisecond
-	sleepChunk = 5 * time.Millisecond
-	spinWindow = 100 * time.Microsecond
-)
+// On Linux a Waiter therefore arms a timerfd (CLOCK_MONOTONIC, with the
+// thread's timer slack set to 1 ns first, as the default 50 µs is added to
+// its expiry too) and reads it through Go's netpoller: the goroutine parks
+// like any reader of a socket, its processor is free for the workers, and
+// the same poll that wakes it wakes them. It wakes as late as anything
+// woken by the netpoller (a socket's reader too): 24-31 µs at p50 on the
+// idle 2-core VM; the load generator measures that lateness, not assumes it
+// (loadgen's scheduling calibration and its delay canary). Elsewhere it
+// waits on a Go timer.
+type Waiter struct {
+	w       waiter
+	stop    chan struct{}
+	stopped sync.Once
+	done    <-chan struct{}
+}
 
-// Method describes the wait, for results.Scheduling.Method.
-var Method = fmt.Sprintf("%s to %v before the due time, then spin (yielding)", sleepName, spinWindow)
+// NewWaiter returns a Waiter whose waits give up as soon as done is closed
+// (nil: never). Close it after use.
+func NewWaiter(done <-chan struct{}) *Waiter {
+	w := &Waiter{w: newWaiter(), stop: make(chan struct{}), done: done}
+	if done != nil {
+		go func() {
+			select {
+			case <-done:
+				w.w.cancel()
+			case <-w.stop:
+			}
+		}()
+	}
+	return w
+}
 
-// WaitUntil returns true at or just after due, or false as soon as done is
-// closed (noticed within sleepChunk).
-func WaitUntil(done <-chan struct{}, due time.Time) bool {
-	if d := time.Until(due); d > timerAbove {
-		t := time.NewTimer(d - sleepChunk)
-		select {
-		case <-t.C:
-		case <-done:
-			t.Stop()
-			return false
-		}
+// Until returns true at or just after due, or false as soon as done is
+// closed (or the Waiter closed). Only one goroutine may wait at a time.
+func (w *Waiter) Until(due time.Time) bool {
+	if w.isDone() {
+		return false
 	}
 	for {
-		d := time.Until(due) - spinWindow
+		d := time.Until(due)
 		if d <= 0 {
-			break
+			return !w.isDone()
 		}
-		select {
-		case <-done:
+		if !w.w.wait(d) {
 			return false
-		default:
 		}
-		preciseSleep(min(d, sleepChunk))
 	}
-	for time.Now().Before(due) {
-		runtime.Gosched()
-	}
+}
+
+func (w *Waiter) isDone() bool {
 	select {
-	case <-done:
-		return false
-	default:
+	case <-w.done:
 		return true
+	default:
+		return false
 	}
+}
+
+// Close releases the Waiter's timer; a wait in progress returns false.
+func (w *Waiter) Close() {
+	w.stopped.Do(func() {
+		close(w.stop)
+		w.w.close()
+	})
+}
+
+// Method describes the wait, for results.Scheduling.Method.
+const Method = waitName + ", the waiting goroutine parked in Go's netpoller (no spin; its processor stays free)"
+
+// WaitUntil waits once, with a Waiter made for it: for rare waits, where
+// opening a timer per wait costs nothing that matters (a dial's emulated
+// round trip, the start of a segmented run).
+func WaitUntil(done <-chan struct{}, due time.Time) bool {
+	w := NewWaiter(done)
+	defer w.Close()
+	return w.Until(due)
 }

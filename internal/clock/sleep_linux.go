@@ -1,24 +1,62 @@
 package clock
 
 import (
-	"syscall"
+	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-const sleepName = "nanosleep (timer slack 1 ns)"
+const waitName = "timerfd (CLOCK_MONOTONIC, timer slack 1 ns)"
 
-// preciseSleep sleeps d with a raw nanosleep system call, after setting
-// this OS thread's timer slack to 1 ns (the default 50 µs is added to
-// every sleep; see WaitUntil's costs): it blocks the goroutine's thread
-// and wakes about 50 µs late, where a Go timer wakes about 0.6 ms late.
-// It is set before every sleep (one cheap system call), as the goroutine
-// may sleep on another thread each time; it stays set on the thread,
-// where the runtime's own timed waits end on time too.
-func preciseSleep(d time.Duration) {
-	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
-	ts := syscall.NsecToTimespec(int64(d))
-	for syscall.Nanosleep(&ts, &ts) == syscall.EINTR {
+// waiter is a timerfd read through the netpoller, or a Go timer where the
+// system refuses a timerfd.
+type waiter struct {
+	fd int
+	f  *os.File // nil: the Go timer fallback
+	t  *timerWaiter
+}
+
+func newWaiter() waiter {
+	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	if err != nil {
+		return waiter{t: newTimerWaiter()}
 	}
+	// A non-blocking descriptor makes a pollable *os.File: Read parks the
+	// goroutine in the netpoller until the timer expires.
+	return waiter{fd: fd, f: os.NewFile(uintptr(fd), "timerfd")}
+}
+
+// wait waits about d (it may return early: Until checks the clock); false
+// when cancelled or closed.
+func (w *waiter) wait(d time.Duration) bool {
+	if w.f == nil {
+		return w.t.wait(d)
+	}
+	// The slack is per thread, and this goroutine may arm from any thread.
+	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
+	if err := unix.TimerfdSettime(w.fd, 0, &spec, nil); err != nil {
+		return false
+	}
+	var expirations [8]byte
+	_, err := w.f.Read(expirations[:])
+	return err == nil
+}
+
+// cancel makes the wait in progress, and every later one, return false.
+func (w *waiter) cancel() {
+	if w.f == nil {
+		w.t.cancel()
+		return
+	}
+	w.f.SetReadDeadline(time.Unix(1, 0))
+}
+
+func (w *waiter) close() {
+	if w.f == nil {
+		w.t.cancel()
+		return
+	}
+	w.f.Close()
 }

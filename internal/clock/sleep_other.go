@@ -4,7 +4,11 @@ package clock
 
 import "time"
 
-const sleepName = "time.Sleep"
+const waitName = "Go timer"
 
-// preciseSleep is time.Sleep where no raw nanosleep is wired up.
-func preciseSleep(d time.Duration) { time.Sleep(d) }
+type waiter struct{ t *timerWaiter }
+
+func newWaiter() waiter                     { return waiter{t: newTimerWaiter()} }
+func (w *waiter) wait(d time.Duration) bool { return w.t.wait(d) }
+func (w *waiter) cancel()                   { w.t.cancel() }
+func (w *waiter) close()                    { w.t.cancel() }

@@ -318,6 +318,8 @@ func (r *Relay) pipe(src, dst net.Conn, t *transmitter, done <-chan struct{}, ab
 			}
 		}
 	}()
+	w := clock.NewWaiter(done)
+	defer w.Close()
 	for { // writer
 		var c chunk
 		select {
@@ -325,7 +327,7 @@ func (r *Relay) pipe(src, dst net.Conn, t *transmitter, done <-chan struct{}, ab
 		case <-done:
 			return
 		}
-		if !clock.WaitUntil(done, c.due) {
+		if !w.Until(c.due) {
 			return
 		}
 		if c.buf == nil {

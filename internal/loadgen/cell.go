@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
@@ -180,6 +182,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 		lb, dec := latency(t.lastByte, t.lastByteSum), latency(t.decode, t.decodeSum)
 		c.LastByteUS, c.DecodeUS = &lb, &dec
 	}
+	c.GeneratorDelayUS = generatorDelay(ph.wake, t.handoff)
 	w := after.wire.Sub(before.wire)
 	if secs > 0 {
 		c.CallsPerS = float64(t.calls) / secs
@@ -216,16 +219,21 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 			v := float64(serverCPU.Microseconds()) / float64(t.calls)
 			c.ServerCPUUSPerCall = &v
 		}
+		if procs := after.server.Procs; procs > 0 && secs > 0 {
+			u := serverCPU.Seconds() / secs / procs
+			c.ServerUtilisation = &u
+		}
 		if serverCPU < ServerCPUMin {
 			warn("server CPU %.1f ms in the cell (< %v): server CPU per call is imprecise; measure longer", float64(serverCPU.Microseconds())/1e3, ServerCPUMin)
 		}
 		key := string(spec.Protocol) + "/" + spec.Scenario.Method()
 		served := int64(after.server.Requests[key] - before.server.Requests[key])
-		switch {
-		case served > attempts+t.abandoned && !cfg.Segment.Whole():
+		// Calls cut short by an interruption reached the server too.
+		switch sent := attempts + t.cancelled; {
+		case served > sent && !cfg.Segment.Whole():
 			// The other segments load the same server at the same time:
 			// expected, and merge accounts for it.
-		case served > attempts+t.abandoned:
+		case served > sent:
 			warn("the server counted %d %s calls, this run made %d: another client loaded it, so its CPU figure includes that load", served, key, attempts)
 		case served < t.calls:
 			warn("the server counted %d %s calls, fewer than the %d that succeeded here: is the target a meteorbench server?", served, key, t.calls)
@@ -262,16 +270,34 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 			warn("%s never sent before the cell ended", count(int64(ph.missed), "scheduled call was", "scheduled calls were"))
 		}
 	}
-	if t.abandoned > 0 {
-		warn("%s still running %v after the cell's end and abandoned (not counted)", count(t.abandoned, "call was", "calls were"), min(cellGrace, cfg.Timeout))
-	}
 	if t.errors > 0 {
 		warn("%d of %d calls failed (%s)", t.errors, attempts, classList(t.classes))
 	}
 	if t.calls == 0 {
 		warn("no successful call")
 	}
+	c.Suspect = r.check(&c, spec, sh, ph) // check.go
 	return c
+}
+
+// generatorDelay summarises the generator's own delays; nil without a
+// sample.
+func generatorDelay(wake, handoff *hdrhistogram.Histogram) *results.GeneratorDelay {
+	if wake == nil || wake.TotalCount() == 0 {
+		return nil
+	}
+	g := &results.GeneratorDelay{Wake: latency(wake, histSum(wake))}
+	if handoff != nil && handoff.TotalCount() > 0 {
+		l := latency(handoff, histSum(handoff))
+		g.Handoff = &l
+	}
+	return g
+}
+
+// histSum is a histogram's sum, from its buckets: for figures whose mean
+// needs no more precision than their percentiles.
+func histSum(h *hdrhistogram.Histogram) float64 {
+	return h.Mean() * float64(h.TotalCount())
 }
 
 // busyWorkers says that every worker was busy, in good English.

@@ -24,6 +24,9 @@ const ServerCPUMin = 100 * time.Millisecond
 type ServerSample struct {
 	CPU      time.Duration      // meteorbench_cpu_seconds_total
 	Requests map[string]float64 // meteorbench_requests_total by "protocol/method"
+	// Procs is the server's GOMAXPROCS (the Go collector's
+	// go_sched_gomaxprocs_threads), the CPUs it may use; 0 when absent.
+	Procs float64
 }
 
 // scraper reads the target's /metrics over its own connection, not
@@ -72,6 +75,9 @@ func Scrape(target string) (ServerSample, error) {
 	return s.scrape(context.Background())
 }
 
+// metricProcs is the Go collector's GOMAXPROCS gauge.
+const metricProcs = "go_sched_gomaxprocs_threads"
+
 // ParseMetrics reads the Prometheus text format (with prometheus/common's
 // own parser) and keeps what the load generator needs: the server's CPU
 // counter and its request counters.
@@ -88,6 +94,9 @@ func ParseMetrics(r io.Reader) (ServerSample, error) {
 	out := ServerSample{
 		CPU:      time.Duration(metricValue(cpu.GetMetric()[0]) * float64(time.Second)),
 		Requests: map[string]float64{},
+	}
+	if g := fams[metricProcs].GetMetric(); len(g) == 1 {
+		out.Procs = metricValue(g[0])
 	}
 	for _, m := range fams[api.MetricRequests].GetMetric() {
 		var proto, method string

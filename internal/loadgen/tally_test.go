@@ -156,14 +156,14 @@ func (nopCaller) Call(context.Context) (call.Outcome, error) { return call.Outco
 func BenchmarkHarnessPerCall(b *testing.B) {
 	for _, mode := range []string{"closed", "open"} {
 		b.Run(mode, func(b *testing.B) {
-			w := &worker{caller: nopCaller{}, t: newTally(mode == "open"), p: &phase{batch: 1, timeout: time.Minute}}
+			w := &worker{caller: nopCaller{}, s: newShards(1, mode == "open")[0], p: &phase{batch: 1, timeout: time.Minute}}
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
 				now := time.Now()
-				w.one(ctx, now, now)
+				w.one(ctx, now, now, record{})
 			}
-			if w.t.calls == 0 {
+			if w.s.t.calls == 0 {
 				b.Fatal("nothing recorded")
 			}
 		})

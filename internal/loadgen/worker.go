@@ -8,13 +8,17 @@ import (
 	"sync/atomic"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/meteorbench/meteorbench/internal/clock"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/pace"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 // errCellEnd is the cause of a phase's hard end: calls it cuts short are
-// abandoned (dropped and reported), not counted as timeouts.
+// errors of class results.ClassAbandoned (the target stalled them), not
+// timeouts of their own.
 var errCellEnd = errors.New("cell time bound reached")
 
 // errTargetDown is the cause of a phase stopped because the target stopped
@@ -77,16 +81,17 @@ type phase struct {
 	stop      context.CancelCauseFunc
 }
 
-// worker runs calls of one Caller into its own tally.
+// worker runs calls of one Caller into its shard of the phase's tallies.
 type worker struct {
 	caller  call.Caller
-	t       *tally
+	s       *shard
 	p       *phase
 	backoff time.Duration // the next wait after a transport error
 }
 
 // one makes a call and records it, whatever way the call ends.
-func (w *worker) one(ctx context.Context, intended, start time.Time) (rec record) {
+func (w *worker) one(ctx context.Context, intended, start time.Time, pre record) (rec record) {
+	rec = pre
 	rec.intended, rec.start = intended, start
 	cctx, cancel := context.WithDeadline(ctx, start.Add(w.p.timeout)) // no extra clock read
 	defer func() {
@@ -98,7 +103,7 @@ func (w *worker) one(ctx context.Context, intended, start time.Time) (rec record
 			}
 		}
 		cancel()
-		w.t.add(&rec)
+		w.s.add(&rec)
 	}()
 	rec.out, rec.err = w.caller.Call(cctx)
 	return rec
@@ -160,7 +165,7 @@ func (w *worker) closedLoop(ctx context.Context) {
 			if !now.Before(w.p.softEnd) {
 				return // a batch cut by the time bound is not timed
 			}
-			rec := w.one(ctx, now, now)
+			rec := w.one(ctx, now, now, record{})
 			if rec.class != "" {
 				ok = false
 			}
@@ -170,7 +175,7 @@ func (w *worker) closedLoop(ctx context.Context) {
 			end = rec.end
 		}
 		if ok {
-			w.t.batch.Add(float64(end.Sub(batchStart)))
+			w.s.addBatch(end.Sub(batchStart))
 		}
 	}
 }
@@ -180,7 +185,8 @@ func (w *worker) closedLoop(ctx context.Context) {
 type tick struct{ due, woke time.Time }
 
 // dispatch hands out the schedule: one goroutine waits for each due time
-// precisely (waitUntil) and gives the call to a free worker. The channel is
+// precisely (a clock.Waiter, parked in the netpoller so that it never keeps
+// the workers from their answers) and gives the call to a free worker. The channel is
 // unbuffered: when every worker is busy the dispatcher waits, the call
 // starts late, and its latency from the intended start shows the queueing
 // (no coordinated omission). Only this goroutine sleeps precisely, so the
@@ -191,12 +197,14 @@ func (p *phase) dispatch(ctx context.Context) {
 	defer close(p.ticks)
 	soft, cancel := context.WithDeadline(ctx, p.softEnd)
 	defer cancel()
+	w := clock.NewWaiter(soft.Done())
+	defer w.Close()
 	for k := uint64(0); ; k++ {
 		if _, stop := p.pacer.Pace(0, k); stop {
 			return
 		}
 		due := p.began.Add(p.pacer.Intended(k))
-		if !due.Before(p.softEnd) || !waitUntil(soft, due) {
+		if !due.Before(p.softEnd) || !w.Until(due) {
 			return
 		}
 		select {
@@ -225,15 +233,14 @@ func (w *worker) openLoop(ctx context.Context) {
 	for t := range p.ticks {
 		start := time.Now()
 		p.sent.Add(1)
+		rec := record{handoff: start.Sub(t.woke)}
 		if start.Sub(t.due) > LateThreshold {
-			w.t.late++
-			if t.woke.Sub(t.due) > LateThreshold {
-				// The dispatcher itself woke late: the lateness is the load
-				// generator's own, not queueing behind a slow server.
-				w.t.lateWoken++
-			}
+			rec.late = true
+			// The dispatcher itself woke late: the lateness is the load
+			// generator's own, not queueing behind a slow server.
+			rec.lateWoken = t.woke.Sub(t.due) > LateThreshold
 		}
-		rec := w.one(ctx, t.due, start)
+		rec = w.one(ctx, t.due, start, rec)
 		if !w.settle(ctx, &rec) {
 			// Drain nothing: the dispatcher stops at the phase's end.
 			return
@@ -249,6 +256,9 @@ type phaseResult struct {
 	missed uint64
 	// stop is results.StopTargetDown when the target stopped answering, else "".
 	stop string
+	// wake is the canary's lateness: how late goroutines woken by the
+	// netpoller ran during the phase (canary.go).
+	wake *hdrhistogram.Histogram
 }
 
 // schedule is a phase's open-loop schedule: every stride-th call, from call
@@ -277,15 +287,15 @@ func runPhase(ctx context.Context, callers []call.Caller, batch int, timeout tim
 		p.remaining = new(atomic.Int64)
 		p.remaining.Store(int64(b.iterations))
 	}
-	workers := make([]*worker, len(callers))
+	shards := newShards(len(callers), open)
 	var wg sync.WaitGroup
 	var dispatched sync.WaitGroup
 	if open {
 		dispatched.Go(func() { p.dispatch(ctx) })
 	}
+	wake := startCanary(ctx, began)
 	for i, c := range callers {
-		w := &worker{caller: c, t: newTally(open), p: p}
-		workers[i] = w
+		w := &worker{caller: c, s: shards[i%len(shards)], p: p}
 		wg.Go(func() {
 			if open {
 				w.openLoop(ctx)
@@ -303,9 +313,9 @@ func runPhase(ctx context.Context, callers []call.Caller, batch int, timeout tim
 		}
 		dispatched.Wait()
 	}
-	res := phaseResult{t: workers[0].t, elapsed: time.Since(began)}
-	for _, w := range workers[1:] {
-		res.t.merge(w.t)
+	res := phaseResult{t: shards[0].t, elapsed: time.Since(began), wake: wake.stop()}
+	for _, sh := range shards[1:] {
+		res.t.merge(sh.t)
 	}
 	if errors.Is(context.Cause(ctx), errTargetDown) {
 		res.stop = results.StopTargetDown

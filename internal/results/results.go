@@ -200,6 +200,13 @@ type Cell struct {
 	// and it used more of them than the server. A figure of such a cell
 	// says more of the load generator than of the server.
 	GeneratorBottleneck string `json:"generator_bottleneck,omitempty"`
+	// GeneratorDelayUS is the load generator's own delays while the cell
+	// ran; nil in documents from before it was measured.
+	GeneratorDelayUS *GeneratorDelay `json:"generator_delay_us,omitempty"`
+	// ServerUtilisation is the server's CPU time over the cell's time, as a
+	// fraction of the CPUs it had (its pinned CPUs, else the machine's):
+	// the load its CPU per call was measured at. Nil when unknown.
+	ServerUtilisation *float64 `json:"server_utilisation,omitempty"`
 
 	// Repeat > 1 only.
 	CI      map[Figure]Interval `json:"ci,omitempty"`
@@ -231,6 +238,17 @@ const (
 	StopTargetDown  = "target down" // nothing but transport errors for TargetDownAfter
 	StopInterrupted = "interrupted" // the run was cancelled (Ctrl-C)
 )
+
+// GeneratorDelay is how long the load generator itself held calls up, in
+// microseconds. Wake: how late a goroutine woken by the netpoller ran (a
+// canary timer read every 5 ms, as an answer is read from its socket), so
+// an answer that had arrived waited about that long for its reader. Handoff
+// (open loop): from the dispatcher's wake-up for a due call to the call's
+// send by a worker.
+type GeneratorDelay struct {
+	Wake    Latency  `json:"wake"`
+	Handoff *Latency `json:"handoff,omitempty"`
+}
 
 // Latency holds percentiles in microseconds.
 type Latency struct {

@@ -1,0 +1,98 @@
+package loadgen
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// Thresholds of a cell's self-checks (runner.check).
+const (
+	// LittleMin is the least share of its workers' time a closed-loop cell
+	// must account for in counted calls: calls/s × their mean time in
+	// flight against the workers that ran back to back (Little's law).
+	LittleMin = 0.75
+	// MissedMax is the most of an open-loop schedule that may go unsent.
+	MissedMax = 0.05
+	// MinBytesPerRecord is the fewest bytes on the wire a record may take
+	// (gzip brings the meteorites to about 37 B each): an answer or upload
+	// below it does not carry the records asked for.
+	MinBytesPerRecord = 20
+	// WakeMin and WakeShare: a cell whose generator woke its goroutines
+	// later, at the median, than both WakeMin and WakeShare of the calls'
+	// median latency measured the generator, not the server.
+	WakeMin   = 200 * time.Microsecond
+	WakeShare = 0.25
+)
+
+// check is a cell's self-checks: the reasons its figures contradict each
+// other or were distorted by the load generator or a stalled target, none
+// when they hold. A suspect cell keeps its figures and gets no verdict.
+func (r *runner) check(c *results.Cell, spec cellSpec, sh cellShare, ph phaseResult) []string {
+	t := ph.t
+	var why []string
+	add := func(format string, args ...any) { why = append(why, fmt.Sprintf(format, args...)) }
+	secs := c.DurationS
+	attempts := t.calls + t.errors
+
+	if t.abandoned > 0 {
+		add("%s still running %v after the cell's end: the target stalled them (counted as errors of class %s)",
+			count(t.abandoned, "call was", "calls were"), min(cellGrace, r.cfg.Timeout), results.ClassAbandoned)
+	}
+	if r.cfg.Rate == 0 && attempts > 0 && secs > 0 && c.StopReason == "" {
+		working := sh.workers
+		if sh.iterations > 0 && sh.iterations < working {
+			working = sh.iterations
+		}
+		// Little's law: calls in flight = calls/s × mean time in flight.
+		inFlight := (t.latSum + t.errSum) / 1e9 / secs
+		if inFlight < LittleMin*float64(working) || inFlight > 1.05*float64(working) {
+			add("Little's law does not hold: %.1f calls/s × %s mean time in flight = %.2f calls in flight, but %d workers ran back to back",
+				float64(attempts)/secs, results.FormatUS(float64(t.latSum+t.errSum)/float64(attempts)/1e3), inFlight, working)
+		}
+		// Time per batch: successful batches fill the workers' time, less
+		// at most one batch per worker cut by the end.
+		if b := t.batch; b.N > 0 && t.errors == 0 && spec.Batch > 1 {
+			timed, cut := float64(b.N)*b.Mean/1e9, float64(working)*b.Mean/1e9
+			if timed+cut < LittleMin*secs*float64(working) || timed > 1.05*secs*float64(working) {
+				add("the time per batch does not add up: %d batches × %s = %.2f s of %d workers' %.2f s",
+					b.N, results.FormatUS(b.Mean/1e3), timed, working, secs)
+			}
+		}
+	}
+	if r.cfg.Rate > 0 && c.StopReason == "" {
+		if due := uint64(attempts) + ph.missed; float64(ph.missed) > MissedMax*float64(due) {
+			add("the rate was not delivered: %d of %d scheduled calls were never sent", ph.missed, due)
+		}
+	}
+	if want := recordsAsked(spec); want > 0 && t.calls > 0 {
+		got, dir := c.BytesPerCall.Received, "received"
+		if spec.Scenario == api.Post {
+			got, dir = c.BytesPerCall.Sent, "sent"
+		}
+		if got < float64(want*MinBytesPerRecord) {
+			add("%.0f B %s per call cannot carry the %d records asked for (at least %d B each)", got, dir, want, MinBytesPerRecord)
+		}
+	}
+	if g := c.GeneratorDelayUS; g != nil && t.calls > 0 {
+		wake := time.Duration(g.Wake.P50 * 1e3)
+		if wake > WakeMin && g.Wake.P50 > WakeShare*c.LatencyUS.P50 {
+			add("the load generator ran goroutines woken by the network %s late at the median (p99 %s) against a median latency of %s: the latency is largely its own",
+				results.FormatUS(g.Wake.P50), results.FormatUS(g.Wake.P99), results.FormatUS(c.LatencyUS.P50))
+		}
+	}
+	return why
+}
+
+// recordsAsked is how many records a call of spec carries: 0 for small.
+func recordsAsked(spec cellSpec) int {
+	switch {
+	case spec.Scenario == api.Small:
+		return 0
+	case spec.Records > 0:
+		return spec.Records
+	}
+	return api.DefaultRecords
+}
