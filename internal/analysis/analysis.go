@@ -146,13 +146,22 @@ func (g *cellGroup) verdict(nameCondition bool) results.Verdict {
 	}
 	sort.Ints(v.Batches)
 
-	var ok []api.Protocol // protocols with successful calls
+	var ok []api.Protocol // protocols with successful calls and no suspect cell
+	var suspect []string
 	for _, p := range g.protos {
-		if hasCalls(g.byProto[p]) {
+		switch why := suspectOf(g.byProto[p]); {
+		case why != "":
+			v.Notes = append(v.Notes, p.Title()+": suspect, no verdict: "+why)
+			suspect = append(suspect, p.Title())
+		case hasCalls(g.byProto[p]):
 			ok = append(ok, p)
-		} else {
+		default:
 			v.Notes = append(v.Notes, p.Title()+": no successful call")
 		}
+	}
+	if len(suspect) > 0 && (len(ok) < 2 || !slices.Contains(ok, api.REST)) {
+		v.Summary = g.prefix(nameCondition) + "no verdict: the cells of " + strings.Join(suspect, ", ") + " are suspect (their figures contradict each other or were distorted; see the notes)"
+		return v
 	}
 	if len(ok) == 0 {
 		v.Summary = g.prefix(nameCondition) + "no protocol had a successful call"
@@ -195,7 +204,58 @@ func (g *cellGroup) verdict(nameCondition bool) results.Verdict {
 	if len(bound) > 0 {
 		v.Summary += "; bandwidth-bound: " + strings.Join(bound, ", ")
 	}
+	if n := loadNote(ok, g.byProto); n != "" {
+		v.Notes = append(v.Notes, n)
+		v.Summary += "; server CPU compared at different loads"
+	}
+	if len(suspect) > 0 {
+		v.Summary += "; " + strings.Join(suspect, ", ") + " suspect, left out"
+	}
 	return v
+}
+
+// suspectOf is why a protocol's cells are suspect ("" when none is): the
+// first reason of the first suspect cell.
+func suspectOf(cs []*results.Cell) string {
+	for _, c := range cs {
+		if len(c.Suspect) > 0 {
+			return c.Suspect[0]
+		}
+	}
+	return ""
+}
+
+// LoadApart is the ratio of two protocols' server utilisations above which
+// their server CPU per call was measured at loads too far apart to compare
+// as a protocol property: an idle Go server pays wake-ups that a busy one
+// amortises (small REST measured 52 µs per call at concurrency 1, 16 µs at
+// 8).
+const LoadApart = 1.5
+
+// loadNote says when the protocols' server CPU per call was measured at
+// different loads: "server CPU per call measured at different loads: REST
+// 45% busy at 2,100 calls/s, gRPC 21% at 1,900".
+func loadNote(protos []api.Protocol, by map[api.Protocol][]*results.Cell) string {
+	lo, hi := math.Inf(1), 0.0
+	var parts []string
+	for _, p := range protos {
+		var us []float64
+		for _, c := range by[p] {
+			if c.ServerUtilisation != nil && c.Calls > 0 {
+				us = append(us, *c.ServerUtilisation)
+			}
+		}
+		if len(us) == 0 {
+			return ""
+		}
+		u := stats.Summarize(us).Median
+		lo, hi = min(lo, u), max(hi, u)
+		parts = append(parts, fmt.Sprintf("%s %.0f%% busy at %s calls/s", p.Title(), 100*u, results.FormatRate(median(by[p], results.FigCallsPerS))))
+	}
+	if len(parts) < 2 || lo <= 0 || hi/lo < LoadApart {
+		return ""
+	}
+	return "server CPU per call measured at different loads (" + strings.Join(parts, ", ") + "): a busier server amortises its wake-ups over more calls, so part of the CPU ratio is the load's"
 }
 
 // prefix names the verdict at the start of its summary line.
@@ -392,8 +452,16 @@ func decodeNote(p api.Protocol, cs []*results.Cell) string {
 	if math.IsNaN(dec) || lat <= 0 || dec/lat < DecodeDominates {
 		return ""
 	}
-	return fmt.Sprintf("%s: the client's decoding takes %s of the %s mean latency (%.0f%%): the client, not the server or the wire, dominates it",
-		p.Title(), results.FormatUS(dec), results.FormatUS(lat), 100*dec/lat)
+	// The decode time is wall time: the note says it is work only where the
+	// client spent at least that much CPU per call. Above it the decoding
+	// goroutine waited (for a processor, or for data a stream decodes as it
+	// arrives), and the note would blame the decoder for waiting.
+	cpu := median(cs, results.FigClientCPU)
+	if math.IsNaN(cpu) || dec > cpu {
+		return ""
+	}
+	return fmt.Sprintf("%s: the client's decoding takes %s of the %s mean latency (%.0f%%; wall time, within the client's %s of CPU per call): the client, not the server or the wire, dominates it",
+		p.Title(), results.FormatUS(dec), results.FormatUS(lat), 100*dec/lat, results.FormatUS(cpu))
 }
 
 // BandwidthBound is the share of an emulated link's rate above which a

@@ -178,8 +178,8 @@ func TestFiveRepeatsSignificant(t *testing.T) {
 	if p50.Significance != results.NotSignificant || p50.P == nil {
 		t.Errorf("same sides: %+v, want not significant with a p-value", p50)
 	}
-	if s := analysis.Describe(p50); !strings.HasSuffix(s, "(not significant)") {
-		t.Errorf("Describe = %q", s)
+	if s := analysis.Describe(p50); !strings.HasPrefix(s, "p50 within noise (±") {
+		t.Errorf("Describe = %q, want p50 within noise (±N%%)", s)
 	}
 }
 
@@ -222,10 +222,11 @@ func TestSaturatedOpenLoop(t *testing.T) {
 }
 
 // A protocol without a successful call is named, not compared; the client's
-// decoding dominating a latency is said.
+// decoding dominating a latency is said when the client spent that much CPU
+// (gRPC's 400 µs of decoding in 1.7 ms would not be said anyway).
 func TestNotesNoCallsAndDecode(t *testing.T) {
 	r := result(
-		cell{p: api.REST, s: api.Large, b: 100, p50: 6200, mean: 6300, callsPerS: 160, sent: 120, recv: 219650, decode: 5300}.build(),
+		cell{p: api.REST, s: api.Large, b: 100, p50: 6200, mean: 6300, callsPerS: 160, sent: 120, recv: 219650, decode: 5300, clientCPU: 5800}.build(),
 		cell{p: api.RESTProtobuf, s: api.Large, b: 100, calls: -1}.build(),
 		cell{p: api.GRPC, s: api.Large, b: 100, p50: 1600, mean: 1700, callsPerS: 620, sent: 65, recv: 99900, decode: 400}.build(),
 	)
@@ -236,10 +237,65 @@ func TestNotesNoCallsAndDecode(t *testing.T) {
 	}
 	wantNotes := []string{
 		"REST+protobuf: no successful call",
-		"REST: the client's decoding takes 5.3 ms of the 6.3 ms mean latency (84%): the client, not the server or the wire, dominates it",
+		"REST: the client's decoding takes 5.3 ms of the 6.3 ms mean latency (84%; wall time, within the client's 5.8 ms of CPU per call): the client, not the server or the wire, dominates it",
 	}
 	if !slices.Equal(v.Notes, wantNotes) {
 		t.Errorf("notes\n got %q\nwant %q", v.Notes, wantNotes)
+	}
+
+	// A decode time above the client's whole CPU per call was waiting, not
+	// decoding: no note.
+	r.Cells[0].ClientCPUUSPerCall = 3450
+	for _, n := range analysis.Verdicts(r)[0].Notes {
+		if strings.Contains(n, "decoding") {
+			t.Errorf("decode note with 5.3 ms of decoding and 3.45 ms of client CPU per call: %q", n)
+		}
+	}
+}
+
+// A suspect cell keeps its figures but gets no verdict: the line says so
+// and names it, and no ratio is drawn from it.
+func TestSuspectCellNoVerdict(t *testing.T) {
+	r := result(
+		cell{p: api.REST, s: api.Large, b: 100, c: results.Condition{Concurrency: 8}, p50: 43000, mean: 44000, callsPerS: 26.7, sent: 120, recv: 219650}.build(),
+		cell{p: api.GRPC, s: api.Large, b: 100, c: results.Condition{Concurrency: 8}, p50: 1600, mean: 1700, callsPerS: 4700, sent: 65, recv: 99900}.build(),
+	)
+	r.Cells[0].Suspect = []string{"Little's law does not hold: 26.7 calls/s × 44 ms mean time in flight = 1.17 calls in flight, but 8 workers ran back to back"}
+	v := analysis.Verdicts(r)[0]
+	if len(v.Versus) != 0 {
+		t.Errorf("a verdict drawn from a suspect cell: %+v", v.Versus)
+	}
+	if !strings.Contains(v.Summary, "no verdict") || !strings.Contains(v.Summary, "REST") {
+		t.Errorf("summary %q, want no verdict naming REST", v.Summary)
+	}
+	if len(v.Notes) == 0 || !strings.Contains(v.Notes[0], "Little's law") {
+		t.Errorf("notes %q, want the reason", v.Notes)
+	}
+}
+
+// Protocols measured at very different server loads are compared with a
+// note saying so, in the summary too.
+func TestLoadNote(t *testing.T) {
+	r := result(
+		cell{p: api.REST, s: api.Small, b: 100, p50: 60, mean: 62, callsPerS: 16000, sent: 100, recv: 150, serverCPU: 16}.build(),
+		cell{p: api.GRPC, s: api.Small, b: 100, p50: 65, mean: 66, callsPerS: 4000, sent: 60, recv: 80, serverCPU: 52}.build(),
+	)
+	u1, u2 := 0.6, 0.2
+	r.Cells[0].ServerUtilisation, r.Cells[1].ServerUtilisation = &u1, &u2
+	v := analysis.Verdicts(r)[0]
+	if !strings.Contains(v.Summary, "different loads") {
+		t.Errorf("summary %q, want the loads named", v.Summary)
+	}
+	found := false
+	for _, n := range v.Notes {
+		found = found || strings.Contains(n, "REST 60% busy") && strings.Contains(n, "gRPC 20% busy")
+	}
+	if !found {
+		t.Errorf("notes %q, want both loads", v.Notes)
+	}
+	u2 = 0.5
+	if v := analysis.Verdicts(r)[0]; strings.Contains(v.Summary, "different loads") {
+		t.Errorf("60%% and 50%% busy called different loads: %q", v.Summary)
 	}
 }
 
@@ -276,5 +332,19 @@ func TestBandwidthBound(t *testing.T) {
 	}
 	if !strings.HasSuffix(v.Summary, "; bandwidth-bound: REST") || !strings.HasPrefix(v.Summary, "large · concurrency 8 · link 100 Mbit/s, 20 ms RTT: ") {
 		t.Errorf("summary %q", v.Summary)
+	}
+}
+
+// A ratio that rounds to 1.00 reads "the same", never "1.00x slower".
+func TestDescribeRoundsToSame(t *testing.T) {
+	for _, v := range []float64{1.003, 0.997} {
+		r := results.Ratio{Figure: results.FigLatencyP50, Ratio: v, Significance: results.Untested}
+		if got := analysis.Describe(r); got != "the same p50" {
+			t.Errorf("Describe(%v) = %q, want the same p50", v, got)
+		}
+	}
+	r := results.Ratio{Figure: results.FigLatencyP50, Ratio: 1.02, Significance: results.Untested}
+	if got := analysis.Describe(r); got != "1.02x slower (p50)" {
+		t.Errorf("Describe(1.02) = %q", got)
 	}
 }

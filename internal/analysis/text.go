@@ -10,27 +10,46 @@ import (
 )
 
 // words are how a ratio of each figure reads: when the protocol is better,
-// when it is worse, and a suffix.
+// when it is worse, a suffix, and the figure's name.
 var words = map[results.Figure][4]string{
-	results.FigLatencyP50: {"faster", "slower", " (p50)", "the same p50"},
-	results.FigLatencyP99: {"faster", "slower", " (p99)", "the same p99"},
-	results.FigCallsPerS:  {"more calls/s", "fewer calls/s", "", "the same calls/s"},
-	results.FigBytesTotal: {"fewer bytes", "more bytes", "", "the same bytes"},
-	results.FigServerCPU:  {"less server CPU", "more server CPU", "", "the same server CPU"},
-	results.FigClientCPU:  {"less client CPU", "more client CPU", "", "the same client CPU"},
+	results.FigLatencyP50: {"faster", "slower", " (p50)", "p50"},
+	results.FigLatencyP99: {"faster", "slower", " (p99)", "p99"},
+	results.FigCallsPerS:  {"more calls/s", "fewer calls/s", "", "calls/s"},
+	results.FigBytesTotal: {"fewer bytes", "more bytes", "", "bytes"},
+	results.FigServerCPU:  {"less server CPU", "more server CPU", "", "server CPU"},
+	results.FigClientCPU:  {"less client CPU", "more client CPU", "", "client CPU"},
+}
+
+// Noise says a ratio whose test did not reject "no difference": the figure
+// and the half-width of its interval, "p50 within noise (±6%)", instead of
+// a direction the data cannot show.
+func Noise(r results.Ratio) string {
+	w := wordsOf(r.Figure)
+	s := w[3] + " within noise"
+	if r.Lo != nil && r.Hi != nil {
+		s += fmt.Sprintf(" (±%.0f%%)", 100*max(*r.Hi-1, 1-*r.Lo, 0.005))
+	}
+	return s
+}
+
+func wordsOf(f results.Figure) [4]string {
+	if w, ok := words[f]; ok {
+		return w
+	}
+	info, _ := f.Info()
+	return [4]string{"better " + info.Label, "worse " + info.Label, "", info.Label}
 }
 
 // Describe says a ratio in words, as a factor of at least 1 with its
 // interval: "3.9x [3.6, 4.4] more calls/s", "2.0x slower (p50)".
 func Describe(r results.Ratio) string {
-	w, ok := words[r.Figure]
-	if !ok {
-		info, _ := r.Figure.Info()
-		w = [4]string{"better " + info.Label, "worse " + info.Label, "", "the same " + info.Label}
+	if r.Significance == results.NotSignificant {
+		return Noise(r)
 	}
+	w := wordsOf(r.Figure)
 	info, _ := r.Figure.Info()
-	if r.Ratio == 1 {
-		return w[3]
+	if r.Ratio == 1 || factor(max(r.Ratio, 1/r.Ratio)) == "1.00" {
+		return "the same " + w[3] // "1.00x slower" says nothing
 	}
 	// factor > 1 reads "x better"; flip when lower is better.
 	f, lo, hi := r.Ratio, r.Lo, r.Hi
@@ -55,9 +74,6 @@ func Describe(r results.Ratio) string {
 		s += " [" + factor(*lo) + ", " + factor(*hi) + "]"
 	}
 	s += " " + word + w[2]
-	if r.Significance == results.NotSignificant {
-		s += " (not significant)"
-	}
 	return s
 }
 
@@ -125,6 +141,7 @@ func summary(v *results.Verdict) string {
 		d := Describe(r)
 		if r.Figure == results.FigLatencyP50 {
 			d = strings.Replace(d, " (p50)", " than "+v.Baseline.Title()+" (p50)", 1)
+			d = strings.Replace(d, "p50 within noise", "p50 within noise of "+v.Baseline.Title(), 1)
 		}
 		parts = append(parts, d)
 	}
