@@ -162,12 +162,12 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.IntSliceVar(&f.records, "records", []int{api.DefaultRecords}, fmt.Sprintf("payload size of large, stream and post, 1..%d records; a list sweeps (e.g. 1,10,100,1000,10000); small is measured once", api.MaxRecords))
 	fl.StringSliceVar(&f.compress, "compress", []string{loadgen.CompressNone}, "compression both ways: none, gzip; a list sweeps (gRPC per-message gzip, REST Content-Encoding gzip)")
 	fl.IntVar(&f.connections, "connections", 0, "TCP connections per protocol (0: gRPC 1, REST one per worker)")
-	fl.DurationVar(&f.duration, "duration", loadgen.DefaultDuration, "measured time per cell (exclusive with --iterations)")
+	fl.DurationVar(&f.duration, "duration", loadgen.DefaultDuration, "measured time per window of a cell (see --repeat; exclusive with --iterations)")
 	fl.IntVar(&f.iterations, "iterations", 0, "batches per cell instead of --duration (each cell is still capped at 10m)")
-	fl.DurationVar(&f.warmup, "warmup", loadgen.DefaultWarmup, "unmeasured time per cell before measuring (0: none)")
+	fl.DurationVar(&f.warmup, "warmup", loadgen.DefaultWarmup, "unmeasured time before each window, over its fresh connections (0: none)")
 	fl.DurationVar(&f.timeout, "timeout", loadgen.DefaultTimeout, "per-call timeout")
 	fl.Float64Var(&f.rate, "rate", 0, "open-loop: calls/s per cell shared by all workers (0: closed-loop)")
-	fl.IntVar(&f.repeat, "repeat", 1, "measure every cell K times, interleaved; report medians with confidence intervals")
+	fl.IntVar(&f.repeat, "repeat", loadgen.DefaultRepeat, "measure every cell as K windows, interleaved with the other protocols'; report medians with confidence intervals and test every ratio (default 1 with --iterations, which counts the batches exactly)")
 	fl.StringSliceVar(&f.formats, "format", []string{"table"}, "output formats: "+strings.Join(report.Formats, ", ")+" (several: one after another, or one file each with --out)")
 	fl.StringVar(&f.out, "out", "", "write one file per format to PREFIX.<ext> instead of stdout")
 	fl.StringVar(&f.report, "report", "", "also write a report to FILE at the end, its format from the extension (.html: one self-contained page with charts; .svg, .png, .md)")
@@ -228,6 +228,9 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 			return cfg, fmt.Errorf("--records %d given twice", n)
 		}
 		seenRecords[n] = true
+	}
+	if !fl.Changed("repeat") && f.iterations > 0 {
+		f.repeat = 1 // --iterations asks for a count of batches, not five times it
 	}
 	switch {
 	case len(f.records) == 0:
@@ -553,17 +556,8 @@ func (f *runFlags) run(cmd *cobra.Command, cfg loadgen.Config) error {
 	case err != nil:
 		return fmt.Errorf("%w (partial results, %d cells, written)", err, len(res.Cells))
 	}
-	var failed []string
-	for i := range res.Cells {
-		if sh := res.Cells[i].Share; sh != nil && sh.Empty {
-			continue // this segment had no share of the cell: valid
-		}
-		if res.Cells[i].Calls == 0 {
-			failed = append(failed, res.Cells[i].Key())
-		}
-	}
-	if len(failed) > 0 {
-		return fmt.Errorf("%d cell(s) had no successful call: %s", len(failed), strings.Join(failed, ", "))
+	if bad := res.Unusable(); len(bad) > 0 {
+		return fmt.Errorf("%d cell(s) cannot be trusted (results written): %s", len(bad), strings.Join(bad, "; "))
 	}
 	return nil
 }

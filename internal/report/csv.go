@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -14,7 +15,9 @@ import (
 // successful call as in the JSON; rates in calls per second.
 // server_cpu_us_per_call, first_record_p50_us, last_byte_p50_us,
 // decode_mean_us and the three rate columns are empty when the cell does
-// not have them; stop_reason is empty when the cell ran to its bound. With
+// not have them; stop_reason is empty when the cell ran to its bound;
+// suspect is the cell's reasons joined by "; " (empty when it checked out);
+// server_utilisation and generator_wake_p50_us are empty when unknown. With
 // repeats the figures are medians over the repeats and calls/errors are
 // totals.
 var CSVHeader = []string{
@@ -27,6 +30,7 @@ var CSVHeader = []string{
 	"first_record_p50_us",
 	"rate_requested", "rate_achieved", "late_calls",
 	"last_byte_p50_us", "decode_mean_us", "stop_reason",
+	"suspect", "server_utilisation", "generator_wake_p50_us",
 }
 
 // writeCSV writes one row per cell (CSVHeader); a capacity document, which
@@ -59,6 +63,13 @@ func writeCSV(w io.Writer, r *results.Result) error {
 			}
 			return ""
 		}
+		util, wake := "", ""
+		if c.ServerUtilisation != nil {
+			util = f(*c.ServerUtilisation)
+		}
+		if g := c.GeneratorDelayUS; g != nil {
+			wake = f(g.Wake.P50)
+		}
 		l := c.LatencyUS
 		rec := []string{
 			string(c.Protocol), string(c.Scenario), strconv.Itoa(c.Batch), strconv.Itoa(c.Concurrency), strconv.Itoa(c.Connections), c.Mode,
@@ -70,6 +81,7 @@ func writeCSV(w io.Writer, r *results.Result) error {
 			first,
 			rateReq, rateAch, late,
 			opt(results.FigLastByteP50), opt(results.FigDecodeMean), c.StopReason,
+			strings.Join(c.Suspect, "; "), util, wake,
 		}
 		if err := cw.Write(rec); err != nil {
 			return err

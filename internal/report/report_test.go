@@ -318,8 +318,8 @@ func TestTableRepeats(t *testing.T) {
 		t.Errorf("want three columns:\n%s", sec)
 	}
 	// Three repeats of two batch sizes pool into six samples: tested, and
-	// the footnote on what "not significant" means is said once.
-	if n := strings.Count(out, "not significant: the repeats do not show a difference"); n != 1 || !strings.Contains(out, "(not significant)") {
+	// the footnote on what "within noise" means is said once.
+	if n := strings.Count(out, "within noise (±N%): the repeats do not show a difference"); n != 1 || !strings.Contains(out, "p50 within noise (±") {
 		t.Errorf("K=3: the not-significant footnote %d times, want once:\n%s", n, out)
 	}
 

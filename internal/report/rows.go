@@ -185,6 +185,11 @@ func batchRow(batch int) rowDef {
 func groupNotes(g *group) []string {
 	var out []string
 	for _, c := range g.Cells {
+		for _, why := range c.Suspect {
+			out = append(out, string(c.Protocol)+": SUSPECT (no verdict): "+why)
+		}
+	}
+	for _, c := range g.Cells {
 		for _, class := range errorClasses(c.ErrorClasses) {
 			s := fmt.Sprintf("%s: %s ×%s", c.Protocol, class, fmtCount(c.ErrorClasses[class]))
 			if ex := c.ErrorExamples[class]; ex != "" {

@@ -81,7 +81,7 @@ func summaryNotes(r *results.Result) []string {
 		out = append(out, "untested: "+what+" from single measurements (run with --repeat 5 to test them)")
 	}
 	if counts[results.NotSignificant] > 0 {
-		out = append(out, "not significant: the repeats do not show a difference (Mann-Whitney U, α=0.05)")
+		out = append(out, "within noise (±N%): the repeats do not show a difference (Mann-Whitney U, α=0.05); ±N% is the ratio's interval")
 	}
 	return out
 }

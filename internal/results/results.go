@@ -228,6 +228,24 @@ type Cell struct {
 	Histograms *Histograms `json:"histograms,omitempty"`
 }
 
+// Unusable lists the cells a run must not end well with, as "key: why":
+// those without a successful call (a segment's empty share of a cell
+// aside: the other segments measure it) and the suspect ones.
+func (r *Result) Unusable() []string {
+	var out []string
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		switch {
+		case c.Share != nil && c.Share.Empty:
+		case c.Calls == 0:
+			out = append(out, c.Key()+": no successful call")
+		case len(c.Suspect) > 0:
+			out = append(out, c.Key()+": suspect: "+c.Suspect[0])
+		}
+	}
+	return out
+}
+
 // ClassAbandoned is the error class of a call still running at a cell's
 // hard end (its soft end plus a grace): the target stalled it. It counts as
 // a failed call in every figure.
