@@ -163,6 +163,11 @@ type Config struct {
 
 	// Logger receives warnings (also kept in the results). Nil discards them.
 	Logger *slog.Logger
+	// NoProbe skips the contract probe before the first cell (probe.go):
+	// for a target known to fail every call on purpose (fault-injection
+	// tests measure how cells classify those failures). The commands never
+	// set it.
+	NoProbe bool
 	// Progress, when set, is called before each cell measurement and at the end.
 	Progress func(Progress)
 	// Measured, when set, is called once per group of cells that share a

@@ -3,6 +3,7 @@ package loadgen_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"reflect"
 	"slices"
 	"strings"
@@ -48,8 +49,9 @@ func TestRunAgainstRealServer(t *testing.T) {
 				t.Errorf("calls %d, errors %d %v; want 6 (2 batches of 3), 0", c.Calls, c.Errors, c.ErrorClasses)
 			}
 			key := string(c.Protocol) + "/" + c.Scenario.Method()
-			if served := after[key] - before[key]; served != float64(c.Calls+c.Errors) {
-				t.Errorf("server counted %v %s calls, the run reported %d", served, key, c.Calls+c.Errors)
+			// One more: the contract probe before the first cell.
+			if served := after[key] - before[key]; served != float64(c.Calls+c.Errors+1) {
+				t.Errorf("server counted %v %s calls, the run reported %d and one probe", served, key, c.Calls+c.Errors)
 			}
 			if c.Batches != 2 || c.BatchMS.Mean <= 0 {
 				t.Errorf("batches %d, time per batch %+v", c.Batches, c.BatchMS)
@@ -442,8 +444,8 @@ func TestRunRecordsAgainstRealServer(t *testing.T) {
 	for _, p := range api.Protocols() {
 		for _, sc := range []api.Scenario{api.Large, api.Stream, api.Post} {
 			key := string(p) + "/" + sc.Method()
-			if served := after[key] - before[key]; served != 18 {
-				t.Errorf("server counted %v %s calls, want 18 (6 per size)", served, key)
+			if served := after[key] - before[key]; served != 19 {
+				t.Errorf("server counted %v %s calls, want 19 (6 per size, one probe)", served, key)
 			}
 		}
 	}
@@ -456,6 +458,10 @@ func TestRunRecordsWrongCount(t *testing.T) {
 	cfg := quick(srv.Addr)
 	cfg.Scenarios = []api.Scenario{api.Large, api.Stream}
 	cfg.Records = []int{10}
+	if _, err := loadgen.Run(context.Background(), cfg); !errors.Is(err, loadgen.ErrNotContract) || !strings.Contains(err.Error(), "1000 records, want 10") {
+		t.Fatalf("a target that ignores the size asked for: %v, want it refused before measuring, naming what the probe got", err)
+	}
+	cfg.NoProbe = true // measured anyway: each call is an invalid response
 	res := run(t, cfg)
 	if len(res.Cells) != 6 {
 		t.Fatalf("%d cells, want 6", len(res.Cells))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -34,6 +35,7 @@ func TestRunCatchesWrongAnswers(t *testing.T) {
 			srv := loadgentest.Start(t, tc.cfg)
 			cfg := quick(srv.Addr)
 			cfg.Scenarios = tc.scenarios
+			cfg.NoProbe = true // every call is wrong on purpose
 			res := run(t, cfg)
 			for _, c := range res.Cells {
 				if c.Calls != 0 || c.Errors != 6 || c.ErrorClasses["invalid-response"] != 6 {
@@ -78,6 +80,7 @@ func TestRunErrorClasses(t *testing.T) {
 			cfg := quick(srv.Addr)
 			cfg.Protocols = []api.Protocol{tc.proto}
 			cfg.Scenarios = []api.Scenario{api.Small, api.Stream}
+			cfg.NoProbe = true // every call fails on purpose
 			if tc.run != nil {
 				tc.run(&cfg)
 			}
@@ -250,4 +253,30 @@ func TestCellStopsWhenTargetIsDown(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A target that does not serve the contract (here a plain HTTP server that
+// answers 404 to everything, /healthz included) is refused before the first
+// cell, with what each probe got, quickly: no cell runs to its end on
+// errors.
+func TestRunRefusesNonContractTarget(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	cfg := quick(strings.TrimPrefix(srv.URL, "http://"))
+	cfg.Iterations, cfg.Duration = 0, time.Minute
+	t0 := time.Now()
+	res, err := loadgen.Run(context.Background(), cfg)
+	took := time.Since(t0)
+	if !errors.Is(err, loadgen.ErrNotContract) || res != nil {
+		t.Fatalf("Run = %v, %v; want refused as not serving the contract, no result", res, err)
+	}
+	for _, want := range []string{"small rest: http-404", "post rest-protobuf: http-404", "gRPC GetVersion"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if took > 30*time.Second {
+		t.Errorf("refused after %v: the probes should fail fast", took)
+	}
+	t.Logf("refused after %v: %v", took, err)
 }

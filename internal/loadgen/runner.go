@@ -77,6 +77,15 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 	if note != "" {
 		warn(fmt.Sprintf("target %s: %s", cfg.Target, note))
 	}
+	if !cfg.NoProbe {
+		notes, err := r.probeContract(ctx) // probe.go
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range notes {
+			warn(fmt.Sprintf("target %s: %s", cfg.Target, n))
+		}
+	}
 	if _, err := r.scraper.scrape(ctx); err != nil {
 		warn(fmt.Sprintf("server CPU per call not reported: target %s has no usable /metrics (%v)", cfg.Target, err))
 	} else {
