@@ -48,8 +48,12 @@ func (r *runner) check(c *results.Cell, spec cellSpec, sh cellShare, ph phaseRes
 	attempts := t.calls + t.errors
 
 	if t.abandoned > 0 {
-		add("%s still running %v after the cell's end: the target stalled them (counted as errors of class %s)",
-			count(t.abandoned, "call was", "calls were"), min(cellGrace, r.cfg.Timeout), results.ClassAbandoned)
+		them := "them"
+		if t.abandoned == 1 {
+			them = "it"
+		}
+		add("%s still running %v after the cell's end: the target stalled %s (counted as errors of class %s)",
+			count(t.abandoned, "call was", "calls were"), min(cellGrace, r.cfg.Timeout), them, results.ClassAbandoned)
 	}
 	working := sh.workers
 	if sh.iterations > 0 && sh.iterations < working {
