@@ -142,6 +142,30 @@ func cellRows(g *group) []row {
 		figRow(results.FigBytesReceived, false),
 		figRow(results.FigClientCPU, false),
 		figRow(results.FigServerCPU, false),
+		{"server CPU busy", func(c *results.Cell) string {
+			if c.ServerUtilisation == nil || c.Calls == 0 {
+				return ""
+			}
+			return fmt.Sprintf("%.0f%%", 100**c.ServerUtilisation)
+		}},
+		{"generator wake p50/p99", func(c *results.Cell) string {
+			if g := c.GeneratorDelayUS; g != nil {
+				return fmtUS(g.Wake.P50) + " / " + fmtUS(g.Wake.P99)
+			}
+			return ""
+		}},
+		openRow("hand-off p50/p99", func(c *results.Cell) string {
+			if g := c.GeneratorDelayUS; g != nil && g.Handoff != nil {
+				return fmtUS(g.Handoff.P50) + " / " + fmtUS(g.Handoff.P99)
+			}
+			return ""
+		}),
+		{"suspect", func(c *results.Cell) string {
+			if len(c.Suspect) > 0 {
+				return "YES (see notes)"
+			}
+			return ""
+		}},
 	}
 	var rows []row
 	for _, d := range defs {
