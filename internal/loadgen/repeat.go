@@ -85,6 +85,24 @@ func mergeCell(cs []results.Cell) results.Cell {
 		for _, w := range c.Warnings {
 			m.Warnings = append(m.Warnings, fmt.Sprintf("repeat %d: %s", i+1, w))
 		}
+		// A window's contradiction taints the cell: its figures are
+		// medians over every window.
+		for _, why := range c.Suspect {
+			m.Suspect = append(m.Suspect, fmt.Sprintf("repeat %d: %s", i+1, why))
+		}
+	}
+	if wake := mergeLatency(cs, func(c *results.Cell) *results.Latency {
+		if c.GeneratorDelayUS == nil {
+			return nil
+		}
+		return &c.GeneratorDelayUS.Wake
+	}); wake != nil {
+		m.GeneratorDelayUS = &results.GeneratorDelay{Wake: *wake, Handoff: mergeLatency(cs, func(c *results.Cell) *results.Latency {
+			return c.GeneratorDelayUS.Handoff
+		})}
+	}
+	if u := mergeOptional(cs, func(c *results.Cell) *float64 { return c.ServerUtilisation }); u != nil {
+		m.ServerUtilisation = u
 	}
 	m.CallsPerS = medianOf(cs, func(c *results.Cell) float64 { return c.CallsPerS })
 	m.MBPerS = medianOf(cs, func(c *results.Cell) float64 { return c.MBPerS })
@@ -150,6 +168,18 @@ func mergeCell(cs []results.Cell) results.Cell {
 		}
 	}
 	return m
+}
+
+// mergeOptional is the median of an optional figure, nil unless every
+// repeat has it.
+func mergeOptional(cs []results.Cell, f func(c *results.Cell) *float64) *float64 {
+	for i := range cs {
+		if f(&cs[i]) == nil {
+			return nil
+		}
+	}
+	v := medianOf(cs, func(c *results.Cell) float64 { return *f(c) })
+	return &v
 }
 
 // mergeDistribution takes the median of each point of the fixed grid.

@@ -132,6 +132,7 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 		}
 	}
 	measuredN := 0
+	logged := warned{}
 	for i, spec := range specs {
 		if len(done) > 0 && group(done[0].spec) != group(spec) {
 			flush()
@@ -144,7 +145,12 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 			measuredN++
 			done = append(done, *m)
 			for _, w := range m.cell.Warnings {
-				cfg.Logger.Warn(spec.String() + ": " + w)
+				if logged.first(spec.CellKey, w) {
+					cfg.Logger.Warn(spec.String() + ": " + w)
+				}
+			}
+			for _, why := range m.cell.Suspect {
+				cfg.Logger.Warn(spec.String() + ": suspect: " + why)
 			}
 		}
 		if ctx.Err() != nil {
@@ -176,6 +182,26 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 		res.StopReason = "failed: " + runErr.Error()
 	}
 	return res, runErr
+}
+
+// warned remembers the warnings logged per cell, by their shape (digits
+// aside), so that a cell's five windows do not say the same thing five
+// times on stderr; the document keeps every window's.
+type warned map[string]bool
+
+func (w warned) first(k results.CellKey, msg string) bool {
+	shape := strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return '#'
+		}
+		return r
+	}, msg)
+	key := k.Key() + "\x00" + shape
+	if w[key] {
+		return false
+	}
+	w[key] = true
+	return true
 }
 
 // group is what the cells of one group share: their key without the protocol.
