@@ -230,6 +230,9 @@ func (f *runFlags) searchCapacity(cmd *cobra.Command, p *capacity.Plan) error {
 	if res.Interrupted {
 		return &exitError{130, errors.New("interrupted: partial search written")}
 	}
+	if err == nil {
+		err = capacity.Failed(found)
+	}
 	return err
 }
 

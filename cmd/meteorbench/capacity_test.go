@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
@@ -95,5 +98,44 @@ func TestCapacityCommand(t *testing.T) {
 	out, _, err := execute(t, "report", prefix+".json", "--format", "csv")
 	if err != nil || !strings.HasPrefix(out, "scenario,protocol,concurrency,") {
 		t.Errorf("report --format csv: %v\n%s", err, out)
+	}
+}
+
+// A target that stops answering for good after a few calls (as a server
+// stopped with SIGSTOP): every repeat of the first probe stalls, the
+// series fails, the document says so and the command exits non-zero,
+// claiming no rate.
+func TestCapacityStalledTargetFails(t *testing.T) {
+	var stopped atomic.Bool
+	srv := loadgentest.Start(t, loadgentest.Config{Hook: func(ctx context.Context, n int64) {
+		if n >= 25 {
+			stopped.Store(true)
+		}
+		if stopped.Load() {
+			<-ctx.Done()
+		}
+	}})
+	prefix := filepath.Join(t.TempDir(), "cap")
+	_, stderr, err := execute(t, "capacity", "--target", srv.Addr, "--proto", "rest", "--scenario", "small",
+		"--timeout", "1s", "--probe", "300ms", "--probe-warmup", "100ms", "--pause", "50ms", "--start", "100",
+		"--max-time", "20s", "--format", "json", "--out", prefix)
+	if code := exitCodeQuiet(err); code != 1 || !strings.Contains(err.Error(), "capacity small REST: failed: the target stalled in 3 probes in a row at 100 calls/s") {
+		t.Fatalf("exit status %d (%v), want 1 naming the stall\n%s", code, err, stderr)
+	}
+	res, rerr := results.ReadFile(prefix + ".json")
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	c := res.Capacity[0]
+	if c.Rate != 0 || c.Failure == "" || len(c.Probes) != 3 {
+		t.Fatalf("rate %v, failure %q, %d probes", c.Rate, c.Failure, len(c.Probes))
+	}
+	for _, p := range c.Probes {
+		if p.Verdict != "void" || !strings.HasPrefix(p.Why, "the target stalled: ") {
+			t.Errorf("probe %+v", p)
+		}
+	}
+	if len(res.Verdicts) != 1 || !strings.Contains(res.Verdicts[0].Summary, "REST failed: the target stalled") {
+		t.Errorf("verdicts %+v", res.Verdicts)
 	}
 }

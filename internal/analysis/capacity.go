@@ -43,7 +43,7 @@ func CapacityVerdicts(cs []results.Capacity) []results.Verdict {
 		var parts []string
 		for _, c := range g {
 			parts = append(parts, capacityText(c))
-			if c.Note != "" {
+			if c.Note != "" && c.Note != c.Failure { // a failure is in the line
 				v.Notes = append(v.Notes, c.Protocol.Title()+": "+c.Note)
 			}
 		}
@@ -78,6 +78,8 @@ func CapacityVerdicts(cs []results.Capacity) []results.Verdict {
 func capacityText(c *results.Capacity) string {
 	s := c.Protocol.Title() + " "
 	switch {
+	case c.Failure != "":
+		return s + c.Failure
 	case c.Rate == 0 && c.GeneratorBound > 0:
 		return s + "generator-bound at " + results.FormatRate(c.GeneratorBound) + " calls/s before any rate passed"
 	case c.Rate == 0:

@@ -52,3 +52,20 @@ func TestCapacityVerdicts(t *testing.T) {
 		t.Errorf("notes %q", n)
 	}
 }
+
+// A failed series (the target stalled) is said plainly in the line, gets
+// no ratio and no headline, and its failure is not repeated as a note.
+func TestCapacityVerdictFailed(t *testing.T) {
+	fail := "failed: the target stalled in 3 probes in a row at 400 calls/s (last: 12 calls timed out (--timeout 10s))"
+	vs := CapacityVerdicts([]results.Capacity{
+		{Scenario: api.Small, Protocol: api.REST, Objective: "p99<=50ms", Rate: 9800, Lo: 9800, Hi: 10100, Complete: true},
+		{Scenario: api.Small, Protocol: api.GRPC, Objective: "p99<=50ms", Lo: 200, Failure: fail, Note: fail},
+	})
+	want := "small, p99<=50ms: REST 9,800 calls/s [9,800, 10,100], gRPC " + fail
+	if len(vs) != 1 || vs[0].Summary != want {
+		t.Fatalf("verdicts %+v\nwant %q", vs, want)
+	}
+	if len(vs[0].Versus) != 0 || len(vs[0].Notes) != 0 {
+		t.Errorf("ratios %+v, notes %q", vs[0].Versus, vs[0].Notes)
+	}
+}

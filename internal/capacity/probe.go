@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -145,6 +147,7 @@ func (p *Plan) probe(ctx context.Context, k results.CellKey, rate float64, d tim
 		Duration:  time.Duration(c.DurationS * float64(time.Second)),
 		StopEarly: c.StopReason,
 	}
+	o.Stalled, o.StallWhy = stalled(c, p.Base.Timeout)
 	// Only a failure can be the generator's: latency counts from each
 	// call's intended start, so a late start makes a pass harder, never
 	// easier, and a probe that passed anyway stands.
@@ -215,6 +218,69 @@ func void(c *results.Cell, workers int, obj Objective) (bool, string) {
 	return false, ""
 }
 
+// stalled says why a probe's cell is no measurement of the server: the
+// target stalled (calls still running at the cell's hard end, abandoned,
+// or calls that timed out) or the load generator marked the cell suspect.
+// A server that stopped for a few seconds (SIGSTOP, a pause of its host)
+// gives such a cell, and its figures look like an overload: taken as a
+// failure, the stall would set the capacity. A timeout (10 s by default)
+// is far beyond any latency bound the search uses, so a call that reached
+// it says stall, not queueing; far beyond the capacity with many workers
+// (--concurrency fixed high), calls can take that long too, and the series
+// then fails with this reason rather than report a rate.
+func stalled(c *results.Cell, timeout time.Duration) (bool, string) {
+	var why []string
+	if n := c.ErrorClasses[results.ClassAbandoned]; n > 0 {
+		why = append(why, fmt.Sprintf("%s still running at the probe's hard end (abandoned)", calls(n)))
+	} else {
+		// The load generator before results.ClassAbandoned: abandoned
+		// calls are dropped, only a warning says so.
+		for _, w := range c.Warnings {
+			if strings.Contains(w, "abandoned (not counted)") {
+				why = append(why, w)
+			}
+		}
+	}
+	if n := c.ErrorClasses[call.ClassTimeout]; n > 0 {
+		s := calls(n) + " timed out"
+		if timeout > 0 {
+			s += " (--timeout " + timeout.String() + ")"
+		}
+		why = append(why, s)
+	}
+	if len(c.Suspect) > 0 {
+		why = append(why, "the cell is suspect: "+strings.Join(c.Suspect, "; "))
+	}
+	return len(why) > 0, strings.Join(why, "; ")
+}
+
+func calls(n int64) string {
+	if n == 1 {
+		return "1 call"
+	}
+	return fmt.Sprintf("%d calls", n)
+}
+
+// Failed is an error naming every series whose search failed (the target
+// stalled in every retry of a probe), on one line; nil when none did: a
+// command exits non-zero on it, after writing the document.
+func Failed(cs []results.Capacity) error {
+	var msgs []string
+	for i := range cs {
+		if c := &cs[i]; c.Failure != "" {
+			name := string(c.Scenario) + " " + c.Protocol.Title()
+			if f := c.Condition.Features(); f != "" {
+				name += " · " + f
+			}
+			msgs = append(msgs, name+": "+c.Failure)
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return errors.New("capacity " + strings.Join(msgs, "; "))
+}
+
 // capacity turns a search result into the document's entry.
 func (p *Plan) capacity(k results.CellKey, r Result) results.Capacity {
 	c := results.Capacity{
@@ -232,6 +298,7 @@ func (p *Plan) capacity(k results.CellKey, r Result) results.Capacity {
 		Boundary:       r.Boundary,
 		GeneratorBound: r.GeneratorBound,
 		Complete:       r.Complete,
+		Failure:        r.Failure,
 		Note:           r.Note,
 		Probes:         []results.CapacityProbe{},
 	}

@@ -69,3 +69,38 @@ func TestVoid(t *testing.T) {
 		t.Errorf("5 late calls voided: %q", why)
 	}
 }
+
+// A cell says the target stalled when calls were abandoned at its hard end
+// (counted in the abandoned class, or only warned about by an older load
+// generator), when calls timed out, or when it is suspect; never otherwise.
+func TestStalled(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*results.Cell)
+		want string
+	}{
+		{"clean", func(*results.Cell) {}, ""},
+		{"errors of another class", func(c *results.Cell) {
+			c.Errors, c.ErrorClasses = 3, map[string]int64{"http-503": 3}
+		}, ""},
+		{"abandoned", func(c *results.Cell) {
+			c.Errors, c.ErrorClasses = 8, map[string]int64{results.ClassAbandoned: 8}
+		}, "8 calls still running at the probe's hard end (abandoned)"},
+		{"abandoned warning", func(c *results.Cell) {
+			c.Warnings = []string{"1 call was still running 2s after the cell's end and abandoned (not counted)"}
+		}, "1 call was still running 2s after the cell's end and abandoned (not counted)"},
+		{"timeout", func(c *results.Cell) {
+			c.Errors, c.ErrorClasses = 1, map[string]int64{"timeout": 1}
+		}, "1 call timed out (--timeout 10s)"},
+		{"suspect", func(c *results.Cell) {
+			c.Suspect = []string{"Little's law: 8 workers at 43 ms make 185 calls/s, not 26.7"}
+		}, "the cell is suspect: Little's law: 8 workers at 43 ms make 185 calls/s, not 26.7"},
+	} {
+		c := cell(2000)
+		tc.edit(c)
+		got, why := stalled(c, 10*time.Second)
+		if got != (tc.want != "") || why != tc.want {
+			t.Errorf("%s: stalled %v %q, want %q", tc.name, got, why, tc.want)
+		}
+	}
+}

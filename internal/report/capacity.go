@@ -73,6 +73,8 @@ func capSeriesRow(c *results.Capacity) []string {
 // only gives a lower bound ("≥ 3,200 calls/s").
 func capFound(c *results.Capacity) string {
 	switch {
+	case c.Failure != "":
+		return "failed"
 	case c.Rate == 0:
 		return "none"
 	case c.GeneratorBound > 0:

@@ -33,9 +33,14 @@ type Capacity struct {
 	GeneratorBound float64 `json:"generator_bound,omitempty"`
 	// Complete is false when the search was stopped (time bound,
 	// generator-bound, interrupted) before confirming a rate.
-	Complete bool            `json:"complete"`
-	Note     string          `json:"note,omitempty"`
-	Probes   []CapacityProbe `json:"probes"`
+	Complete bool `json:"complete"`
+	// Failure says why the search failed, when it did: the target stalled
+	// (calls abandoned or timed out, a suspect cell) in every retry of a
+	// probe. No rate is claimed then (Rate 0), and the command exits
+	// non-zero.
+	Failure string          `json:"failure,omitempty"`
+	Note    string          `json:"note,omitempty"`
+	Probes  []CapacityProbe `json:"probes"`
 }
 
 // CapacityProbe is one fixed-length open-loop probe of a capacity search.
@@ -48,7 +53,8 @@ type CapacityProbe struct {
 	Calls     int64   `json:"calls"`
 	Errors    int64   `json:"errors"`
 	// Verdict is pass, fail or void (the load generator could not deliver
-	// the rate); Why says what failed or voided it.
+	// the rate, or the target stalled: Why then starts "the target
+	// stalled: "); Why says what failed or voided it.
 	Verdict   string  `json:"verdict"`
 	Why       string  `json:"why,omitempty"`
 	DurationS float64 `json:"duration_s"`
