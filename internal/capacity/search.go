@@ -464,15 +464,24 @@ type Prober func(ctx context.Context, series int, rate float64) (Outcome, error)
 // unfinished search is stopped and reports its best bracket). A Prober
 // error ends the run with the results so far.
 func Run(ctx context.Context, searchers []*Searcher, maxTime time.Duration, pause time.Duration, probe Prober) error {
-	deadline := time.Now().Add(maxTime)
+	var deadline time.Time
+	if maxTime > 0 {
+		deadline = time.Now().Add(maxTime)
+	}
+	return runUntil(ctx, searchers, deadline, fmt.Sprintf("stopped by --max-time %v: best bracket so far", maxTime), pause, probe)
+}
+
+// runUntil is Run with a deadline (zero: none); stopped by it, every
+// unfinished search says stopped.
+func runUntil(ctx context.Context, searchers []*Searcher, deadline time.Time, stopped string, pause time.Duration, probe Prober) error {
 	for {
 		active := 0
 		for i, s := range searchers {
 			if s.Done() {
 				continue
 			}
-			if maxTime > 0 && time.Now().After(deadline) {
-				s.Stop(fmt.Sprintf("stopped by --max-time %v: best bracket so far", maxTime))
+			if !deadline.IsZero() && time.Now().After(deadline) {
+				s.Stop(stopped)
 				continue
 			}
 			active++
