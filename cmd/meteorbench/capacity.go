@@ -32,7 +32,7 @@ type capacityFlags struct {
 }
 
 // runOnly are run's flags that capacity sets itself per probe.
-var runOnly = []string{"rate", "repeat", "batch", "iterations", "duration", "warmup", "report", "cpuprofile"}
+var runOnly = []string{"rate", "batch", "iterations", "duration", "warmup", "report", "cpuprofile"}
 
 func newCapacityCmd() *cobra.Command {
 	var f runFlags
@@ -52,14 +52,22 @@ by step; it confirms the found rate and repeats probes at the boundary. A
 probe the load generator itself could not deliver (it woke late, its CPU
 was saturated, or every worker was busy while the server met the
 objective) is void, and the search reports "generator-bound at N calls/s"
-instead of a server capacity. --max-time bounds the whole search; stopped by
-it, each series reports its best bracket so far, marked.
+instead of a server capacity. A probe during which the target stalled
+(calls still running at the probe's end, calls timed out, a suspect cell)
+is void too and repeated at the same rate; stalled three times in a row,
+the series fails and the command exits 1. --max-time bounds the whole
+search; stopped by it, each series reports its best bracket so far, marked.
+
+--repeat K runs the whole search K times (default 1), every series in each
+repetition, and reports per series the median found rate and the range
+over the K searches, each search kept in the document.
 
 Every condition flag of run applies (--target, --proto, --scenario,
 --server-cpus, --link, --records, ...). Without --concurrency the number of
 workers follows the rate (twice the calls in flight at the bound).`,
 		Example: `  meteorbench capacity --slo p99=50ms
   meteorbench capacity --scenario small,large --server-cpus 1 --slo p99=50ms
+  meteorbench capacity --scenario post --server-cpus 1 --repeat 3
   meteorbench capacity --scenario large --link 100mbit/20ms --format json --out results/cap`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if args = f.tls.takeModeArg(cmd.Flags(), args); len(args) > 0 {
@@ -93,10 +101,11 @@ workers follows the rate (twice the calls in flight at the bound).`,
 	// A capacity search compares two protocols on one scenario by default.
 	setDefault(cmd, "scenario", "small")
 	setDefault(cmd, "proto", "rest,grpc")
+	fl.Lookup("repeat").Usage = "run the whole search K times, interleaved per repetition; report each series' median found rate and range"
 	fl.StringVar(&c.slo, "slo", "p99=50ms", "the objective: a latency percentile (p50, p90, p99, p99.9) and its bound, from each call's intended start")
 	fl.StringVar(&c.maxErrors, "max-errors", "0.1%", "the error budget, a percentage of attempts")
 	fl.StringVar(&c.precision, "precision", "5%", "stop bisecting when the bracket is this narrow")
-	fl.DurationVar(&c.maxTime, "max-time", 0, "bound the whole search (default: 2m per scenario and condition)")
+	fl.DurationVar(&c.maxTime, "max-time", 0, "bound the whole search, every repetition (default: 2m per scenario and condition and repetition)")
 	fl.DurationVar(&c.probe, "probe", 2*time.Second, "measured time of each probe")
 	fl.DurationVar(&c.confirm, "confirm-probe", 5*time.Second, "measured time of the confirmation and boundary probes at the found rate, so the rate holds over a run that long")
 	fl.DurationVar(&c.probeWarmup, "probe-warmup", 500*time.Millisecond, "unmeasured time before each probe, at its rate")
@@ -154,6 +163,7 @@ func (c *capacityFlags) plan(cmd *cobra.Command, cfg loadgen.Config) (*capacity.
 		ProbeWarmup:  c.probeWarmup,
 		Pause:        c.pause,
 		MaxTime:      c.maxTime,
+		Repeat:       cfg.Repeat,
 	}
 	if cmd.Flags().Changed("concurrency") {
 		if len(cfg.Concurrency) != 1 {
@@ -166,7 +176,7 @@ func (c *capacityFlags) plan(cmd *cobra.Command, cfg loadgen.Config) (*capacity.
 		for _, k := range p.Series() {
 			groups[string(k.Scenario)+"/"+k.Condition.String()] = true
 		}
-		p.MaxTime = time.Duration(len(groups)) * 2 * time.Minute
+		p.MaxTime = time.Duration(len(groups)*max(1, p.Repeat)) * 2 * time.Minute
 	}
 	return p, nil
 }
@@ -203,6 +213,7 @@ func (f *runFlags) searchCapacity(cmd *cobra.Command, p *capacity.Plan) error {
 		ui.note("%s %s%s · %s %s calls/s → %s%s", k.Scenario, k.Protocol, features(k.Condition), pr.Phase,
 			results.FormatRate(pr.Outcome.Offered), pr.Verdict, why)
 	}
+	p.OnSearch = func(i, k int) { ui.note("capacity search %d of %d", i, k) }
 	ui.note("capacity search: %s, up to %v", p.Objective, p.MaxTime)
 	found, err := p.Run(ctx)
 	res := &results.Result{
@@ -229,6 +240,9 @@ func (f *runFlags) searchCapacity(cmd *cobra.Command, p *capacity.Plan) error {
 	}
 	if res.Interrupted {
 		return &exitError{130, errors.New("interrupted: partial search written")}
+	}
+	if err == nil {
+		err = capacity.Failed(found)
 	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/stats"
 )
 
 // FigCapacity is the figure of a capacity verdict's ratio: the highest
@@ -43,7 +44,7 @@ func CapacityVerdicts(cs []results.Capacity) []results.Verdict {
 		var parts []string
 		for _, c := range g {
 			parts = append(parts, capacityText(c))
-			if c.Note != "" {
+			if c.Note != "" && c.Note != c.Failure { // a failure is in the line
 				v.Notes = append(v.Notes, c.Protocol.Title()+": "+c.Note)
 			}
 		}
@@ -57,12 +58,9 @@ func CapacityVerdicts(cs []results.Capacity) []results.Verdict {
 			if c == base {
 				continue
 			}
-			r := results.Ratio{Figure: FigCapacity, N: 1, Significance: results.Untested}
 			// A generator-bound rate is a lower bound: no ratio.
-			if base.Rate > 0 && c.Rate > 0 && base.GeneratorBound == 0 && c.GeneratorBound == 0 {
-				r.Ratio = c.Rate / base.Rate
-				r.Better = r.Ratio > 1
-				v.Versus = append(v.Versus, results.Versus{Protocol: c.Protocol, Ratios: []results.Ratio{r}})
+			if base.Rate > 0 && c.Rate > 0 && base.GeneratorBound == 0 && c.GeneratorBound == 0 && base.Failure == "" && c.Failure == "" {
+				v.Versus = append(v.Versus, results.Versus{Protocol: c.Protocol, Ratios: []results.Ratio{capacityRatio(base, c)}})
 			}
 		}
 		if head := headline(base, g); head != "" {
@@ -74,19 +72,65 @@ func CapacityVerdicts(cs []results.Capacity) []results.Verdict {
 	return out
 }
 
-// capacityText is one protocol's capacity: "gRPC 7,300 calls/s [7,100, 7,600]".
+// capacityRatio is c's capacity over base's: the ratio of the medians,
+// with the spread of the per-search ratios (searches run interleaved, so
+// search i of one protocol pairs with search i of the other) and, with
+// enough searches, the test.
+func capacityRatio(base, c *results.Capacity) results.Ratio {
+	r := results.Ratio{Figure: FigCapacity, Ratio: c.Rate / base.Rate, N: 1, Significance: results.Untested}
+	r.Better = r.Ratio > 1
+	if len(base.Searches) < 2 || len(c.Searches) < 2 {
+		return r
+	}
+	var bs, cs []float64
+	for i := range min(len(base.Searches), len(c.Searches)) {
+		if b, o := base.Searches[i].Rate, c.Searches[i].Rate; b > 0 && o > 0 {
+			bs, cs = append(bs, b), append(cs, o)
+		}
+	}
+	r.N = len(bs)
+	if r.N > 1 {
+		iv := stats.Summarize(stats.Ratios(cs, bs))
+		lo, hi := iv.Lo, iv.Hi
+		r.Lo, r.Hi = &lo, &hi
+	}
+	switch {
+	case r.N < 2:
+	case r.N < MinTestSamples:
+		r.Significance = results.TooFew
+	default:
+		cmp := stats.Compare(bs, cs)
+		p := cmp.P
+		r.P = &p
+		r.Significance = results.NotSignificant
+		if cmp.Significant {
+			r.Significance = results.Significant
+		}
+	}
+	return r
+}
+
+// capacityText is one protocol's capacity: "gRPC 7,300 calls/s [7,100,
+// 7,600]"; with several searches, the median and the range of the found
+// rates: "gRPC 7,300 calls/s, median of 3 searches [7,100, 7,600]".
 func capacityText(c *results.Capacity) string {
 	s := c.Protocol.Title() + " "
 	switch {
+	case c.Failure != "":
+		return s + c.Failure
 	case c.Rate == 0 && c.GeneratorBound > 0:
 		return s + "generator-bound at " + results.FormatRate(c.GeneratorBound) + " calls/s before any rate passed"
 	case c.Rate == 0:
 		return s + "met the objective at no rate tried"
+	case c.GeneratorBound > 0 && len(c.Searches) > 1:
+		return s + "at least " + results.FormatRate(c.Rate) + " calls/s, " + searchRange(c) + " (generator-bound at up to " + results.FormatRate(c.GeneratorBound) + ")"
 	case c.GeneratorBound > 0:
 		return s + "at least " + results.FormatRate(c.Rate) + " calls/s (generator-bound at " + results.FormatRate(c.GeneratorBound) + ")"
 	}
 	s += results.FormatRate(c.Rate) + " calls/s"
-	if c.Hi > 0 {
+	if len(c.Searches) > 1 {
+		s += ", " + searchRange(c)
+	} else if c.Hi > 0 {
 		s += " [" + results.FormatRate(c.Lo) + ", " + results.FormatRate(c.Hi) + "]"
 	}
 	if !c.Complete {
@@ -95,12 +139,23 @@ func capacityText(c *results.Capacity) string {
 	return s
 }
 
+// searchRange is "median of 3 searches [7,100, 7,600]": the found rates'
+// range.
+func searchRange(c *results.Capacity) string {
+	return fmt.Sprintf("median of %d searches [%s, %s]", len(c.Searches), results.FormatRate(c.RateMin), results.FormatRate(c.RateMax))
+}
+
+// rangesOverlap says whether two repeated series' found rates overlap.
+func rangesOverlap(a, b *results.Capacity) bool {
+	return a.RateMin <= b.RateMax && b.RateMin <= a.RateMax
+}
+
 // headline says which protocol sustains more, by how much, when both
 // capacities are known (a generator-bound one is only a lower bound).
 func headline(base *results.Capacity, g []*results.Capacity) string {
 	var parts []string
 	for _, c := range g {
-		if c == base || c.Rate == 0 || base.Rate == 0 {
+		if c == base || c.Rate == 0 || base.Rate == 0 || c.Failure != "" || base.Failure != "" {
 			continue
 		}
 		hi, lo := c, base
@@ -114,7 +169,17 @@ func headline(base *results.Capacity, g []*results.Capacity) string {
 		if hi.GeneratorBound > 0 {
 			atLeast = "at least " // the higher one is a lower bound
 		}
-		parts = append(parts, fmt.Sprintf("%s sustains %s%sx more than %s", hi.Protocol.Title(), atLeast, factor(hi.Rate/lo.Rate), lo.Protocol.Title()))
+		part := fmt.Sprintf("%s sustains %s%sx more than %s", hi.Protocol.Title(), atLeast, factor(hi.Rate/lo.Rate), lo.Protocol.Title())
+		if len(hi.Searches) > 1 && len(lo.Searches) > 1 {
+			// Repeated: the medians compared; overlapping ranges do not
+			// show a difference the searches agree on.
+			part += " (medians"
+			if rangesOverlap(hi, lo) {
+				part += "; the ranges overlap"
+			}
+			part += ")"
+		}
+		parts = append(parts, part)
 	}
 	return strings.Join(parts, "; ")
 }

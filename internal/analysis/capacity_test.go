@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/meteorbench/meteorbench/api"
@@ -10,15 +11,15 @@ import (
 func TestCapacityVerdicts(t *testing.T) {
 	one := results.Condition{ServerCPUs: 1}
 	cs := []results.Capacity{
-		{Scenario: api.Small, Protocol: api.GRPC, Objective: "p99<=50ms", Rate: 7300, Lo: 7300, Hi: 7600, Complete: true},
-		{Scenario: api.Small, Protocol: api.REST, Objective: "p99<=50ms", Rate: 9800, Lo: 9800, Hi: 10100, Complete: true},
-		{Scenario: api.Small, Condition: one, Protocol: api.REST, Objective: "p99<=50ms", Rate: 5000, Lo: 5000, Hi: 5200, Complete: true},
-		{Scenario: api.Small, Condition: one, Protocol: api.GRPC, Objective: "p99<=50ms", Rate: 3200, Lo: 3200, GeneratorBound: 3490,
-			Note: "generator-bound at 3490 calls/s"},
-		{Scenario: api.Large, Protocol: api.REST, Objective: "p99<=50ms", Rate: 40, Lo: 40, Hi: 42, Note: "stopped by --max-time 2m0s: best bracket so far"},
-		{Scenario: api.Large, Protocol: api.GRPC, Objective: "p99<=50ms", GeneratorBound: 25},
-		{Scenario: api.Stream, Protocol: api.REST, Objective: "p99<=50ms", Rate: 100, Lo: 100, Hi: 105, Complete: true},
-		{Scenario: api.Stream, Protocol: api.GRPC, Objective: "p99<=50ms", Rate: 300, Lo: 300, GeneratorBound: 320},
+		{Scenario: api.Small, Protocol: api.GRPC, Objective: "p99<=50ms", CapacitySearch: results.CapacitySearch{Rate: 7300, Lo: 7300, Hi: 7600, Complete: true}},
+		{Scenario: api.Small, Protocol: api.REST, Objective: "p99<=50ms", CapacitySearch: results.CapacitySearch{Rate: 9800, Lo: 9800, Hi: 10100, Complete: true}},
+		{Scenario: api.Small, Condition: one, Protocol: api.REST, Objective: "p99<=50ms", CapacitySearch: results.CapacitySearch{Rate: 5000, Lo: 5000, Hi: 5200, Complete: true}},
+		{Scenario: api.Small, Condition: one, Protocol: api.GRPC, Objective: "p99<=50ms", CapacitySearch: results.CapacitySearch{Rate: 3200, Lo: 3200, GeneratorBound: 3490,
+			Note: "generator-bound at 3490 calls/s"}},
+		{Scenario: api.Large, Protocol: api.REST, Objective: "p99<=50ms", CapacitySearch: results.CapacitySearch{Rate: 40, Lo: 40, Hi: 42, Note: "stopped by --max-time 2m0s: best bracket so far"}},
+		{Scenario: api.Large, Protocol: api.GRPC, Objective: "p99<=50ms", CapacitySearch: results.CapacitySearch{GeneratorBound: 25}},
+		{Scenario: api.Stream, Protocol: api.REST, Objective: "p99<=50ms", CapacitySearch: results.CapacitySearch{Rate: 100, Lo: 100, Hi: 105, Complete: true}},
+		{Scenario: api.Stream, Protocol: api.GRPC, Objective: "p99<=50ms", CapacitySearch: results.CapacitySearch{Rate: 300, Lo: 300, GeneratorBound: 320}},
 	}
 	vs := CapacityVerdicts(cs)
 	want := []string{
@@ -50,5 +51,64 @@ func TestCapacityVerdicts(t *testing.T) {
 	}
 	if n := vs[1].Notes; len(n) != 1 || n[0] != "gRPC: generator-bound at 3490 calls/s" {
 		t.Errorf("notes %q", n)
+	}
+}
+
+// A failed series (the target stalled) is said plainly in the line, gets
+// no ratio and no headline, and its failure is not repeated as a note.
+func TestCapacityVerdictFailed(t *testing.T) {
+	fail := "failed: the target stalled in 3 probes in a row at 400 calls/s (last: 12 calls timed out (--timeout 10s))"
+	vs := CapacityVerdicts([]results.Capacity{
+		{Scenario: api.Small, Protocol: api.REST, Objective: "p99<=50ms", CapacitySearch: results.CapacitySearch{Rate: 9800, Lo: 9800, Hi: 10100, Complete: true}},
+		{Scenario: api.Small, Protocol: api.GRPC, Objective: "p99<=50ms", CapacitySearch: results.CapacitySearch{Lo: 200, Failure: fail, Note: fail}},
+	})
+	want := "small, p99<=50ms: REST 9,800 calls/s [9,800, 10,100], gRPC " + fail
+	if len(vs) != 1 || vs[0].Summary != want {
+		t.Fatalf("verdicts %+v\nwant %q", vs, want)
+	}
+	if len(vs[0].Versus) != 0 || len(vs[0].Notes) != 0 {
+		t.Errorf("ratios %+v, notes %q", vs[0].Versus, vs[0].Notes)
+	}
+}
+
+// repeated is a series of searches that found rates, aggregated as
+// package capacity does: the median and the range.
+func repeated(p api.Protocol, cond results.Condition, rates ...float64) results.Capacity {
+	c := results.Capacity{Scenario: api.Small, Protocol: p, Condition: cond, Objective: "p99<=50ms"}
+	for _, r := range rates {
+		c.Searches = append(c.Searches, results.CapacitySearch{Rate: r, Lo: r, Hi: r * 1.04, Complete: true})
+	}
+	s := append([]float64(nil), rates...)
+	slices.Sort(s)
+	c.Rate, c.RateMin, c.RateMax, c.Complete = s[len(s)/2], s[0], s[len(s)-1], true
+	return c
+}
+
+// Repeated searches: each protocol's median and range, the medians
+// compared, and said when the ranges overlap; the ratio carries the
+// spread of the per-search ratios and is too few to test at 3.
+func TestCapacityVerdictsRepeated(t *testing.T) {
+	one := results.Condition{ServerCPUs: 1}
+	vs := CapacityVerdicts([]results.Capacity{
+		repeated(api.REST, results.Condition{}, 9800, 9500, 10100),
+		repeated(api.GRPC, results.Condition{}, 7300, 7600, 7100),
+		repeated(api.REST, one, 5000, 5200, 4700),
+		repeated(api.GRPC, one, 5100, 4900, 5400),
+	})
+	want := []string{
+		"small, p99<=50ms: REST 9,800 calls/s, median of 3 searches [9,500, 10,100], gRPC 7,300 calls/s, median of 3 searches [7,100, 7,600] → REST sustains 1.34x more than gRPC (medians)",
+		"small · server on 1 CPU, p99<=50ms: REST 5,000 calls/s, median of 3 searches [4,700, 5,200], gRPC 5,100 calls/s, median of 3 searches [4,900, 5,400] → gRPC sustains 1.02x more than REST (medians; the ranges overlap)",
+	}
+	if len(vs) != 2 {
+		t.Fatalf("%d verdicts", len(vs))
+	}
+	for i, v := range vs {
+		if v.Summary != want[i] {
+			t.Errorf("verdict %d:\n got %q\nwant %q", i, v.Summary, want[i])
+		}
+	}
+	r := vs[0].Versus[0].Ratios[0]
+	if r.N != 3 || r.Significance != results.TooFew || r.Lo == nil || r.Hi == nil || *r.Lo > r.Ratio || *r.Hi < r.Ratio {
+		t.Errorf("ratio %+v", r)
 	}
 }

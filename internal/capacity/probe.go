@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -37,6 +40,12 @@ type Plan struct {
 	Workers int
 	// OnProbe, when set, is called after every probe (progress).
 	OnProbe func(series results.CellKey, p Probe)
+	// Repeat is how many times the whole search runs (0, 1: once); the
+	// series then report the median found rate and the range.
+	Repeat int
+	// OnSearch, when set, is called as each of several searches starts
+	// (i of k, from 1).
+	OnSearch func(i, k int)
 }
 
 // Void thresholds: a failing probe is void when the load generator, not
@@ -82,34 +91,66 @@ func (p *Plan) Series() []results.CellKey {
 	return out
 }
 
-// Run searches every series and returns what it found, in series order,
-// with every probe.
+// Run searches every series Repeat times and returns what it found, in
+// series order, with every probe. Each repetition searches every series
+// again from the start, their probes interleaved step by step, so drift
+// of the machine hits the series alike; a series whose search failed (the
+// target stalled) is not searched again. MaxTime is shared out: each
+// repetition may use up to its share, plus what earlier ones left.
 func (p *Plan) Run(ctx context.Context) ([]results.Capacity, error) {
 	series := p.Series()
 	if len(series) == 0 {
 		return nil, ErrNoSeries
 	}
-	searchers := make([]*Searcher, len(series))
-	for i := range searchers {
-		searchers[i] = NewSearcher(p.Objective, p.Settings)
+	k := max(1, p.Repeat)
+	found := make([][]Result, len(series))
+	start := time.Now()
+	var err error
+	for rep := 0; rep < k && err == nil; rep++ {
+		var idx []int // the series searched in this repetition
+		for i := range series {
+			if n := len(found[i]); n == 0 || found[i][n-1].Failure == "" {
+				idx = append(idx, i)
+			}
+		}
+		if len(idx) == 0 {
+			break
+		}
+		if p.OnSearch != nil && k > 1 {
+			p.OnSearch(rep+1, k)
+		}
+		var deadline time.Time
+		stopped := fmt.Sprintf("stopped by --max-time %v: best bracket so far", p.MaxTime)
+		if p.MaxTime > 0 {
+			deadline = start.Add(p.MaxTime * time.Duration(rep+1) / time.Duration(k))
+			if k > 1 {
+				stopped = fmt.Sprintf("stopped by --max-time %v (%v per search of %d): best bracket so far", p.MaxTime, p.MaxTime/time.Duration(k), k)
+			}
+		}
+		searchers := make([]*Searcher, len(idx))
+		for j := range searchers {
+			searchers[j] = NewSearcher(p.Objective, p.Settings)
+		}
+		err = runUntil(ctx, searchers, deadline, stopped, p.Pause, func(ctx context.Context, j int, rate float64) (Outcome, error) {
+			d := p.Probe
+			_, phase := searchers[j].Next()
+			if (phase == Confirm || phase == Boundary) && p.ConfirmProbe > 0 {
+				d = p.ConfirmProbe
+			}
+			o, err := p.probe(ctx, series[idx[j]], rate, d)
+			if err == nil && p.OnProbe != nil {
+				v, why := p.Objective.Judge(o)
+				p.OnProbe(series[idx[j]], Probe{Phase: phase, Outcome: o, Verdict: v, Why: why})
+			}
+			return o, err
+		})
+		for j, s := range searchers {
+			found[idx[j]] = append(found[idx[j]], s.Result())
+		}
 	}
-	err := Run(ctx, searchers, p.MaxTime, p.Pause, func(ctx context.Context, i int, rate float64) (Outcome, error) {
-		d := p.Probe
-		if _, phase := searchers[i].Next(); (phase == Confirm || phase == Boundary) && p.ConfirmProbe > 0 {
-			d = p.ConfirmProbe
-		}
-		o, err := p.probe(ctx, series[i], rate, d)
-		if err == nil && p.OnProbe != nil {
-			s := searchers[i]
-			v, why := p.Objective.Judge(o)
-			_, phase := s.Next()
-			p.OnProbe(series[i], Probe{Phase: phase, Outcome: o, Verdict: v, Why: why})
-		}
-		return o, err
-	})
 	out := make([]results.Capacity, len(series))
-	for i, s := range searchers {
-		out[i] = p.capacity(series[i], s.Result())
+	for i := range series {
+		out[i] = p.Capacity(series[i], found[i], k)
 	}
 	return out, err
 }
@@ -145,6 +186,7 @@ func (p *Plan) probe(ctx context.Context, k results.CellKey, rate float64, d tim
 		Duration:  time.Duration(c.DurationS * float64(time.Second)),
 		StopEarly: c.StopReason,
 	}
+	o.Stalled, o.StallWhy = stalled(c, p.Base.Timeout)
 	// Only a failure can be the generator's: latency counts from each
 	// call's intended start, so a late start makes a pass harder, never
 	// easier, and a probe that passed anyway stands.
@@ -215,16 +257,145 @@ func void(c *results.Cell, workers int, obj Objective) (bool, string) {
 	return false, ""
 }
 
-// capacity turns a search result into the document's entry.
-func (p *Plan) capacity(k results.CellKey, r Result) results.Capacity {
+// stalled says why a probe's cell is no measurement of the server: the
+// target stalled (calls still running at the cell's hard end, abandoned,
+// or calls that timed out) or the load generator marked the cell suspect.
+// A server that stopped for a few seconds (SIGSTOP, a pause of its host)
+// gives such a cell, and its figures look like an overload: taken as a
+// failure, the stall would set the capacity. A timeout (10 s by default)
+// is far beyond any latency bound the search uses, so a call that reached
+// it says stall, not queueing; far beyond the capacity with many workers
+// (--concurrency fixed high), calls can take that long too, and the series
+// then fails with this reason rather than report a rate.
+func stalled(c *results.Cell, timeout time.Duration) (bool, string) {
+	var why []string
+	if n := c.ErrorClasses[results.ClassAbandoned]; n > 0 {
+		why = append(why, fmt.Sprintf("%s still running at the probe's hard end (abandoned)", calls(n)))
+	} else {
+		// The load generator before results.ClassAbandoned: abandoned
+		// calls are dropped, only a warning says so.
+		for _, w := range c.Warnings {
+			if strings.Contains(w, "abandoned (not counted)") {
+				why = append(why, w)
+			}
+		}
+	}
+	if n := c.ErrorClasses[call.ClassTimeout]; n > 0 {
+		s := calls(n) + " timed out"
+		if timeout > 0 {
+			s += " (--timeout " + timeout.String() + ")"
+		}
+		why = append(why, s)
+	}
+	if len(c.Suspect) > 0 {
+		why = append(why, "the cell is suspect: "+strings.Join(c.Suspect, "; "))
+	}
+	return len(why) > 0, strings.Join(why, "; ")
+}
+
+func calls(n int64) string {
+	if n == 1 {
+		return "1 call"
+	}
+	return fmt.Sprintf("%d calls", n)
+}
+
+// Failed is an error naming every series whose search failed (the target
+// stalled in every retry of a probe), on one line; nil when none did: a
+// command exits non-zero on it, after writing the document.
+func Failed(cs []results.Capacity) error {
+	var msgs []string
+	for i := range cs {
+		if c := &cs[i]; c.Failure != "" {
+			name := string(c.Scenario) + " " + c.Protocol.Title()
+			if f := c.Condition.Features(); f != "" {
+				name += " · " + f
+			}
+			msgs = append(msgs, name+": "+c.Failure)
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return errors.New("capacity " + strings.Join(msgs, "; "))
+}
+
+// Capacity turns a series' searches (k asked for, in the order they ran)
+// into the document's entry: with one, the search's result; with several,
+// each search and the median, range and spans over them
+// (results.Capacity).
+func (p *Plan) Capacity(key results.CellKey, rs []Result, k int) results.Capacity {
 	c := results.Capacity{
-		Scenario:       k.Scenario,
-		Protocol:       k.Protocol,
-		Condition:      k.Condition,
-		Objective:      p.Objective.String(),
-		Percentile:     p.Objective.Percentile,
-		BoundUS:        float64(p.Objective.Bound.Microseconds()),
-		MaxErrors:      p.Objective.MaxErrors,
+		Scenario:   key.Scenario,
+		Protocol:   key.Protocol,
+		Condition:  key.Condition,
+		Objective:  p.Objective.String(),
+		Percentile: p.Objective.Percentile,
+		BoundUS:    float64(p.Objective.Bound.Microseconds()),
+		MaxErrors:  p.Objective.MaxErrors,
+	}
+	c.Condition.Concurrency = p.Workers // 0: chosen per probe
+	if k <= 1 && len(rs) == 1 {
+		c.CapacitySearch = p.search(rs[0])
+		return c
+	}
+	c.Probes = []results.CapacityProbe{}
+	c.Complete = len(rs) == k
+	var rates []float64
+	var said []string
+	c.Hi = -1
+	for i, r := range rs {
+		s := p.search(r)
+		c.Searches = append(c.Searches, s)
+		tag := fmt.Sprintf("search %d of %d", i+1, k)
+		if s.Failure != "" && c.Failure == "" {
+			c.Failure = "failed in " + tag + ": " + strings.TrimPrefix(s.Failure, "failed: ")
+		}
+		if s.Note != "" && s.Failure == "" {
+			said = append(said, tag+": "+s.Note)
+		}
+		c.Complete = c.Complete && s.Complete
+		c.Held += s.Held
+		c.Boundary += s.Boundary
+		c.GeneratorBound = max(c.GeneratorBound, s.GeneratorBound)
+		rates = append(rates, s.Rate)
+		if i == 0 || s.Lo < c.Lo {
+			c.Lo = s.Lo
+		}
+		if s.Hi == 0 || c.Hi == 0 {
+			c.Hi = 0 // open: one search had no failure
+		} else {
+			c.Hi = max(c.Hi, s.Hi)
+		}
+	}
+	c.Hi = max(c.Hi, 0)
+	if c.Failure != "" {
+		c.GeneratorBound = 0
+	} else if len(rates) > 0 {
+		c.Rate = median(rates)
+		c.RateMin, c.RateMax = slices.Min(rates), slices.Max(rates)
+		if c.Rate > 0 {
+			c.Workers = p.workers(c.Rate)
+		}
+	}
+	c.Note = strings.Join(said, "; ")
+	return c
+}
+
+// median of values (not empty): the middle one, or the mean of the two
+// middle ones.
+func median(values []float64) float64 {
+	v := slices.Clone(values)
+	slices.Sort(v)
+	if n := len(v); n%2 == 0 {
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+	return v[len(v)/2]
+}
+
+// search is one search's result as the document keeps it.
+func (p *Plan) search(r Result) results.CapacitySearch {
+	c := results.CapacitySearch{
 		Rate:           r.Rate,
 		Lo:             r.Lo,
 		Hi:             r.Hi,
@@ -232,10 +403,10 @@ func (p *Plan) capacity(k results.CellKey, r Result) results.Capacity {
 		Boundary:       r.Boundary,
 		GeneratorBound: r.GeneratorBound,
 		Complete:       r.Complete,
+		Failure:        r.Failure,
 		Note:           r.Note,
 		Probes:         []results.CapacityProbe{},
 	}
-	c.Condition.Concurrency = p.Workers // 0: chosen per probe
 	if r.Rate > 0 {
 		c.Workers = p.workers(r.Rate)
 	}

@@ -69,3 +69,74 @@ func TestVoid(t *testing.T) {
 		t.Errorf("5 late calls voided: %q", why)
 	}
 }
+
+// A cell says the target stalled when calls were abandoned at its hard end
+// (counted in the abandoned class, or only warned about by an older load
+// generator), when calls timed out, or when it is suspect; never otherwise.
+func TestStalled(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*results.Cell)
+		want string
+	}{
+		{"clean", func(*results.Cell) {}, ""},
+		{"errors of another class", func(c *results.Cell) {
+			c.Errors, c.ErrorClasses = 3, map[string]int64{"http-503": 3}
+		}, ""},
+		{"abandoned", func(c *results.Cell) {
+			c.Errors, c.ErrorClasses = 8, map[string]int64{results.ClassAbandoned: 8}
+		}, "8 calls still running at the probe's hard end (abandoned)"},
+		{"abandoned warning", func(c *results.Cell) {
+			c.Warnings = []string{"1 call was still running 2s after the cell's end and abandoned (not counted)"}
+		}, "1 call was still running 2s after the cell's end and abandoned (not counted)"},
+		{"timeout", func(c *results.Cell) {
+			c.Errors, c.ErrorClasses = 1, map[string]int64{"timeout": 1}
+		}, "1 call timed out (--timeout 10s)"},
+		{"suspect", func(c *results.Cell) {
+			c.Suspect = []string{"Little's law: 8 workers at 43 ms make 185 calls/s, not 26.7"}
+		}, "the cell is suspect: Little's law: 8 workers at 43 ms make 185 calls/s, not 26.7"},
+	} {
+		c := cell(2000)
+		tc.edit(c)
+		got, why := stalled(c, 10*time.Second)
+		if got != (tc.want != "") || why != tc.want {
+			t.Errorf("%s: stalled %v %q, want %q", tc.name, got, why, tc.want)
+		}
+	}
+}
+
+// Several searches of a series: the median found rate, the range, the
+// brackets spanned, each search kept; a failed search fails the series.
+func TestPlanCapacityRepeated(t *testing.T) {
+	p := &Plan{Objective: Objective{Percentile: 99, Bound: 50 * time.Millisecond}}
+	key := results.CellKey{Scenario: "small", Protocol: "rest"}
+	rs := []Result{
+		{Rate: 950, Lo: 950, Hi: 990, Held: 3, Boundary: 3, Complete: true},
+		{Rate: 900, Lo: 900, Hi: 940, Held: 3, Boundary: 3, Complete: true},
+		{Rate: 1010, Lo: 1010, Hi: 1050, Held: 2, Boundary: 3, Complete: true, Note: "held in 2 of 3 boundary probes"},
+	}
+	c := p.Capacity(key, rs, 3)
+	if c.Rate != 950 || c.RateMin != 900 || c.RateMax != 1010 || c.Lo != 900 || c.Hi != 1050 || c.Held != 8 || c.Boundary != 9 || !c.Complete {
+		t.Errorf("series %+v", c.CapacitySearch)
+	}
+	if len(c.Searches) != 3 || c.Searches[1].Rate != 900 || c.Workers != AutoWorkers(950, p.Objective.Bound) || c.Repeated() != 3 {
+		t.Errorf("%d searches, workers %d", len(c.Searches), c.Workers)
+	}
+	if c.Note != "search 3 of 3: held in 2 of 3 boundary probes" {
+		t.Errorf("note %q", c.Note)
+	}
+	// Even: the mean of the middle two.
+	if c := p.Capacity(key, rs[:2], 2); c.Rate != 925 {
+		t.Errorf("median of two %v", c.Rate)
+	}
+	// Failed in search 2 (not searched again): no rate.
+	failed := []Result{rs[0], {Lo: 400, Failure: "failed: the target stalled in 3 probes in a row at 800 calls/s (last: x)"}}
+	c = p.Capacity(key, failed, 3)
+	if c.Rate != 0 || c.Complete || c.Failure != "failed in search 2 of 3: the target stalled in 3 probes in a row at 800 calls/s (last: x)" || len(c.Searches) != 2 {
+		t.Errorf("failed series %+v", c.CapacitySearch)
+	}
+	// One search: the search's own result, no searches array.
+	if c := p.Capacity(key, rs[:1], 1); c.Rate != 950 || c.Hi != 990 || c.Searches != nil || c.RateMin != 0 {
+		t.Errorf("one search %+v", c)
+	}
+}

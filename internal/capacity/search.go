@@ -53,6 +53,11 @@ type Outcome struct {
 	VoidWhy   string // e.g. "31% of calls late with a worker free: the load generator woke late"
 	Duration  time.Duration
 	StopEarly string // the probe's cell stopped early (target down)
+	// Stalled: the probe is no measurement of the server at this rate, as
+	// the target stalled (or the cell is suspect); StallWhy says how, e.g.
+	// "3 calls still running 2s after the probe's end".
+	Stalled  bool
+	StallWhy string
 }
 
 // ErrorRate is the failed fraction of attempts.
@@ -74,6 +79,11 @@ const (
 
 // Judge says whether an outcome meets the objective, and why not.
 func (obj Objective) Judge(o Outcome) (Verdict, string) {
+	if o.Stalled {
+		// Before anything else: a stalled probe that passes anyway (its
+		// abandoned calls not counted) is no more a measurement.
+		return Void, StallPrefix + o.StallWhy
+	}
 	if o.Void {
 		return Void, o.VoidWhy
 	}
@@ -95,6 +105,9 @@ func (obj Objective) Judge(o Outcome) (Verdict, string) {
 	}
 	return Pass, ""
 }
+
+// StallPrefix starts the why of a probe voided by a stalled target.
+const StallPrefix = "the target stalled: "
 
 // Phase is the part of the search a probe belongs to.
 type Phase string
@@ -128,6 +141,10 @@ type Settings struct {
 	// machine one stall of the generator voids a probe without the rate
 	// being out of its reach. A negative value: no retry.
 	VoidRetries int
+	// StallRetries is how many times a probe during which the target
+	// stalled is repeated at the same rate (default 2); stalled once more,
+	// the series fails. A negative value: no retry.
+	StallRetries int
 }
 
 func (s Settings) withDefaults() Settings {
@@ -151,6 +168,11 @@ func (s Settings) withDefaults() Settings {
 	} else if s.VoidRetries < 0 {
 		s.VoidRetries = 0
 	}
+	if s.StallRetries == 0 {
+		s.StallRetries = 2
+	} else if s.StallRetries < 0 {
+		s.StallRetries = 0
+	}
 	return s
 }
 
@@ -171,9 +193,11 @@ type Searcher struct {
 	genBound  float64
 	boundLeft int
 	voids     int // consecutive void probes at the current rate
+	stalls    int // consecutive probes during which the target stalled
 	Probes    []Probe
 	done      bool
 	stopped   string // why the search ended before its end ("" when it ran out)
+	failure   string // why the search failed (the target stalled every time)
 }
 
 // NewSearcher starts a search.
@@ -193,6 +217,17 @@ func (s *Searcher) Next() (rate float64, phase Phase) { return s.next, s.phase }
 func (s *Searcher) Record(o Outcome) {
 	v, why := s.obj.Judge(o)
 	s.Probes = append(s.Probes, Probe{Phase: s.phase, Outcome: o, Verdict: v, Why: why})
+	if o.Stalled {
+		// Neither the server's failure nor the generator's limit: probe
+		// the same rate again (same phase), a bounded number of times.
+		if s.stalls++; s.stalls <= s.set.StallRetries {
+			return
+		}
+		s.failure = fmt.Sprintf("failed: the target stalled in %d probes in a row at %s calls/s (last: %s)", s.stalls, fmtRate(o.Offered), o.StallWhy)
+		s.finish(s.failure)
+		return
+	}
+	s.stalls = 0
 	if v == Void {
 		// Probe the same rate again (same phase): one stall of a shared
 		// machine is not the generator's limit.
@@ -371,6 +406,9 @@ type Result struct {
 	// Complete is false when the search was stopped (time bound, generator
 	// bound) before it confirmed a rate within the precision.
 	Complete bool
+	// Failure says why the search failed (the target stalled in every
+	// retry of a probe); Rate is then 0: no rate is claimed.
+	Failure string
 	// Note says how the search ended, for people.
 	Note   string
 	Probes []Probe
@@ -396,6 +434,10 @@ func (s *Searcher) Result() Result {
 	}
 	r.Complete = s.done && s.stopped == ""
 	switch {
+	case s.failure != "":
+		r.Failure, r.Note = s.failure, s.failure
+		r.Rate, r.GeneratorBound = 0, 0
+		r.Held, r.Boundary = 0, 0
 	case r.GeneratorBound > 0 && s.lo == 0:
 		r.Note = fmt.Sprintf("generator-bound at %s calls/s: the load generator could not deliver it, and no lower rate passed", fmtRate(s.genBound))
 	case r.GeneratorBound > 0:
@@ -422,15 +464,24 @@ type Prober func(ctx context.Context, series int, rate float64) (Outcome, error)
 // unfinished search is stopped and reports its best bracket). A Prober
 // error ends the run with the results so far.
 func Run(ctx context.Context, searchers []*Searcher, maxTime time.Duration, pause time.Duration, probe Prober) error {
-	deadline := time.Now().Add(maxTime)
+	var deadline time.Time
+	if maxTime > 0 {
+		deadline = time.Now().Add(maxTime)
+	}
+	return runUntil(ctx, searchers, deadline, fmt.Sprintf("stopped by --max-time %v: best bracket so far", maxTime), pause, probe)
+}
+
+// runUntil is Run with a deadline (zero: none); stopped by it, every
+// unfinished search says stopped.
+func runUntil(ctx context.Context, searchers []*Searcher, deadline time.Time, stopped string, pause time.Duration, probe Prober) error {
 	for {
 		active := 0
 		for i, s := range searchers {
 			if s.Done() {
 				continue
 			}
-			if maxTime > 0 && time.Now().After(deadline) {
-				s.Stop(fmt.Sprintf("stopped by --max-time %v: best bracket so far", maxTime))
+			if !deadline.IsZero() && time.Now().After(deadline) {
+				s.Stop(stopped)
 				continue
 			}
 			active++

@@ -333,3 +333,78 @@ func TestSearchVoidConfirmation(t *testing.T) {
 		t.Fatalf("found %v, generator-bound at %v, %d of %d boundary probes held (%s)", r.Rate, r.GeneratorBound, r.Held, r.Boundary, r.Note)
 	}
 }
+
+// A probe during which the target stalled is void whatever its figures
+// (here it would pass), repeated at the same rate in the same phase, and
+// the search goes on as if the stall had not been: the stalled probe never
+// sets the capacity.
+func TestSearchStallRetried(t *testing.T) {
+	s := NewSearcher(p99at50ms, Settings{Start: 100})
+	m := model(950, 0)
+	stalled := 0
+	r := drive(t, s, func(rate float64) Outcome {
+		o := m(rate)
+		if rate == 400 && stalled < 2 {
+			stalled++
+			o.Latency = 5e6 // the stall's calls: an overload's figures
+			o.Stalled, o.StallWhy = true, "3 calls still running at the probe's hard end (abandoned)"
+		}
+		return o
+	})
+	if !r.Complete || r.Failure != "" || r.Rate > 950 || r.Rate < 950/1.05 {
+		t.Fatalf("result %+v", r)
+	}
+	for i, want := range []Verdict{Void, Void, Pass} {
+		p := r.Probes[2+i]
+		if p.Verdict != want || p.Outcome.Offered != 400 || p.Phase != Grow {
+			t.Errorf("probe %d: %s %s at %v (%s), want %s at 400", 3+i, p.Phase, p.Verdict, p.Outcome.Offered, p.Why, want)
+		}
+	}
+	if why := r.Probes[2].Why; why != "the target stalled: 3 calls still running at the probe's hard end (abandoned)" {
+		t.Errorf("why %q", why)
+	}
+	// A stall is not the generator's: no void retries used up, no bound.
+	if r.GeneratorBound != 0 {
+		t.Errorf("generator-bound at %v after a stall", r.GeneratorBound)
+	}
+}
+
+// A target that stalls in every retry of a probe fails the series: no
+// rate claimed, the failure said plainly.
+func TestSearchStallFails(t *testing.T) {
+	s := NewSearcher(p99at50ms, Settings{Start: 100})
+	m := model(950, 0)
+	r := drive(t, s, func(rate float64) Outcome {
+		o := m(rate)
+		if rate >= 400 {
+			o.Stalled, o.StallWhy = true, "12 calls timed out (--timeout 10s)"
+		}
+		return o
+	})
+	if r.Rate != 0 || r.Complete || r.GeneratorBound != 0 || len(r.Probes) != 5 {
+		t.Fatalf("result %+v", r)
+	}
+	want := "failed: the target stalled in 3 probes in a row at 400 calls/s (last: 12 calls timed out (--timeout 10s))"
+	if r.Failure != want || r.Note != want {
+		t.Errorf("failure %q, note %q, want %q", r.Failure, r.Note, want)
+	}
+	// No retry when told so.
+	s = NewSearcher(p99at50ms, Settings{Start: 100, StallRetries: -1})
+	if r := drive(t, s, func(rate float64) Outcome { o := m(rate); o.Stalled = true; return o }); len(r.Probes) != 1 || r.Failure == "" {
+		t.Errorf("without retries: %d probes, %+v", len(r.Probes), r)
+	}
+	// Stalls at different moments, each followed by a valid probe, are
+	// each retried: the count is of stalls in a row.
+	s = NewSearcher(p99at50ms, Settings{Start: 100})
+	n := 0
+	r = drive(t, s, func(rate float64) Outcome {
+		o := m(rate)
+		if n++; n%3 == 1 {
+			o.Stalled = true
+		}
+		return o
+	})
+	if r.Failure != "" || !r.Complete {
+		t.Errorf("one stall in three probes: %+v", r)
+	}
+}

@@ -13,8 +13,9 @@ import (
 
 // This file renders a capacity document (r.Capacity, written by
 // `meteorbench capacity`): after the summary, one section per scenario and
-// condition with a table of the series (protocol, found rate, bracket,
-// boundary probes held, how the search ended), then each series' probes.
+// condition with a table of the series (protocol, found rate, searches and
+// their range, bracket, boundary probes held, how the search ended), then
+// each series' probes, per search when the search was repeated.
 
 // A capSection is one scenario and condition of a capacity document: its
 // series, one per protocol, in the document's order.
@@ -61,24 +62,45 @@ func capSections(r *results.Result) []*capSection {
 }
 
 // capSeriesHeader are the columns of a section's series table.
-var capSeriesHeader = []string{"protocol", "found", "bracket [lo, hi]", "boundary held", "workers", "search"}
+var capSeriesHeader = []string{"protocol", "found", "searches [min, max]", "bracket [lo, hi]", "boundary held", "workers", "search"}
 
-// capSeriesRow is one series' row: "9,800 calls/s", "[9,500, 10,100]",
-// "3 of 3", "complete".
+// capSeriesRow is one series' row: "9,800 calls/s", "1", "[9,500,
+// 10,100]", "3 of 3", "complete"; repeated, "9,800 calls/s (median)", "3
+// [9,500, 10,300]".
 func capSeriesRow(c *results.Capacity) []string {
-	return []string{string(c.Protocol), capFound(c), capBracket(c), capHeld(c), capWorkers(c), capEnd(c)}
+	return []string{string(c.Protocol), capFound(c), capSearches(c), capBracket(c), capHeld(c), capWorkers(c), capEnd(c)}
+}
+
+// capSearches is the number of searches and, when several found rates,
+// their range: "1", "3 [9,500, 10,300]".
+func capSearches(c *results.Capacity) string {
+	n := strconv.Itoa(c.Repeated())
+	if len(c.Searches) > 1 && c.RateMax > 0 {
+		n += " [" + fmtRate(c.RateMin) + ", " + fmtRate(c.RateMax) + "]"
+	}
+	return n
 }
 
 // capFound is the found rate: "9,800 calls/s"; a generator-bound series
 // only gives a lower bound ("≥ 3,200 calls/s").
 func capFound(c *results.Capacity) string {
 	switch {
+	case c.Failure != "":
+		return "failed"
 	case c.Rate == 0:
 		return "none"
 	case c.GeneratorBound > 0:
-		return "≥ " + fmtRate(c.Rate) + " calls/s"
+		return "≥ " + fmtRate(c.Rate) + " calls/s" + capMedian(c)
 	}
-	return fmtRate(c.Rate) + " calls/s"
+	return fmtRate(c.Rate) + " calls/s" + capMedian(c)
+}
+
+// capMedian marks a found rate that is the median of several searches.
+func capMedian(c *results.Capacity) string {
+	if len(c.Searches) > 1 {
+		return " (median)"
+	}
+	return ""
 }
 
 // capBracket is "[lo, hi]", hi "–" when no rate failed.
@@ -112,6 +134,8 @@ func capWorkers(c *results.Capacity) string {
 // capEnd says how the search ended: "complete", or why it stopped.
 func capEnd(c *results.Capacity) string {
 	switch {
+	case c.Failure != "":
+		return c.Failure
 	case c.GeneratorBound > 0:
 		return "generator-bound at " + fmtRate(c.GeneratorBound) + " calls/s"
 	case c.Complete && c.Note != "":
@@ -132,10 +156,36 @@ func capProbeHeader(c *results.Capacity) []string {
 	return []string{"#", "phase", "offered", "achieved", "p50", capPct(c), "errors", "verdict", "why"}
 }
 
-// capProbeRows are a series' probes, in the order they ran.
-func capProbeRows(c *results.Capacity) [][]string {
+// capRun is one search of a series as its probe table shows it: the
+// search's probes and, when the search was repeated, which search.
+type capRun struct {
+	Title  string // "rest probes", "rest probes, search 2 of 3: 9,800 calls/s"
+	Probes []results.CapacityProbe
+}
+
+// capRuns are a series' searches, one with the series' own probes when
+// not repeated.
+func capRuns(c *results.Capacity) []capRun {
+	name := string(c.Protocol) + " probes"
+	if len(c.Searches) == 0 {
+		return []capRun{{Title: name, Probes: c.Probes}}
+	}
+	var out []capRun
+	for i := range c.Searches {
+		s := &c.Searches[i]
+		sc := results.Capacity{Protocol: c.Protocol, CapacitySearch: *s}
+		out = append(out, capRun{
+			Title:  fmt.Sprintf("%s, search %d of %d: %s, %s", name, i+1, len(c.Searches), capFound(&sc), capEnd(&sc)),
+			Probes: s.Probes,
+		})
+	}
+	return out
+}
+
+// capProbeRows are a search's probes, in the order they ran.
+func capProbeRows(c *results.Capacity, probes []results.CapacityProbe) [][]string {
 	var out [][]string
-	for i, p := range c.Probes {
+	for i, p := range probes {
 		out = append(out, []string{
 			strconv.Itoa(i + 1), p.Phase, fmtRate(p.Offered), fmtRate(p.Achieved),
 			fmtLatency(p.LatencyUS.P50), fmtLatency(p.LatencyUS.At(c.Percentile)),
@@ -171,17 +221,19 @@ func tableCapacity(ew *errWriter, r *results.Result) {
 		}
 		tw.Flush()
 		for _, c := range s.Series {
-			ew.printf("\n-- %s probes (%s, errors ≤ %s, achieved ≥ 99%% of offered) --\n", c.Protocol, c.Objective, fmtFraction(c.MaxErrors))
-			if len(c.Probes) == 0 {
-				ew.printf("no probe ran\n")
-				continue
+			for _, run := range capRuns(c) {
+				ew.printf("\n-- %s (%s, errors ≤ %s, achieved ≥ 99%% of offered) --\n", run.Title, c.Objective, fmtFraction(c.MaxErrors))
+				if len(run.Probes) == 0 {
+					ew.printf("no probe ran\n")
+					continue
+				}
+				tw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', 0)
+				fmt.Fprintln(tw, strings.Join(capProbeHeader(c), "\t"))
+				for _, row := range capProbeRows(c, run.Probes) {
+					fmt.Fprintln(tw, strings.TrimRight(strings.Join(row, "\t"), "\t"))
+				}
+				tw.Flush()
 			}
-			tw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', 0)
-			fmt.Fprintln(tw, strings.Join(capProbeHeader(c), "\t"))
-			for _, row := range capProbeRows(c) {
-				fmt.Fprintln(tw, strings.TrimRight(strings.Join(row, "\t"), "\t"))
-			}
-			tw.Flush()
 		}
 	}
 }
@@ -212,15 +264,17 @@ func markdownCapacity(ew *errWriter, r *results.Result) {
 		for _, c := range s.Series {
 			rows = append(rows, capSeriesRow(c))
 		}
-		table(capSeriesHeader, rows, func(i int) bool { return i == 1 || i == 2 })
+		table(capSeriesHeader, rows, func(i int) bool { return i == 1 || i == 3 })
 		for _, c := range s.Series {
-			ew.printf("\n### %s probes\n\n", mdEscape(string(c.Protocol)))
-			ew.printf("<sub>%s, errors ≤ %s, achieved ≥ 99%% of offered</sub>\n\n", mdEscape(c.Objective), mdEscape(fmtFraction(c.MaxErrors)))
-			if len(c.Probes) == 0 {
-				ew.printf("No probe ran.\n")
-				continue
+			for _, run := range capRuns(c) {
+				ew.printf("\n### %s\n\n", mdEscape(run.Title))
+				ew.printf("<sub>%s, errors ≤ %s, achieved ≥ 99%% of offered</sub>\n\n", mdEscape(c.Objective), mdEscape(fmtFraction(c.MaxErrors)))
+				if len(run.Probes) == 0 {
+					ew.printf("No probe ran.\n")
+					continue
+				}
+				table(capProbeHeader(c), capProbeRows(c, run.Probes), func(i int) bool { return i == 0 || (i >= 2 && i <= 6) })
 			}
-			table(capProbeHeader(c), capProbeRows(c), func(i int) bool { return i == 0 || (i >= 2 && i <= 6) })
 		}
 	}
 }
@@ -239,10 +293,10 @@ type htmlCapSection struct {
 }
 
 type htmlCapSeries struct {
-	Protocol string
-	Note     string
-	Header   []string
-	Rows     [][]string
+	Title  string // "rest probes", "rest probes, search 2 of 3: ..."
+	Note   string
+	Header []string
+	Rows   [][]string
 }
 
 func htmlCapacity(r *results.Result) []htmlCapSection {
@@ -251,12 +305,14 @@ func htmlCapacity(r *results.Result) []htmlCapSection {
 		h := htmlCapSection{Title: s.title(), Header: capSeriesHeader}
 		for _, c := range s.Series {
 			h.Rows = append(h.Rows, capSeriesRow(c))
-			h.Series = append(h.Series, htmlCapSeries{
-				Protocol: string(c.Protocol),
-				Note:     fmt.Sprintf("%s, errors ≤ %s, achieved ≥ 99%% of offered", c.Objective, fmtFraction(c.MaxErrors)),
-				Header:   capProbeHeader(c),
-				Rows:     capProbeRows(c),
-			})
+			for _, run := range capRuns(c) {
+				h.Series = append(h.Series, htmlCapSeries{
+					Title:  run.Title,
+					Note:   fmt.Sprintf("%s, errors ≤ %s, achieved ≥ 99%% of offered", c.Objective, fmtFraction(c.MaxErrors)),
+					Header: capProbeHeader(c),
+					Rows:   capProbeRows(c, run.Probes),
+				})
+			}
 		}
 		out = append(out, h)
 	}
@@ -270,11 +326,16 @@ func htmlCapacity(r *results.Result) []htmlCapSection {
 // latency_objective_us is the objective's percentile (percentile says
 // which). workers is the open-loop workers of the probes at the found rate
 // (a check with run --concurrency); generator_bound is empty unless a void
-// probe ended the search; hi is empty when no rate failed.
+// probe ended the search; hi is empty when no rate failed; failure is set
+// when the search failed (the target stalled). searches is how many
+// searches the series ran: with several, rate is their median, rate_min
+// and rate_max their range, and search and search_rate say which search a
+// probe belongs to and what that search found.
 var CapacityCSVHeader = []string{
 	"scenario", "protocol", "concurrency", "server_cpus", "link", "records", "compress", "tls",
 	"objective", "percentile", "bound_us", "max_errors",
 	"rate", "lo", "hi", "held", "boundary", "workers", "generator_bound", "complete", "note",
+	"searches", "rate_min", "rate_max", "failure", "search", "search_rate",
 	"probe", "phase", "offered", "achieved", "latency_p50_us", "latency_objective_us",
 	"calls", "errors", "verdict", "why", "duration_s",
 }
@@ -297,16 +358,25 @@ func capacityCSVRows(r *results.Result) [][]string {
 			c.Objective, f(c.Percentile), f(c.BoundUS), f(c.MaxErrors),
 			f(c.Rate), f(c.Lo), opt(c.Hi), strconv.Itoa(c.Held), strconv.Itoa(c.Boundary), strconv.Itoa(c.Workers), opt(c.GeneratorBound),
 			strconv.FormatBool(c.Complete), c.Note,
+			strconv.Itoa(c.Repeated()), opt(c.RateMin), opt(c.RateMax), c.Failure,
 		}
-		if len(c.Probes) == 0 {
+		searches := c.Searches
+		if len(searches) == 0 {
+			searches = []results.CapacitySearch{c.CapacitySearch}
+		}
+		rows := 0
+		for si, s := range searches {
+			for j, p := range s.Probes {
+				row := append(append([]string(nil), series...),
+					strconv.Itoa(si+1), f(s.Rate),
+					strconv.Itoa(j+1), p.Phase, f(p.Offered), f(p.Achieved), f(p.LatencyUS.P50), f(p.LatencyUS.At(c.Percentile)),
+					strconv.FormatInt(p.Calls, 10), strconv.FormatInt(p.Errors, 10), p.Verdict, p.Why, f(p.DurationS))
+				out = append(out, row)
+				rows++
+			}
+		}
+		if rows == 0 {
 			out = append(out, append(series, make([]string, len(CapacityCSVHeader)-len(series))...))
-			continue
-		}
-		for j, p := range c.Probes {
-			row := append(append([]string(nil), series...),
-				strconv.Itoa(j+1), p.Phase, f(p.Offered), f(p.Achieved), f(p.LatencyUS.P50), f(p.LatencyUS.At(c.Percentile)),
-				strconv.FormatInt(p.Calls, 10), strconv.FormatInt(p.Errors, 10), p.Verdict, p.Why, f(p.DurationS))
-			out = append(out, row)
 		}
 	}
 	return out

@@ -13,11 +13,67 @@ import (
 // The capacity document's table, csv and markdown, golden (the run
 // fixtures' TestGoldenText does not take it: its tests expect cells).
 func TestCapacityGolden(t *testing.T) {
-	r := loadFixture(t, "capacity")
-	for _, format := range []string{"table", "csv", "markdown"} {
-		t.Run(format, func(t *testing.T) {
-			golden(t, "capacity"+Extension(format), render(t, format, r))
-		})
+	for _, name := range []string{"capacity", "capacity-repeat"} {
+		r := loadFixture(t, name)
+		for _, format := range []string{"table", "csv", "markdown"} {
+			t.Run(name+"/"+format, func(t *testing.T) {
+				golden(t, name+Extension(format), render(t, format, r))
+			})
+		}
+	}
+}
+
+// A repeated search (--repeat 3): each series' median with the range of
+// its searches and their count, every search's probes under its own
+// heading, the verdict comparing medians and saying when the ranges
+// overlap; the csv says which search each probe belongs to.
+func TestCapacityRepeatFormats(t *testing.T) {
+	r := loadFixture(t, "capacity-repeat")
+	for _, c := range r.Capacity {
+		if len(c.Searches) != 3 || c.RateMin > c.Rate || c.RateMax < c.Rate || c.RateMin == c.RateMax || len(c.Probes) != 0 {
+			t.Fatalf("%s: %d searches, %v [%v, %v], %d top probes", c.Protocol, len(c.Searches), c.Rate, c.RateMin, c.RateMax, len(c.Probes))
+		}
+	}
+	if s := r.Verdicts[0].Summary; !strings.Contains(s, "median of 3 searches [") || !strings.HasSuffix(s, "(medians)") {
+		t.Errorf("verdict %q", s)
+	}
+	if s := r.Verdicts[1].Summary; !strings.HasSuffix(s, "(medians; the ranges overlap)") {
+		t.Errorf("verdict %q", s)
+	}
+	for _, format := range []string{"table", "markdown", "html"} {
+		out := string(render(t, format, r))
+		for _, want := range []string{"searches [min, max]", "calls/s (median)", "3 [", "rest probes, search 2 of 3: ", "grpc probes, search 3 of 3: ", "the target stalled: 4 calls still running"} {
+			if !strings.Contains(out, want) && !strings.Contains(out, mdEscape(want)) {
+				t.Errorf("%s: lacks %q", format, want)
+			}
+		}
+		if strings.Contains(out, "--repeat 5") {
+			t.Errorf("%s: names --repeat 5, which capacity refuses", format)
+		}
+	}
+	recs, err := csv.NewReader(bytes.NewReader(render(t, "csv", r))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range CapacityCSVHeader {
+		col[h] = i
+	}
+	n := 0
+	for _, c := range r.Capacity {
+		for _, s := range c.Searches {
+			n += len(s.Probes)
+		}
+	}
+	if len(recs)-1 != n {
+		t.Errorf("csv: %d rows, %d probes", len(recs)-1, n)
+	}
+	if row := recs[len(recs)-1]; row[col["searches"]] != "3" || row[col["search"]] != "3" || row[col["rate_min"]] == "" || row[col["search_rate"]] == "" {
+		t.Errorf("last csv row %v", row)
+	}
+	// The chart draws every search's probes.
+	if d := parseSVG(t, render(t, "svg", r)); !d.hasText("rest found 9,452/s") && !d.hasText("rest p99") {
+		t.Error("svg: no rest curve")
 	}
 }
 

@@ -177,12 +177,17 @@ func capChartTitle(s *capSection, all []*capSection) string {
 	return t
 }
 
-// capCurve is one latency of a series' non-void probes against the offered
-// rate, in ms, in increasing rate, the median of the probes at one rate.
+// capCurve is one latency of a series' non-void probes (of every search,
+// when repeated) against the offered rate, in ms, in increasing rate, the
+// median of the probes at one rate.
 func capCurve(c *results.Capacity, lat func(results.Latency) float64) []chart.XY {
 	at := map[float64][]float64{}
 	var rates []float64
-	for _, p := range c.Probes {
+	probes := c.Probes
+	for _, s := range c.Searches {
+		probes = append(slices.Clip(probes), s.Probes...)
+	}
+	for _, p := range probes {
 		v := lat(p.LatencyUS)
 		if p.Verdict == "void" || p.Offered <= 0 || v <= 0 {
 			continue

@@ -120,6 +120,9 @@ func loadLine(s *results.Settings) string {
 
 // repeatLine says how repeated figures read.
 func repeatLine(r *results.Result) string {
+	if len(r.Cells) == 0 && len(r.Capacity) > 0 {
+		return fmt.Sprintf("%d whole searches, the series interleaved in each; found rates are median [min, max]", r.Settings.Repeat)
+	}
 	conf := 0.0
 	for i := range r.Cells {
 		for _, iv := range r.Cells[i].CI {

@@ -514,24 +514,62 @@ func fixtureCapacity() *results.Result {
 			s.Record(sr.m.probe(rate, 7*si+i))
 		}
 		res := s.Result()
-		c := results.Capacity{
-			Scenario: api.Small, Protocol: sr.proto, Condition: sr.cond,
-			Objective: obj.String(), Percentile: 99, BoundUS: 50000, MaxErrors: obj.MaxErrors,
-			Rate: res.Rate, Lo: res.Lo, Hi: res.Hi, Held: res.Held, Boundary: res.Boundary,
-			GeneratorBound: res.GeneratorBound, Complete: res.Complete, Note: res.Note,
-			Probes: []results.CapacityProbe{},
+		plan := &capacity.Plan{Objective: obj}
+		c := plan.Capacity(results.CellKey{Scenario: api.Small, Protocol: sr.proto, Condition: sr.cond}, []capacity.Result{res}, 1)
+		total += 2.8 * float64(len(c.Probes))
+		r.Capacity = append(r.Capacity, c)
+	}
+	r.Finished = r.Started.Add(time.Duration(math.Round(total)) * time.Second)
+	analysis.Apply(r)
+	return r
+}
+
+// fixtureCapacityRepeat: a capacity document of three searches per
+// series (--repeat 3), searched by the real search and aggregated by the
+// real plan: small unpinned, where the ranges do not overlap, and on one
+// server CPU, where they do; one gRPC probe there met a stalled target
+// and was repeated.
+func fixtureCapacityRepeat() *results.Result {
+	protos := []api.Protocol{api.REST, api.GRPC}
+	set := closedSettings(protos, []api.Scenario{api.Small}, []int{1}, 1)
+	set.Mode, set.Concurrency, set.DurationS, set.WarmupS = results.ModeOpen, nil, 2, 0.5
+	set.Repeat = 3
+	env := fixtureEnv("--slo", "p99=50ms", "--server-cpus", "0,1", "--repeat", "3")
+	env.Flags[1] = "capacity"
+	r := newResult(env, set)
+	r.Cells = []results.Cell{}
+	obj := capacity.Objective{Percentile: 99, Bound: 50 * time.Millisecond, MaxErrors: 0.001}
+	plan := &capacity.Plan{Objective: obj}
+	all := []struct {
+		cond  results.Condition
+		proto api.Protocol
+		caps  []float64 // per search
+		s     float64
+	}{
+		{results.Condition{}, api.REST, []float64{10000, 9500, 10400}, 200},
+		{results.Condition{}, api.GRPC, []float64{7450, 7700, 7200}, 260},
+		{results.Condition{ServerCPUs: 1}, api.REST, []float64{5200, 4900, 5400}, 380},
+		{results.Condition{ServerCPUs: 1}, api.GRPC, []float64{5000, 5300, 4800}, 500},
+	}
+	total := 0.0
+	for si, sr := range all {
+		var rs []capacity.Result
+		for k, c := range sr.caps {
+			m := capModel{c: c, s: sr.s}
+			s := capacity.NewSearcher(obj, capacity.Settings{Start: 100, Precision: 0.05})
+			for i := 0; !s.Done(); i++ {
+				rate, _ := s.Next()
+				o := m.probe(rate, 11*si+5*k+i)
+				if si == 3 && k == 1 && i == 3 {
+					o.Stalled, o.StallWhy = true, "4 calls still running at the probe's hard end (abandoned)"
+				}
+				s.Record(o)
+			}
+			rs = append(rs, s.Result())
 		}
-		if res.Rate > 0 {
-			c.Workers = capacity.AutoWorkers(res.Rate, obj.Bound)
-		}
-		for _, p := range res.Probes {
-			c.Probes = append(c.Probes, results.CapacityProbe{
-				Phase: string(p.Phase), Offered: p.Outcome.Offered, Achieved: p.Outcome.Achieved,
-				LatencyUS: results.Latency{P50: p.Outcome.P50, P99: p.Outcome.Latency},
-				Calls:     p.Outcome.Calls, Errors: p.Outcome.Errors, Verdict: string(p.Verdict), Why: p.Why,
-				DurationS: p.Outcome.Duration.Seconds(),
-			})
-			total += 2.8
+		c := plan.Capacity(results.CellKey{Scenario: api.Small, Protocol: sr.proto, Condition: sr.cond}, rs, len(sr.caps))
+		for _, s := range c.Searches {
+			total += 2.8 * float64(len(s.Probes))
 		}
 		r.Capacity = append(r.Capacity, c)
 	}
@@ -541,14 +579,15 @@ func fixtureCapacity() *results.Result {
 }
 
 var fixtures = map[string]func() *results.Result{
-	"capacity":    fixtureCapacity,
-	"basic":       fixtureBasic,
-	"repeats":     fixtureRepeats,
-	"interrupted": fixtureInterrupted,
-	"openloop":    fixtureOpenLoop,
-	"records":     fixtureRecords,
-	"compare-old": func() *results.Result { return fixtureCompare(false) },
-	"compare-new": func() *results.Result { return fixtureCompare(true) },
+	"capacity":        fixtureCapacity,
+	"capacity-repeat": fixtureCapacityRepeat,
+	"basic":           fixtureBasic,
+	"repeats":         fixtureRepeats,
+	"interrupted":     fixtureInterrupted,
+	"openloop":        fixtureOpenLoop,
+	"records":         fixtureRecords,
+	"compare-old":     func() *results.Result { return fixtureCompare(false) },
+	"compare-new":     func() *results.Result { return fixtureCompare(true) },
 }
 
 func fixtureNames() []string {

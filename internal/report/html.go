@@ -134,7 +134,7 @@ footer { color: #777; font-size: .8rem; margin-top: 3rem; }
 {{range .Capacity}}<h2>Capacity · {{.Title}}</h2>
 <table class="cells capacity">
 {{template "grid" .}}</table>
-{{range .Series}}<h3>{{.Protocol}} probes</h3>
+{{range .Series}}<h3>{{.Title}}</h3>
 <p class="note">{{.Note}}</p>
 {{if .Rows}}<table class="cells probes">
 {{template "grid" .}}</table>

@@ -78,7 +78,13 @@ func summaryNotes(r *results.Result) []string {
 		if n == total {
 			what = "ratios"
 		}
-		out = append(out, "untested: "+what+" from single measurements (run with --repeat 5 to test them)")
+		if len(r.Cells) == 0 && len(r.Capacity) > 0 {
+			// capacity repeats whole searches; its --repeat gives each
+			// found rate a median and a range.
+			out = append(out, "untested: "+what+" from one search per protocol (run capacity with --repeat 3 for each rate's median and range)")
+		} else {
+			out = append(out, "untested: "+what+" from single measurements (run with --repeat 5 to test them)")
+		}
 	}
 	if counts[results.NotSignificant] > 0 {
 		out = append(out, "within noise (±N%): the repeats do not show a difference (Mann-Whitney U, α=0.05); ±N% is the ratio's interval")

@@ -4,7 +4,9 @@ import "github.com/meteorbench/meteorbench/api"
 
 // Capacity is what `meteorbench capacity` found for one scenario, protocol
 // and condition: the highest offered open-loop rate at which the objective
-// held, bracketed, with every probe kept.
+// held, bracketed, with every probe kept. With one search (the default) the
+// search's fields are the series'; with several (--repeat K), Searches
+// holds each search and the fields are over them (see CapacitySearch).
 type Capacity struct {
 	Scenario  api.Scenario `json:"scenario"`
 	Protocol  api.Protocol `json:"protocol"`
@@ -16,6 +18,27 @@ type Capacity struct {
 	BoundUS    float64 `json:"bound_us"`
 	// MaxErrors is the error budget, a fraction of attempts.
 	MaxErrors float64 `json:"max_errors"`
+
+	// The series' result. With several searches: Rate is the median of
+	// their found rates; Lo and Hi span their brackets (the lowest lo, the
+	// highest hi, 0 when one had no failure); Held and Boundary are summed;
+	// Workers are those of a probe at the median; GeneratorBound is the
+	// highest of theirs (Rate is then a lower bound); Complete when every
+	// search was; Failure and Note name the search ("search 2 of 3: ...");
+	// Probes is empty (each search has its own).
+	CapacitySearch
+
+	// RateMin and RateMax are the lowest and highest found rate of the
+	// searches (0 with one search).
+	RateMin float64 `json:"rate_min,omitempty"`
+	RateMax float64 `json:"rate_max,omitempty"`
+	// Searches are the repeated searches, in the order they ran (none with
+	// one search).
+	Searches []CapacitySearch `json:"searches,omitempty"`
+}
+
+// CapacitySearch is one search's result.
+type CapacitySearch struct {
 	// Rate is the highest offered rate that passed (0: none); Lo and Hi
 	// bracket the capacity (Hi 0: no rate failed).
 	Rate float64 `json:"rate"`
@@ -32,11 +55,19 @@ type Capacity struct {
 	// that ended the search: the capacity is at least Rate, unknown above.
 	GeneratorBound float64 `json:"generator_bound,omitempty"`
 	// Complete is false when the search was stopped (time bound,
-	// generator-bound, interrupted) before confirming a rate.
-	Complete bool            `json:"complete"`
-	Note     string          `json:"note,omitempty"`
-	Probes   []CapacityProbe `json:"probes"`
+	// generator-bound, interrupted, failed) before confirming a rate.
+	Complete bool `json:"complete"`
+	// Failure says why the search failed, when it did: the target stalled
+	// (calls abandoned or timed out, a suspect cell) in every retry of a
+	// probe. No rate is claimed then (Rate 0), and the command exits
+	// non-zero.
+	Failure string          `json:"failure,omitempty"`
+	Note    string          `json:"note,omitempty"`
+	Probes  []CapacityProbe `json:"probes"`
 }
+
+// Repeated is the number of searches behind the series' result (1: one).
+func (c *Capacity) Repeated() int { return max(1, len(c.Searches)) }
 
 // CapacityProbe is one fixed-length open-loop probe of a capacity search.
 type CapacityProbe struct {
@@ -48,7 +79,8 @@ type CapacityProbe struct {
 	Calls     int64   `json:"calls"`
 	Errors    int64   `json:"errors"`
 	// Verdict is pass, fail or void (the load generator could not deliver
-	// the rate); Why says what failed or voided it.
+	// the rate, or the target stalled: Why then starts "the target
+	// stalled: "); Why says what failed or voided it.
 	Verdict   string  `json:"verdict"`
 	Why       string  `json:"why,omitempty"`
 	DurationS float64 `json:"duration_s"`
