@@ -102,6 +102,14 @@ func (p *Plan) Run(ctx context.Context) ([]results.Capacity, error) {
 	if len(series) == 0 {
 		return nil, ErrNoSeries
 	}
+	// The contract is probed once, here: a target that stalls later must
+	// fail its probes as a stall, not be refused as another server.
+	if !p.Base.NoProbe {
+		if _, err := loadgen.CheckTarget(ctx, p.Base); err != nil {
+			return nil, err
+		}
+		p.Base.NoProbe = true
+	}
 	k := max(1, p.Repeat)
 	found := make([][]Result, len(series))
 	start := time.Now()
@@ -271,14 +279,6 @@ func stalled(c *results.Cell, timeout time.Duration) (bool, string) {
 	var why []string
 	if n := c.ErrorClasses[results.ClassAbandoned]; n > 0 {
 		why = append(why, fmt.Sprintf("%s still running at the probe's hard end (abandoned)", calls(n)))
-	} else {
-		// The load generator before results.ClassAbandoned: abandoned
-		// calls are dropped, only a warning says so.
-		for _, w := range c.Warnings {
-			if strings.Contains(w, "abandoned (not counted)") {
-				why = append(why, w)
-			}
-		}
 	}
 	if n := c.ErrorClasses[call.ClassTimeout]; n > 0 {
 		s := calls(n) + " timed out"

@@ -86,9 +86,6 @@ func TestStalled(t *testing.T) {
 		{"abandoned", func(c *results.Cell) {
 			c.Errors, c.ErrorClasses = 8, map[string]int64{results.ClassAbandoned: 8}
 		}, "8 calls still running at the probe's hard end (abandoned)"},
-		{"abandoned warning", func(c *results.Cell) {
-			c.Warnings = []string{"1 call was still running 2s after the cell's end and abandoned (not counted)"}
-		}, "1 call was still running 2s after the cell's end and abandoned (not counted)"},
 		{"timeout", func(c *results.Cell) {
 			c.Errors, c.ErrorClasses = 1, map[string]int64{"timeout": 1}
 		}, "1 call timed out (--timeout 10s)"},

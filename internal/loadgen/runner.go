@@ -36,6 +36,16 @@ type runner struct {
 	metrics bool // the target serves meteorbench_cpu_seconds_total
 }
 
+func newRunner(cfg Config) *runner {
+	r := &runner{
+		cfg:     cfg,
+		health:  &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
+		scraper: newScraper(cfg.Target),
+	}
+	r.controlOverTLS() // tls.go
+	return r
+}
+
 // Run measures every cell of the plan and returns the result document.
 //
 // Stop reasons: "completed"; "interrupted" (ctx cancelled: the cells
@@ -48,13 +58,8 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &runner{
-		cfg:     cfg,
-		health:  &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
-		scraper: newScraper(cfg.Target),
-	}
+	r := newRunner(cfg)
 	defer r.scraper.close()
-	r.controlOverTLS() // tls.go
 	res := &results.Result{
 		Schema:   results.Schema,
 		Env:      cfg.Env(),
