@@ -111,16 +111,29 @@ func TestRunLinkPhysics(t *testing.T) {
 	}
 	addr := servertest.Start(t, server.Config{})
 
+	// Timing-dependent below (a busy machine's relay falls short of the
+	// link's rate): up to three attempts, each logged. Above the link's
+	// rate is physics, never retried.
 	t.Run("bandwidth", func(t *testing.T) {
 		l := mustLink(t, "10mbit/5ms")
 		cfg := linkConfig(addr, l, api.Large, 2500*time.Millisecond, 500*time.Millisecond)
 		cfg.Concurrency = []int{4}
-		for _, c := range run(t, cfg).Cells {
-			carried := c.CallsPerS * c.BytesPerCall.Received // bytes/s, framing included
-			ratio := carried / l.BytesPerSecond()
-			t.Logf("%s: %.2f calls/s × %.0f B = %.3f MB/s, %.3f of the link's %.3f MB/s", c.Key(), c.CallsPerS, c.BytesPerCall.Received, carried/1e6, ratio, l.BytesPerSecond()/1e6)
-			if c.Errors > 0 || ratio < 0.9 || ratio > 1.01 {
-				t.Errorf("%s: %d errors, %.3f of the link rate: want [0.90, 1.00] (+1%% for a chunk at the window's edge)", c.Key(), c.Errors, ratio)
+		for attempt := 1; ; attempt++ {
+			short := false
+			for _, c := range run(t, cfg).Cells {
+				carried := c.CallsPerS * c.BytesPerCall.Received // bytes/s, framing included
+				ratio := carried / l.BytesPerSecond()
+				t.Logf("attempt %d, %s: %.2f calls/s × %.0f B = %.3f MB/s, %.3f of the link's %.3f MB/s", attempt, c.Key(), c.CallsPerS, c.BytesPerCall.Received, carried/1e6, ratio, l.BytesPerSecond()/1e6)
+				if c.Errors > 0 || ratio > 1.01 {
+					t.Fatalf("%s: %d errors, %.3f of the link rate: more than the link can carry (+1%% for a chunk at the window's edge)", c.Key(), c.Errors, ratio)
+				}
+				short = short || ratio < 0.9
+			}
+			if !short {
+				return
+			}
+			if attempt == 3 {
+				t.Fatal("below 0.90 of the link's rate in 3 attempts (figures above)")
 			}
 		}
 	})
