@@ -51,6 +51,7 @@ func (s *Server) newGRPCServer() *grpc.Server {
 			MinTime:             keepaliveMinTime,
 			PermitWithoutStream: true,
 		}),
+		grpc.StatsHandler(chargeStats{}), // charge.go
 		grpc.UnaryInterceptor(s.unaryInterceptor),
 		grpc.StreamInterceptor(s.streamInterceptor),
 	)
@@ -172,7 +173,7 @@ func (g *grpcService) GetLargePayloadAsList(ctx context.Context, _ *pb.EmptyRequ
 	if err != nil {
 		return nil, err
 	}
-	if err := sendBudgetFrom(ctx).acquire(ctx, laneList, int64(n)*estRecordBytes); err != nil {
+	if err := acquireCharge(ctx, laneList, int64(n)*estRecordBytes); err != nil {
 		return nil, err
 	}
 	list, err := g.s.listMessage(n)
@@ -193,14 +194,16 @@ func (g *grpcService) GetLargePayload(_ *pb.EmptyRequest, stream grpc.ServerStre
 	if err != nil {
 		return errInternal
 	}
-	budget := sendBudgetFrom(stream.Context())
+	ctx := stream.Context()
+	budget := sendBudgetFrom(ctx)
 	for i, m := range msgs {
-		if err := budget.acquire(stream.Context(), laneStream, estRecordBytes); err != nil {
+		if err := acquireCharge(ctx, laneStream, estRecordBytes); err != nil {
 			budget.refund(laneStream, min(int64(i)*estRecordBytes, streamRefund))
 			return err
 		}
 		if err := stream.Send(m); err != nil {
-			budget.refund(laneStream, min(int64(i+1)*estRecordBytes, streamRefund))
+			dropCharge(ctx)
+			budget.refund(laneStream, min(int64(i)*estRecordBytes, streamRefund))
 			return err
 		}
 	}

@@ -76,10 +76,11 @@ const (
 var laneLimits = [lanes]int64{laneList: 8 << 20, laneStream: 1 << 20}
 
 const (
-	// estRecordBytes is what one record is charged, a little under its
-	// protobuf size (99,828 B for the 1000 records, about 100 B each) so
-	// that the charge never exceeds what the socket will be seen writing
-	// (framing adds to that), and the budget cannot creep up over time.
+	// estRecordBytes is what one record is charged before its answer is
+	// built, a little under its protobuf size (99,828 B for the 1000
+	// records, about 100 B each). Once grpc-go has queued the message, the
+	// charge is corrected to its wire length (charge.go): compressed, an
+	// answer can be far smaller than its estimate.
 	estRecordBytes = 96
 )
 
@@ -160,6 +161,15 @@ func (b *sendBudget) wake() {
 // quota), which grpc-go drops, unsent, with the stream. Had some of it
 // been written after all, the count is only lower than it should be.
 const streamRefund = 64 << 10
+
+// charge adds n bytes to lane l without waiting: the part of a message's
+// wire length its estimate did not cover (charge.go). Nil-safe.
+func (b *sendBudget) charge(l lane, n int64) {
+	if b == nil {
+		return
+	}
+	b.lanes[l].queued.Add(n)
+}
 
 // refund gives n bytes back to lane l and wakes waiters. Nil-safe.
 func (b *sendBudget) refund(l lane, n int64) {

@@ -1,0 +1,116 @@
+package server
+
+// Correcting a call's send-budget charge to what grpc-go really queued.
+//
+// A large RPC charges its connection's send budget (limits.go) an estimate
+// before it builds its answer, so that a client that does not read makes
+// the handler wait holding no buffer. The budget is paid back only by the
+// bytes the socket writes. An estimate above what is then written leaks:
+// with grpc-encoding gzip the 1000-record list is charged 96,000 B and
+// carries about 36,700 B on the wire, so each call left about 59 KB charged
+// forever, and after some 140 calls on one connection the list lane was
+// "full" with nothing queued: the next call waited for the forgiveness, the
+// one after for the stall close (issue 15).
+//
+// grpc-go reports, after it has queued a message, the message's length on
+// the wire, compressed and with its 5-byte prefix (stats.OutPayload, from
+// serverStream.SendMsg, in the handler's goroutine). chargeStats, a
+// stats.Handler, gives each charging call a callCharge in its context
+// (TagRPC); the handler records there what it charged for the message it is
+// about to send, and the OutPayload event corrects the charge to the wire
+// length. A call that ends with a charge no message used (an error, or a
+// send that failed before queueing) gives it back at its End event.
+
+import (
+	"context"
+
+	"google.golang.org/grpc/stats"
+
+	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
+)
+
+// callCharge is the charge of the message a call is about to send: set by
+// the handler after acquire, settled by chargeStats. One call's events and
+// its handler run in one goroutine, one after the other, so it needs no lock.
+type callCharge struct {
+	budget  *sendBudget
+	lane    lane
+	pending int64 // charged for the next message, not yet settled
+}
+
+type chargeKey struct{}
+
+// chargeFrom returns the call's charge record, or nil (a method that does
+// not charge, or a server without chargeStats).
+func chargeFrom(ctx context.Context) *callCharge {
+	c, _ := ctx.Value(chargeKey{}).(*callCharge)
+	return c
+}
+
+// acquireCharge charges n bytes to lane l of the call's connection (waiting
+// as sendBudget.acquire does) and records them as the charge of the next
+// message the call sends.
+func acquireCharge(ctx context.Context, l lane, n int64) error {
+	b := sendBudgetFrom(ctx)
+	if err := b.acquire(ctx, l, n); err != nil {
+		return err
+	}
+	if c := chargeFrom(ctx); c != nil && b != nil {
+		c.budget, c.lane, c.pending = b, l, c.pending+n
+	}
+	return nil
+}
+
+// dropCharge gives back what the call charged for a message it will not
+// send (its Send failed), so that only the caller's own refund applies.
+func dropCharge(ctx context.Context) {
+	if c := chargeFrom(ctx); c != nil && c.budget != nil {
+		c.budget.refund(c.lane, c.pending)
+		c.pending = 0
+	}
+}
+
+// settle replaces the pending charge by wire, the bytes grpc-go queued.
+func (c *callCharge) settle(wire int64) {
+	if c.budget == nil {
+		return
+	}
+	switch d := wire - c.pending; {
+	case d < 0:
+		c.budget.refund(c.lane, -d)
+	case d > 0:
+		c.budget.charge(c.lane, d)
+	}
+	c.pending = 0
+}
+
+// chargeStats is the gRPC server's stats.Handler: it settles the charges
+// of the two methods that charge, and ignores everything else.
+type chargeStats struct{}
+
+func (chargeStats) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.Context {
+	switch info.FullMethodName {
+	case pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName,
+		pb.MeteoriteLandingsService_GetLargePayload_FullMethodName:
+		return context.WithValue(ctx, chargeKey{}, &callCharge{})
+	}
+	return ctx
+}
+
+func (chargeStats) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	switch e := s.(type) {
+	case *stats.OutPayload:
+		if c := chargeFrom(ctx); c != nil {
+			c.settle(int64(e.WireLength))
+		}
+	case *stats.End:
+		if c := chargeFrom(ctx); c != nil && c.budget != nil && c.pending > 0 {
+			c.budget.refund(c.lane, c.pending)
+			c.pending = 0
+		}
+	}
+}
+
+func (chargeStats) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+
+func (chargeStats) HandleConn(context.Context, stats.ConnStats) {}
