@@ -46,6 +46,8 @@ type Plan struct {
 	// OnSearch, when set, is called as each of several searches starts
 	// (i of k, from 1).
 	OnSearch func(i, k int)
+
+	session *loadgen.Session // during Run: every probe measures through it
 }
 
 // Void thresholds: a failing probe is void when the load generator, not
@@ -102,18 +104,19 @@ func (p *Plan) Run(ctx context.Context) ([]results.Capacity, error) {
 	if len(series) == 0 {
 		return nil, ErrNoSeries
 	}
-	// The contract is probed once, here: a target that stalls later must
-	// fail its probes as a stall, not be refused as another server.
-	if !p.Base.NoProbe {
-		if _, err := loadgen.CheckTarget(ctx, p.Base); err != nil {
-			return nil, err
-		}
-		p.Base.NoProbe = true
+	// One session for every probe: the target's health, contract and
+	// metrics are checked once, and the open-loop wait calibrated once. A
+	// target that stalls later fails its probes as a stall.
+	sess, err := loadgen.Open(ctx, p.Base)
+	if err != nil {
+		return nil, err
 	}
+	defer sess.Close()
+	p.session = sess
+	defer func() { p.session = nil }()
 	k := max(1, p.Repeat)
 	found := make([][]Result, len(series))
 	start := time.Now()
-	var err error
 	for rep := 0; rep < k && err == nil; rep++ {
 		var idx []int // the series searched in this repetition
 		for i := range series {
@@ -176,7 +179,7 @@ func (p *Plan) probe(ctx context.Context, k results.CellKey, rate float64, d tim
 	}
 	cfg.Repeat = 1
 	cfg.Progress, cfg.Measured, cfg.Started = nil, nil, nil
-	res, err := loadgen.Run(ctx, cfg)
+	res, err := p.session.Run(ctx, cfg)
 	if res == nil || len(res.Cells) == 0 {
 		if err == nil {
 			err = errors.New("no cell measured")

@@ -13,20 +13,6 @@ import (
 // the plan's probe calls correctly.
 var ErrNotContract = fmt.Errorf("does not serve the meteorbench contract")
 
-// CheckTarget is the contract probe alone (probeContract), for a caller
-// that measures the same target through many Runs and probes it once
-// (capacity: every probe is a Run, with Config.NoProbe set after this).
-// It returns the probes that failed among others that passed.
-func CheckTarget(ctx context.Context, cfg Config) ([]string, error) {
-	cfg = cfg.withDefaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	r := newRunner(cfg)
-	defer r.scraper.close()
-	return r.probeContract(ctx)
-}
-
 // probeContract makes one call of every scenario and protocol of the plan
 // (its first condition of each) before the first cell, each over a client
 // of its own with no link, within HealthTimeout. A target that answers

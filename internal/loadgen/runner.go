@@ -46,34 +46,36 @@ func newRunner(cfg Config) *runner {
 	return r
 }
 
-// Run measures every cell of the plan and returns the result document.
-//
-// Stop reasons: "completed"; "interrupted" (ctx cancelled: the cells
-// measured so far are returned, with ErrInterrupted); "failed: ..." (the
-// target went away or refused the calls: the partial result is returned
-// with an error). A target that does not answer its health check fails
-// before anything is measured, with a nil result.
-func Run(ctx context.Context, cfg Config) (*results.Result, error) {
+// Session is what every measurement of one target shares, found once: its
+// health, its contract (one probe call per scenario and protocol), whether
+// it serves meteorbench's /metrics, and how late the open-loop wait wakes
+// on this machine. run measures its plan through one; capacity measures
+// every probe through one, which used to redo all of it per probe (about
+// 260 ms between two probes, most of it the 200 ms scheduling
+// calibration).
+type Session struct {
+	r          *runner
+	warnings   []string // the target's notes, kept in every result
+	scheduling *results.Scheduling
+}
+
+// Open checks the target of cfg and returns the session to measure it
+// through. A target that does not answer its health check, or answers
+// none of the contract's calls correctly (unless cfg.NoProbe), fails here.
+// Close it after use.
+func Open(ctx context.Context, cfg Config) (*Session, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := newRunner(cfg)
-	defer r.scraper.close()
-	res := &results.Result{
-		Schema:   results.Schema,
-		Env:      cfg.Env(),
-		Settings: cfg.Settings(),
-		Started:  time.Now().UTC().Round(0), // wall clock only: the document round-trips exactly
-		Cells:    []results.Cell{},
-	}
+	s := &Session{r: newRunner(cfg)}
 	warn := func(msg string) {
-		res.Warnings = append(res.Warnings, msg)
+		s.warnings = append(s.warnings, msg)
 		cfg.Logger.Warn(msg)
 	}
-
-	note, err := checkHealth(ctx, r.health, cfg.Target, HealthTimeout)
+	note, err := checkHealth(ctx, s.r.health, cfg.Target, HealthTimeout)
 	if err != nil {
+		s.Close()
 		if ctx.Err() != nil {
 			return nil, ErrInterrupted
 		}
@@ -83,21 +85,72 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 		warn(fmt.Sprintf("target %s: %s", cfg.Target, note))
 	}
 	if !cfg.NoProbe {
-		notes, err := r.probeContract(ctx) // probe.go
+		notes, err := s.r.probeContract(ctx) // probe.go
 		if err != nil {
+			s.Close()
 			return nil, err
 		}
 		for _, n := range notes {
 			warn(fmt.Sprintf("target %s: %s", cfg.Target, n))
 		}
 	}
-	if _, err := r.scraper.scrape(ctx); err != nil {
+	if _, err := s.r.scraper.scrape(ctx); err != nil {
 		warn(fmt.Sprintf("server CPU per call not reported: target %s has no usable /metrics (%v)", cfg.Target, err))
 	} else {
-		r.metrics = true
+		s.r.metrics = true
+	}
+	return s, nil
+}
+
+// Close releases the session's connections.
+func (s *Session) Close() { s.r.scraper.close() }
+
+// Run measures every cell of the plan and returns the result document: a
+// session opened for it, then closed.
+//
+// Stop reasons: "completed"; "interrupted" (ctx cancelled: the cells
+// measured so far are returned, with ErrInterrupted); "failed: ..." (the
+// target went away or refused the calls: the partial result is returned
+// with an error). A target that does not answer its health check, or none
+// of the contract's calls, fails before anything is measured, with a nil
+// result.
+func Run(ctx context.Context, cfg Config) (*results.Result, error) {
+	s, err := Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return s.Run(ctx, cfg)
+}
+
+// Run measures every cell of cfg's plan through the session. cfg must name
+// the session's target (its plan, rate and conditions are its own).
+func (s *Session) Run(ctx context.Context, cfg Config) (*results.Result, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Target != s.r.cfg.Target {
+		return nil, fmt.Errorf("a session of %s cannot measure %s", s.r.cfg.Target, cfg.Target)
+	}
+	r := &runner{cfg: cfg, health: s.r.health, scraper: s.r.scraper, metrics: s.r.metrics}
+	res := &results.Result{
+		Schema:   results.Schema,
+		Env:      cfg.Env(),
+		Settings: cfg.Settings(),
+		Started:  time.Now().UTC().Round(0), // wall clock only: the document round-trips exactly
+		Cells:    []results.Cell{},
+		Warnings: slices.Clone(s.warnings),
+	}
+	warn := func(msg string) {
+		res.Warnings = append(res.Warnings, msg)
+		cfg.Logger.Warn(msg)
 	}
 	if cfg.Rate > 0 {
-		res.Env.Scheduling = scheduling(ctx)
+		if s.scheduling == nil {
+			s.scheduling = scheduling(ctx)
+		}
+		res.Env.Scheduling = s.scheduling
 	}
 	if cfg.Started != nil {
 		head := *res
