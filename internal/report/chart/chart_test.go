@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"image/color"
 	"image/png"
+	"io"
+	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 var blue = color.RGBA{B: 0xff, A: 0xff}
@@ -78,5 +81,40 @@ func TestDashboardPNGAndFigure(t *testing.T) {
 	buf.Reset()
 	if err := empty.WriteSVG(&buf); err != nil || !strings.Contains(buf.String(), ">nothing measured<") {
 		t.Errorf("empty dashboard: %v", err)
+	}
+}
+
+// Any finite value draws in bounded time: a denormal latency once made the
+// log axis' tick loop endless (its range reached 0, log10 -Inf), and a value
+// scaled to 0 or near the float64 maximum must not either.
+func TestExtremeValuesDraw(t *testing.T) {
+	for _, vs := range [][]float64{
+		{1e-323, 400},
+		{5e-324, 5e-324},
+		{0, 2}, // a point scaled to nothing beside a real one
+		{1e300, math.MaxFloat64},
+		{1, math.MaxFloat64},
+	} {
+		d := &Dashboard{Title: "t", Figures: []*Figure{
+			{Title: "lat", Panels: []Panel{&LatencyPanel{Title: "l", Lines: []Line{
+				{Name: "a", Color: blue, Points: []Point{{0.5, vs[0]}, {0.9, vs[1]}}},
+			}}}},
+			{Title: "series", Panels: []Panel{&SeriesPanel{Title: "s", Ref: vs[0], Marks: []Mark{{Name: "m", Color: blue, X: vs[1]}},
+				Series: []Series{{Name: "a", Color: blue, Points: []XY{{vs[0], vs[1]}, {vs[1], vs[0]}}}}}}},
+			{Title: "bars", Panels: []Panel{&BarPanel{Title: "b", Categories: []string{"x"},
+				Series: []BarSeries{{Name: "a", Color: blue, Bars: []Bar{{Category: 0, Value: vs[1], Lo: vs[0], Hi: vs[1], Label: "v"}}}}}}},
+		}}
+		done := make(chan error, 1)
+		go func() { done <- d.WriteSVG(io.Discard) }()
+		select {
+		case <-done: // an error is fine (gonum refuses some ranges); hanging is not
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%v: drawing did not end", vs)
+		}
+	}
+	for _, r := range [][2]float64{{0, 1e3}, {5e-324, 1e3}, {1, math.Inf(1)}, {math.NaN(), 1}, {3, 3}} {
+		if n := len((logTicks{format: tickFormat(nil)}).Ticks(r[0], r[1])); n > 9*(maxDecades+2) {
+			t.Errorf("ticks of %v: %d, want a bounded number", r, n)
+		}
 	}
 }

@@ -86,7 +86,9 @@ func (lp *LatencyPanel) plot() *plot.Plot {
 	lo, hi := math.Inf(1), 0.0
 	for _, l := range lp.Lines {
 		for _, pt := range l.Points {
-			lo, hi = math.Min(lo, pt.V), math.Max(hi, pt.V)
+			if plottable(pt.V) {
+				lo, hi = math.Min(lo, pt.V), math.Max(hi, pt.V)
+			}
 		}
 	}
 	p := newPanel(lp.Title, "percentile", lp.YLabel, true)
@@ -98,7 +100,7 @@ func (lp *LatencyPanel) plot() *plot.Plot {
 	for _, s := range lp.Lines {
 		var xys plotter.XYs
 		for _, pt := range s.Points {
-			if x := pctX(pt.Q); pt.Q >= 0 && x <= maxPctX && pt.V > 0 {
+			if x := pctX(pt.Q); pt.Q >= 0 && x <= maxPctX && plottable(pt.V) {
 				xys = append(xys, plotter.XY{X: x, Y: pt.V})
 			}
 		}
@@ -119,8 +121,35 @@ func (lp *LatencyPanel) plot() *plot.Plot {
 		maxX = math.Max(maxX, xys[len(xys)-1].X)
 	}
 	p.X.Min, p.X.Max = 1, math.Max(10, math.Pow(10, math.Ceil(math.Log10(maxX)-1e-9)))
-	p.Y.Min, p.Y.Max = lo/1.15, hi*1.6 // headroom for the legend
+	p.Y.Min, p.Y.Max = logRange(lo/1.15, hi*1.6) // headroom for the legend
 	return p
+}
+
+// maxDecades bounds a log axis: a range wider than this many powers of ten
+// is cut at its bottom. No chart here needs more, and the tick loops stay
+// short whatever the data (a 1e-323 latency once made them endless).
+const maxDecades = 12
+
+// plottable reports whether v can sit on a log axis: positive and finite.
+func plottable(v float64) bool { return v > 0 && !math.IsInf(v, 1) }
+
+// logRange makes [lo, hi] a range a log axis can draw: both positive and
+// finite, lo below hi, at most maxDecades apart (lo raised to fit). Data
+// below lo is clipped by the plot; nothing else changes.
+func logRange(lo, hi float64) (float64, float64) {
+	if !plottable(hi) || hi > math.MaxFloat64/10 {
+		hi = math.MaxFloat64 / 10
+	}
+	if floor := hi / math.Pow(10, maxDecades); !plottable(lo) || lo < floor {
+		lo = floor
+	}
+	if lo >= hi {
+		lo, hi = hi/10, hi*10
+	}
+	if !plottable(lo) { // hi itself was tiny: give the axis a plain decade
+		lo, hi = 1, 10
+	}
+	return lo, hi
 }
 
 // percentileTicks labels the percentile axis.
@@ -148,6 +177,7 @@ type logTicks struct{ format func(float64) string }
 
 func (t logTicks) Ticks(min, max float64) []plot.Tick {
 	var ticks []plot.Tick
+	min, max = logRange(min, max) // the panels set it so already: a guard for the loop below
 	lo, hi := math.Floor(math.Log10(min)), math.Ceil(math.Log10(max))
 	steps := []float64{1, 2, 5}
 	if hi-lo > 3 {
@@ -236,8 +266,8 @@ func (bp *BarPanel) plot() *plot.Plot {
 		}
 	}
 	p.Y.Min, p.Y.Max = 0, top*1.3 // headroom for the legend and labels
-	if top <= 0 {
-		p.Y.Max = 1
+	if !(top > 0) || math.IsInf(p.Y.Max, 1) {
+		p.Y.Max = math.Max(1, math.Min(top, math.MaxFloat64/2))
 	}
 	p.Y.Tick.Marker = linTicks{format: tickFormat(bp.Tick)}
 	p.Legend.Left = false
