@@ -2,6 +2,7 @@ package chart
 
 import (
 	"bytes"
+	"context"
 	"image/color"
 	"image/png"
 	"io"
@@ -39,10 +40,10 @@ func sample() *Dashboard {
 // same bytes every time.
 func TestDashboardSVG(t *testing.T) {
 	var a, b bytes.Buffer
-	if err := sample().WriteSVG(&a); err != nil {
+	if err := sample().WriteSVG(context.Background(), &a); err != nil {
 		t.Fatal(err)
 	}
-	if err := sample().WriteSVG(&b); err != nil {
+	if err := sample().WriteSVG(context.Background(), &b); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(a.Bytes(), b.Bytes()) {
@@ -67,19 +68,19 @@ func TestDashboardSVG(t *testing.T) {
 func TestDashboardPNGAndFigure(t *testing.T) {
 	var buf bytes.Buffer
 	d := sample()
-	if err := d.WritePNG(&buf); err != nil {
+	if err := d.WritePNG(context.Background(), &buf); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := png.Decode(&buf); err != nil {
 		t.Errorf("invalid PNG: %v", err)
 	}
-	svg, err := FigureSVG(d.Figures[1], 2)
+	svg, err := FigureSVG(context.Background(), d.Figures[1], 2)
 	if err != nil || !bytes.Contains(svg, []byte(">bars<")) || bytes.Contains(svg, []byte(">a title<")) {
 		t.Errorf("FigureSVG: %v\n%.300s", err, svg)
 	}
 	empty := &Dashboard{Title: "t", Empty: "nothing measured"}
 	buf.Reset()
-	if err := empty.WriteSVG(&buf); err != nil || !strings.Contains(buf.String(), ">nothing measured<") {
+	if err := empty.WriteSVG(context.Background(), &buf); err != nil || !strings.Contains(buf.String(), ">nothing measured<") {
 		t.Errorf("empty dashboard: %v", err)
 	}
 }
@@ -105,7 +106,7 @@ func TestExtremeValuesDraw(t *testing.T) {
 				Series: []BarSeries{{Name: "a", Color: blue, Bars: []Bar{{Category: 0, Value: vs[1], Lo: vs[0], Hi: vs[1], Label: "v"}}}}}}},
 		}}
 		done := make(chan error, 1)
-		go func() { done <- d.WriteSVG(io.Discard) }()
+		go func() { done <- d.WriteSVG(context.Background(), io.Discard) }()
 		select {
 		case <-done: // an error is fine (gonum refuses some ranges); hanging is not
 		case <-time.After(10 * time.Second):
