@@ -3,10 +3,12 @@ package chart
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image/color"
 	"image/png"
 	"io"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -117,5 +119,45 @@ func TestExtremeValuesDraw(t *testing.T) {
 		if n := len((logTicks{format: tickFormat(nil)}).Ticks(r[0], r[1])); n > 9*(maxDecades+2) {
 			t.Errorf("ticks of %v: %d, want a bounded number", r, n)
 		}
+	}
+}
+
+// barSVG draws one bar panel alone.
+func barSVG(t *testing.T, bp *BarPanel) string {
+	t.Helper()
+	b, err := FigureSVG(context.Background(), &Figure{Title: "f", Panels: []Panel{bp}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Value labels wider than their bars stand upright instead of running into
+// each other ("318321337"); narrow ones stay level. Category labels too
+// wide for their slot break at " · " into lines.
+func TestBarLabelsDoNotOverlap(t *testing.T) {
+	var cats []string
+	var bars [3][]Bar
+	for i := range 6 {
+		cats = append(cats, fmt.Sprintf("100mbit/20ms · %d records", 10*(i+1)))
+		for s := range 3 {
+			bars[s] = append(bars[s], Bar{Category: i, Value: 300000 + float64(i), Label: fmt.Sprintf("3%05d", 11111*s+i)})
+		}
+	}
+	wide := &BarPanel{Title: "wide", Categories: cats, Series: []BarSeries{
+		{Name: "a", Color: blue, Bars: bars[0]}, {Name: "b", Color: blue, Bars: bars[1]}, {Name: "c", Color: blue, Bars: bars[2]}}}
+	svg := barSVG(t, wide)
+	if !regexp.MustCompile(`>300000<`).MatchString(svg) {
+		t.Fatalf("no value label:\n%.2000s", svg)
+	}
+	if n := strings.Count(svg, "rotate(90)"); n < 18 {
+		t.Errorf("%d upright labels, want the 18 value labels upright", n)
+	}
+	if strings.Contains(svg, ">100mbit/20ms · 10 records<") || !strings.Contains(svg, ">10 records<") {
+		t.Error("category labels not broken into lines")
+	}
+	narrow := &BarPanel{Title: "narrow", Categories: []string{"x"}, Series: []BarSeries{{Name: "a", Color: blue, Bars: []Bar{{Category: 0, Value: 5, Label: "5"}}}}}
+	if strings.Contains(barSVG(t, narrow), "rotate(90)") {
+		t.Error("a label that fits was turned upright")
 	}
 }
