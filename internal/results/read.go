@@ -99,9 +99,10 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-// checkShape scans the JSON text once, without decoding it, and refuses a
-// nesting deeper than 64 or more than maxMaps objects that would decode
-// into maps. Malformed JSON passes: the decoder reports it better.
+// checkShape scans the JSON text once, without decoding it, and refuses
+// (NotResultError) a nesting deeper than 64 or more than maxMaps objects
+// that would decode into maps. Malformed JSON passes: the decoder reports
+// it better.
 func checkShape(data []byte) error {
 	const maxDepth = 64
 	type frame struct {
@@ -134,7 +135,7 @@ func checkShape(data []byte) error {
 			lastKey = string(lastStr)
 		case '{', '[':
 			if len(stack) >= maxDepth {
-				return fmt.Errorf("JSON nested deeper than %d levels: not a result document", maxDepth)
+				return &NotResultError{fmt.Errorf("JSON nested deeper than %d levels", maxDepth)}
 			}
 			key := ""
 			if n := len(stack); n > 0 && !stack[n-1].array {
@@ -145,7 +146,7 @@ func checkShape(data []byte) error {
 				switch {
 				case inMapArray, key == "error_classes", key == "error_examples", key == "ci":
 					if maps++; maps > maxMaps {
-						return fmt.Errorf("more than %d error classes, intervals and repeats: not a result document meteorbench wrote", maxMaps)
+						return &NotResultError{fmt.Errorf("more than %d error classes, intervals and repeats", maxMaps)}
 					}
 				}
 			}

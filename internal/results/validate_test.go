@@ -183,7 +183,8 @@ func TestLoadMapBomb(t *testing.T) {
 	}
 	b.WriteString(`]}]}`)
 	_, err := ReadLimited(context.Background(), strings.NewReader(b.String()))
-	if err == nil || !strings.Contains(err.Error(), "more than 262144") {
+	var nr *NotResultError
+	if !errors.As(err, &nr) || !strings.Contains(err.Error(), "more than 262144") {
 		t.Fatalf("error %v", err)
 	}
 	deep := strings.Repeat("[", 100) + strings.Repeat("]", 100)
