@@ -236,7 +236,7 @@ func (f *runFlags) searchCapacity(cmd *cobra.Command, p *capacity.Plan) error {
 	}
 	analysis.Apply(res)
 	defer ui.summary(res)
-	if werr := f.write(cmd.OutOrStdout(), ui, nil, res); werr != nil {
+	if werr := f.write(ui, nil, res); werr != nil {
 		return errors.Join(err, werr)
 	}
 	if res.Interrupted {

@@ -47,15 +47,18 @@ side) is marked and explained once.`,
 			return usageError{fmt.Errorf("compare: --format %q: want one of %s", format, strings.Join(report.CompareFormats, ", "))}
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			old, err := readResult(args[0])
+			old, err := readResult(cmd.Context(), args[0])
 			if err != nil {
 				return fmt.Errorf("compare: %w", err)
 			}
-			cur, err := readResult(args[1])
+			cur, err := readResult(cmd.Context(), args[1])
 			if err != nil {
 				return fmt.Errorf("compare: %w", err)
 			}
-			c := report.Compare(old, cur)
+			c, err := interruptible(cmd.Context(), func() (*report.Comparison, error) { return report.Compare(old, cur), nil })
+			if err != nil {
+				return fmt.Errorf("compare: %w", err)
+			}
 			c.Old.Name, c.New.Name = args[0], args[1]
 			return report.WriteComparison(cmd.OutOrStdout(), format, c)
 		},

@@ -17,11 +17,53 @@ import (
 )
 
 func main() {
-	// Only main turns signals into cancellation; libraries see a context.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Only main turns signals into cancellation; commands see a context.
+	ctx, stop := signalContext(context.Background())
 	err := newRootCmd().ExecuteContext(ctx)
 	stop()
-	os.Exit(exitCode(err))
+	os.Exit(exitCode(err, context.Cause(ctx)))
+}
+
+// stopSignals are the signals that stop every command: Ctrl-C, and what
+// `timeout`, `docker stop` and Kubernetes send.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
+
+// signalled is the cause of a context cancelled by a signal.
+type signalled struct{ sig syscall.Signal }
+
+func (s signalled) Error() string { return "interrupted (" + signalName(s.sig) + ")" }
+
+// status is the conventional exit status of a process ended by the signal:
+// 128 + its number, 130 for SIGINT, 143 for SIGTERM.
+func (s signalled) status() int { return 128 + int(s.sig) }
+
+func signalName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return sig.String()
+}
+
+// signalContext is cancelled by the first stop signal, with a signalled
+// cause: every command stops its work and exits (run and capacity write
+// what they measured first, serve drains its calls). A second signal ends
+// the process at once, with the same status.
+func signalContext(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, stopSignals...)
+	go func() {
+		first := <-ch
+		s, _ := first.(syscall.Signal)
+		cancel(signalled{s})
+		<-ch
+		fmt.Fprintln(os.Stderr, "meteorbench: second signal: exiting now")
+		os.Exit(signalled{s}.status())
+	}()
+	return ctx, func() { signal.Stop(ch); cancel(nil) }
 }
 
 func newRootCmd() *cobra.Command {
@@ -70,21 +112,29 @@ func (e *exitError) Error() string {
 func (e *exitError) Unwrap() error { return e.err }
 
 // exitCode prints err as one line on stderr and maps it to an exit status.
-func exitCode(err error) int {
+// A command stopped by a signal (cause) exits with that signal's status
+// (130 for SIGINT, 143 for SIGTERM) whatever error it returned; one that
+// finished cleanly anyway (serve's drain) exits 0.
+func exitCode(err, cause error) int {
 	if err == nil {
 		return 0
 	}
+	code := 1
 	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintln(os.Stderr, "meteorbench:", ee.err)
-		}
-		return ee.code
-	}
-	fmt.Fprintln(os.Stderr, "meteorbench:", err)
 	var ue usageError
-	if errors.As(err, &ue) {
-		return 2
+	switch {
+	case errors.As(err, &ee):
+		code = ee.code
+		err = ee.err
+	case errors.As(err, &ue):
+		code = 2
 	}
-	return 1
+	var sig signalled
+	if errors.As(cause, &sig) {
+		code = sig.status()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "meteorbench:", err)
+	}
+	return code
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/meteorbench/meteorbench/internal/merge"
+	"github.com/meteorbench/meteorbench/internal/output"
 	"github.com/meteorbench/meteorbench/internal/report"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -44,38 +44,43 @@ different counts are refused.`,
 			return nil
 		},
 		PreRunE: func(_ *cobra.Command, args []string) error {
-			if len(formats) == 0 {
-				return usageError{errors.New("merge: --format: no value")}
-			}
-			for _, f := range formats {
-				if err := report.CheckFormat(f); err != nil {
-					return usageError{fmt.Errorf("merge: --format: %w", err)}
-				}
+			if err := checkFormats(formats); err != nil {
+				return usageError{fmt.Errorf("merge: %w", err)}
 			}
 			return sameFiles(args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			plan := outputPlan(cmd.OutOrStdout(), formats, out, "meteorbench-merged.json")
+			if err := plan.Check("--out"); err != nil {
+				return usageError{fmt.Errorf("merge: %w", err)}
+			}
 			var inputs []merge.Input
 			for _, path := range args {
-				r, err := readResult(path)
+				r, err := readResult(ctx, path)
 				if err != nil {
 					return fmt.Errorf("merge: %w", err)
 				}
 				inputs = append(inputs, merge.Input{Name: path, Result: r})
 			}
-			res, err := merge.Merge(inputs)
+			res, err := interruptible(ctx, func() (*results.Result, error) { return merge.Merge(ctx, inputs) })
 			if err != nil {
 				return err
 			}
 			if !quiet {
 				describeMerge(cmd.ErrOrStderr(), res)
 			}
-			return writeMerged(cmd, formats, out, res)
+			plan.Fallback.Name = "meteorbench-merged-" + res.Started.Format("20060102-150405") + ".json"
+			plan.Wrote = func(f output.File, _ int) { fmt.Fprintf(cmd.ErrOrStderr(), "meteorbench merge: wrote %s\n", f.Path) }
+			if err := plan.Write(ctx, renderer(ctx, res)); err != nil {
+				return fmt.Errorf("merge: %w", err)
+			}
+			return nil
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringSliceVar(&formats, "format", []string{"json"}, "output formats: "+strings.Join(report.Formats, ", "))
-	fl.StringVar(&out, "out", "", "write one file per format to PREFIX.<ext> instead of stdout")
+	fl.StringVar(&out, "out", "", "write one file per format to PREFIX.<ext> instead of stdout (a PREFIX ending in a format's extension loses it)")
 	fl.BoolVarP(&quiet, "quiet", "q", false, "no summary of the inputs on stderr")
 	return cmd
 }
@@ -114,33 +119,4 @@ func describeMerge(w io.Writer, r *results.Result) {
 		}
 		fmt.Fprintf(w, "  %s: %s, %d calls, %s, %s\n", in.File, seg, in.Calls, off, in.StopReason)
 	}
-}
-
-// writeMerged writes the merged document in every format, to stdout or one
-// file each.
-func writeMerged(cmd *cobra.Command, formats []string, out string, res *results.Result) error {
-	stdout := cmd.OutOrStdout()
-	for i, format := range formats {
-		if out == "" {
-			if report.Binary(format) && isTerminal(stdout) {
-				return usageError{fmt.Errorf("merge: --format %s is binary: give --out or redirect stdout", format)}
-			}
-			if i > 0 {
-				fmt.Fprintln(stdout)
-			}
-			if err := report.Write(stdout, format, res); err != nil {
-				return err
-			}
-			continue
-		}
-		path := out + report.Extension(format)
-		if err := prepareDir("--out", path); err != nil {
-			return err
-		}
-		if _, err := writeReportFile(path, format, res); err != nil {
-			return fmt.Errorf("merge: %s: %w", path, err)
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "meteorbench merge: wrote %s\n", path)
-	}
-	return nil
 }

@@ -155,7 +155,7 @@ func TestMergeThreeSegments(t *testing.T) {
 		{"a copy of a run", []string{segs[0], copyOf}, 1, "are the same run"},
 		{"another plan", []string{segs[1], otherPlan}, 1, "is another plan than"},
 		{"a segment twice", []string{segs[0], segs[1], again}, 1, "segment 1/3 given twice"},
-		{"another schema", []string{segs[1], otherSchema}, 1, `schema "meteorbench/v2"`},
+		{"another schema", []string{segs[1], otherSchema}, 2, `schema "meteorbench/v2"`}, // a bad argument
 		{"segments and a whole run", []string{segs[0], single + ".json"}, 1, "whole runs with whole runs"},
 		{"one input", []string{segs[0]}, 2, "two or more"},
 	} {

@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -46,7 +48,7 @@ func TestReportAndCompareBadArguments(t *testing.T) {
 	cases := []struct {
 		name  string
 		args  []string
-		usage bool   // a bad flag or argument: exit status 2
+		usage bool   // a bad flag, argument or document: exit status 2
 		want  string // in the error
 	}{
 		{"report no file", []string{"report"}, true, "want one RESULT.json"},
@@ -54,15 +56,15 @@ func TestReportAndCompareBadArguments(t *testing.T) {
 		{"report unknown format", []string{"report", good, "--format", "yaml"}, true, `unknown format "yaml"`},
 		{"report unknown flag", []string{"report", good, "--colour"}, true, "unknown flag"},
 		{"report missing file", []string{"report", missing}, false, "no such file"},
-		{"report bad schema", []string{"report", badSchema}, false, `old.json: not a meteorbench result (schema "meteorbench/v0", want "meteorbench/v1")`},
-		{"report not json", []string{"report", notJSON}, false, "junk.json: not a meteorbench result (not JSON: invalid character"},
-		{"report empty", []string{"report", empty}, false, "empty.json: not a meteorbench result (empty file)"},
-		{"report unwritable out", []string{"report", good, "--out", filepath.Join(missing, "x.html")}, false, "no such file"},
+		{"report bad schema", []string{"report", badSchema}, true, `old.json: not a meteorbench result (schema "meteorbench/v0", want "meteorbench/v1")`},
+		{"report not json", []string{"report", notJSON}, true, "junk.json: not a meteorbench result (not JSON: invalid character"},
+		{"report empty", []string{"report", empty}, true, "empty.json: not a meteorbench result (empty file)"},
+		{"report unwritable out", []string{"report", good, "--out", "/proc/version/x.html"}, true, "--out /proc/version: cannot create the folder"},
 		{"compare one file", []string{"compare", good}, true, "want OLD.json and NEW.json"},
 		{"compare unknown format", []string{"compare", good, good, "--format", "html"}, true, `--format "html"`},
 		{"compare missing old", []string{"compare", missing, good}, false, "no such file"},
-		{"compare bad schema new", []string{"compare", good, badSchema}, false, "old.json: not a meteorbench result (schema"},
-		{"compare not json", []string{"compare", notJSON, good}, false, "compare: " + notJSON + ": not a meteorbench result (not JSON"},
+		{"compare bad schema new", []string{"compare", good, badSchema}, true, "old.json: not a meteorbench result (schema"},
+		{"compare not json", []string{"compare", notJSON, good}, true, "compare: " + notJSON + ": not a meteorbench result (not JSON"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -106,7 +108,7 @@ func TestReportFormats(t *testing.T) {
 	if _, _, err := execute(t, "report", small, "--format", "png", "-o", pngPath); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(pngPath)
+	f, err := os.Open(pngPath + ".png") // --out is a prefix, as run's
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,5 +177,90 @@ func TestOlderDocumentGetsVerdicts(t *testing.T) {
 	}
 	if !strings.Contains(out, "  old  "+want[0].Summary+"\n  new  "+want[0].Summary+"\n") {
 		t.Errorf("compare of an older document: no verdicts:\n%s", out)
+	}
+}
+
+// spoiled writes basic.json with one change made to its decoded JSON.
+func spoiled(t *testing.T, spoil func(doc map[string]any)) string {
+	t.Helper()
+	b, err := os.ReadFile(fixtures + "basic.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	spoil(doc)
+	out, _ := json.Marshal(doc)
+	return writeTemp(t, "run1.json", string(out))
+}
+
+func cell(doc map[string]any, i int) map[string]any {
+	return doc["cells"].([]any)[i].(map[string]any)
+}
+
+// A bad value is refused by report, compare and merge alike: exit 2, one
+// line naming the file and the JSON path; nothing written.
+func TestBadDocumentRefused(t *testing.T) {
+	neg := spoiled(t, func(d map[string]any) { cell(d, 3)["latency_us"].(map[string]any)["p99"] = -5 })
+	conc := spoiled(t, func(d map[string]any) { cell(d, 0)["concurrency"] = -3 })
+	for _, args := range [][]string{
+		{"report", neg, "--format", "svg"},
+		{"compare", fixtures + "basic.json", neg},
+		{"merge", neg, fixtures + "basic.json"},
+	} {
+		out, _, err := execute(t, args...)
+		if code := exitCodeQuiet(err); code != 2 || err.Error() != args[0]+": "+neg+": cells[3].latency_us.p99: -5 is negative" || out != "" {
+			t.Errorf("%s: exit %d, error %v, %d bytes out", args[0], code, err, len(out))
+		}
+	}
+	if _, _, err := execute(t, "merge", conc, fixtures+"basic.json"); exitCodeQuiet(err) != 2 || !strings.Contains(err.Error(), "cells[0].concurrency: -3 is negative") {
+		t.Errorf("merge of concurrency -3: %v", err)
+	}
+}
+
+// A denormal latency (1e-323 µs: 0 once scaled to ms) draws like any
+// other value: the chart's log axis once looped on it forever.
+func TestReportDenormalLatency(t *testing.T) {
+	doc := spoiled(t, func(d map[string]any) {
+		cell(d, 4)["distribution"].([]any)[0].(map[string]any)["us"] = 1e-323 // a large cell: ms
+		cell(d, 0)["latency_us"].(map[string]any)["p50"] = 5e-324
+	})
+	for _, format := range []string{"svg", "html", "table"} {
+		done := make(chan error, 1)
+		go func() { _, _, err := execute(t, "report", doc, "--format", format); done <- err }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("%s: %v", format, err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: report of a denormal latency did not end", format)
+		}
+	}
+}
+
+// --format takes a list and --out is a prefix, as for run; an --out with
+// a format's extension is that file.
+func TestReportFormatListAndPrefix(t *testing.T) {
+	dir := t.TempDir()
+	in := fixtures + "openloop.json"
+	if _, stderr, err := execute(t, "report", in, "--format", "html,svg", "--out", filepath.Join(dir, "r1")); err != nil {
+		t.Fatalf("%v %s", err, stderr)
+	}
+	if _, _, err := execute(t, "report", in, "--out", filepath.Join(dir, "page.md")); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := filepath.Glob(filepath.Join(dir, "*"))
+	for i := range got {
+		got[i] = filepath.Base(got[i])
+	}
+	if strings.Join(got, " ") != "page.md r1.html r1.svg" {
+		t.Errorf("files %v, want page.md r1.html r1.svg", got)
+	}
+	out, _, err := execute(t, "report", in, "--format", "table,csv")
+	if err != nil || !strings.Contains(out, "== ") || !strings.Contains(out, "\nprotocol,scenario,") {
+		t.Errorf("table,csv to stdout: %v\n%.200s", err, out)
 	}
 }

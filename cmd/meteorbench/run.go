@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -25,6 +24,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/loadgen/child"
+	"github.com/meteorbench/meteorbench/internal/output"
 	"github.com/meteorbench/meteorbench/internal/report"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
@@ -59,6 +59,8 @@ type runFlags struct {
 	// capacity is set by the capacity command: its probes are open loop.
 	capacity bool
 	tls      runTLSFlags // runtls.go
+	// plan is where the result goes, set by config.
+	plan *output.Plan
 	// The CPUs --server-cpus gives each side, set by config.
 	serverSet, clientSet cpuset.Set
 }
@@ -256,34 +258,17 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 	case f.repeat < 1:
 		return cfg, fmt.Errorf("--repeat %d: must be at least 1", f.repeat)
 	}
-	if len(f.formats) == 0 {
-		return cfg, errors.New("--format: no value")
-	}
-	seen := map[string]bool{}
-	for _, format := range f.formats {
-		if err := report.CheckFormat(format); err != nil {
-			return cfg, fmt.Errorf("--format: %w", err)
-		}
-		if seen[format] {
-			return cfg, fmt.Errorf("--format %q given twice", format)
-		}
-		seen[format] = true
-		if report.Binary(format) && f.out == "" && isTerminal(cmd.OutOrStdout()) {
-			return cfg, fmt.Errorf("--format %s is binary: give --out or redirect stdout", format)
-		}
+	if err := checkFormats(f.formats); err != nil {
+		return cfg, err
 	}
 	if f.report != "" {
 		if _, ok := report.FormatForPath(f.report); !ok {
 			return cfg, fmt.Errorf("--report %q: name a file ending in .html, .svg, .png, .md, .csv or .json", f.report)
 		}
-		if err := prepareDir("--report", f.report); err != nil {
-			return cfg, err
-		}
 	}
-	if f.out != "" {
-		if err := prepareDir("--out", f.out+".json"); err != nil {
-			return cfg, err
-		}
+	f.plan = f.outputPlan(cmd.OutOrStdout())
+	if err := f.plan.Check("--out"); err != nil {
+		return cfg, err
 	}
 	segment, startAt, err := parseSegmentFlags(f.segment, f.startAt, time.Now())
 	if err != nil {
@@ -547,7 +532,7 @@ func (f *runFlags) run(cmd *cobra.Command, cfg loadgen.Config) error {
 		}
 		return err
 	}
-	if werr := f.write(stdout, ui, live, res); werr != nil {
+	if werr := f.write(ui, live, res); werr != nil {
 		return errors.Join(err, werr)
 	}
 	switch {
@@ -608,86 +593,32 @@ func (f *runFlags) startOwnServer(ctx context.Context, ui *runUI, cfg *loadgen.C
 	return stop, nil
 }
 
-// write renders the result in every format, to stdout or one file each.
-// A failure to write loses nothing: the table still goes to stdout (when it
-// was meant for a file) and the JSON document to a fallback file named in
-// the error.
-func (f *runFlags) write(stdout io.Writer, ui *runUI, live *report.Live, res *results.Result) error {
-	var errs []error
-	toStdout := false
-	for i, format := range f.formats {
-		if f.out == "" {
-			if i > 0 {
-				fmt.Fprintln(stdout)
-			}
-			toStdout = toStdout || format == "table"
-			var err error
-			if i == 0 && live != nil {
-				err = live.Finish(res) // the sections are out already
-			} else {
-				err = report.Write(stdout, format, res)
-			}
-			if err != nil {
-				errs = append(errs, err)
-			}
-			continue
-		}
-		if err := f.writeFile(ui, f.out+report.Extension(format), format, res); err != nil {
-			errs = append(errs, err)
-		}
-	}
+// outputPlan is where the result goes: --format to stdout or --out, and
+// --report; when a file cannot be written, the table goes to stdout and
+// the JSON document to a fallback file named in the error.
+func (f *runFlags) outputPlan(stdout io.Writer) *output.Plan {
+	p := outputPlan(stdout, f.formats, f.out, "meteorbench.json") // named after the run's start by write
 	if f.report != "" {
 		format, _ := report.FormatForPath(f.report) // checked in config
-		if err := f.writeFile(ui, f.report, format, res); err != nil {
-			errs = append(errs, err)
-		}
+		p.Extra = []output.File{{Path: f.report, Format: format}}
 	}
-	if len(errs) == 0 {
-		return nil
-	}
-	if !toStdout {
-		fmt.Fprintln(stdout)
-		if err := report.Write(stdout, "table", res); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(append(errs, saveFallback(res))...)
+	return p
 }
 
-// saveFallback writes the JSON document where it can: the measurement is
-// never lost to an unwritable --out.
-func saveFallback(res *results.Result) error {
-	name := "meteorbench-" + res.Started.Format("20060102-150405") + ".json"
-	for _, dir := range []string{os.TempDir(), "."} {
-		path := filepath.Join(dir, name)
-		if _, err := writeReportFile(path, "json", res); err == nil {
-			return fmt.Errorf("the result was saved to %s instead", path)
+// write renders the result where f.plan says. The live table, when there
+// is one, is out already but for its end.
+func (f *runFlags) write(ui *runUI, live *report.Live, res *results.Result) error {
+	f.plan.Wrote = func(file output.File, _ int) { ui.note("wrote %s", file.Path) }
+	f.plan.Fallback.Name = "meteorbench-" + res.Started.Format("20060102-150405") + ".json"
+	render := renderer(context.Background(), res) // a cancelled run still writes what it measured
+	return f.plan.Write(context.Background(), func(w io.Writer, format string) error {
+		if live != nil && format == "table" {
+			l := live
+			live = nil
+			return l.Finish(res)
 		}
-	}
-	return errors.New("the result could not be saved anywhere: the table above is all that is left")
-}
-
-func (f *runFlags) writeFile(ui *runUI, path, format string, res *results.Result) error {
-	if _, err := writeReportFile(path, format, res); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	ui.note("wrote %s", path)
-	return nil
-}
-
-// prepareDir makes sure a file can be written at path before anything is
-// measured: it creates the missing folders and tries a file there.
-func prepareDir(flag, path string) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("%s %s: cannot create the folder: %w", flag, dir, err)
-	}
-	probe, err := os.CreateTemp(dir, ".meteorbench-probe-*")
-	if err != nil {
-		return fmt.Errorf("%s %s: cannot write there: %w", flag, dir, err)
-	}
-	probe.Close()
-	return os.Remove(probe.Name())
+		return render(w, format)
+	})
 }
 
 // joinNames lists typed names: "rest, grpc".

@@ -197,7 +197,8 @@ func TestRunWriteFailureKeepsResult(t *testing.T) {
 			Condition: results.Condition{Concurrency: 1}}, Calls: 3, CallsPerS: 100}}}
 	f := &runFlags{formats: []string{"json", "csv"}, out: filepath.Join(tmp, "gone", "run1")} // folder removed after the check
 	var stdout, stderr bytes.Buffer
-	err := f.write(&stdout, newRunUI(&stderr, false), nil, res)
+	f.plan = f.outputPlan(&stdout)
+	err := f.write(newRunUI(&stderr, false), nil, res)
 	want := filepath.Join(tmp, "meteorbench-20261201-090000.json")
 	if err == nil || !strings.Contains(err.Error(), "saved to "+want) {
 		t.Fatalf("error %v, want one naming %s", err, want)

@@ -32,6 +32,7 @@ type runUI struct {
 	bar          *progressbar.ProgressBar
 	stop         chan struct{} // stops the bar's clock
 	began        time.Time
+	complete     bool // every planned cell was measured: the bar ends at 100%
 }
 
 func newRunUI(w io.Writer, quiet bool) *runUI {
@@ -65,13 +66,17 @@ func (u *runUI) progress(p loadgen.Progress) {
 			progressbar.OptionSetWidth(24),
 			progressbar.OptionShowCount(),
 			progressbar.OptionSetElapsedTime(true),
-			progressbar.OptionClearOnFinish(),
 			progressbar.OptionSetRenderBlankState(true),
 		)
 		u.stop = make(chan struct{})
 		go u.tick(u.bar, u.stop)
 	}
-	u.bar.Describe(fmt.Sprintf("%-44s", p.Cell+eta))
+	desc := p.Cell + eta
+	if p.Cell == "" { // the end: Done cells were measured
+		u.complete = p.Done >= p.Total
+		desc = fmt.Sprintf("%d of %d cells measured", p.Done, p.Total)
+	}
+	u.bar.Describe(fmt.Sprintf("%-44s", desc))
 	u.bar.Set(p.Done)
 }
 
@@ -91,16 +96,23 @@ func (u *runUI) tick(bar *progressbar.ProgressBar, stop <-chan struct{}) {
 	}
 }
 
-// done removes the bar.
+// done ends the bar: at 100% on its own line when every cell was
+// measured (it stayed at the last cell's start, "50% (1/2)", before), else
+// (interrupted, failed) removed rather than shown complete.
 func (u *runUI) done() {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.bar != nil {
-		close(u.stop)
-		u.bar.Finish()
-		u.bar.Clear()
-		u.bar = nil
+	if u.bar == nil {
+		return
 	}
+	close(u.stop)
+	if u.complete {
+		u.bar.Finish()
+		fmt.Fprintln(u.w)
+	} else {
+		u.bar.Clear()
+	}
+	u.bar = nil
 }
 
 // note prints an informational line.

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/meteorbench/meteorbench/internal/cpuset"
+	"github.com/meteorbench/meteorbench/internal/output"
 	"github.com/meteorbench/meteorbench/internal/server"
 )
 
@@ -246,29 +246,10 @@ func addrFromEnv(cmd *cobra.Command, addr flagSetter) error {
 
 type flagSetter interface{ Set(string) error }
 
-// writeAddrFile writes addr and a newline to path, atomically (a temporary
-// file in the same directory, renamed), so a reader never sees half of it.
+// writeAddrFile writes addr and a newline to path, atomically, so a
+// reader never sees half of it.
 func writeAddrFile(path, addr string) error {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".*")
-	if err != nil {
-		return fmt.Errorf("--addr-file: %w", err)
-	}
-	_, err = f.WriteString(addr + "\n")
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	if err := output.WriteFile(path, []byte(addr+"\n"), 0o644); err != nil {
 		return fmt.Errorf("--addr-file: %w", err)
 	}
 	return nil

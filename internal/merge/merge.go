@@ -26,17 +26,12 @@
 package merge
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"maps"
 	"math"
-	"reflect"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
-
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/meteorbench/meteorbench/internal/analysis"
 	"github.com/meteorbench/meteorbench/internal/results"
@@ -52,8 +47,12 @@ type Input struct {
 // not one plan (other settings), other schemas, the same run given twice,
 // the same segment twice, or segments of different counts, naming the
 // difference. A missing segment is not an error: the document says which
-// (Result.Merged, Result.Warnings).
-func Merge(inputs []Input) (*results.Result, error) {
+// (Result.Merged, Result.Warnings). Every input is checked first
+// (results.Validate: no negative count or worker count, no value out of
+// bounds); counts are summed with overflow checks, and the merged document
+// is checked too, so a failure names the inputs rather than surfacing later
+// as a value JSON cannot encode. Cancelling ctx stops it between cells.
+func Merge(ctx context.Context, inputs []Input) (*results.Result, error) {
 	if len(inputs) < 2 {
 		return nil, fmt.Errorf("merge: want at least two documents, got %d", len(inputs))
 	}
@@ -68,6 +67,9 @@ func Merge(inputs []Input) (*results.Result, error) {
 			return nil, fmt.Errorf("merge: %s is a capacity search, not a run: only run documents merge", in.Name)
 		case r.Merged != nil:
 			return nil, fmt.Errorf("merge: %s is already a merged document: merge the original inputs together", in.Name)
+		}
+		if err := results.Validate(r); err != nil {
+			return nil, fmt.Errorf("merge: %s: %w", in.Name, err)
 		}
 	}
 	first := inputs[0]
@@ -134,13 +136,25 @@ func Merge(inputs []Input) (*results.Result, error) {
 	}
 	out.Env.Flags = slices.Clone(first.Result.Env.Flags)
 
-	cells, err := mergeCells(inputs)
+	cells, err := mergeCells(ctx, inputs)
 	if err != nil {
 		return nil, err
 	}
 	out.Cells = cells
 	analysis.Apply(out)
+	if err := results.Validate(out); err != nil {
+		return nil, fmt.Errorf("merge: the merged document of %s is out of bounds: %w", names(inputs), err)
+	}
 	return out, nil
+}
+
+// names lists the inputs' names: "a.json, b.json".
+func names(inputs []Input) string {
+	var ns []string
+	for _, in := range inputs {
+		ns = append(ns, in.Name)
+	}
+	return strings.Join(ns, ", ")
 }
 
 // label names an input in warnings: its segment, else its name.
@@ -163,139 +177,6 @@ var envFields = []struct {
 	{"grpc version", func(e *results.Env) string { return e.GRPCVersion }},
 }
 
-// planDiff names the first setting two documents' plans differ in ("" when
-// they are one plan). The segment and the start time are not the plan.
-func planDiff(a, b results.Settings) string {
-	a.Segment, b.Segment = nil, nil
-	a.StartAt, b.StartAt = nil, nil
-	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
-	t := va.Type()
-	for i := range t.NumField() {
-		fa, fb := va.Field(i).Interface(), vb.Field(i).Interface()
-		if !reflect.DeepEqual(norm(fa), norm(fb)) {
-			name := strings.Split(t.Field(i).Tag.Get("json"), ",")[0]
-			return fmt.Sprintf("%s %v, not %v", name, show(fb), show(fa))
-		}
-	}
-	return ""
-}
-
-// norm makes an empty slice and a nil one equal.
-func norm(v any) any {
-	rv := reflect.ValueOf(v)
-	if rv.Kind() == reflect.Slice && rv.Len() == 0 {
-		return nil
-	}
-	return v
-}
-
-func show(v any) string {
-	rv := reflect.ValueOf(v)
-	if rv.Kind() == reflect.Slice {
-		parts := make([]string, rv.Len())
-		for i := range parts {
-			parts[i] = fmt.Sprint(rv.Index(i).Interface())
-		}
-		return "[" + strings.Join(parts, ",") + "]"
-	}
-	return fmt.Sprint(v)
-}
-
-// sameRun refuses a run given twice (the same file, or a copy of it): the
-// same start and end to the nanosecond and the same segment.
-func sameRun(inputs []Input) error {
-	type id struct {
-		started, finished time.Time
-		segment           string
-	}
-	seen := map[id]string{}
-	for _, in := range inputs {
-		r := in.Result
-		seg := "1/1"
-		if r.Settings.Segment != nil {
-			seg = r.Settings.Segment.String()
-		}
-		k := id{r.Started.UTC(), r.Finished.UTC(), seg}
-		if prev, ok := seen[k]; ok {
-			return fmt.Errorf("merge: %s and %s are the same run (started %s, segment %s): give each run once", prev, in.Name, r.Started.Format(time.RFC3339Nano), seg)
-		}
-		seen[k] = in.Name
-	}
-	return nil
-}
-
-// segments checks the inputs' segments and describes them: all of one
-// count, each at most once; or all whole runs.
-func segments(inputs []Input) (*results.Merged, error) {
-	info := &results.Merged{}
-	count := -1
-	byIndex := map[int]string{}
-	for _, in := range inputs {
-		r := in.Result
-		inst := results.Instance{
-			File: in.Name, Target: r.Env.Target, Started: r.Started, Finished: r.Finished,
-			StartOffsetUS: r.Env.StartOffsetUS, StopReason: r.StopReason,
-		}
-		for i := range r.Cells {
-			inst.Calls += r.Cells[i].Calls
-		}
-		n := 1
-		if s := r.Settings.Segment; s != nil && !s.Whole() {
-			seg := *s
-			inst.Segment = &seg
-			n = s.Count
-		}
-		switch {
-		case count == -1:
-			count = n
-		case n != count && (n == 1 || count == 1):
-			return nil, fmt.Errorf("merge: %s is %s, %s is %s: merge segments with segments, whole runs with whole runs",
-				in.Name, segName(inst.Segment), inputs[0].Name, segName(inputs[0].Result.Settings.Segment))
-		case n != count:
-			return nil, fmt.Errorf("merge: %s is segment %s, %s is of %d: the segments overlap; merge the segments of one --segment i/N count", in.Name, inst.Segment, inputs[0].Name, count)
-		}
-		if inst.Segment != nil {
-			if prev, ok := byIndex[inst.Segment.Index]; ok {
-				return nil, fmt.Errorf("merge: segment %s given twice (%s, %s)", inst.Segment, prev, in.Name)
-			}
-			byIndex[inst.Segment.Index] = in.Name
-		}
-		info.Instances = append(info.Instances, inst)
-	}
-	if count == 1 {
-		info.Segments = fmt.Sprintf("%d whole runs of the plan: their loads added", len(inputs))
-		return info, nil
-	}
-	var have []string
-	for i := 1; i <= count; i++ {
-		if _, ok := byIndex[i]; ok {
-			have = append(have, strconv.Itoa(i))
-		} else {
-			info.Missing = append(info.Missing, i)
-		}
-	}
-	info.Segments = fmt.Sprintf("segments %s of %d", strings.Join(have, ", "), count)
-	if len(info.Missing) > 0 {
-		miss := make([]string, len(info.Missing))
-		for i, m := range info.Missing {
-			miss[i] = strconv.Itoa(m)
-		}
-		word := "segment"
-		if len(miss) > 1 {
-			word = "segments"
-		}
-		info.Segments += fmt.Sprintf(" — %s %s missing", word, strings.Join(miss, ", "))
-	}
-	return info, nil
-}
-
-func segName(s *results.Segment) string {
-	if s == nil || s.Whole() {
-		return "a whole run"
-	}
-	return "segment " + s.String()
-}
-
 // part is one input's cell.
 type part struct {
 	in   Input
@@ -304,7 +185,7 @@ type part struct {
 }
 
 // mergeCells merges the cells by key, in the order they first appear.
-func mergeCells(inputs []Input) ([]results.Cell, error) {
+func mergeCells(ctx context.Context, inputs []Input) ([]results.Cell, error) {
 	var order []string
 	parts := map[string][]part{}
 	for i, in := range inputs {
@@ -324,6 +205,9 @@ func mergeCells(inputs []Input) ([]results.Cell, error) {
 	}
 	out := make([]results.Cell, 0, len(order))
 	for _, k := range order {
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
 		c, err := mergeCell(parts[k], len(inputs))
 		if err != nil {
 			return nil, fmt.Errorf("merge: cell %s: %w", k, err)
@@ -362,7 +246,9 @@ func mergeCell(ps []part, inputs int) (results.Cell, error) {
 			continue
 		}
 		measured = append(measured, p)
-		m.AddCounts(c)
+		if err := m.AddCountsChecked(c); err != nil {
+			return m, fmt.Errorf("adding %s: %w", p.in.Name, err)
+		}
 		m.Connections += c.Connections
 		m.CallsPerS += c.CallsPerS
 		m.MBPerS += c.MBPerS
@@ -425,90 +311,4 @@ func mergeCell(ps []part, inputs int) (results.Cell, error) {
 		m.Histograms = &hs
 	}
 	return m, nil
-}
-
-// latencyField is one histogram of a cell and the figure it gives.
-type latencyField struct {
-	name string
-	enc  func(*results.Histograms) *string
-	get  func(*results.Cell) *results.Latency
-	set  func(*results.Cell, *results.Latency)
-}
-
-var latencyFields = []latencyField{
-	{"latency", func(h *results.Histograms) *string { return &h.Latency },
-		func(c *results.Cell) *results.Latency { return &c.LatencyUS },
-		func(c *results.Cell, l *results.Latency) {
-			if l != nil {
-				c.LatencyUS = *l
-			}
-		}},
-	optionalLatency("uncorrected", func(h *results.Histograms) *string { return &h.Uncorrected }, func(c *results.Cell) **results.Latency { return &c.LatencyUncorrectedUS }),
-	optionalLatency("first_record", func(h *results.Histograms) *string { return &h.FirstRecord }, func(c *results.Cell) **results.Latency { return &c.FirstRecordUS }),
-	optionalLatency("last_byte", func(h *results.Histograms) *string { return &h.LastByte }, func(c *results.Cell) **results.Latency { return &c.LastByteUS }),
-	optionalLatency("decode", func(h *results.Histograms) *string { return &h.Decode }, func(c *results.Cell) **results.Latency { return &c.DecodeUS }),
-	optionalLatency("tls_handshake", func(h *results.Histograms) *string { return &h.TLSHandshake }, func(c *results.Cell) **results.Latency { return &c.TLSHandshakeUS }),
-}
-
-// optionalLatency is the latencyField of a figure a cell may lack (a
-// *Latency field, nil when absent): get and set both go through field.
-func optionalLatency(name string, enc func(*results.Histograms) *string, field func(*results.Cell) **results.Latency) latencyField {
-	return latencyField{name, enc,
-		func(c *results.Cell) *results.Latency { return *field(c) },
-		func(c *results.Cell, l *results.Latency) { *field(c) = l }}
-}
-
-// ErrNoHistograms is wrapped when a cell with calls keeps no histograms (a
-// document from before they were kept): it cannot be merged exactly.
-var ErrNoHistograms = errors.New("no histograms (a document from an older meteorbench?): cannot merge its percentiles exactly")
-
-// mergeHist merges one histogram over the parts: the encoded union and the
-// figure it gives (mean: the count-weighted mean of the parts' exact
-// means); "" and nil when no part has it.
-func mergeHist(ps []part, f latencyField) (string, *results.Latency, error) {
-	var (
-		sum      *hdrhistogram.Histogram
-		weighted float64
-	)
-	for _, p := range ps {
-		c := p.cell
-		var enc string
-		if c.Histograms != nil {
-			enc = *f.enc(c.Histograms)
-		}
-		l := f.get(c)
-		if enc == "" {
-			if f.name == "latency" && c.Calls > 0 {
-				return "", nil, fmt.Errorf("%s: %w", p.in.Name, ErrNoHistograms)
-			}
-			if l != nil && l.Max > 0 && f.name != "latency" {
-				return "", nil, fmt.Errorf("%s: %w", p.in.Name, ErrNoHistograms)
-			}
-			continue
-		}
-		h, err := results.DecodeHistogram(enc)
-		if err != nil {
-			return "", nil, fmt.Errorf("%s: %w", p.in.Name, err)
-		}
-		if sum == nil {
-			sum = results.NewHistogram()
-		}
-		if dropped := sum.Merge(h); dropped != 0 {
-			return "", nil, fmt.Errorf("%s: %d values dropped merging its histogram", p.in.Name, dropped)
-		}
-		mean := h.Mean()
-		if l != nil {
-			mean = l.Mean * 1e3
-		}
-		weighted += mean * float64(h.TotalCount())
-	}
-	if sum == nil || sum.TotalCount() == 0 {
-		return "", nil, nil
-	}
-	l := results.LatencyOf(sum, weighted/float64(sum.TotalCount()))
-	enc, err := results.EncodeHistogram(sum)
-	if err != nil {
-		return "", nil, err
-	}
-	return enc, &l, nil
 }

@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"context"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -64,7 +65,7 @@ func TestMergePercentilesExact(t *testing.T) {
 		}
 		inputs = append(inputs, Input{Name: string(rune('a'+i)) + ".json", Result: r})
 	}
-	m, err := Merge(inputs)
+	m, err := Merge(context.Background(), inputs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestMergePercentilesExact(t *testing.T) {
 func TestMergeMissingSegment(t *testing.T) {
 	a, _ := doc(t, seg(1, 3), 10, 1)
 	c, _ := doc(t, seg(3, 3), 10, 3)
-	m, err := Merge([]Input{{"a.json", a}, {"c.json", c}})
+	m, err := Merge(context.Background(), []Input{{"a.json", a}, {"c.json", c}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestMergeMissingSegment(t *testing.T) {
 func TestMergeWholeRuns(t *testing.T) {
 	a, _ := doc(t, nil, 100, 1)
 	b, _ := doc(t, nil, 300, 2)
-	m, err := Merge([]Input{{"a.json", a}, {"b.json", b}})
+	m, err := Merge(context.Background(), []Input{{"a.json", a}, {"b.json", b}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,6 +151,20 @@ func TestMergeRefuses(t *testing.T) {
 	otherSchema.Schema = "meteorbench/v2"
 	noHist := base(seg(2, 3), 2)
 	noHist.Cells[0].Histograms = nil
+	negCalls := base(seg(2, 3), 2)
+	negCalls.Cells[0].Calls = -3
+	negConc := base(seg(2, 3), 2)
+	negConc.Cells[0].Concurrency = -3
+	fast1, fast2 := base(seg(1, 3), 1), base(seg(2, 3), 2)
+	fast1.Cells[0].CallsPerS, fast2.Cells[0].CallsPerS = 0.6*results.MaxRate, 0.6*results.MaxRate
+	// Cells whose calls sum past int64 (each plausible on its own): the
+	// sum once wrapped to -9.2e18.
+	huge := base(seg(2, 3), 2)
+	for i := range 10_000 {
+		c := huge.Cells[0]
+		c.Batch, c.Calls, c.Histograms = 1000+i, results.MaxCount, nil
+		huge.Cells = append(huge.Cells, c)
+	}
 	tests := []struct {
 		name   string
 		inputs []Input
@@ -163,10 +178,14 @@ func TestMergeRefuses(t *testing.T) {
 		{"another plan", []Input{{"a.json", base(seg(1, 3), 1)}, {"b.json", otherRate}}, "b.json is another plan than a.json: rate 300, not 0"},
 		{"another schema", []Input{{"a.json", base(seg(1, 3), 1)}, {"b.json", otherSchema}}, `schema "meteorbench/v2"`},
 		{"no histograms", []Input{{"a.json", base(seg(1, 3), 1)}, {"b.json", noHist}}, "no histograms"},
+		{"negative calls", []Input{{"a.json", base(seg(1, 3), 1)}, {"b.json", negCalls}}, "merge: b.json: cells[0].calls: -3 is negative"},
+		{"negative concurrency", []Input{{"a.json", base(seg(1, 3), 1)}, {"b.json", negConc}}, "merge: b.json: cells[0].concurrency: -3 is negative"},
+		{"a sum out of bounds", []Input{{"a.json", fast1}, {"b.json", fast2}}, "merge: the merged document of a.json, b.json is out of bounds: cells[0].calls_per_s: 1.2e+09 is above the plausible maximum"},
+		{"calls past int64", []Input{{"a.json", base(seg(1, 3), 1)}, {"b.json", huge}}, "merge: b.json: the calls of its cells: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Merge(tt.inputs)
+			_, err := Merge(context.Background(), tt.inputs)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want one containing %q", err, tt.want)
 			}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"fmt"
 	"image/color"
 	"io"
@@ -313,6 +314,7 @@ type family struct {
 func families(groups []*group) []*family {
 	var out []*family
 	byKey := map[string]*family{}
+	dims := varyingDims(groups)
 	for _, g := range groups {
 		key := fmt.Sprintf("%s/%g", g.Scenario, g.RateRequested)
 		f := byKey[key]
@@ -325,7 +327,7 @@ func families(groups []*group) []*family {
 			byKey[key] = f
 			out = append(out, f)
 		}
-		label := varying(groups, g)
+		label := varying(dims, g)
 		f.groups = append(f.groups, g)
 		f.labels = append(f.labels, label)
 	}
@@ -510,9 +512,13 @@ func dashboard(r *results.Result) *chart.Dashboard {
 	return d
 }
 
-func writeSVG(w io.Writer, r *results.Result) error { return dashboard(r).WriteSVG(w) }
+func writeSVG(ctx context.Context, w io.Writer, r *results.Result) error {
+	return dashboard(r).WriteSVG(ctx, w)
+}
 
-func writePNG(w io.Writer, r *results.Result) error { return dashboard(r).WritePNG(w) }
+func writePNG(ctx context.Context, w io.Writer, r *results.Result) error {
+	return dashboard(r).WritePNG(ctx, w)
+}
 
 // shortParts names a group's batch and condition features briefly, by
 // dimension: what tells its bars apart from other groups'.
@@ -524,9 +530,10 @@ func shortParts(g *group) [][2]string {
 	return parts
 }
 
-// varying labels a group by the features that vary across the run's
-// groups ("b100 c8 · 100mbit/20ms · 10 records"); "batch N" when none do.
-func varying(groups []*group, g *group) string {
+// varyingDims are the dimensions whose values differ across groups: what
+// varying names. Computed once for all groups (once per group made a
+// document of 12,000 groups take minutes to chart).
+func varyingDims(groups []*group) map[string]bool {
 	values := map[string]map[string]bool{}
 	for _, o := range groups {
 		for _, p := range shortParts(o) {
@@ -536,9 +543,20 @@ func varying(groups []*group, g *group) string {
 			values[p[0]][p[1]] = true
 		}
 	}
+	dims := map[string]bool{}
+	for d, vs := range values {
+		dims[d] = len(vs) > 1
+	}
+	return dims
+}
+
+// varying labels a group by the features that vary across the run's
+// groups (dims, from varyingDims): "b100 c8 · 100mbit/20ms · 10 records";
+// "batch N" when none do.
+func varying(dims map[string]bool, g *group) string {
 	var out []string
 	for _, p := range shortParts(g) {
-		if len(values[p[0]]) > 1 && p[1] != "" {
+		if dims[p[0]] && p[1] != "" {
 			out = append(out, p[1])
 		}
 	}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"html/template"
 	"io"
 	"regexp"
@@ -47,7 +48,7 @@ var svgProlog = regexp.MustCompile(`<\?xml[^>]*\?>\s*|<!--[^>]*-->\s*|\s+xmlns(:
 
 // writeHTML renders one self-contained page: inline CSS, inline SVG
 // charts, no script, no external font, image or stylesheet.
-func writeHTML(w io.Writer, r *results.Result) error {
+func writeHTML(ctx context.Context, w io.Writer, r *results.Result) error {
 	page := htmlPage{
 		Title:       "meteorbench: REST vs gRPC",
 		Interrupted: r.Interrupted,
@@ -66,7 +67,7 @@ func writeHTML(w io.Writer, r *results.Result) error {
 		page.Groups = append(page.Groups, htmlGroup{Title: g.title(), Protos: g.protos(), Rows: cellRows(g), Lines: lines, Pooled: note, Notes: groupNotes(g)})
 	}
 	for _, f := range figures(r) {
-		b, err := chart.FigureSVG(f, htmlCols)
+		b, err := chart.FigureSVG(ctx, f, htmlCols)
 		if err != nil {
 			return err
 		}

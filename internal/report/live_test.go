@@ -76,6 +76,24 @@ func TestLive(t *testing.T) {
 					t.Errorf("section %q differs:\nlive:\n%s\ntable:\n%s", title, got, want)
 				}
 			}
+			// Every line the table has and live lacks is one LiveNote
+			// names (the note itself included): the .txt of --out
+			// explains its extra lines.
+			liveLines := map[string]bool{}
+			for _, l := range strings.Split(live, "\n") {
+				liveLines[l] = true
+			}
+			for _, l := range strings.Split(final, "\n") {
+				explained := strings.HasPrefix(l, "=> ") || strings.HasPrefix(l, "   verdict over batches") ||
+					strings.HasPrefix(l, "run ") || strings.HasPrefix(l, "stopped ") || strings.HasPrefix(l, "repeats ") || strings.Contains(LiveNote, l) ||
+					strings.HasPrefix(l, "*** ") // the partial run's banner: at the top of the table, at the end of live
+				if !liveLines[l] && !explained {
+					t.Errorf("the table has %q, live has not, and LiveNote does not say why", l)
+				}
+			}
+			if strings.Contains(final, "\n=> ") && !strings.Contains(final, LiveNote) {
+				t.Error("the table has => lines and no LiveNote")
+			}
 			// The summary is the last section, and run warnings precede it.
 			if !strings.Contains(live[strings.LastIndex(live, "\n== "):], "== summary ==") {
 				t.Errorf("summary not last:\n%s", live)

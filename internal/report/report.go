@@ -19,6 +19,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -84,6 +85,17 @@ func FormatForPath(path string) (format string, ok bool) {
 // Write renders r in format to w. Output is produced in memory first, so a
 // failed rendering writes nothing.
 func Write(w io.Writer, format string, r *results.Result) error {
+	return WriteContext(context.Background(), w, format, r)
+}
+
+// WriteContext is Write that stops, with ctx's cause, when ctx is
+// cancelled: the charts check it between panels, the other formats before
+// they start (they take milliseconds for a run's document, about a second
+// for a document of MaxDocumentSize).
+func WriteContext(ctx context.Context, w io.Writer, format string, r *results.Result) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
 	if r == nil {
 		return errors.New("report: no result")
 	}
@@ -99,15 +111,18 @@ func Write(w io.Writer, format string, r *results.Result) error {
 	case "markdown":
 		err = writeMarkdown(&buf, r)
 	case "html":
-		err = writeHTML(&buf, r)
+		err = writeHTML(ctx, &buf, r)
 	case "svg":
-		err = writeSVG(&buf, r)
+		err = writeSVG(ctx, &buf, r)
 	case "png":
-		err = writePNG(&buf, r)
+		err = writePNG(ctx, &buf, r)
 	default:
 		return fmt.Errorf("report: %w", CheckFormat(format))
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			return err // the cause, not a rendering failure
+		}
 		return fmt.Errorf("report: %s: %w", format, err)
 	}
 	_, err = buf.WriteTo(w)

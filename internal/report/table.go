@@ -26,9 +26,14 @@ func writeTable(w io.Writer, r *results.Result) error {
 	}
 	tableCapacity(ew, r)
 	groups := groupCells(r)
+	ratios := false
 	for i, g := range groups {
 		lines, note := verdictLines(r, groups, i)
 		tableGroup(ew, g, lines, note)
+		ratios = ratios || len(lines) > 0
+	}
+	if ratios {
+		ew.printf("\n%s\n", LiveNote)
 	}
 	if r.Interrupted {
 		ew.printf("\n*** %s ***\n", interruptedBanner)
@@ -99,6 +104,12 @@ func tableGroup(ew *errWriter, g *group, lines []string, note string) {
 		ew.printf("!  %s\n", n)
 	}
 }
+
+// LiveNote ends a table whose sections carry verdict ratios ("=>" lines):
+// why the table a run prints on stdout as it goes lacks them.
+const LiveNote = "· The \"=>\" lines under each section, and the run's duration, stop reason and confidence level\n" +
+	"  above, are known only once the run has ended: the table a run prints on stdout as it measures\n" +
+	"  has the summary instead."
 
 // Live writes the table format while a run measures: the environment
 // first (NewLive), each section as soon as its cells are measured (Group),

@@ -1,7 +1,13 @@
 package results
 
 import (
+	"bytes"
+	"compress/zlib"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"time"
 
@@ -61,6 +67,9 @@ func EncodeHistogram(h *hdrhistogram.Histogram) (string, error) {
 func DecodeHistogram(s string) (*hdrhistogram.Histogram, error) {
 	if s == "" {
 		return nil, nil
+	}
+	if err := checkGeometry(s); err != nil {
+		return nil, fmt.Errorf("results: decode histogram: %w", err)
 	}
 	h, err := hdrhistogram.Decode([]byte(s))
 	if err != nil {
@@ -124,4 +133,36 @@ func DistributionOf(h *hdrhistogram.Histogram) []Quantile {
 		out[i] = Quantile{Q: q, US: float64(v) / 1e3}
 	}
 	return out
+}
+
+// checkGeometry reads the geometry in the header of a V2 compressed
+// histogram and refuses any other than the documents' before
+// hdrhistogram.Decode allocates the counts array the header asks for (a
+// forged 1..2^62 at 5 digits is tens of MB per histogram). It decodes only
+// the first bytes of the base64 text and inflates only the 40-byte header.
+func checkGeometry(s string) error {
+	// 8 bytes (cookie, length) and the start of the zlib stream: 256
+	// base64 characters are 192 bytes, more than the header needs.
+	head := s[:min(len(s), 256)]
+	head = head[:len(head)/4*4]
+	raw, err := base64.StdEncoding.DecodeString(head)
+	if err != nil || len(raw) < 8 {
+		return errors.New("not a base64 V2 compressed histogram")
+	}
+	z, err := zlib.NewReader(bytes.NewReader(raw[8:]))
+	if err != nil {
+		return fmt.Errorf("not a V2 compressed histogram: %w", err)
+	}
+	var hdr [40]byte
+	if _, err := io.ReadFull(z, hdr[:]); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("histogram header: %w", err)
+	}
+	digits := int32(binary.BigEndian.Uint32(hdr[12:16]))
+	lowest := int64(binary.BigEndian.Uint64(hdr[16:24]))
+	highest := int64(binary.BigEndian.Uint64(hdr[24:32]))
+	if lowest != HistLowestNS || highest != HistHighestNS || digits != HistDigits {
+		return fmt.Errorf("histogram of %d..%d ns with %d digits, want %d..%d ns with %d",
+			lowest, highest, digits, HistLowestNS, HistHighestNS, HistDigits)
+	}
+	return nil
 }

@@ -1,6 +1,10 @@
 package results
 
-import "math"
+import (
+	"errors"
+	"fmt"
+	"math"
+)
 
 // Welford is a running count, mean and sum of squared deviations (Welford),
 // merged as Chan et al. do: what the load generator keeps of the time per
@@ -86,4 +90,39 @@ func (m *Cell) AddCounts(c *Cell) {
 	if m.StopReason == "" {
 		m.StopReason = c.StopReason
 	}
+}
+
+// ErrOverflow is wrapped when a sum of counts would not fit in an int64.
+var ErrOverflow = errors.New("the sum does not fit in an int64")
+
+// AddInt64 is a + b, or ErrOverflow when it does not fit.
+func AddInt64(a, b int64) (int64, error) {
+	s := a + b
+	if (b > 0 && s < a) || (b < 0 && s > a) {
+		return 0, fmt.Errorf("%d + %d: %w", a, b, ErrOverflow)
+	}
+	return s, nil
+}
+
+// AddCountsChecked is AddCounts for counts from outside (documents to
+// merge): it adds nothing and names the count when a sum would overflow.
+func (m *Cell) AddCountsChecked(c *Cell) error {
+	for _, f := range []struct {
+		name string
+		a, b int64
+	}{
+		{"calls", m.Calls, c.Calls}, {"errors", m.Errors, c.Errors}, {"batches", m.Batches, c.Batches},
+		{"late_calls", m.LateCalls, c.LateCalls}, {"generator_late_calls", m.GeneratorLateCalls, c.GeneratorLateCalls},
+	} {
+		if _, err := AddInt64(f.a, f.b); err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+	}
+	for k, v := range c.ErrorClasses {
+		if _, err := AddInt64(m.ErrorClasses[k], v); err != nil {
+			return fmt.Errorf("error_classes.%s: %w", k, err)
+		}
+	}
+	m.AddCounts(c)
+	return nil
 }

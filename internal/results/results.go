@@ -322,10 +322,10 @@ func Read(rd io.Reader) (*Result, error) {
 	var r Result
 	dec := json.NewDecoder(rd)
 	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("results: decode: %w", err)
+		return nil, &NotResultError{fmt.Errorf("decode: %w", err)}
 	}
 	if r.Schema != Schema {
-		return nil, fmt.Errorf("results: schema %q, want %q", r.Schema, Schema)
+		return nil, &NotResultError{fmt.Errorf("schema %q, want %q", r.Schema, Schema)}
 	}
 	return &r, nil
 }

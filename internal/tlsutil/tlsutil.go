@@ -21,6 +21,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/meteorbench/meteorbench/internal/output"
 )
 
 // SelfSignedValidity is how long a self-signed certificate is valid. It is
@@ -114,13 +116,5 @@ func WritePEM(path string, certPEM []byte) error {
 	if len(certPEM) == 0 {
 		return errors.New("tlsutil: no certificate")
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, certPEM, 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	return output.WriteFile(path, certPEM, 0o644)
 }

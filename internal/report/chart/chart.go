@@ -14,6 +14,7 @@ package chart
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"image/color"
 	"io"
@@ -65,20 +66,25 @@ func (f *Figure) size(cols int) (w, h vg.Length) {
 	return vg.Length(cols) * panelW, figTitleH + vg.Length(rows)*panelH
 }
 
-// draw lays the figure out in cols columns, its top-left corner at top.
-func (f *Figure) draw(c draw.Canvas, top vg.Point, cols int) {
+// draw lays the figure out in cols columns, its top-left corner at top. It
+// stops with ctx's cause when ctx is cancelled, checked before each panel.
+func (f *Figure) draw(ctx context.Context, c draw.Canvas, top vg.Point, cols int) error {
 	cols = min(cols, len(f.Panels))
 	st := textStyle(sansBold, 12, color.Black)
 	st.YAlign = draw.YTop
 	c.FillText(st, vg.Point{X: top.X + panelPad, Y: top.Y - 6}, f.Title)
 	y0 := top.Y - figTitleH
 	for i, panel := range f.Panels {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
 		p := panel.plot()
 		col, row := i%cols, i/cols
 		min := vg.Point{X: top.X + vg.Length(col)*panelW + panelPad, Y: y0 - vg.Length(row+1)*panelH + panelPad}
 		max := vg.Point{X: top.X + vg.Length(col+1)*panelW - panelPad, Y: y0 - vg.Length(row)*panelH - panelPad}
 		p.Draw(draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{Min: min, Max: max}})
 	}
+	return nil
 }
 
 // A Dashboard is every figure in one image, under a header.
@@ -118,7 +124,7 @@ func (d *Dashboard) header() []headerLine {
 }
 
 // render draws the dashboard on one canvas made by newCanvas.
-func (d *Dashboard) render(newCanvas func(w, h vg.Length) vg.CanvasWriterTo) vg.CanvasWriterTo {
+func (d *Dashboard) render(ctx context.Context, newCanvas func(w, h vg.Length) vg.CanvasWriterTo) (vg.CanvasWriterTo, error) {
 	header := d.header()
 	w := 2 * panelW
 	h := vg.Length(len(header))*headerLineH + 10
@@ -148,17 +154,24 @@ func (d *Dashboard) render(newCanvas func(w, h vg.Length) vg.CanvasWriterTo) vg.
 	}
 	y -= 10
 	for _, f := range d.Figures {
-		f.draw(c, vg.Point{X: 0, Y: y}, dashboardCol)
+		if err := f.draw(ctx, c, vg.Point{X: 0, Y: y}, dashboardCol); err != nil {
+			return nil, err
+		}
 		_, fh := f.size(dashboardCol)
 		y -= fh
 	}
-	return cv
+	return cv, nil
 }
 
 // WriteSVG draws the dashboard as SVG: same dashboard, same bytes.
-func (d *Dashboard) WriteSVG(w io.Writer) (err error) {
+// Cancelling ctx stops the drawing between panels.
+func (d *Dashboard) WriteSVG(ctx context.Context, w io.Writer) (err error) {
 	defer recoverPlot(&err)
-	b, err := finishSVG(d.render(func(w, h vg.Length) vg.CanvasWriterTo { return vgsvg.New(w, h) }))
+	cv, err := d.render(ctx, func(w, h vg.Length) vg.CanvasWriterTo { return vgsvg.New(w, h) })
+	if err != nil {
+		return err
+	}
+	b, err := finishSVG(cv)
 	if err != nil {
 		return err
 	}
@@ -166,25 +179,32 @@ func (d *Dashboard) WriteSVG(w io.Writer) (err error) {
 	return err
 }
 
-// WritePNG draws the dashboard as a PNG at 96 dpi.
-func (d *Dashboard) WritePNG(w io.Writer) (err error) {
+// WritePNG draws the dashboard as a PNG at 96 dpi. Cancelling ctx stops
+// the drawing between panels.
+func (d *Dashboard) WritePNG(ctx context.Context, w io.Writer) (err error) {
 	defer recoverPlot(&err)
-	cv := d.render(func(w, h vg.Length) vg.CanvasWriterTo {
+	cv, err := d.render(ctx, func(w, h vg.Length) vg.CanvasWriterTo {
 		return vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(pngDPI))}
 	})
+	if err != nil {
+		return err
+	}
 	_, err = cv.WriteTo(w)
 	return err
 }
 
 // FigureSVG draws one figure as a standalone SVG, cols panels wide.
-func FigureSVG(f *Figure, cols int) (b []byte, err error) {
+// Cancelling ctx stops the drawing between panels.
+func FigureSVG(ctx context.Context, f *Figure, cols int) (b []byte, err error) {
 	defer recoverPlot(&err)
 	w, h := f.size(cols)
 	cv := vgsvg.New(w, h)
 	c := draw.New(cv)
 	c.SetColor(color.White)
 	c.Fill(c.Rectangle.Path())
-	f.draw(c, vg.Point{X: 0, Y: h}, cols)
+	if err := f.draw(ctx, c, vg.Point{X: 0, Y: h}, cols); err != nil {
+		return nil, err
+	}
 	return finishSVG(cv)
 }
 

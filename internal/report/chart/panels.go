@@ -9,7 +9,6 @@ import (
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 )
 
 // newPanel returns a plot with the chart fonts and sizes.
@@ -86,7 +85,9 @@ func (lp *LatencyPanel) plot() *plot.Plot {
 	lo, hi := math.Inf(1), 0.0
 	for _, l := range lp.Lines {
 		for _, pt := range l.Points {
-			lo, hi = math.Min(lo, pt.V), math.Max(hi, pt.V)
+			if plottable(pt.V) {
+				lo, hi = math.Min(lo, pt.V), math.Max(hi, pt.V)
+			}
 		}
 	}
 	p := newPanel(lp.Title, "percentile", lp.YLabel, true)
@@ -98,7 +99,7 @@ func (lp *LatencyPanel) plot() *plot.Plot {
 	for _, s := range lp.Lines {
 		var xys plotter.XYs
 		for _, pt := range s.Points {
-			if x := pctX(pt.Q); pt.Q >= 0 && x <= maxPctX && pt.V > 0 {
+			if x := pctX(pt.Q); pt.Q >= 0 && x <= maxPctX && plottable(pt.V) {
 				xys = append(xys, plotter.XY{X: x, Y: pt.V})
 			}
 		}
@@ -119,8 +120,35 @@ func (lp *LatencyPanel) plot() *plot.Plot {
 		maxX = math.Max(maxX, xys[len(xys)-1].X)
 	}
 	p.X.Min, p.X.Max = 1, math.Max(10, math.Pow(10, math.Ceil(math.Log10(maxX)-1e-9)))
-	p.Y.Min, p.Y.Max = lo/1.15, hi*1.6 // headroom for the legend
+	p.Y.Min, p.Y.Max = logRange(lo/1.15, hi*1.6) // headroom for the legend
 	return p
+}
+
+// maxDecades bounds a log axis: a range wider than this many powers of ten
+// is cut at its bottom. No chart here needs more, and the tick loops stay
+// short whatever the data (a 1e-323 latency once made them endless).
+const maxDecades = 12
+
+// plottable reports whether v can sit on a log axis: positive and finite.
+func plottable(v float64) bool { return v > 0 && !math.IsInf(v, 1) }
+
+// logRange makes [lo, hi] a range a log axis can draw: both positive and
+// finite, lo below hi, at most maxDecades apart (lo raised to fit). Data
+// below lo is clipped by the plot; nothing else changes.
+func logRange(lo, hi float64) (float64, float64) {
+	if !plottable(hi) || hi > math.MaxFloat64/10 {
+		hi = math.MaxFloat64 / 10
+	}
+	if floor := hi / math.Pow(10, maxDecades); !plottable(lo) || lo < floor {
+		lo = floor
+	}
+	if lo >= hi {
+		lo, hi = hi/10, hi*10
+	}
+	if !plottable(lo) { // hi itself was tiny: give the axis a plain decade
+		lo, hi = 1, 10
+	}
+	return lo, hi
 }
 
 // percentileTicks labels the percentile axis.
@@ -148,6 +176,7 @@ type logTicks struct{ format func(float64) string }
 
 func (t logTicks) Ticks(min, max float64) []plot.Tick {
 	var ticks []plot.Tick
+	min, max = logRange(min, max) // the panels set it so already: a guard for the loop below
 	lo, hi := math.Floor(math.Log10(min)), math.Ceil(math.Log10(max))
 	steps := []float64{1, 2, 5}
 	if hi-lo > 3 {
@@ -182,153 +211,4 @@ func (t linTicks) Ticks(min, max float64) []plot.Tick {
 		}
 	}
 	return ticks
-}
-
-// A BarPanel is grouped bars: categories on x, one bar per series in each
-// category, error bars where Lo < Hi and a label over each bar.
-type BarPanel struct {
-	Title      string
-	YLabel     string // with its unit: "server CPU/call (µs)"
-	Categories []string
-	Series     []BarSeries
-	// Tick formats a y tick value (in the unit of the bars).
-	Tick func(float64) string
-}
-
-// A BarSeries is one colour of bars, at most one per category. A category
-// without a Bar gets no bar at all (not measured).
-type BarSeries struct {
-	Name  string
-	Color color.Color
-	Bars  []Bar
-}
-
-// A Bar is one value; Lo < Hi draws an error bar. NA marks a measured
-// category without this value: its Label only, no bar.
-type Bar struct {
-	Category      int
-	Value, Lo, Hi float64
-	Label         string
-	NA            bool
-}
-
-func (bp *BarPanel) plot() *plot.Plot {
-	n := len(bp.Categories)
-	top := 0.0
-	for _, s := range bp.Series {
-		for _, b := range s.Bars {
-			if !b.NA {
-				top = math.Max(top, math.Max(b.Value, b.Hi))
-			}
-		}
-	}
-	p := newPanel(bp.Title, "", bp.YLabel, false)
-	p.NominalX(bp.Categories...)
-	p.X.Min, p.X.Max = -0.5, float64(n)-0.5
-	if long := 0; n > 2 {
-		for _, c := range bp.Categories {
-			long = max(long, len(c))
-		}
-		if n*long > 40 { // the labels would overlap side by side: slant them
-			p.X.Tick.Label.Rotation = math.Pi / 6
-			p.X.Tick.Label.XAlign = draw.XRight
-			p.X.Tick.Label.YAlign = draw.YCenter
-		}
-	}
-	p.Y.Min, p.Y.Max = 0, top*1.3 // headroom for the legend and labels
-	if top <= 0 {
-		p.Y.Max = 1
-	}
-	p.Y.Tick.Marker = linTicks{format: tickFormat(bp.Tick)}
-	p.Legend.Left = false
-
-	dataW := panelW - 2*panelPad - 55 // roughly, after the y axis
-	width := vg.Length(math.Min(26, float64(dataW)*0.75/float64(max(1, n*len(bp.Series)))))
-	for i, s := range bp.Series {
-		ex := &barExtras{offset: width * (vg.Length(i) - vg.Length(len(bp.Series)-1)/2)}
-		var swatch plot.Thumbnailer
-		for _, bar := range s.Bars {
-			if bar.NA {
-				ex.add(float64(bar.Category), 0, 0, 0, bar.Label)
-				continue
-			}
-			ex.add(float64(bar.Category), bar.Value, bar.Lo, bar.Hi, bar.Label)
-			// One chart per bar, so a missing category leaves a gap rather
-			// than a zero-height bar.
-			b, err := plotter.NewBarChart(plotter.Values{bar.Value}, width)
-			if err != nil {
-				continue
-			}
-			b.Color = s.Color
-			b.LineStyle.Width = 0
-			b.Offset = ex.offset
-			b.XMin = float64(bar.Category)
-			p.Add(b)
-			if swatch == nil {
-				swatch = b
-			}
-		}
-		if len(ex.x) == 0 {
-			continue
-		}
-		p.Add(ex)
-		if swatch == nil {
-			swatch = &swatchOf{s.Color} // every value n/a
-		}
-		p.Legend.Add(s.Name, swatch)
-	}
-	return p
-}
-
-// swatchOf is a legend thumbnail: a filled square of one colour.
-type swatchOf struct{ color color.Color }
-
-// Thumbnail implements plot.Thumbnailer.
-func (s *swatchOf) Thumbnail(c *draw.Canvas) {
-	c.SetColor(s.color)
-	c.Fill(c.Rectangle.Path())
-}
-
-// barExtras draws, for one series of bars, the error bars and the value
-// labels; offset is the series' bar offset within a category.
-type barExtras struct {
-	offset vg.Length
-	x, v   []float64
-	lo, hi []float64
-	labels []string
-}
-
-func (e *barExtras) add(x, v, lo, hi float64, label string) {
-	e.x, e.v, e.lo, e.hi = append(e.x, x), append(e.v, v), append(e.lo, lo), append(e.hi, hi)
-	e.labels = append(e.labels, label)
-}
-
-// Plot implements plot.Plotter.
-func (e *barExtras) Plot(c draw.Canvas, p *plot.Plot) {
-	trX, trY := p.Transforms(&c)
-	line := draw.LineStyle{Color: color.Gray{Y: 0x22}, Width: 0.8}
-	st := textStyle(sans, 6.5, color.Gray{Y: 0x22})
-	st.XAlign, st.YAlign = draw.XCenter, draw.YBottom
-	for i := range e.x {
-		x := trX(e.x[i]) + e.offset
-		top := e.v[i]
-		if e.hi[i] > e.lo[i] {
-			ylo, yhi := trY(math.Max(e.lo[i], 0)), trY(e.hi[i])
-			c.StrokeLine2(line, x, ylo, x, yhi)
-			c.StrokeLine2(line, x-2.5, ylo, x+2.5, ylo)
-			c.StrokeLine2(line, x-2.5, yhi, x+2.5, yhi)
-			top = math.Max(top, e.hi[i])
-		}
-		c.FillText(st, vg.Point{X: x, Y: trY(top) + 3}, e.labels[i])
-	}
-}
-
-// DataRange implements plot.DataRanger.
-func (e *barExtras) DataRange() (xmin, xmax, ymin, ymax float64) {
-	xmin, xmax, ymin, ymax = math.Inf(1), math.Inf(-1), 0, 0
-	for i := range e.x {
-		xmin, xmax = math.Min(xmin, e.x[i]), math.Max(xmax, e.x[i])
-		ymax = math.Max(ymax, math.Max(e.v[i], e.hi[i]))
-	}
-	return
 }

@@ -53,13 +53,13 @@ func (sp *SeriesPanel) plot() *plot.Plot {
 	p.Y.Tick.Marker = logTicks{format: tickFormat(sp.YTick)}
 	p.Legend.Left = true
 	xlo, xhi, ylo, yhi := math.Inf(1), 0.0, math.Inf(1), 0.0
-	if sp.Ref > 0 {
+	if plottable(sp.Ref) {
 		ylo, yhi = sp.Ref, sp.Ref
 	}
 	for _, s := range sp.Series {
 		var xys plotter.XYs
 		for _, pt := range s.Points {
-			if pt.X > 0 && pt.Y > 0 && !math.IsInf(pt.Y, 0) {
+			if plottable(pt.X) && plottable(pt.Y) {
 				xys = append(xys, plotter.XY{X: pt.X, Y: pt.Y})
 				xlo, xhi = math.Min(xlo, pt.X), math.Max(xhi, pt.X)
 				ylo, yhi = math.Min(ylo, pt.Y), math.Max(yhi, pt.Y)
@@ -82,7 +82,7 @@ func (sp *SeriesPanel) plot() *plot.Plot {
 	if xhi == 0 {
 		xlo, xhi = 1, 10
 	}
-	if sp.Ref > 0 {
+	if plottable(sp.Ref) {
 		ref, err := plotter.NewLine(plotter.XYs{{X: xlo, Y: sp.Ref}, {X: xhi, Y: sp.Ref}})
 		if err == nil {
 			ref.Color = gray
@@ -98,14 +98,14 @@ func (sp *SeriesPanel) plot() *plot.Plot {
 		ylo, yhi = 1, 10
 	}
 	for _, m := range sp.Marks {
-		if m.X > 0 {
+		if plottable(m.X) {
 			xlo, xhi = math.Min(xlo, m.X), math.Max(xhi, m.X)
 		}
 	}
-	p.X.Min, p.X.Max = xlo/1.3, xhi*1.3
-	p.Y.Min, p.Y.Max = ylo/1.3, yhi*2 // headroom for the legend
+	p.X.Min, p.X.Max = logRange(xlo/1.3, xhi*1.3)
+	p.Y.Min, p.Y.Max = logRange(ylo/1.3, yhi*2) // headroom for the legend
 	for _, m := range sp.Marks {
-		if m.X <= 0 {
+		if !plottable(m.X) {
 			continue
 		}
 		l, err := plotter.NewLine(plotter.XYs{{X: m.X, Y: p.Y.Min}, {X: m.X, Y: p.Y.Max}})
