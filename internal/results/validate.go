@@ -166,6 +166,15 @@ func (v *validator) cell(path string, c *Cell) {
 	v.latency(path+".last_byte_us", c.LastByteUS)
 	v.latency(path+".decode_us", c.DecodeUS)
 	v.latency(path+".tls_handshake_us", c.TLSHandshakeUS)
+	if g := c.GeneratorDelayUS; g != nil {
+		v.latency(path+".generator_delay_us.wake", &g.Wake)
+		v.latency(path+".generator_delay_us.handoff", g.Handoff)
+	}
+	if u := c.ServerUtilisation; u != nil {
+		// A share of the server's CPUs; above 1 only by rounding or a
+		// server that used more threads than its GOMAXPROCS.
+		v.finite(path+".server_utilisation", *u, 0, 64)
+	}
 	v.count(path+".batches", float64(c.Batches))
 	v.finite(path+".batch_ms.mean", c.BatchMS.Mean, 0, MaxBatchMS)
 	v.finite(path+".batch_ms.stddev", c.BatchMS.Stddev, 0, MaxBatchMS)
@@ -264,6 +273,17 @@ func (v *validator) capacity(path string, c *Capacity) {
 	v.finite(path+".percentile", c.Percentile, 0, 100)
 	v.finite(path+".bound_us", c.BoundUS, 0, MaxLatencyUS)
 	v.finite(path+".max_errors", c.MaxErrors, 0, 1)
+	v.rate(path+".rate_min", c.RateMin)
+	v.rate(path+".rate_max", c.RateMax)
+	v.search(path, &c.CapacitySearch)
+	for i := range c.Searches {
+		v.search(fmt.Sprintf("%s.searches[%d]", path, i), &c.Searches[i])
+	}
+}
+
+// search checks one capacity search: the series' own fields, or one of its
+// repeated searches.
+func (v *validator) search(path string, c *CapacitySearch) {
 	v.rate(path+".rate", c.Rate)
 	v.rate(path+".lo", c.Lo)
 	v.rate(path+".hi", c.Hi)

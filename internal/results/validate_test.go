@@ -73,8 +73,11 @@ func TestValidate(t *testing.T) {
 		{"histogram not base64", func(r *Result) { r.Cells[0].Histograms.Latency = "HISTFAAA%%%" }, "cells[0].histograms.latency: results: decode histogram"},
 		{"histogram of another geometry", func(r *Result) { r.Cells[0].Histograms.Latency = otherEnc }, "histogram of 1..1000 ns with 2 digits"},
 		{"capacity probe", func(r *Result) {
-			r.Capacity = []Capacity{{Probes: []CapacityProbe{{Offered: 10}, {Offered: -1}}}}
+			r.Capacity = []Capacity{{CapacitySearch: CapacitySearch{Probes: []CapacityProbe{{Offered: 10}, {Offered: -1}}}}}
 		}, "capacity[0].probes[1].offered: -1 is negative"},
+		{"capacity search probe", func(r *Result) {
+			r.Capacity = []Capacity{{Searches: []CapacitySearch{{}, {Probes: []CapacityProbe{{Offered: -2}}}}}}
+		}, "capacity[0].searches[1].probes[0].offered: -2 is negative"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := doc(t)
