@@ -57,7 +57,7 @@ for part in $parts; do
 	capvps)
 		stamp "capacity over a VPS link, 3 searches"
 		mb capacity --scenario large --link 100mbit/20ms --server-cpus 1 --slo p99=200ms --repeat 3 \
-			--format json,markdown --out docs/capacity-vps --report docs/capacity-vps.png --quiet || true
+			--format json,markdown,png --out docs/capacity-vps --quiet || true
 		jq -r '.verdicts[].summary' docs/capacity-vps.json ;;
 	cappost)
 		stamp "capacity of post on one CPU, 3 searches"
