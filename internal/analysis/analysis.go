@@ -373,21 +373,29 @@ func ratio(base, other []*results.Cell, f results.Figure) (results.Ratio, bool) 
 		lo, hi := iv.Lo, iv.Hi
 		r.Lo, r.Hi = &lo, &hi
 	}
-	switch {
-	case !repeated:
+	if repeated {
+		test(&r, bs, os)
+	} else {
 		r.Significance = results.Untested
-	case len(bs) < MinTestSamples:
-		r.Significance = results.TooFew
-	default:
-		cmp := stats.Compare(bs, os)
-		p := cmp.P
-		r.P = &p
-		r.Significance = results.NotSignificant
-		if cmp.Significant {
-			r.Significance = results.Significant
-		}
 	}
 	return r, true
+}
+
+// test sets r's significance from paired samples of the baseline (bs) and
+// the other side (os): too few to test under MinTestSamples, else the
+// Mann-Whitney U test's verdict and p-value.
+func test(r *results.Ratio, bs, os []float64) {
+	if len(bs) < MinTestSamples {
+		r.Significance = results.TooFew
+		return
+	}
+	cmp := stats.Compare(bs, os)
+	p := cmp.P
+	r.P = &p
+	r.Significance = results.NotSignificant
+	if cmp.Significant {
+		r.Significance = results.Significant
+	}
 }
 
 // encodingShare splits gRPC's p50 gain over REST into the encoding's part

@@ -94,18 +94,8 @@ func capacityRatio(base, c *results.Capacity) results.Ratio {
 		lo, hi := iv.Lo, iv.Hi
 		r.Lo, r.Hi = &lo, &hi
 	}
-	switch {
-	case r.N < 2:
-	case r.N < MinTestSamples:
-		r.Significance = results.TooFew
-	default:
-		cmp := stats.Compare(bs, cs)
-		p := cmp.P
-		r.P = &p
-		r.Significance = results.NotSignificant
-		if cmp.Significant {
-			r.Significance = results.Significant
-		}
+	if r.N >= 2 {
+		test(&r, bs, cs)
 	}
 	return r
 }
