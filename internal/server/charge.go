@@ -36,6 +36,7 @@ type callCharge struct {
 	budget  *sendBudget
 	lane    lane
 	pending int64 // charged for the next message, not yet settled
+	in      int64 // length of the request message received (an upload)
 }
 
 type chargeKey struct{}
@@ -85,13 +86,15 @@ func (c *callCharge) settle(wire int64) {
 }
 
 // chargeStats is the gRPC server's stats.Handler: it settles the charges
-// of the two methods that charge, and ignores everything else.
+// of the two methods that charge, notes the size of an upload (charged by
+// unaryInterceptor), and ignores everything else.
 type chargeStats struct{}
 
 func (chargeStats) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.Context {
 	switch info.FullMethodName {
 	case pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName,
-		pb.MeteoriteLandingsService_GetLargePayload_FullMethodName:
+		pb.MeteoriteLandingsService_GetLargePayload_FullMethodName,
+		pb.MeteoriteLandingsService_PostLargePayload_FullMethodName:
 		return context.WithValue(ctx, chargeKey{}, &callCharge{})
 	}
 	return ctx
@@ -99,6 +102,10 @@ func (chargeStats) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.C
 
 func (chargeStats) HandleRPC(ctx context.Context, s stats.RPCStats) {
 	switch e := s.(type) {
+	case *stats.InPayload:
+		if c := chargeFrom(ctx); c != nil {
+			c.in = int64(e.Length)
+		}
 	case *stats.OutPayload:
 		if c := chargeFrom(ctx); c != nil {
 			c.settle(int64(e.WireLength))

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 )
@@ -37,7 +38,7 @@ var (
 // reflection, hardened for an exposed host.
 func (s *Server) newGRPCServer() *grpc.Server {
 	gs := grpc.NewServer(
-		grpc.Creds(budgetCreds{limits: laneLimits, stall: s.cfg.WriteTimeout, log: s.log}), // limits.go
+		grpc.Creds(budgetCreds{limits: laneLimits, stall: s.cfg.WriteTimeout, log: s.log, mem: s.mem}), // limits.go
 		grpc.MaxRecvMsgSize(int(s.cfg.MaxBody)),
 		grpc.MaxConcurrentStreams(s.cfg.MaxConcurrentStreams),
 		grpc.MaxHeaderListSize(uint32(s.cfg.MaxHeaderBytes)),
@@ -52,6 +53,7 @@ func (s *Server) newGRPCServer() *grpc.Server {
 			PermitWithoutStream: true,
 		}),
 		grpc.StatsHandler(chargeStats{}), // charge.go
+		grpc.InTapHandle(s.tap),
 		grpc.UnaryInterceptor(s.unaryInterceptor),
 		grpc.StreamInterceptor(s.streamInterceptor),
 	)
@@ -60,6 +62,17 @@ func (s *Server) newGRPCServer() *grpc.Server {
 	reflection.Register(gs)
 	s.health.SetServingStatus("MeteoriteLandingsService.MeteoriteLandingsService", healthpb.HealthCheckResponse_SERVING)
 	return gs
+}
+
+// tap refuses a new upload at once, before grpc-go reads its message, while
+// the server's memory budget is spent: a refused call would otherwise hold
+// up to MaxBody of request while it waits. (A tap runs on the connection's
+// reader: it must not wait.)
+func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
+	if info.FullMethodName == pb.MeteoriteLandingsService_PostLargePayload_FullMethodName && s.mem.spent() {
+		return ctx, grpcBusy(s.mem.busy())
+	}
+	return ctx, nil
 }
 
 // grpcMethod maps a full method name to its counter index; noMethod for
@@ -104,6 +117,17 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 	if s.panicHook != nil {
 		s.panicHook()
 	}
+	if m != methodGetVersion {
+		// The call itself, and a request's decoded records (membudget.go).
+		n := int64(callOverhead)
+		if c := chargeFrom(ctx); c != nil {
+			n += c.in * decodeFactor
+		}
+		if err := s.mem.acquire(ctx, n, budgetWait); err != nil {
+			return nil, grpcBusy(err)
+		}
+		defer s.mem.release(n)
+	}
 	return handler(ctx, req)
 }
 
@@ -128,6 +152,10 @@ func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Str
 	if s.panicHook != nil {
 		s.panicHook()
 	}
+	if err := s.mem.acquire(ss.Context(), callOverhead, budgetWait); err != nil {
+		return grpcBusy(err)
+	}
+	defer s.mem.release(callOverhead)
 	return handler(srv, ss)
 }
 
