@@ -178,29 +178,27 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	charge := answerCharge(rw.gzip) // restanswer.go
+	if m == methodGetLargePayload {
+		charge = streamCharge(rw.gzip)
+	}
+	if !h.admit(rw, r, charge, false) {
+		return
+	}
+	defer h.s.mem.release(charge)
+	ls, msgs, err := h.s.records(n)
+	if err != nil {
+		writeError(rw, http.StatusInternalServerError, "internal server error")
+		return
+	}
 	switch m {
 	case methodGetLargePayloadAsList:
 		if rw.p == protoRESTProtobuf {
-			list, err := h.s.listMessage(n)
-			if err != nil {
-				writeError(rw, http.StatusInternalServerError, "internal server error")
-				return
-			}
-			writeProto(rw, list)
+			writeListProto(rw, msgs)
 		} else {
-			ls, _, err := h.s.records(n)
-			if err != nil {
-				writeError(rw, http.StatusInternalServerError, "internal server error")
-				return
-			}
-			writeJSON(rw, ls)
+			writeListJSON(rw, ls)
 		}
 	case methodGetLargePayload:
-		ls, msgs, err := h.s.records(n)
-		if err != nil {
-			writeError(rw, http.StatusInternalServerError, "internal server error")
-			return
-		}
 		if rw.p == protoRESTProtobuf {
 			h.streamProto(rw, msgs)
 		} else {
@@ -278,7 +276,13 @@ func (h *restHandler) post(w http.ResponseWriter, rw *respWriter, r *http.Reques
 		writeError(rw, http.StatusUnsupportedMediaType, "Content-Encoding must be gzip or identity")
 		return
 	}
-	var body io.Reader = http.MaxBytesReader(w, r.Body, h.maxBody)
+	if !h.admit(rw, r, callOverhead, true) {
+		return
+	}
+	defer h.s.mem.release(callOverhead)
+	bb := &budgetBody{r: http.MaxBytesReader(w, r.Body, h.maxBody), h: h, req: r} // restanswer.go
+	defer bb.release()
+	var body io.Reader = bb
 	length := r.ContentLength
 	if gz {
 		zb := newGzipBody(body, h.maxBody) // the limit is on the inflated size
@@ -292,6 +296,12 @@ func (h *restHandler) post(w http.ResponseWriter, rw *respWriter, r *http.Reques
 		_, err = decodeLandingsJSON(body)
 	}
 	if err != nil {
+		if be, ok := busyRead(err); ok {
+			rw.Header()["Connection"] = hdrClose // the rest of the body is unread
+			rw.Header()["Retry-After"] = []string{"1"}
+			writeError(rw, http.StatusServiceUnavailable, be.Error())
+			return
+		}
 		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			if gz { // the raw body may be unread: do not wait for the rest of it
 				rw.Header()["Connection"] = hdrClose
