@@ -107,6 +107,16 @@ func (w *respWriter) flush() error {
 func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rw := &respWriter{ResponseWriter: w, m: noMethod}
 	defer h.finish(rw)
+	if len(r.TransferEncoding) > 0 {
+		// RFC 9112 §6.3: a request with both Transfer-Encoding and
+		// Content-Length (a smuggling attempt, or a broken client) is
+		// answered and its connection closed. net/http drops the
+		// Content-Length before a handler sees the request, so every
+		// chunked request's connection is closed after its answer:
+		// chunked uploads are rare, and meteorbench's clients send a
+		// length.
+		rw.Header()["Connection"] = hdrClose
+	}
 
 	var m method
 	switch r.URL.Path {
@@ -296,6 +306,16 @@ func (h *restHandler) post(w http.ResponseWriter, rw *respWriter, r *http.Reques
 		_, err = decodeLandingsJSON(body)
 	}
 	if err != nil {
+		if _, ok := errors.AsType[*readError](err); ok {
+			msg, timeout := readFailure(err) // echo.go: no addresses
+			rw.Header()["Connection"] = hdrClose
+			code := http.StatusBadRequest
+			if timeout {
+				code = http.StatusRequestTimeout
+			}
+			writeError(rw, code, msg)
+			return
+		}
 		if be, ok := busyRead(err); ok {
 			rw.Header()["Connection"] = hdrClose // the rest of the body is unread
 			rw.Header()["Retry-After"] = []string{"1"}
@@ -561,8 +581,8 @@ type errorBody struct {
 // writeError sends {"error": msg} with the given status. (http.Error would
 // force text/plain.)
 func writeError(w http.ResponseWriter, code int, msg string) {
-	b, err := json.Marshal(errorBody{Error: msg})
-	if err != nil { // cannot happen for a struct of one string
+	b, err := json.Marshal(errorBody{Error: boundEcho(msg)}) // echo.go
+	if err != nil {                                          // cannot happen for a struct of one string
 		b = []byte(`{"error":"internal server error"}`)
 	}
 	h := w.Header()

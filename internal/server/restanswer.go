@@ -229,6 +229,11 @@ func (b *budgetBody) Read(p []byte) (int, error) {
 	p = p[:min(int64(len(p)), b.charged-b.read)]
 	n, err := b.r.Read(p)
 	b.read += int64(n)
+	if err != nil && err != io.EOF {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); !ok {
+			err = &readError{err} // echo.go
+		}
+	}
 	return n, err
 }
 
