@@ -53,6 +53,7 @@ func (s *Server) newGRPCServer() *grpc.Server {
 			PermitWithoutStream: true,
 		}),
 		grpc.StatsHandler(chargeStats{}), // charge.go
+		grpc.ForceServerCodecV2(s.codec), // codec.go
 		grpc.InTapHandle(s.tap),
 		grpc.UnaryInterceptor(s.unaryInterceptor),
 		grpc.StreamInterceptor(s.streamInterceptor),
@@ -104,6 +105,9 @@ func (s *Server) grpcAuthorized(ctx context.Context) bool {
 // unaryInterceptor does, for unary calls, what the REST handler does around
 // its routes: auth, counting, and turning a panic into codes.Internal.
 func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	if err := s.codec.check(req); err != nil { // codec.go
+		return nil, err
+	}
 	m := grpcMethod(info.FullMethod)
 	if m == noMethod {
 		defer recoverGRPC(&err)
@@ -135,6 +139,7 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 // streams (health Watch, reflection) end when the drain starts, so a client
 // that keeps one open cannot hold up the shutdown.
 func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+	ss = &checkedStream{ServerStream: ss, codec: s.codec} // codec.go
 	m := grpcMethod(info.FullMethod)
 	if m == noMethod {
 		defer recoverGRPC(&err)
@@ -239,11 +244,11 @@ func (g *grpcService) GetLargePayload(_ *pb.EmptyRequest, stream grpc.ServerStre
 }
 
 // PostLargePayload converts every received record, then answers "SUCCESS".
-// (A message that does not decode never gets here: grpc-go answers
-// codes.Internal for it.)
+// (A message that does not decode never gets here: the interceptor answers
+// codes.InvalidArgument for it, codec.go.)
 func (g *grpcService) PostLargePayload(_ context.Context, list *pb.MeteoriteLandingList) (*pb.StatusResponse, error) {
 	if err := convertList(list); err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
+		return nil, status.Error(codes.InvalidArgument, boundEcho(err.Error()))
 	}
 	return g.s.success, nil
 }

@@ -205,6 +205,7 @@ type Server struct {
 	rest   *restHandler
 	health *health.Server
 	mem    *memBudget // the server-wide budget (membudget.go)
+	codec  *checkedCodec
 
 	// drainCtx is cancelled (by startDrain) when shutdown starts: /healthz
 	// turns 503, and long-lived auxiliary gRPC streams (health Watch,
@@ -238,6 +239,7 @@ func New(cfg Config) (*Server, error) {
 		success:  &pb.StatusResponse{Status: data.Success},
 		health:   health.NewServer(),
 		mem:      newMemBudget(cfg.MemoryLimit / budgetShare),
+		codec:    newCheckedCodec(),
 	}
 	s.metrics.registerBudget(s.mem)
 	s.drainCtx, s.startDrain = context.WithCancel(context.Background())
