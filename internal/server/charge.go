@@ -20,6 +20,12 @@ package server
 // about to send, and the OutPayload event corrects the charge to the wire
 // length. A call that ends with a charge no message used (an error, or a
 // send that failed before queueing) gives it back at its End event.
+//
+// Cost: with a stats.Handler installed, grpc-go builds its stats events for
+// every call, small ones included: BenchmarkCall/grpc/GetVersion went from
+// 162 to 180 allocations (10.5 to 11.7 KB) a call, client and server
+// together. No cheaper hook sees the compressed length: the codec runs
+// before compression and the compressor does not know the call.
 
 import (
 	"context"

@@ -228,6 +228,9 @@ func startMemChild(t *testing.T, g *memCgroup) (pid int, addr string, limit int6
 // calls all succeed during the attack, and the RSS returns near its idle
 // figure within a minute of the attackers leaving.
 func TestMemoryAttack(t *testing.T) {
+	if raceEnabled {
+		t.Skip("skipped under -race: the race detector's shadow memory (several times the heap) is outside Go's memory limit, and this test measures memory")
+	}
 	plan := memAttackPlanFromEnv(t)
 	g := newMemCgroup(t, plan.cgroup)
 	pid, addr, limit := startMemChild(t, g)

@@ -23,6 +23,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -60,14 +61,14 @@ type memBudget struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed (and replaced) on release while someone waits
 
-	// high is set once the count reaches half the limit; when it falls
-	// back under a sixteenth, calm gets a signal (see relieve).
-	high atomic.Bool
-	calm chan struct{}
+	// For relieve: bytes admitted since the last relief, and when the
+	// last charge was admitted (unix nanoseconds).
+	admitted  atomic.Int64
+	lastAdmit atomic.Int64
 }
 
 func newMemBudget(limit int64) *memBudget {
-	return &memBudget{limit: limit, changed: make(chan struct{}), calm: make(chan struct{}, 1)}
+	return &memBudget{limit: limit, changed: make(chan struct{})}
 }
 
 // tryAcquire charges n if the count stays within the limit, or if nothing
@@ -83,9 +84,8 @@ func (m *memBudget) tryAcquire(n int64) bool {
 			return false
 		}
 		if m.used.CompareAndSwap(u, u+n) {
-			if u+n >= m.limit/2 && !m.high.Load() {
-				m.high.Store(true)
-			}
+			m.admitted.Add(n)
+			m.lastAdmit.Store(time.Now().UnixNano())
 			return true
 		}
 	}
@@ -106,12 +106,7 @@ func (m *memBudget) release(n int64) {
 	if m == nil || n == 0 {
 		return
 	}
-	if u := m.used.Add(-n); u <= m.limit/16 && m.high.Load() && m.high.CompareAndSwap(true, false) {
-		select {
-		case m.calm <- struct{}{}:
-		default:
-		}
-	}
+	m.used.Add(-n)
 	if m.waiters.Load() > 0 {
 		m.mu.Lock()
 		close(m.changed)
@@ -161,32 +156,35 @@ func (m *memBudget) acquire(ctx context.Context, n int64, wait time.Duration) er
 // collector work harder near the limit, but an idle server allocates
 // nothing, so nothing collects the garbage a burst left (until the forced
 // collection every two minutes) and its pages stay resident. relieve, run
-// while the server serves, waits for the count to fall back after it
-// reached half the budget, lets a quiet second pass, and then has the
-// runtime collect and return its free memory to the system
-// (debug.FreeOSMemory: one collection, not on any call's path), at most
-// once every reliefInterval.
+// while the server serves, looks once a second: when at least a 32nd of
+// the budget was admitted since the last relief, no charge was admitted for
+// reliefQuiet and almost nothing is held, it has the runtime collect and
+// return its free memory to the system (runtime.GC, for the pools, then
+// debug.FreeOSMemory: two collections, on no call's path), at most once every reliefInterval. Between the cells
+// of a benchmark this can run once the server has been idle for reliefQuiet.
 const (
-	reliefQuiet    = time.Second
+	reliefQuiet    = 2 * time.Second
 	reliefInterval = 10 * time.Second
 )
 
 func (m *memBudget) relieve(ctx context.Context) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
 	var last time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-m.calm:
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(max(reliefQuiet, reliefInterval-time.Since(last))):
-		}
-		if m.used.Load() <= m.limit/16 {
-			debug.FreeOSMemory()
-			last = time.Now()
+		case now := <-tick.C:
+			if m.admitted.Load() >= m.limit/32 && m.used.Load() <= m.limit/64 &&
+				now.Sub(time.Unix(0, m.lastAdmit.Load())) >= reliefQuiet && now.Sub(last) >= reliefInterval {
+				m.admitted.Store(0)
+				// Two collections: the first only moves the pooled
+				// buffers (sync.Pool) to their victim cache.
+				runtime.GC()
+				debug.FreeOSMemory()
+				last = time.Now()
+			}
 		}
 	}
 }

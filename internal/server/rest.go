@@ -204,9 +204,9 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch m {
 	case methodGetLargePayloadAsList:
 		if rw.p == protoRESTProtobuf {
-			writeListProto(rw, msgs)
+			writeListProto(rw, msgs, h.s.encoders)
 		} else {
-			writeListJSON(rw, ls)
+			writeListJSON(rw, ls, h.s.encoders)
 		}
 	case methodGetLargePayload:
 		if rw.p == protoRESTProtobuf {

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"runtime"
 	"strconv"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -80,9 +81,33 @@ func (h *restHandler) admit(rw *respWriter, r *http.Request, n int64, closeConn 
 	return false
 }
 
+// encodeSlots bounds how many list answers are being encoded at once (a
+// slot is held while encoding, given up while writing to the socket). An
+// answer to a client that does not read costs encoding until the kernel's
+// socket buffers are full, some 10 MB of JSON: 200 such clients at once
+// made 200 goroutines encode on 2 CPUs, and a health probe waited its turn
+// among them for seconds. With the slots, it competes with at most their
+// number. A nil encodeSlots does not bound.
+type encodeSlots chan struct{}
+
+func newEncodeSlots() encodeSlots { return make(encodeSlots, max(2, runtime.GOMAXPROCS(0))) }
+
+func (e encodeSlots) acquire() {
+	if e != nil {
+		e <- struct{}{}
+	}
+}
+
+func (e encodeSlots) release() {
+	if e != nil {
+		<-e
+	}
+}
+
 // answerOut is one list answer being written: whole when it fits in
 // pieceSize, in pieces otherwise.
 type answerOut struct {
+	slots   encodeSlots // held while encoding
 	rw      *respWriter
 	ct      []string
 	buf     *bytes.Buffer // what was encoded and not yet sent (or compressed)
@@ -92,8 +117,9 @@ type answerOut struct {
 	err     error
 }
 
-func newAnswerOut(rw *respWriter, ct []string) *answerOut {
-	o := &answerOut{rw: rw, ct: ct, buf: getBuffer()}
+func newAnswerOut(rw *respWriter, ct []string, slots encodeSlots) *answerOut {
+	slots.acquire()
+	o := &answerOut{slots: slots, rw: rw, ct: ct, buf: getBuffer()}
 	if rw.gzip {
 		o.zbuf = getBuffer()
 		o.zw = getGzipWriter(o.zbuf)
@@ -130,9 +156,11 @@ func (o *answerOut) send(b *bytes.Buffer) {
 		o.rw.setGzipHeaders()
 		o.rw.WriteHeader(http.StatusOK)
 	}
+	o.slots.release() // not while the client takes its time
 	if _, err := o.rw.Write(b.Bytes()); err != nil {
 		o.err = err
 	}
+	o.slots.acquire()
 	b.Reset()
 }
 
@@ -146,10 +174,13 @@ func (o *answerOut) finish() {
 		putGzipWriter(o.zw)
 		last = o.zbuf
 	}
+	o.slots.release()
 	switch {
 	case o.err != nil:
 	case o.started:
-		o.send(last)
+		if _, err := o.rw.Write(last.Bytes()); err != nil {
+			o.err = err
+		}
 	default:
 		h := o.rw.Header()
 		h["Content-Type"] = o.ct
@@ -166,8 +197,8 @@ func (o *answerOut) finish() {
 
 // writeListJSON writes the records as one JSON array, as
 // json.NewEncoder(w).Encode(ls) would, newline included.
-func writeListJSON(rw *respWriter, ls []data.Landing) {
-	o := newAnswerOut(rw, hdrJSON)
+func writeListJSON(rw *respWriter, ls []data.Landing, slots encodeSlots) {
+	o := newAnswerOut(rw, hdrJSON, slots)
 	defer o.finish()
 	enc := json.NewEncoder(o.buf)
 	for i := 0; i < len(ls) && o.err == nil; i += batchRecords {
@@ -188,8 +219,8 @@ func writeListJSON(rw *respWriter, ls []data.Landing) {
 
 // writeListProto writes the records as one MeteoriteLandingList, as
 // proto.Marshal would.
-func writeListProto(rw *respWriter, msgs []*pb.MeteoriteLanding) {
-	o := newAnswerOut(rw, hdrProtobuf)
+func writeListProto(rw *respWriter, msgs []*pb.MeteoriteLanding, slots encodeSlots) {
+	o := newAnswerOut(rw, hdrProtobuf, slots)
 	defer o.finish()
 	for i, m := range msgs {
 		size := proto.Size(m)

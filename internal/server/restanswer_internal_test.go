@@ -44,8 +44,8 @@ func TestListAnswerBytes(t *testing.T) {
 			write func(*respWriter)
 			want  []byte
 		}{
-			{"json", func(rw *respWriter) { writeListJSON(rw, ls) }, wantJSON},
-			{"protobuf", func(rw *respWriter) { writeListProto(rw, msgs) }, wantProto},
+			{"json", func(rw *respWriter) { writeListJSON(rw, ls, nil) }, wantJSON},
+			{"protobuf", func(rw *respWriter) { writeListProto(rw, msgs, nil) }, wantProto},
 		} {
 			for _, gz := range []bool{false, true} {
 				rec := httptest.NewRecorder()
@@ -92,9 +92,9 @@ func BenchmarkListAnswer(b *testing.B) {
 			h    func(rw *respWriter)
 		}{
 			{"json/buffered", func(rw *respWriter) { writeJSON(rw, ls) }},
-			{"json/streamed", func(rw *respWriter) { writeListJSON(rw, ls) }},
+			{"json/streamed", func(rw *respWriter) { writeListJSON(rw, ls, nil) }},
 			{"protobuf/buffered", func(rw *respWriter) { writeProto(rw, list) }},
-			{"protobuf/streamed", func(rw *respWriter) { writeListProto(rw, msgs) }},
+			{"protobuf/streamed", func(rw *respWriter) { writeListProto(rw, msgs, nil) }},
 		} {
 			for _, gz := range []bool{false, true} {
 				name := fmt.Sprintf("n=%d/%s/gzip=%v", n, tc.name, gz)

@@ -206,6 +206,8 @@ type Server struct {
 	health *health.Server
 	mem    *memBudget // the server-wide budget (membudget.go)
 	codec  *checkedCodec
+	// encoders bounds the REST list answers being encoded at once.
+	encoders encodeSlots
 
 	// drainCtx is cancelled (by startDrain) when shutdown starts: /healthz
 	// turns 503, and long-lived auxiliary gRPC streams (health Watch,
@@ -240,6 +242,7 @@ func New(cfg Config) (*Server, error) {
 		health:   health.NewServer(),
 		mem:      newMemBudget(cfg.MemoryLimit / budgetShare),
 		codec:    newCheckedCodec(),
+		encoders: newEncodeSlots(),
 	}
 	s.metrics.registerBudget(s.mem)
 	s.drainCtx, s.startDrain = context.WithCancel(context.Background())
