@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -40,6 +41,7 @@ func newServeCmd() *cobra.Command {
 		addrFile string
 		logLevel string
 		maxBody  = serveByteSize(server.DefaultMaxBody)
+		memLimit serveByteSize // 0: server.DefaultMemoryLimit
 		cpus     cpusFlag
 		cfg      server.Config
 		tlsFlags serveTLSFlags // servetls.go
@@ -83,6 +85,10 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 				return usageError{err}
 			}
 			cfg.MaxBody = int64(maxBody)
+			memSource := "--memory-limit"
+			if cfg.MemoryLimit = int64(memLimit); cfg.MemoryLimit == 0 {
+				cfg.MemoryLimit, memSource = server.DefaultMemoryLimit()
+			}
 			cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 			if err := cfg.Validate(); err != nil {
 				return usageError{err}
@@ -102,6 +108,11 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 			srv, err := server.New(cfg)
 			if err != nil {
 				return err
+			}
+			if cfg.MemoryLimit > 0 {
+				// The runtime collects harder and returns memory to the
+				// system as the heap nears the limit (after a burst).
+				debug.SetMemoryLimit(cfg.MemoryLimit)
 			}
 			var lc net.ListenConfig
 			ln, err := lc.Listen(cmd.Context(), "tcp", addr.addr)
@@ -131,7 +142,8 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 			cfg.Logger.Debug("configuration", "max_body", cfg.MaxBody, "token", cfg.Token != "",
 				"header_timeout", cfg.HeaderTimeout, "read_timeout", cfg.ReadTimeout,
 				"write_timeout", cfg.WriteTimeout, "idle_timeout", cfg.IdleTimeout,
-				"shutdown_timeout", cfg.ShutdownTimeout, "max_streams", cfg.MaxConcurrentStreams)
+				"shutdown_timeout", cfg.ShutdownTimeout, "max_streams", cfg.MaxConcurrentStreams,
+				"memory_limit", cfg.MemoryLimit, "memory_limit_from", memSource)
 			return srv.Serve(cmd.Context(), ln)
 		},
 	}
@@ -140,6 +152,7 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 	f.StringVar(&addrFile, "addr-file", "", "write the bound host:port to this `file` (for health --addr-file), removed at exit; default $"+addrFileEnv)
 	f.StringVar(&cfg.Token, "token", "", "require this bearer `token` on the data calls (REST Authorization header, gRPC authorization metadata); default $"+tokenEnv)
 	f.Var(&maxBody, "max-body", "largest request body / gRPC message (e.g. 8MiB, 512KiB, 1048576)")
+	f.Var(&memLimit, "memory-limit", "memory the server may use (e.g. 512MiB): a quarter of it bounds, across all connections, the answers queued for clients and request bodies being read (over it, large calls get 503 / RESOURCE_EXHAUSTED); also Go's soft memory limit. Default: 3/4 of the cgroup's memory limit, else 1/2 of physical memory")
 	f.Uint32Var(&cfg.MaxConcurrentStreams, "max-streams", server.DefaultMaxConcurrentStreams, "concurrent gRPC calls allowed per connection")
 	f.DurationVar(&cfg.HeaderTimeout, "header-timeout", server.DefaultHeaderTimeout, "time a new connection gets to identify its protocol and send its headers")
 	f.DurationVar(&cfg.ReadTimeout, "read-timeout", server.DefaultReadTimeout, "time to read one whole HTTP/1.1 request")

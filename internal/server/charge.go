@@ -20,6 +20,12 @@ package server
 // about to send, and the OutPayload event corrects the charge to the wire
 // length. A call that ends with a charge no message used (an error, or a
 // send that failed before queueing) gives it back at its End event.
+//
+// Cost: with a stats.Handler installed, grpc-go builds its stats events for
+// every call, small ones included: BenchmarkCall/grpc/GetVersion went from
+// 162 to 180 allocations (10.5 to 11.7 KB) a call, client and server
+// together. No cheaper hook sees the compressed length: the codec runs
+// before compression and the compressor does not know the call.
 
 import (
 	"context"
@@ -36,6 +42,7 @@ type callCharge struct {
 	budget  *sendBudget
 	lane    lane
 	pending int64 // charged for the next message, not yet settled
+	in      int64 // length of the request message received (an upload)
 }
 
 type chargeKey struct{}
@@ -85,13 +92,15 @@ func (c *callCharge) settle(wire int64) {
 }
 
 // chargeStats is the gRPC server's stats.Handler: it settles the charges
-// of the two methods that charge, and ignores everything else.
+// of the two methods that charge, notes the size of an upload (charged by
+// unaryInterceptor), and ignores everything else.
 type chargeStats struct{}
 
 func (chargeStats) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.Context {
 	switch info.FullMethodName {
 	case pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName,
-		pb.MeteoriteLandingsService_GetLargePayload_FullMethodName:
+		pb.MeteoriteLandingsService_GetLargePayload_FullMethodName,
+		pb.MeteoriteLandingsService_PostLargePayload_FullMethodName:
 		return context.WithValue(ctx, chargeKey{}, &callCharge{})
 	}
 	return ctx
@@ -99,6 +108,10 @@ func (chargeStats) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.C
 
 func (chargeStats) HandleRPC(ctx context.Context, s stats.RPCStats) {
 	switch e := s.(type) {
+	case *stats.InPayload:
+		if c := chargeFrom(ctx); c != nil {
+			c.in = int64(e.Length)
+		}
 	case *stats.OutPayload:
 		if c := chargeFrom(ctx); c != nil {
 			c.settle(int64(e.WireLength))

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 )
@@ -37,7 +38,7 @@ var (
 // reflection, hardened for an exposed host.
 func (s *Server) newGRPCServer() *grpc.Server {
 	gs := grpc.NewServer(
-		grpc.Creds(budgetCreds{limits: laneLimits, stall: s.cfg.WriteTimeout, log: s.log}), // limits.go
+		grpc.Creds(budgetCreds{limits: laneLimits, stall: s.cfg.WriteTimeout, log: s.log, mem: s.mem}), // limits.go
 		grpc.MaxRecvMsgSize(int(s.cfg.MaxBody)),
 		grpc.MaxConcurrentStreams(s.cfg.MaxConcurrentStreams),
 		grpc.MaxHeaderListSize(uint32(s.cfg.MaxHeaderBytes)),
@@ -52,6 +53,8 @@ func (s *Server) newGRPCServer() *grpc.Server {
 			PermitWithoutStream: true,
 		}),
 		grpc.StatsHandler(chargeStats{}), // charge.go
+		grpc.ForceServerCodecV2(s.codec), // codec.go
+		grpc.InTapHandle(s.tap),
 		grpc.UnaryInterceptor(s.unaryInterceptor),
 		grpc.StreamInterceptor(s.streamInterceptor),
 	)
@@ -60,6 +63,17 @@ func (s *Server) newGRPCServer() *grpc.Server {
 	reflection.Register(gs)
 	s.health.SetServingStatus("MeteoriteLandingsService.MeteoriteLandingsService", healthpb.HealthCheckResponse_SERVING)
 	return gs
+}
+
+// tap refuses a new upload at once, before grpc-go reads its message, while
+// the server's memory budget is spent: a refused call would otherwise hold
+// up to MaxBody of request while it waits. (A tap runs on the connection's
+// reader: it must not wait.)
+func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
+	if info.FullMethodName == pb.MeteoriteLandingsService_PostLargePayload_FullMethodName && s.mem.spent() {
+		return ctx, grpcBusy(s.mem.busy())
+	}
+	return ctx, nil
 }
 
 // grpcMethod maps a full method name to its counter index; noMethod for
@@ -91,6 +105,9 @@ func (s *Server) grpcAuthorized(ctx context.Context) bool {
 // unaryInterceptor does, for unary calls, what the REST handler does around
 // its routes: auth, counting, and turning a panic into codes.Internal.
 func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	if err := s.codec.check(req); err != nil { // codec.go
+		return nil, err
+	}
 	m := grpcMethod(info.FullMethod)
 	if m == noMethod {
 		defer recoverGRPC(&err)
@@ -104,6 +121,17 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 	if s.panicHook != nil {
 		s.panicHook()
 	}
+	if m != methodGetVersion {
+		// The call itself, and a request's decoded records (membudget.go).
+		n := int64(callOverhead)
+		if c := chargeFrom(ctx); c != nil {
+			n += c.in * decodeFactor
+		}
+		if err := s.mem.acquire(ctx, n, budgetWait); err != nil {
+			return nil, grpcBusy(err)
+		}
+		defer s.mem.release(n)
+	}
 	return handler(ctx, req)
 }
 
@@ -111,6 +139,7 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 // streams (health Watch, reflection) end when the drain starts, so a client
 // that keeps one open cannot hold up the shutdown.
 func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+	ss = &checkedStream{ServerStream: ss, codec: s.codec} // codec.go
 	m := grpcMethod(info.FullMethod)
 	if m == noMethod {
 		defer recoverGRPC(&err)
@@ -128,6 +157,10 @@ func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Str
 	if s.panicHook != nil {
 		s.panicHook()
 	}
+	if err := s.mem.acquire(ss.Context(), callOverhead, budgetWait); err != nil {
+		return grpcBusy(err)
+	}
+	defer s.mem.release(callOverhead)
 	return handler(srv, ss)
 }
 
@@ -211,11 +244,11 @@ func (g *grpcService) GetLargePayload(_ *pb.EmptyRequest, stream grpc.ServerStre
 }
 
 // PostLargePayload converts every received record, then answers "SUCCESS".
-// (A message that does not decode never gets here: grpc-go answers
-// codes.Internal for it.)
+// (A message that does not decode never gets here: the interceptor answers
+// codes.InvalidArgument for it, codec.go.)
 func (g *grpcService) PostLargePayload(_ context.Context, list *pb.MeteoriteLandingList) (*pb.StatusResponse, error) {
 	if err := convertList(list); err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
+		return nil, status.Error(codes.InvalidArgument, boundEcho(err.Error()))
 	}
 	return g.s.success, nil
 }

@@ -44,7 +44,6 @@ import (
 	"log/slog"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -84,75 +83,90 @@ const (
 	estRecordBytes = 96
 )
 
+// laneWeight is what one byte queued in a lane costs the server-wide
+// memory budget (membudget.go): a stream message of about 100 bytes costs
+// grpc-go about 600 bytes of memory while queued.
+var laneWeight = [lanes]int64{laneList: 1, laneStream: 6}
+
 // sendBudget counts, per lane, the bytes one connection's large answers
 // were admitted with, less the bytes its socket took, never below zero (the
 // socket also writes headers, framing and small answers that were never
-// charged: the clamp absorbs them).
+// charged: the clamp absorbs them). Every change of a lane's count is also
+// made, weighted (laneWeight), in the server's memBudget, which a charge
+// must fit too; what the connection still holds there is given back when it
+// closes.
 type sendBudget struct {
-	stall   time.Duration // a wait this long closes the connection
-	close   func() error  // closes the connection
-	log     *slog.Logger
-	lanes   [lanes]budgetLane
-	waiters atomic.Int32
-	written atomic.Int64 // bytes the socket took, in all
+	stall time.Duration // a wait this long closes the connection
+	close func() error  // closes the connection
+	log   *slog.Logger
+	mem   *memBudget // the server's; nil: none
+
 	mu      sync.Mutex
+	lanes   [lanes]budgetLane
+	owed    int64 // memBudget bytes of forgiven counts: paid back by writes, or at close
+	written int64 // bytes the socket took, in all
+	closed  bool
+	waiters int
 	changed chan struct{} // closed (and replaced) when bytes are written while someone waits
 }
 
 type budgetLane struct {
 	limit  int64
-	queued atomic.Int64
+	queued int64
 	// forgivenAt is the connection's written total when this lane's count
 	// was last forgiven (see acquire), or -1.
-	forgivenAt atomic.Int64
+	forgivenAt int64
 }
 
-func newSendBudget(limits [lanes]int64, stall time.Duration, close func() error, log *slog.Logger) *sendBudget {
-	b := &sendBudget{stall: stall, close: close, log: log, changed: make(chan struct{})}
+func newSendBudget(limits [lanes]int64, stall time.Duration, close func() error, log *slog.Logger, mem *memBudget) *sendBudget {
+	b := &sendBudget{stall: stall, close: close, log: log, mem: mem, changed: make(chan struct{})}
 	for i := range b.lanes {
 		b.lanes[i].limit = limits[i]
-		b.lanes[i].forgivenAt.Store(-1)
+		b.lanes[i].forgivenAt = -1
 	}
 	return b
 }
 
-// take subtracts n, not below zero.
-func (l *budgetLane) take(n int64) {
-	for {
-		old := l.queued.Load()
-		if l.queued.CompareAndSwap(old, max(old-n, 0)) {
-			return
-		}
-	}
+// take subtracts up to n from lane l, not below zero, and returns the
+// memBudget bytes that frees. b.mu is held.
+func (b *sendBudget) take(l lane, n int64) int64 {
+	ln := &b.lanes[l]
+	d := min(ln.queued, n)
+	ln.queued -= d
+	return d * laneWeight[l]
 }
 
-// admit charges n bytes if what is queued is under the limit; otherwise it
-// charges nothing and reports false.
-func (l *budgetLane) admit(n int64) bool {
-	if l.queued.Add(n)-n < l.limit {
-		return true
+// queued returns lane l's count.
+func (b *sendBudget) queued(l lane) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.lanes[l].queued
+}
+
+// wakeLocked wakes the calls waiting for this connection. b.mu is held.
+func (b *sendBudget) wakeLocked() {
+	if b.waiters > 0 {
+		close(b.changed)
+		b.changed = make(chan struct{})
 	}
-	l.take(n)
-	return false
 }
 
 // wrote records that the socket took n bytes and wakes waiters.
 func (b *sendBudget) wrote(n int) {
-	b.written.Add(int64(n))
-	for i := range b.lanes {
-		b.lanes[i].take(int64(n))
+	b.mu.Lock()
+	b.written += int64(n)
+	var freed int64
+	for l := range lanes {
+		freed += b.take(l, int64(n))
 	}
-	b.wake()
-}
-
-// wake wakes the calls waiting for budget, if any, to try again.
-func (b *sendBudget) wake() {
-	if b.waiters.Load() > 0 {
-		b.mu.Lock()
-		close(b.changed)
-		b.changed = make(chan struct{})
-		b.mu.Unlock()
+	o := min(b.owed, int64(n))
+	b.owed -= o
+	freed += o
+	if freed > 0 {
+		b.wakeLocked()
 	}
+	b.mu.Unlock()
+	b.mem.release(freed)
 }
 
 // streamRefund is what a streaming call that ends early (the client reset
@@ -162,65 +176,142 @@ func (b *sendBudget) wake() {
 // been written after all, the count is only lower than it should be.
 const streamRefund = 64 << 10
 
+// refund gives n bytes back to lane l and wakes waiters. Nil-safe.
+func (b *sendBudget) refund(l lane, n int64) {
+	if b == nil || n <= 0 {
+		return
+	}
+	b.mu.Lock()
+	freed := b.take(l, n)
+	b.wakeLocked()
+	b.mu.Unlock()
+	b.mem.release(freed)
+}
+
 // charge adds n bytes to lane l without waiting: the part of a message's
 // wire length its estimate did not cover (charge.go). Nil-safe.
 func (b *sendBudget) charge(l lane, n int64) {
 	if b == nil {
 		return
 	}
-	b.lanes[l].queued.Add(n)
-}
-
-// refund gives n bytes back to lane l and wakes waiters. Nil-safe.
-func (b *sendBudget) refund(l lane, n int64) {
-	if b == nil {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed { // everything queued is gone with the connection
 		return
 	}
-	b.lanes[l].take(n)
-	b.wake()
+	b.lanes[l].queued += n
+	b.mem.force(n * laneWeight[l])
+}
+
+// closeConn releases everything the connection still holds in the memBudget;
+// later charges are not counted. Waiters see errStalled.
+func (b *sendBudget) closeConn() {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return
+	}
+	b.closed = true
+	freed := b.owed
+	b.owed = 0
+	for l := range lanes {
+		freed += b.take(l, b.lanes[l].queued)
+	}
+	b.waiters++ // so that wakeLocked wakes everyone
+	b.wakeLocked()
+	b.waiters--
+	b.mu.Unlock()
+	b.mem.release(freed)
 }
 
 // errStalled ends a call whose connection did not take its queued answers.
 var errStalled = status.Error(codes.Unavailable, "connection closed: the client did not read its answers")
 
+// tryAdmit charges n bytes to lane l if the lane has less than its limit
+// queued and the memBudget has room. laneOK says whether the lane had
+// room (so that a refusal is the memBudget's).
+func (b *sendBudget) tryAdmit(l lane, n int64) (ok, laneOK bool, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return false, false, errStalled
+	}
+	ln := &b.lanes[l]
+	if ln.queued >= ln.limit {
+		return false, false, nil
+	}
+	if !b.mem.tryAcquire(n * laneWeight[l]) {
+		return false, true, nil
+	}
+	ln.queued += n
+	return true, true, nil
+}
+
 // acquire charges n bytes to lane l, waiting while the lane has its limit
 // or more queued, until ctx is done or the wait has lasted b.stall, when it
-// closes the connection. A nil budget admits everything.
+// closes the connection. A charge the lane admits but the server's
+// memBudget has no room for waits at most budgetWait, then is refused
+// (RESOURCE_EXHAUSTED). A nil budget admits everything.
 func (b *sendBudget) acquire(ctx context.Context, l lane, n int64) error {
 	if b == nil {
 		return nil
 	}
-	ln := &b.lanes[l]
-	if ln.admit(n) {
-		return nil
+	if ok, _, err := b.tryAdmit(l, n); ok || err != nil {
+		return err
 	}
-	b.waiters.Add(1)
-	defer b.waiters.Add(-1)
+	b.mu.Lock()
+	b.waiters++
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.waiters--
+		b.mu.Unlock()
+	}()
 	stall := time.NewTimer(b.stall)
 	defer stall.Stop()
 	forgive := time.NewTimer(forgiveAfter)
 	defer forgive.Stop()
+	var memTimeout <-chan time.Time // runs from the first refusal by the memBudget
 	for {
-		// Take the channel before trying again: a write after the try
-		// closes this channel, so no wake-up is lost.
+		// Take the channels before trying again: a write or a release
+		// after the try closes them, so no wake-up is lost.
 		b.mu.Lock()
 		ch := b.changed
 		b.mu.Unlock()
-		if ln.admit(n) {
-			return nil
+		var memCh <-chan struct{}
+		done := func() {}
+		if b.mem != nil {
+			memCh, done = b.mem.wait()
+		}
+		ok, laneOK, err := b.tryAdmit(l, n)
+		if ok || err != nil {
+			done()
+			return err
+		}
+		if laneOK && memTimeout == nil {
+			t := time.NewTimer(budgetWait)
+			defer t.Stop()
+			memTimeout = t.C
 		}
 		select {
 		case <-ch:
+		case <-memCh:
 		case <-ctx.Done():
+			done()
 			return status.FromContextError(ctx.Err()).Err()
+		case <-memTimeout:
+			done()
+			return grpcBusy(b.mem.busy())
 		case <-forgive.C:
-			b.maybeForgive(ln)
+			b.maybeForgive(l)
 		case <-stall.C:
+			done()
 			b.log.Debug("closing a gRPC connection that does not read its answers",
-				"queued", ln.queued.Load(), "waited", b.stall)
+				"lane", l, "waited", b.stall)
 			_ = b.close()
 			return errStalled
 		}
+		done()
 	}
 }
 
@@ -234,17 +325,20 @@ const forgiveAfter = time.Second
 // grpc-go dropped it unsent (a unary answer gives no sign of that to its
 // handler). Forgiving lets such a client go on after a second's wait; a
 // client that does not read gets one lane's worth more queued, then waits
-// until the stall closes its connection.
-func (b *sendBudget) maybeForgive(ln *budgetLane) {
-	w := b.written.Load()
-	at := ln.forgivenAt.Load()
-	if at >= 0 && w-at < ln.limit {
+// until the stall closes its connection. What was forgiven stays charged
+// in the memBudget (owed) until the socket takes as many bytes or the
+// connection closes: forgiving admits on this connection, not memory.
+func (b *sendBudget) maybeForgive(l lane) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ln := &b.lanes[l]
+	if ln.forgivenAt >= 0 && b.written-ln.forgivenAt < ln.limit {
 		return
 	}
-	if ln.forgivenAt.CompareAndSwap(at, w) {
-		ln.queued.Store(0)
-		b.wake()
-	}
+	ln.forgivenAt = b.written
+	b.owed += ln.queued * laneWeight[l]
+	ln.queued = 0
+	b.wakeLocked()
 }
 
 // sendBudgetFrom returns the budget of the connection a call came on, or
@@ -260,7 +354,8 @@ func sendBudgetFrom(ctx context.Context) *sendBudget {
 	return nil
 }
 
-// budgetConn counts what the socket takes.
+// budgetConn counts what the socket takes, and gives the connection's
+// share of the memBudget back when it closes.
 type budgetConn struct {
 	net.Conn
 	budget *sendBudget
@@ -274,6 +369,11 @@ func (c *budgetConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
+func (c *budgetConn) Close() error {
+	c.budget.closeConn()
+	return c.Conn.Close()
+}
+
 // budgetAuthInfo is the AuthInfo of a connection from budgetCreds: no
 // security, and the connection's send budget.
 type budgetAuthInfo struct {
@@ -284,18 +384,19 @@ type budgetAuthInfo struct {
 func (budgetAuthInfo) AuthType() string { return "insecure" }
 
 // budgetCreds are server-side insecure transport credentials that give each
-// connection a send budget of limits bytes, closed after a wait of stall.
+// connection a send budget of limits bytes, closed after a wait of stall,
+// within the server's memBudget mem.
 type budgetCreds struct {
 	limits [lanes]int64
 	stall  time.Duration
 	log    *slog.Logger
+	mem    *memBudget
 }
 
 func (c budgetCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
-	b := newSendBudget(c.limits, c.stall, conn.Close, c.log)
-	return &budgetConn{Conn: conn, budget: b},
-		budgetAuthInfo{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}, budget: b},
-		nil
+	bc := &budgetConn{Conn: conn}
+	bc.budget = newSendBudget(c.limits, c.stall, bc.Close, c.log, c.mem)
+	return bc, budgetAuthInfo{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}, budget: bc.budget}, nil
 }
 
 func (budgetCreds) ClientHandshake(_ context.Context, _ string, conn net.Conn) (net.Conn, credentials.AuthInfo, error) {

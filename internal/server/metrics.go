@@ -86,3 +86,21 @@ func newMetrics() *metrics {
 	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 	return m
 }
+
+// registerBudget exports the server-wide memory budget (membudget.go).
+func (m *metrics) registerBudget(b *memBudget) {
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "meteorbench_memory_budget_limit_bytes",
+			Help: "The server-wide budget for queued answers and request bodies being read (a quarter of --memory-limit).",
+		}, func() float64 { return float64(b.limit) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "meteorbench_memory_budget_used_bytes",
+			Help: "What the large calls in progress hold of the memory budget, read at scrape time.",
+		}, func() float64 { return float64(b.used.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "meteorbench_memory_budget_refused_total",
+			Help: "Large calls refused (503 / RESOURCE_EXHAUSTED) after waiting for the memory budget.",
+		}, func() float64 { return float64(b.refused.Load()) }),
+	)
+}

@@ -42,6 +42,13 @@ const (
 	DefaultShutdownTimeout      = 8 * time.Second // under Docker's 10 s stop grace period
 )
 
+// minMemoryLimit is the least MemoryLimit: the server's own data take
+// about 30 MB, 60 MB once a client has asked for more than 1000 records.
+const minMemoryLimit = 64 << 20
+
+// fallbackMemoryLimit is MemoryLimit when DefaultMemoryLimit finds nothing.
+const fallbackMemoryLimit = 1 << 30
+
 // maxMaxBody bounds MaxBody: grpc-go takes the limit as an int, and nothing in
 // this benchmark comes close.
 const maxMaxBody = 1 << 30
@@ -104,6 +111,16 @@ type Config struct {
 	// same port (for run --tls both). Off for an exposed server.
 	TLSAllowPlaintext bool
 
+	// MemoryLimit is the memory the server may use, in bytes. A quarter of
+	// it is the budget, shared by every connection of both protocols, for
+	// the answers the large calls queue or write and the request bodies
+	// being read (membudget.go): when it is spent, new large calls wait up
+	// to a second, then get 503 / RESOURCE_EXHAUSTED. The rest is the
+	// server's data and the garbage collector's headroom. The server does
+	// not set Go's soft memory limit (debug.SetMemoryLimit): that is the
+	// program's call (serve does). Zero means DefaultMemoryLimit().
+	MemoryLimit int64
+
 	// Logger receives start-up, shutdown and connection-level debug
 	// messages, never one per request. Nil discards them.
 	Logger *slog.Logger
@@ -126,6 +143,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("server: max body %d is over the 1 GiB limit", c.MaxBody)
 	case c.MaxHeaderBytes < 0:
 		return fmt.Errorf("server: max header bytes %d is negative", c.MaxHeaderBytes)
+	case c.MemoryLimit < 0:
+		return fmt.Errorf("server: memory limit %d is negative", c.MemoryLimit)
+	case c.MemoryLimit > 0 && c.MemoryLimit < minMemoryLimit:
+		return fmt.Errorf("server: memory limit %d is under the %d MiB minimum", c.MemoryLimit, minMemoryLimit>>20)
 	}
 	for _, d := range []struct {
 		name string
@@ -154,6 +175,10 @@ func (c Config) withDefaults() Config {
 	c.WriteTimeout = cmp.Or(c.WriteTimeout, DefaultWriteTimeout)
 	c.IdleTimeout = cmp.Or(c.IdleTimeout, DefaultIdleTimeout)
 	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, DefaultShutdownTimeout)
+	if c.MemoryLimit == 0 {
+		c.MemoryLimit, _ = DefaultMemoryLimit()
+		c.MemoryLimit = max(cmp.Or(c.MemoryLimit, fallbackMemoryLimit), minMemoryLimit)
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -179,6 +204,10 @@ type Server struct {
 
 	rest   *restHandler
 	health *health.Server
+	mem    *memBudget // the server-wide budget (membudget.go)
+	codec  *checkedCodec
+	// encoders bounds the REST list answers being encoded at once.
+	encoders encodeSlots
 
 	// drainCtx is cancelled (by startDrain) when shutdown starts: /healthz
 	// turns 503, and long-lived auxiliary gRPC streams (health Watch,
@@ -211,7 +240,11 @@ func New(cfg Config) (*Server, error) {
 		version:  &pb.Version{ApiVersion: data.Version},
 		success:  &pb.StatusResponse{Status: data.Success},
 		health:   health.NewServer(),
+		mem:      newMemBudget(cfg.MemoryLimit / budgetShare),
+		codec:    newCheckedCodec(),
+		encoders: newEncodeSlots(),
 	}
+	s.metrics.registerBudget(s.mem)
 	s.drainCtx, s.startDrain = context.WithCancel(context.Background())
 	if cfg.Token != "" {
 		s.token = []byte(cfg.Token)
@@ -244,6 +277,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	go func() { done <- result{"cmux", m.Serve()} }()
 	go func() { done <- result{"grpc", gs.Serve(grpcL)} }()
 	go func() { done <- result{"http", hs.Serve(httpL)} }()
+	reliefCtx, stopRelief := context.WithCancel(ctx)
+	defer stopRelief()
+	go s.mem.relieve(reliefCtx) // membudget.go
 
 	var early error // a server that stopped before ctx was done
 	pending := 3

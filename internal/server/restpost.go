@@ -1,0 +1,167 @@
+package server
+
+// The REST upload: POST of the records, JSON or protobuf, maybe gzipped.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/meteorbench/meteorbench/api"
+	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
+	"github.com/meteorbench/meteorbench/internal/data"
+)
+
+// post decodes every record of the body, then answers "SUCCESS". w is the
+// unwrapped writer, which http.MaxBytesReader needs to close the connection
+// after an oversized body.
+func (h *restHandler) post(w http.ResponseWriter, rw *respWriter, r *http.Request, accept pref) {
+	ct := mediaType(r.Header.Get("Content-Type"))
+	isProto := isProtobufType(ct)
+	rw.p = protoREST
+	if isProto {
+		rw.p = protoRESTProtobuf
+	}
+	h.count(rw, methodPostLargePayload)
+	if !isProto && ct != "" && !strings.EqualFold(ct, api.TypeJSON) {
+		writeError(rw, http.StatusUnsupportedMediaType,
+			"Content-Type must be "+api.TypeJSON+" or "+api.TypeProtobuf)
+		return
+	}
+	if r.ContentLength > h.maxBody {
+		rw.Header()["Connection"] = hdrClose
+		writeError(rw, http.StatusRequestEntityTooLarge,
+			fmt.Sprintf("request body is %d bytes; the limit is %d", r.ContentLength, h.maxBody))
+		return
+	}
+	gz, known := requestCoding(r.Header["Content-Encoding"])
+	if !known {
+		writeError(rw, http.StatusUnsupportedMediaType, "Content-Encoding must be gzip or identity")
+		return
+	}
+	if !h.admit(rw, r, callOverhead, true) {
+		return
+	}
+	defer h.s.mem.release(callOverhead)
+	bb := &budgetBody{r: http.MaxBytesReader(w, r.Body, h.maxBody), h: h, req: r} // restanswer.go
+	defer bb.release()
+	var body io.Reader = bb
+	length := r.ContentLength
+	if gz {
+		zb := newGzipBody(body, h.maxBody) // the limit is on the inflated size
+		defer zb.close()
+		body, length = zb, 0
+	}
+	var err error
+	if isProto {
+		err = h.decodeProtoBody(body, length)
+	} else {
+		_, err = decodeLandingsJSON(body)
+	}
+	if err != nil {
+		if _, ok := errors.AsType[*readError](err); ok {
+			msg, timeout := readFailure(err) // echo.go: no addresses
+			rw.Header()["Connection"] = hdrClose
+			code := http.StatusBadRequest
+			if timeout {
+				code = http.StatusRequestTimeout
+			}
+			writeError(rw, code, msg)
+			return
+		}
+		if be, ok := busyRead(err); ok {
+			rw.Header()["Connection"] = hdrClose // the rest of the body is unread
+			rw.Header()["Retry-After"] = []string{"1"}
+			writeError(rw, http.StatusServiceUnavailable, be.Error())
+			return
+		}
+		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			if gz { // the raw body may be unread: do not wait for the rest of it
+				rw.Header()["Connection"] = hdrClose
+			}
+			writeError(rw, http.StatusRequestEntityTooLarge,
+				fmt.Sprintf("request body is over the %d-byte limit", mbe.Limit))
+			return
+		}
+		writeError(rw, http.StatusBadRequest, err.Error())
+		return
+	}
+	if accept == prefProto || (accept == prefNone && isProto) {
+		writeProto(rw, h.s.success)
+	} else {
+		writeJSON(rw, data.Success)
+	}
+}
+
+// decodeLandingsJSON decodes a POST body: one JSON array of landings, and
+// nothing after it. It returns the reader's error unchanged when reading
+// fails (an *http.MaxBytesError, for instance), and a descriptive error for
+// anything that is not such an array (truncated, malformed, null, an object,
+// wrong types, trailing data).
+func decodeLandingsJSON(r io.Reader) ([]data.Landing, error) {
+	dec := json.NewDecoder(r)
+	var ls []data.Landing
+	if err := dec.Decode(&ls); err != nil {
+		return nil, jsonError(err)
+	}
+	if ls == nil {
+		return nil, errors.New("malformed JSON: the body must be an array of landings, not null")
+	}
+	switch _, err := dec.Token(); {
+	case err == io.EOF:
+		return ls, nil
+	case err != nil:
+		return nil, jsonError(err)
+	default:
+		return nil, errors.New("malformed JSON: data after the array")
+	}
+}
+
+// jsonError describes a decoding error, keeping read errors (such as
+// *http.MaxBytesError) reachable with errors.As.
+func jsonError(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("malformed JSON: truncated body: %w", err)
+	}
+	return fmt.Errorf("malformed JSON: %w", err)
+}
+
+// maxPreGrow bounds what a declared Content-Length reserves before any
+// body byte has arrived (the full list is about 100 KB).
+const maxPreGrow = 128 << 10
+
+// decodeProtoBody reads a MeteoriteLandingList and converts every record, so
+// invalid timestamps are caught as they would be by a real consumer.
+func (h *restHandler) decodeProtoBody(body io.Reader, length int64) error {
+	buf := getBuffer()
+	defer putBuffer(buf)
+	// Grow for the declared length only up to a bound: a client that
+	// declares 8 MiB and sends 2 bytes must not make the server hold 8 MiB
+	// for the whole read timeout. Beyond it, ReadFrom grows as bytes arrive.
+	if length > 0 {
+		buf.Grow(int(min(length, maxPreGrow)))
+	}
+	if _, err := buf.ReadFrom(body); err != nil {
+		return err
+	}
+	var list pb.MeteoriteLandingList
+	if err := proto.Unmarshal(buf.Bytes(), &list); err != nil {
+		return fmt.Errorf("malformed protobuf: %w", err)
+	}
+	return convertList(&list)
+}
+
+// convertList converts every record of a list, failing on the first invalid one.
+func convertList(list *pb.MeteoriteLandingList) error {
+	for i, m := range list.GetMeteoriteLandings() {
+		if _, err := data.FromProto(m); err != nil {
+			return fmt.Errorf("invalid record %d: %w", i, err)
+		}
+	}
+	return nil
+}
