@@ -27,7 +27,11 @@ func Noise(r results.Ratio) string {
 	w := wordsOf(r.Figure)
 	s := w[3] + " within noise"
 	if r.Lo != nil && r.Hi != nil {
-		s += fmt.Sprintf(" (±%.0f%%)", 100*max(*r.Hi-1, 1-*r.Lo, 0.005))
+		if hw := max(*r.Hi-1, 1-*r.Lo); hw >= 0.01 {
+			s += fmt.Sprintf(" (±%.0f%%)", 100*hw)
+		} else {
+			s += " (±<1%)"
+		}
 	}
 	return s
 }
