@@ -1,0 +1,83 @@
+package loadgen
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/link"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+var updatePlan = flag.Bool("update", false, "rewrite testdata/plan.txt")
+
+// sweepConfig varies every dimension a run can sweep, with repeats.
+func sweepConfig() Config {
+	l, err := link.Parse("100mbit/20ms")
+	if err != nil {
+		panic(err)
+	}
+	return Config{
+		Target:      "127.0.0.1:1",
+		Protocols:   []api.Protocol{api.GRPC, api.REST},
+		Scenarios:   []api.Scenario{api.Small, api.Large},
+		Batches:     []int{10, 3},
+		Concurrency: []int{4, 1},
+		Links:       []link.Spec{{}, l},
+		Records:     []int{10, 100},
+		Compress:    []string{CompressGzip, CompressNone},
+		TLS:         []bool{false, true},
+		Rate:        50,
+		ServerCPUs:  1,
+		Repeat:      2,
+	}
+}
+
+// The plan measures a multi-dimension sweep in the order it did before
+// dimensions became a table: testdata/plan.txt was written by the nested
+// loops. -update rewrites it.
+func TestPlanOrderUnchanged(t *testing.T) {
+	var b strings.Builder
+	for _, s := range plan(sweepConfig().withDefaults()) {
+		fmt.Fprintf(&b, "%s r%d\n", s.Key(), s.Repeat)
+	}
+	path := filepath.Join("testdata", "plan.txt")
+	if *updatePlan {
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != string(want) {
+		got, w := strings.Split(b.String(), "\n"), strings.Split(string(want), "\n")
+		for i := range min(len(got), len(w)) {
+			if got[i] != w[i] {
+				t.Fatalf("line %d: got %q, want %q", i+1, got[i], w[i])
+			}
+		}
+		t.Fatalf("%d lines, want %d", len(got), len(w))
+	}
+}
+
+// Only narrows a sweep to each of its cells in turn: the narrowed plan is
+// that cell's repeats, nothing else.
+func TestOnlyEveryCell(t *testing.T) {
+	cfg := sweepConfig()
+	for _, k := range cfg.Cells() {
+		var got []results.CellKey
+		for _, s := range plan(cfg.Only(k).withDefaults()) {
+			got = append(got, s.CellKey)
+		}
+		if len(got) != cfg.Repeat || got[0] != k || got[len(got)-1] != k {
+			t.Errorf("Only(%s): %v", k.Key(), got)
+		}
+	}
+}
