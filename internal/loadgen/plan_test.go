@@ -81,3 +81,21 @@ func TestOnlyEveryCell(t *testing.T) {
 		}
 	}
 }
+
+// The plan walks every dimension of a condition, each once: a dimension
+// declared in results.Dimensions without its plan entry would never vary.
+func TestPlanDimensionsMatchResults(t *testing.T) {
+	seen := map[string]int{}
+	for _, d := range planDimensions {
+		seen[d.field]++
+	}
+	for _, d := range results.Dimensions {
+		if seen[d.Field] != 1 {
+			t.Errorf("dimension %s: %d plan entries, want 1", d.Field, seen[d.Field])
+		}
+		delete(seen, d.Field)
+	}
+	for f := range seen {
+		t.Errorf("plan entry %s is no results dimension", f)
+	}
+}

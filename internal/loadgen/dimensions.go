@@ -1,0 +1,125 @@
+package loadgen
+
+import (
+	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/link"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// A planDimension is how the plan reads one of results.Dimensions from a
+// Config: the values a run sweeps and how Only narrows a config to one.
+type planDimension struct {
+	// field names the dimension: its results.Dimension's Field.
+	field string
+	// values lists the dimension's values c measures scenario sc at, each
+	// as what it sets on a condition, in the order they are measured. A
+	// dimension a run does not sweep has one value.
+	values func(c Config, sc api.Scenario) []func(*results.Condition)
+	// only narrows c to k's value of the dimension.
+	only func(c *Config, k results.Condition)
+}
+
+// planDimensions is the plan's side of results.Dimensions (whose comment
+// says how to add a dimension), in the order the plan walks them: the
+// first outermost, the last innermost, every combination like an odometer
+// (plan.go). A dimension with a single value per run can go anywhere.
+var planDimensions = []planDimension{
+	{
+		field: "rate_requested",
+		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
+			return one(func(k *results.Condition) { k.RateRequested = c.Rate })
+		},
+		only: func(c *Config, k results.Condition) { c.Rate = k.RateRequested },
+	},
+	{
+		field: "server_cpus",
+		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
+			return one(func(k *results.Condition) { k.ServerCPUs = c.ServerCPUs })
+		},
+		only: func(*Config, results.Condition) {}, // the own server's pinning is the config's, never narrowed
+	},
+	{
+		field: "link",
+		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
+			return each(c.Links, func(k *results.Condition, l link.Spec) { k.Link = conditionLink(l) })
+		},
+		only: func(c *Config, k results.Condition) {
+			c.Links = []link.Spec{{}} // the zero Spec is no emulation
+			if k.Link != "" {
+				if l, err := link.Parse(k.Link); err == nil {
+					c.Links = []link.Spec{l}
+				}
+			}
+		},
+	},
+	{
+		field: "concurrency",
+		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
+			return each(c.Concurrency, func(k *results.Condition, n int) { k.Concurrency = n })
+		},
+		only: func(c *Config, k results.Condition) { c.Concurrency = []int{k.Concurrency} },
+	},
+	{
+		field: "records",
+		values: func(c Config, sc api.Scenario) []func(*results.Condition) {
+			return each(recordsOf(c, sc), func(k *results.Condition, n int) { k.Records = n })
+		},
+		only: func(c *Config, k results.Condition) {
+			c.Records = nil
+			if k.Records > 0 {
+				c.Records = []int{k.Records}
+			}
+		},
+	},
+	{
+		field: "compress",
+		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
+			return each(c.Compress, func(k *results.Condition, z string) { k.Compress = conditionCompress(z) })
+		},
+		only: func(c *Config, k results.Condition) {
+			c.Compress = []string{CompressNone}
+			if k.Compress != "" {
+				c.Compress = []string{k.Compress}
+			}
+		},
+	},
+	{
+		// TLS innermost: a cell's plaintext and TLS conditions are
+		// measured one after the other (every repeat of every protocol).
+		field: "tls",
+		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
+			if len(c.TLS) == 0 {
+				return one(func(*results.Condition) {}) // plaintext
+			}
+			return each(c.TLS, func(k *results.Condition, on bool) { k.TLS = on })
+		},
+		only: func(c *Config, k results.Condition) {
+			if len(c.TLS) > 0 || k.TLS {
+				c.TLS = []bool{k.TLS}
+			}
+		},
+	},
+}
+
+// each is one setter per value.
+func each[T any](values []T, set func(*results.Condition, T)) []func(*results.Condition) {
+	out := make([]func(*results.Condition), len(values))
+	for i, v := range values {
+		out[i] = func(k *results.Condition) { set(k, v) }
+	}
+	return out
+}
+
+// one is a single setter.
+func one(set func(*results.Condition)) []func(*results.Condition) {
+	return []func(*results.Condition){set}
+}
+
+// recordsOf is the payload sizes a scenario is measured at: every one of
+// c.Records, or just the unnamed default (0); small has no payload.
+func recordsOf(c Config, sc api.Scenario) []int {
+	if len(c.Records) == 0 || sc == api.Small {
+		return []int{0}
+	}
+	return c.Records
+}
