@@ -330,27 +330,29 @@ func (c Config) mode() string {
 	return results.ModeClosed
 }
 
-// Settings records the run's requested parameters.
+// Settings records the run's requested parameters; each dimension's sweep
+// as its planDimensions entry records it.
 func (c Config) Settings() results.Settings {
-	return results.Settings{
+	s := results.Settings{
 		Protocols:   c.Protocols,
 		Scenarios:   c.Scenarios,
 		Batches:     c.Batches,
-		Concurrency: c.Concurrency,
 		Connections: c.Connections,
 		DurationS:   c.Duration.Seconds(),
 		Iterations:  c.Iterations,
 		WarmupS:     c.Warmup.Seconds(),
 		TimeoutS:    c.Timeout.Seconds(),
 		Mode:        c.mode(),
-		Rate:        c.Rate,
 		Repeat:      c.Repeat,
-		Links:       c.settingsLinks(),
-		Records:     c.Records,
-		Compress:    settingsCompress(c.Compress),
 		Segment:     c.settingsSegment(),
 		StartAt:     c.settingsStartAt(),
 	}
+	for _, d := range planDimensions {
+		if d.settings != nil {
+			d.settings(c, &s)
+		}
+	}
+	return s
 }
 
 func (c Config) settingsSegment() *results.Segment {

@@ -17,6 +17,9 @@ type planDimension struct {
 	values func(c Config, sc api.Scenario) []func(*results.Condition)
 	// only narrows c to k's value of the dimension.
 	only func(c *Config, k results.Condition)
+	// settings records the sweep in s (nil: results.Settings has no field
+	// for it).
+	settings func(c Config, s *results.Settings)
 }
 
 // planDimensions is the plan's side of results.Dimensions (whose comment
@@ -29,7 +32,8 @@ var planDimensions = []planDimension{
 		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
 			return one(func(k *results.Condition) { k.RateRequested = c.Rate })
 		},
-		only: func(c *Config, k results.Condition) { c.Rate = k.RateRequested },
+		only:     func(c *Config, k results.Condition) { c.Rate = k.RateRequested },
+		settings: func(c Config, s *results.Settings) { s.Rate = c.Rate },
 	},
 	{
 		field: "server_cpus",
@@ -51,13 +55,15 @@ var planDimensions = []planDimension{
 				}
 			}
 		},
+		settings: func(c Config, s *results.Settings) { s.Links = c.settingsLinks() },
 	},
 	{
 		field: "concurrency",
 		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
 			return each(c.Concurrency, func(k *results.Condition, n int) { k.Concurrency = n })
 		},
-		only: func(c *Config, k results.Condition) { c.Concurrency = []int{k.Concurrency} },
+		only:     func(c *Config, k results.Condition) { c.Concurrency = []int{k.Concurrency} },
+		settings: func(c Config, s *results.Settings) { s.Concurrency = c.Concurrency },
 	},
 	{
 		field: "records",
@@ -70,6 +76,7 @@ var planDimensions = []planDimension{
 				c.Records = []int{k.Records}
 			}
 		},
+		settings: func(c Config, s *results.Settings) { s.Records = c.Records },
 	},
 	{
 		field: "compress",
@@ -82,6 +89,7 @@ var planDimensions = []planDimension{
 				c.Compress = []string{k.Compress}
 			}
 		},
+		settings: func(c Config, s *results.Settings) { s.Compress = settingsCompress(c.Compress) },
 	},
 	{
 		// TLS innermost: a cell's plaintext and TLS conditions are

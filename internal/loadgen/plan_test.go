@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -97,5 +98,18 @@ func TestPlanDimensionsMatchResults(t *testing.T) {
 	}
 	for f := range seen {
 		t.Errorf("plan entry %s is no results dimension", f)
+	}
+}
+
+// Settings records each swept dimension as before the plan table did it.
+func TestSettingsOfSweep(t *testing.T) {
+	s := sweepConfig().withDefaults().Settings()
+	if s.Rate != 50 || !slices.Equal(s.Concurrency, []int{4, 1}) || !slices.Equal(s.Links, []string{"none", "100mbit/20ms"}) ||
+		!slices.Equal(s.Records, []int{10, 100}) || !slices.Equal(s.Compress, []string{CompressGzip, CompressNone}) {
+		t.Errorf("settings: %+v", s)
+	}
+	d := Config{Target: "x"}.withDefaults().Settings()
+	if d.Links != nil || d.Records != nil || d.Compress != nil || d.Rate != 0 || !slices.Equal(d.Concurrency, []int{1}) {
+		t.Errorf("default settings: %+v", d)
 	}
 }
