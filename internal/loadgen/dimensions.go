@@ -20,6 +20,12 @@ type planDimension struct {
 	// settings records the sweep in s (nil: results.Settings has no field
 	// for it).
 	settings func(c Config, s *results.Settings)
+	// appliesTo, when set, is the protocols the dimension changes
+	// anything for (a JSON codec: the JSON protocol's). The others are
+	// measured once per combination of the other dimensions, at this
+	// one's default (its results.Dimension's Clear), rather than once
+	// per value of a dimension that does not touch them.
+	appliesTo func(p api.Protocol) bool
 }
 
 // planDimensions is the plan's side of results.Dimensions (whose comment

@@ -39,12 +39,14 @@ func plan(c Config) []cellSpec {
 			values[i] = d.values(c, sc)
 		}
 		for _, b := range c.Batches {
-			combinations(values, func(cond results.Condition) {
+			combinations(values, func(cond results.Condition, at []int) {
 				for r := range c.Repeat {
 					for _, p := range c.Protocols {
-						out = append(out, cellSpec{CellKey: results.CellKey{
-							Scenario: sc, Protocol: p, Batch: b, Condition: cond,
-						}, Repeat: r})
+						if pc, ok := forProtocol(cond, at, p); ok {
+							out = append(out, cellSpec{CellKey: results.CellKey{
+								Scenario: sc, Protocol: p, Batch: b, Condition: pc,
+							}, Repeat: r})
+						}
 					}
 				}
 			})
@@ -53,10 +55,31 @@ func plan(c Config) []cellSpec {
 	return out
 }
 
+// forProtocol is cond as protocol p is measured under it: every dimension
+// that does not apply to p (planDimension.appliesTo) at its default, and
+// p measured only at the first of that dimension's values (at is the
+// combination's index of each dimension's value), so once per other
+// condition; ok is false at the others.
+func forProtocol(cond results.Condition, at []int, p api.Protocol) (_ results.Condition, ok bool) {
+	for i, d := range planDimensions {
+		if d.appliesTo == nil || d.appliesTo(p) {
+			continue
+		}
+		if at[i] > 0 {
+			return cond, false
+		}
+		if rd, found := results.DimensionByField(d.field); found && rd.Clear != nil {
+			rd.Clear(&cond)
+		}
+	}
+	return cond, true
+}
+
 // combinations calls f with every combination of one value of each
-// dimension, the last dimension changing fastest (an odometer, as grpc-go
-// benchmark's generateFeatures). A dimension with no values gives none.
-func combinations(values [][]func(*results.Condition), f func(results.Condition)) {
+// dimension and the index of each value, the last dimension changing
+// fastest (an odometer, as grpc-go benchmark's generateFeatures). A
+// dimension with no values gives none.
+func combinations(values [][]func(*results.Condition), f func(cond results.Condition, at []int)) {
 	for _, vs := range values {
 		if len(vs) == 0 {
 			return
@@ -68,7 +91,7 @@ func combinations(values [][]func(*results.Condition), f func(results.Condition)
 		for i, vs := range values {
 			vs[at[i]](&cond)
 		}
-		f(cond)
+		f(cond, at)
 		i := len(at) - 1
 		for ; i >= 0; i-- {
 			if at[i]++; at[i] < len(values[i]) {

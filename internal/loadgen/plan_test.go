@@ -113,3 +113,29 @@ func TestSettingsOfSweep(t *testing.T) {
 		t.Errorf("default settings: %+v", d)
 	}
 }
+
+// A dimension that applies to some protocols only (planDimension.appliesTo,
+// as a JSON codec applies to rest alone) measures the others once per
+// combination of the other dimensions, at its default.
+func TestPlanDimensionForSomeProtocols(t *testing.T) {
+	i := slices.IndexFunc(planDimensions, func(d planDimension) bool { return d.field == "compress" })
+	saved := planDimensions[i].appliesTo
+	t.Cleanup(func() { planDimensions[i].appliesTo = saved })
+	planDimensions[i].appliesTo = func(p api.Protocol) bool { return p == api.REST }
+
+	cfg := Config{
+		Target: "x", Protocols: []api.Protocol{api.REST, api.GRPC}, Scenarios: []api.Scenario{api.Small},
+		Batches: []int{1}, Concurrency: []int{1, 2}, Compress: []string{CompressGzip, CompressNone},
+	}
+	var got []string
+	for _, k := range cfg.Cells() {
+		got = append(got, k.Key())
+	}
+	want := []string{
+		"small/rest/b1/c1/gzip", "small/grpc/b1/c1", "small/rest/b1/c1",
+		"small/rest/b1/c2/gzip", "small/grpc/b1/c2", "small/rest/b1/c2",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("cells\n got %q\nwant %q", got, want)
+	}
+}

@@ -21,10 +21,12 @@ type Dimension struct {
 	// Always is true for the dimension every key and label names whatever
 	// its value (the concurrency); the others are named only when set.
 	Always bool
-	// IsSet reports whether c differs from the default in this dimension.
-	// The default is the field's zero value (so older documents, which
-	// omit the field, read as the default).
+	// IsSet reports whether c differs from the default in this dimension,
+	// and Clear sets the default. The default is the field's zero value
+	// (so older documents, which omit the field, read as the default). An
+	// Always dimension has no default: its Clear is nil.
 	IsSet func(c Condition) bool
+	Clear func(c *Condition)
 	// Key is the dimension's part of the cell key when set, without the
 	// "/" that joins the parts: "l100mbit-20ms". Keys are matched across
 	// documents (merge, compare): a Key must never change.
@@ -46,16 +48,22 @@ type Dimension struct {
 // (the order of Condition's fields, keys, labels and CSV columns), after
 // grpc-go benchmark's Features and generateFeatures.
 //
-// Adding a dimension (say a JSON codec) is: a field of Condition whose zero
-// value is today's behaviour, with its JSON tag; one entry here; one entry
-// in the load generator's plan table (loadgen's planDimensions: how a
-// Config lists its values and how Only narrows to one), with the Config
-// field and the flag that fills it; and its use by the adapters. Keys,
-// labels, ordering, verdict groups, compare's matching, charts and the CSV
-// columns follow from the entries; no other code lists dimensions. A new
-// entry goes last, so the CSV columns stay appended and existing keys keep
-// their parts in place; its Key must be unique in its first letters so
-// keys stay unambiguous.
+// Adding a dimension (say a JSON codec) is, and is only:
+//   - a field of Condition with its JSON tag (omitempty), whose zero value
+//     is what runs did before it existed, so older documents and keys read
+//     the same;
+//   - one entry at the end of this table (a Key part that no other part
+//     starts like), so existing keys keep their parts and the CSV columns
+//     stay appended;
+//   - one entry in the load generator's plan table, loadgen's
+//     planDimensions: the Config field whose list sweeps it, how Only
+//     narrows to one value, where Settings records it, and, for a
+//     dimension that concerns some protocols only, which (appliesTo);
+//   - the flag that fills the Config field, and its use by the adapters.
+//
+// Keys, labels, display order, verdict groups, compare's matching, chart
+// labels, the plan's cross product, Only and the CSV columns follow from
+// the two entries; no other code lists a condition's dimensions.
 var Dimensions = []Dimension{
 	{
 		Name: "concurrency", Field: "concurrency", Always: true,
@@ -69,6 +77,7 @@ var Dimensions = []Dimension{
 	{
 		Name: "rate", Field: "rate_requested",
 		IsSet: func(c Condition) bool { return c.RateRequested > 0 },
+		Clear: func(c *Condition) { c.RateRequested = 0 },
 		Key:   func(c Condition) string { return "r" + strconv.FormatFloat(c.RateRequested, 'g', -1, 64) },
 		Short: func(c Condition) string { return FormatRate(c.RateRequested) + "/s" },
 		Unset: "closed loop",
@@ -86,6 +95,7 @@ var Dimensions = []Dimension{
 	{
 		Name: "cpus", Field: "server_cpus",
 		IsSet:   func(c Condition) bool { return c.ServerCPUs > 0 },
+		Clear:   func(c *Condition) { c.ServerCPUs = 0 },
 		Key:     func(c Condition) string { return "s" + strconv.Itoa(c.ServerCPUs) },
 		Short:   func(c Condition) string { return "server " + plural(c.ServerCPUs, "CPU") },
 		Unset:   "unpinned",
@@ -96,6 +106,7 @@ var Dimensions = []Dimension{
 	{
 		Name: "link", Field: "link",
 		IsSet: func(c Condition) bool { return c.Link != "" },
+		Clear: func(c *Condition) { c.Link = "" },
 		Key:   func(c Condition) string { return "l" + strings.ReplaceAll(c.Link, "/", "-") },
 		Short: func(c Condition) string { return c.Link },
 		Unset: "no link",
@@ -111,6 +122,7 @@ var Dimensions = []Dimension{
 	{
 		Name: "records", Field: "records",
 		IsSet:   func(c Condition) bool { return c.Records > 0 },
+		Clear:   func(c *Condition) { c.Records = 0 },
 		Key:     func(c Condition) string { return "n" + strconv.Itoa(c.Records) },
 		Short:   func(c Condition) string { return FormatRecords(c.Records) },
 		Prose:   func(c Condition) string { return FormatRecords(c.Records) },
@@ -120,6 +132,7 @@ var Dimensions = []Dimension{
 	{
 		Name: "compress", Field: "compress",
 		IsSet:   func(c Condition) bool { return c.Compress != "" },
+		Clear:   func(c *Condition) { c.Compress = "" },
 		Key:     func(c Condition) string { return c.Compress },
 		Short:   func(c Condition) string { return c.Compress },
 		Unset:   "identity",
@@ -130,6 +143,7 @@ var Dimensions = []Dimension{
 	{
 		Name: "tls", Field: "tls",
 		IsSet:   func(c Condition) bool { return c.TLS },
+		Clear:   func(c *Condition) { c.TLS = false },
 		Key:     func(c Condition) string { return "tls" },
 		Short:   func(c Condition) string { return "TLS" },
 		Unset:   "plaintext",

@@ -79,3 +79,32 @@ func TestConditionsUnchanged(t *testing.T) {
 		t.Fatalf("%d lines, want %d", len(got), len(strings.Split(string(want), "\n")))
 	}
 }
+
+// Distinct conditions have distinct keys; each dimension's Clear makes it
+// unset, and a condition whose every dimension is cleared is the zero one.
+func TestDimensionsKeysAndDefaults(t *testing.T) {
+	seen := map[string]Condition{}
+	for _, c := range conditionsCross() {
+		if o, dup := seen[c.String()]; dup {
+			t.Fatalf("%+v and %+v share key %s", o, c, c.String())
+		}
+		seen[c.String()] = c
+		for _, d := range Dimensions {
+			if d.Always {
+				continue
+			}
+			cc := c
+			d.Clear(&cc)
+			if d.IsSet(cc) {
+				t.Errorf("%s: set after Clear (%+v)", d.Name, cc)
+			}
+		}
+	}
+	fields := map[string]bool{}
+	for _, d := range Dimensions {
+		if fields[d.Field] {
+			t.Errorf("column %s declared twice", d.Field)
+		}
+		fields[d.Field] = true
+	}
+}
