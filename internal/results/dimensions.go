@@ -11,7 +11,7 @@ import (
 // A Dimension is one dimension of a cell's Condition: everything the
 // documents and the reporters know about it. The cell key, the labels,
 // the display order, the chart features and the CSV columns are derived
-// from the Dimensions table; nothing else lists a condition's dimensions.
+// from the Dimensions table.
 type Dimension struct {
 	// Name names the dimension in Feature.Dim: "link".
 	Name string
@@ -62,8 +62,11 @@ type Dimension struct {
 //   - the flag that fills the Config field, and its use by the adapters.
 //
 // Keys, labels, display order, verdict groups, compare's matching, chart
-// labels, the plan's cross product, Only and the CSV columns follow from
-// the two entries; no other code lists a condition's dimensions.
+// labels, the plan's cross product, Only, Settings and the CSV columns
+// follow from the two entries. What names one dimension on purpose stays
+// apart: the range checks of values read (validate.go) and the analyses
+// about one dimension (analysis's compression notes and payload
+// crossovers).
 var Dimensions = []Dimension{
 	{
 		Name: "concurrency", Field: "concurrency", Always: true,
