@@ -1,13 +1,18 @@
 package loadgen
 
 import (
+	"fmt"
+	"math"
+
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
-// A planDimension is how the plan reads one of results.Dimensions from a
-// Config: the values a run sweeps and how Only narrows a config to one.
+// A planDimension is how the load generator reads one of
+// results.Dimensions from a Config: the values a run sweeps, how Only
+// narrows a config to one, how Settings records them and how Validate
+// checks them.
 type planDimension struct {
 	// field names the dimension: its results.Dimension's Field.
 	field string
@@ -20,6 +25,9 @@ type planDimension struct {
 	// settings records the sweep in s (nil: results.Settings has no field
 	// for it).
 	settings func(c Config, s *results.Settings)
+	// validate reports the first bad value of the dimension in c, as one
+	// line (Config.Validate); nil: none can be bad.
+	validate func(c Config) error
 	// appliesTo, when set, is the protocols the dimension changes
 	// anything for (a JSON codec: the JSON protocol's). The others are
 	// measured once per combination of the other dimensions, at this
@@ -40,6 +48,12 @@ var planDimensions = []planDimension{
 		},
 		only:     func(c *Config, k results.Condition) { c.Rate = k.RateRequested },
 		settings: func(c Config, s *results.Settings) { s.Rate = c.Rate },
+		validate: func(c Config) error {
+			if c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) {
+				return fmt.Errorf("rate %v: must be a positive number of calls per second (or 0 for closed-loop)", c.Rate)
+			}
+			return nil
+		},
 	},
 	{
 		field: "server_cpus",
@@ -47,6 +61,12 @@ var planDimensions = []planDimension{
 			return one(func(k *results.Condition) { k.ServerCPUs = c.ServerCPUs })
 		},
 		only: func(*Config, results.Condition) {}, // the own server's pinning is the config's, never narrowed
+		validate: func(c Config) error {
+			if c.ServerCPUs < 0 {
+				return fmt.Errorf("server CPUs %d: must not be negative", c.ServerCPUs)
+			}
+			return nil
+		},
 	},
 	{
 		field: "link",
@@ -62,6 +82,7 @@ var planDimensions = []planDimension{
 			}
 		},
 		settings: func(c Config, s *results.Settings) { s.Links = c.settingsLinks() },
+		validate: func(c Config) error { return unique("link", c.linkNames()) },
 	},
 	{
 		field: "concurrency",
@@ -70,6 +91,14 @@ var planDimensions = []planDimension{
 		},
 		only:     func(c *Config, k results.Condition) { c.Concurrency = []int{k.Concurrency} },
 		settings: func(c Config, s *results.Settings) { s.Concurrency = c.Concurrency },
+		validate: func(c Config) error {
+			for _, n := range c.Concurrency {
+				if n < 1 {
+					return fmt.Errorf("concurrency %d: must be at least 1", n)
+				}
+			}
+			return nil
+		},
 	},
 	{
 		field: "records",
@@ -83,6 +112,19 @@ var planDimensions = []planDimension{
 			}
 		},
 		settings: func(c Config, s *results.Settings) { s.Records = c.Records },
+		validate: func(c Config) error {
+			seen := map[int]bool{}
+			for _, n := range c.Records {
+				if n < 1 || n > api.MaxRecords {
+					return fmt.Errorf("records %d: must be in 1..%d", n, api.MaxRecords)
+				}
+				if seen[n] {
+					return fmt.Errorf("records %d given twice", n)
+				}
+				seen[n] = true
+			}
+			return nil
+		},
 	},
 	{
 		field: "compress",
@@ -96,6 +138,7 @@ var planDimensions = []planDimension{
 			}
 		},
 		settings: func(c Config, s *results.Settings) { s.Compress = settingsCompress(c.Compress) },
+		validate: func(c Config) error { return validCompress(c.Compress) },
 	},
 	{
 		// TLS innermost: a cell's plaintext and TLS conditions are
@@ -112,6 +155,7 @@ var planDimensions = []planDimension{
 				c.TLS = []bool{k.TLS}
 			}
 		},
+		validate: func(c Config) error { return c.validateTLS() }, // tls.go
 	},
 }
 

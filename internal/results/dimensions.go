@@ -57,8 +57,9 @@ type Dimension struct {
 //     stay appended;
 //   - one entry in the load generator's plan table, loadgen's
 //     planDimensions: the Config field whose list sweeps it, how Only
-//     narrows to one value, where Settings records it, and, for a
-//     dimension that concerns some protocols only, which (appliesTo);
+//     narrows to one value, where Settings records it, how Validate
+//     checks it, and, for a dimension that concerns some protocols only,
+//     which (appliesTo);
 //   - the flag that fills the Config field, and its use by the adapters.
 //
 // Keys, labels, display order, verdict groups, compare's matching, chart
