@@ -26,7 +26,11 @@ import (
 // JSON has it (results.Dimensions), so every cell of a sweep is its own row.
 var CSVHeader = slices.Concat(cellCSVHeader, dimensionColumns(cellCSVHeader))
 
-// cellCSVHeader is the csv columns of a cell before its dimensions'.
+// cellCSVHeader is the csv columns of a cell before its dimensions'. It
+// is closed: a new figure column would push the dimensions' columns to the
+// right. Such a column goes after them instead (a list of its own, after
+// dimensionColumns in CSVHeader), and TestCSVHeaderOnlyGrows keeps every
+// column that exists in its place.
 var cellCSVHeader = []string{
 	"protocol", "scenario", "batch", "concurrency", "connections", "mode",
 	"calls", "errors", "duration_s", "calls_per_s", "mb_per_s",
