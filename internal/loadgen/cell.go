@@ -94,7 +94,7 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 
 	m := &measured{spec: spec, cell: r.summarize(spec, sh, ph, before, after, dialer.Stats().Dials), hists: ph.t.hists()}
 	m.cell.TLSHandshakeUS = handshakeLatency(dialer)
-	m.hists.tls, _ = dialer.Handshakes()
+	m.hists[results.KindTLSHandshake], _ = dialer.Handshakes()
 	m.cell.Share = sh.result(cfg.Segment)
 	switch {
 	case ctx.Err() != nil:
@@ -157,7 +157,6 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 		Calls:       t.calls,
 		Errors:      t.errors,
 		DurationS:   secs,
-		LatencyUS:   latency(t.lat, t.latSum),
 	}
 	if cfg.Rate == 0 { // open-loop cells have no time per batch
 		c.Batches = t.batch.N
@@ -169,19 +168,13 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 	if len(t.examples) > 0 {
 		c.ErrorExamples = t.examples
 	}
-	c.Distribution = distribution(t.lat)
-	if t.first != nil {
-		l := latency(t.first, t.firstSum)
-		c.FirstRecordUS = &l
+	for k, h := range t.h { // the latency figures of the kinds the tally has
+		if h != nil {
+			l := latency(h, t.sum[k])
+			results.LatencyKinds[k].Set(&c, &l)
+		}
 	}
-	if t.unc != nil {
-		l := latency(t.unc, t.uncSum)
-		c.LatencyUncorrectedUS = &l
-	}
-	if t.lastByte != nil {
-		lb, dec := latency(t.lastByte, t.lastByteSum), latency(t.decode, t.decodeSum)
-		c.LastByteUS, c.DecodeUS = &lb, &dec
-	}
+	c.Distribution = distribution(t.h[results.KindLatency])
 	c.GeneratorDelayUS = generatorDelay(ph.wake, t.handoff)
 	w := after.wire.Sub(before.wire)
 	if secs > 0 {

@@ -65,10 +65,10 @@ func (r *runner) check(c *results.Cell, spec cellSpec, sh cellShare, ph phaseRes
 	// phases long enough to be judged.
 	if r.cfg.Rate == 0 && secs >= LittleMinTime.Seconds() && attempts >= 10*int64(working) && c.StopReason == "" {
 		// Little's law: calls in flight = calls/s × mean time in flight.
-		inFlight := (t.latSum + t.errSum) / 1e9 / secs
+		inFlight := (t.sum[results.KindLatency] + t.errSum) / 1e9 / secs
 		if inFlight < LittleMin*float64(working) || inFlight > 1.05*float64(working) {
 			add("Little's law does not hold: %.1f calls/s × %s mean time in flight = %.2f calls in flight, but %d workers ran back to back",
-				float64(attempts)/secs, results.FormatUS(float64(t.latSum+t.errSum)/float64(attempts)/1e3), inFlight, working)
+				float64(attempts)/secs, results.FormatUS(float64(t.sum[results.KindLatency]+t.errSum)/float64(attempts)/1e3), inFlight, working)
 		}
 		// Time per batch: successful batches fill the workers' time, less
 		// at most one batch per worker cut by the end.

@@ -19,7 +19,7 @@ func TestCheckCell(t *testing.T) {
 	closed := func(n int, calls int64, d time.Duration) phaseResult {
 		tl := newTally(false)
 		tl.calls = calls
-		tl.latSum = float64(calls) * float64(d)
+		tl.sum[results.KindLatency] = float64(calls) * float64(d)
 		return phaseResult{t: tl}
 	}
 	cases := []struct {

@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"slices"
 	"time"
 
@@ -256,26 +255,13 @@ func (c Config) Validate() error {
 			return fmt.Errorf("batch %d: must be at least 1", b)
 		}
 	}
-	for _, n := range c.Concurrency {
-		if n < 1 {
-			return fmt.Errorf("concurrency %d: must be at least 1", n)
+	for _, d := range planDimensions {
+		if d.validate == nil {
+			continue
 		}
-	}
-	if err := unique("link", c.linkNames()); err != nil {
-		return err
-	}
-	seenRecords := map[int]bool{}
-	for _, n := range c.Records {
-		if n < 1 || n > api.MaxRecords {
-			return fmt.Errorf("records %d: must be in 1..%d", n, api.MaxRecords)
+		if err := d.validate(c); err != nil {
+			return err
 		}
-		if seenRecords[n] {
-			return fmt.Errorf("records %d given twice", n)
-		}
-		seenRecords[n] = true
-	}
-	if err := validCompress(c.Compress); err != nil {
-		return err
 	}
 	switch {
 	case c.Connections < 0:
@@ -288,16 +274,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("cell limit %v: must not be negative", c.CellLimit)
 	case c.Timeout < 0:
 		return fmt.Errorf("timeout %v: must not be negative", c.Timeout)
-	case c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
-		return fmt.Errorf("rate %v: must be a positive number of calls per second (or 0 for closed-loop)", c.Rate)
 	case c.Repeat < 0:
 		return fmt.Errorf("repeat %d: must be at least 1", c.Repeat)
-	case c.ServerCPUs < 0:
-		return fmt.Errorf("server CPUs %d: must not be negative", c.ServerCPUs)
 	case c.Segment.Count < 0 || (c.Segment.Count > 1 && (c.Segment.Index < 1 || c.Segment.Index > c.Segment.Count)):
 		return fmt.Errorf("segment %d/%d: want 1 <= i <= N", c.Segment.Index, c.Segment.Count)
 	}
-	return c.validateTLS() // tls.go
+	return nil
 }
 
 func unique[T ~string](what string, names []T) error {
@@ -330,27 +312,29 @@ func (c Config) mode() string {
 	return results.ModeClosed
 }
 
-// Settings records the run's requested parameters.
+// Settings records the run's requested parameters; each dimension's sweep
+// as its planDimensions entry records it.
 func (c Config) Settings() results.Settings {
-	return results.Settings{
+	s := results.Settings{
 		Protocols:   c.Protocols,
 		Scenarios:   c.Scenarios,
 		Batches:     c.Batches,
-		Concurrency: c.Concurrency,
 		Connections: c.Connections,
 		DurationS:   c.Duration.Seconds(),
 		Iterations:  c.Iterations,
 		WarmupS:     c.Warmup.Seconds(),
 		TimeoutS:    c.Timeout.Seconds(),
 		Mode:        c.mode(),
-		Rate:        c.Rate,
 		Repeat:      c.Repeat,
-		Links:       c.settingsLinks(),
-		Records:     c.Records,
-		Compress:    settingsCompress(c.Compress),
 		Segment:     c.settingsSegment(),
 		StartAt:     c.settingsStartAt(),
 	}
+	for _, d := range planDimensions {
+		if d.settings != nil {
+			d.settings(c, &s)
+		}
+	}
+	return s
 }
 
 func (c Config) settingsSegment() *results.Segment {

@@ -5,7 +5,6 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 
-	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/grpccall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/restcall"
@@ -27,42 +26,83 @@ func (s cellSpec) String() string {
 }
 
 // plan expands a config into the order cells are measured in: for each
-// scenario, batch, link, concurrency, payload size and compression, every repeat of every protocol, with
+// scenario and batch, every combination of the conditions' values in
+// planDimensions order (link, concurrency, payload size, compression, TLS,
+// the last innermost), and for each, every repeat of every protocol, with
 // protocols innermost (rest, grpc, rest, grpc, ...). Slow drift of the
 // machine then hits all protocols of a cell alike.
 func plan(c Config) []cellSpec {
 	var out []cellSpec
 	for _, sc := range c.Scenarios {
+		values := make([][]func(*results.Condition), len(planDimensions))
+		for i, d := range planDimensions {
+			values[i] = d.values(c, sc)
+		}
 		for _, b := range c.Batches {
-			for _, l := range c.Links {
-				for _, n := range c.Concurrency {
-					for _, rec := range recordsOf(c, sc) {
-						for _, z := range c.Compress {
-							for r := range c.Repeat {
-								for _, p := range c.Protocols {
-									out = append(out, cellSpec{CellKey: results.CellKey{
-										Scenario: sc, Protocol: p, Batch: b,
-										Condition: results.Condition{Concurrency: n, RateRequested: c.Rate, ServerCPUs: c.ServerCPUs,
-											Link: conditionLink(l), Records: rec, Compress: conditionCompress(z)},
-									}, Repeat: r})
-								}
-							}
+			combinations(values, func(cond results.Condition, at []int) {
+				for r := range c.Repeat {
+					for _, p := range c.Protocols {
+						if pc, ok := forProtocol(cond, at, p); ok {
+							out = append(out, cellSpec{CellKey: results.CellKey{
+								Scenario: sc, Protocol: p, Batch: b, Condition: pc,
+							}, Repeat: r})
 						}
 					}
 				}
-			}
+			})
 		}
 	}
-	return withTLS(out, c.TLS) // tls.go
+	return out
 }
 
-// recordsOf is the payload sizes a scenario is measured at: every one of
-// c.Records, or just the unnamed default (0); small has no payload.
-func recordsOf(c Config, sc api.Scenario) []int {
-	if len(c.Records) == 0 || sc == api.Small {
-		return []int{0}
+// forProtocol is cond as protocol p is measured under it: every dimension
+// that does not apply to p (planDimension.appliesTo) at its default, and
+// p measured only at the first of that dimension's values (at is the
+// combination's index of each dimension's value), so once per other
+// condition; ok is false at the others.
+func forProtocol(cond results.Condition, at []int, p api.Protocol) (_ results.Condition, ok bool) {
+	for i, d := range planDimensions {
+		if d.appliesTo == nil || d.appliesTo(p) {
+			continue
+		}
+		if at[i] > 0 {
+			return cond, false
+		}
+		if rd, found := results.DimensionByField(d.field); found && rd.Clear != nil {
+			rd.Clear(&cond)
+		}
 	}
-	return c.Records
+	return cond, true
+}
+
+// combinations calls f with every combination of one value of each
+// dimension and the index of each value, the last dimension changing
+// fastest (an odometer, as grpc-go benchmark's generateFeatures). A
+// dimension with no values gives none.
+func combinations(values [][]func(*results.Condition), f func(cond results.Condition, at []int)) {
+	for _, vs := range values {
+		if len(vs) == 0 {
+			return
+		}
+	}
+	at := make([]int, len(values))
+	for {
+		var cond results.Condition
+		for i, vs := range values {
+			vs[at[i]](&cond)
+		}
+		f(cond, at)
+		i := len(at) - 1
+		for ; i >= 0; i-- {
+			if at[i]++; at[i] < len(values[i]) {
+				break
+			}
+			at[i] = 0
+		}
+		if i < 0 {
+			return
+		}
+	}
 }
 
 // protocols maps a protocol name to its client constructor: the only place
@@ -93,30 +133,14 @@ func (c Config) Cells() []results.CellKey {
 
 // Only narrows c to one cell of its plan: k's scenario, protocol, batch and
 // condition, so that Run measures that cell alone (the capacity search
-// probes one cell at many rates this way). A dimension added to the plan
-// is narrowed here too.
+// probes one cell at many rates this way). Every dimension is narrowed by
+// its planDimensions entry.
 func (c Config) Only(k results.CellKey) Config {
 	c.Scenarios = []api.Scenario{k.Scenario}
 	c.Protocols = []api.Protocol{k.Protocol}
 	c.Batches = []int{k.Batch}
-	c.Concurrency = []int{k.Concurrency}
-	c.Rate = k.RateRequested
-	c.Links = []link.Spec{{}} // the zero Spec is no emulation
-	if k.Link != "" {
-		if l, err := link.Parse(k.Link); err == nil {
-			c.Links = []link.Spec{l}
-		}
-	}
-	c.Records = nil
-	if k.Records > 0 {
-		c.Records = []int{k.Records}
-	}
-	c.Compress = []string{CompressNone}
-	if k.Compress != "" {
-		c.Compress = []string{k.Compress}
-	}
-	if len(c.TLS) > 0 || k.TLS {
-		c.TLS = []bool{k.TLS}
+	for _, d := range planDimensions {
+		d.only(&c, k.Condition)
 	}
 	return c
 }

@@ -109,12 +109,9 @@ func mergeCell(cs []results.Cell) results.Cell {
 	if m.RateRequested > 0 {
 		m.RateAchieved = medianOf(cs, func(c *results.Cell) float64 { return c.RateAchieved })
 	}
-	m.LatencyUS = *mergeLatency(cs, func(c *results.Cell) *results.Latency { return &c.LatencyUS })
-	m.LatencyUncorrectedUS = mergeLatency(cs, func(c *results.Cell) *results.Latency { return c.LatencyUncorrectedUS })
-	m.FirstRecordUS = mergeLatency(cs, func(c *results.Cell) *results.Latency { return c.FirstRecordUS })
-	m.LastByteUS = mergeLatency(cs, func(c *results.Cell) *results.Latency { return c.LastByteUS })
-	m.DecodeUS = mergeLatency(cs, func(c *results.Cell) *results.Latency { return c.DecodeUS })
-	m.TLSHandshakeUS = mergeLatency(cs, func(c *results.Cell) *results.Latency { return c.TLSHandshakeUS })
+	for _, k := range results.LatencyKinds { // each a median over the repeats that have it
+		k.Set(&m, mergeLatency(cs, k.Get))
+	}
 	m.Distribution = mergeDistribution(cs)
 	// Time per batch only from the repeats that completed a batch: a repeat
 	// too short for one has no figure, which is not a figure of 0.

@@ -56,17 +56,18 @@ const (
 // tally is an aggregate of calls; its size does not depend on their number.
 // Workers share a few tallies, each under its own lock (see shard).
 type tally struct {
-	lat   *hdrhistogram.Histogram // successes; open-loop: from the intended start
-	unc   *hdrhistogram.Histogram // successes, from the send; open-loop only
-	first *hdrhistogram.Histogram // time to first record; lazily made
-	// Time to the last byte and decode time, when the adapter reports them;
-	// lazily made.
-	lastByte, decode *hdrhistogram.Histogram
+	// h holds the successful calls' histograms by kind: latency (open
+	// loop: from the intended start), always; uncorrected (from the send),
+	// open loop only; first record, last byte and decode, lazily made when
+	// the adapter reports them. A tally has no TLS handshakes (the
+	// dialer's). sum is the exact sum beside each, in nanoseconds.
+	h   hists
+	sum [results.NumLatencyKinds]float64
 	// handoff: open loop, every sent call's hand-off (record.handoff).
 	handoff *hdrhistogram.Histogram
-	// Exact sums beside the histograms, in nanoseconds; errSum is the time
-	// failed calls took (abandoned ones included), for Little's law.
-	latSum, uncSum, firstSum, lastByteSum, decodeSum, errSum float64
+	// errSum is the time failed calls took (abandoned ones included), in
+	// nanoseconds, for Little's law.
+	errSum float64
 
 	calls, errors int64
 	classes       map[string]int64
@@ -80,9 +81,10 @@ type tally struct {
 }
 
 func newTally(open bool) *tally {
-	t := &tally{lat: newHist(), classes: map[string]int64{}}
+	t := &tally{classes: map[string]int64{}}
+	t.h[results.KindLatency] = newHist()
 	if open {
-		t.unc, t.handoff = newHist(), newHist()
+		t.h[results.KindUncorrected], t.handoff = newHist(), newHist()
 	}
 	return t
 }
@@ -120,29 +122,26 @@ func (t *tally) add(r *record) {
 		return
 	}
 	t.calls++
-	lat := r.end.Sub(r.intended)
-	recordDuration(t.lat, lat)
-	t.latSum += float64(lat)
-	if t.unc != nil {
-		recordDuration(t.unc, took)
-		t.uncSum += float64(took)
+	t.record(results.KindLatency, r.end.Sub(r.intended))
+	if t.h[results.KindUncorrected] != nil {
+		t.record(results.KindUncorrected, took)
 	}
 	if f := r.out.FirstRecord; f > 0 {
-		if t.first == nil {
-			t.first = newHist()
-		}
-		recordDuration(t.first, f)
-		t.firstSum += float64(f)
+		t.record(results.KindFirstRecord, f)
 	}
 	if lb := r.out.LastByte; lb > 0 {
-		if t.lastByte == nil {
-			t.lastByte, t.decode = newHist(), newHist()
-		}
-		recordDuration(t.lastByte, lb)
-		t.lastByteSum += float64(lb)
-		recordDuration(t.decode, r.out.Decode)
-		t.decodeSum += float64(r.out.Decode)
+		t.record(results.KindLastByte, lb)
+		t.record(results.KindDecode, r.out.Decode)
 	}
+}
+
+// record adds d to kind k's histogram (made on first use) and sum.
+func (t *tally) record(k results.LatencyKind, d time.Duration) {
+	if t.h[k] == nil {
+		t.h[k] = newHist()
+	}
+	recordDuration(t.h[k], d)
+	t.sum[k] += float64(d)
 }
 
 // message is an error's text without its class: a call.Error of the class
@@ -198,31 +197,13 @@ func newShards(n int, open bool) []*shard {
 
 // merge adds o into t.
 func (t *tally) merge(o *tally) {
-	t.lat.Merge(o.lat)
-	if t.unc != nil && o.unc != nil {
-		t.unc.Merge(o.unc)
+	mergeHists(&t.h, &o.h)
+	for k := range t.sum {
+		t.sum[k] += o.sum[k]
 	}
 	if t.handoff != nil && o.handoff != nil {
 		t.handoff.Merge(o.handoff)
 	}
-	if o.first != nil {
-		if t.first == nil {
-			t.first = newHist()
-		}
-		t.first.Merge(o.first)
-	}
-	if o.lastByte != nil {
-		if t.lastByte == nil {
-			t.lastByte, t.decode = newHist(), newHist()
-		}
-		t.lastByte.Merge(o.lastByte)
-		t.decode.Merge(o.decode)
-	}
-	t.latSum += o.latSum
-	t.uncSum += o.uncSum
-	t.firstSum += o.firstSum
-	t.lastByteSum += o.lastByteSum
-	t.decodeSum += o.decodeSum
 	t.errSum += o.errSum
 	t.calls += o.calls
 	t.errors += o.errors
@@ -253,46 +234,38 @@ func distribution(h *hdrhistogram.Histogram) []results.Quantile {
 	return results.DistributionOf(h)
 }
 
-// hists are a measurement's histograms, kept raw until the repeats of a
-// cell are merged and encoded into results.Histograms.
-type hists struct {
-	lat, unc, first, lastByte, decode, tls *hdrhistogram.Histogram
-}
+// hists are a measurement's histograms by kind, kept raw until the
+// repeats of a cell are merged and encoded into results.Histograms.
+type hists [results.NumLatencyKinds]*hdrhistogram.Histogram
 
-func (t *tally) hists() hists {
-	return hists{lat: t.lat, unc: t.unc, first: t.first, lastByte: t.lastByte, decode: t.decode}
-}
+func (t *tally) hists() hists { return t.h }
 
 // add merges o into h (the histograms of all repeats together).
-func (h *hists) add(o hists) {
-	for _, p := range []struct{ dst, src **hdrhistogram.Histogram }{
-		{&h.lat, &o.lat}, {&h.unc, &o.unc}, {&h.first, &o.first},
-		{&h.lastByte, &o.lastByte}, {&h.decode, &o.decode}, {&h.tls, &o.tls},
-	} {
-		if *p.src == nil {
+func (h *hists) add(o hists) { mergeHists(h, &o) }
+
+// mergeHists merges every histogram of src into dst's, making those dst
+// lacks. One geometry everywhere: nothing is dropped.
+func mergeHists(dst, src *hists) {
+	for k, s := range src {
+		if s == nil {
 			continue
 		}
-		if *p.dst == nil {
-			*p.dst = newHist()
+		if dst[k] == nil {
+			dst[k] = newHist()
 		}
-		(*p.dst).Merge(*p.src) // one geometry: nothing is dropped
+		dst[k].Merge(s)
 	}
 }
 
 // encode is the histograms as the document keeps them; nil when empty.
 func (h hists) encode() (*results.Histograms, error) {
 	var out results.Histograms
-	var err error
-	for _, p := range []struct {
-		dst *string
-		src *hdrhistogram.Histogram
-	}{
-		{&out.Latency, h.lat}, {&out.Uncorrected, h.unc}, {&out.FirstRecord, h.first},
-		{&out.LastByte, h.lastByte}, {&out.Decode, h.decode}, {&out.TLSHandshake, h.tls},
-	} {
-		if *p.dst, err = results.EncodeHistogram(p.src); err != nil {
+	for k, info := range results.LatencyKinds {
+		enc, err := results.EncodeHistogram(h[k])
+		if err != nil {
 			return nil, err
 		}
+		*info.Hist(&out) = enc
 	}
 	if out == (results.Histograms{}) {
 		return nil, nil

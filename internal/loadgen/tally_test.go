@@ -50,16 +50,16 @@ func TestTallyMergeEqualsOneTally(t *testing.T) {
 	if all.calls+all.errors+all.cancelled != 1000 || all.errors == 0 || all.cancelled == 0 {
 		t.Fatalf("test records: %d calls %d errors %d cancelled", all.calls, all.errors, all.cancelled)
 	}
-	if !merged.lat.Equals(all.lat) || !merged.unc.Equals(all.unc) || !merged.first.Equals(all.first) {
+	if !merged.h[results.KindLatency].Equals(all.h[results.KindLatency]) || !merged.h[results.KindUncorrected].Equals(all.h[results.KindUncorrected]) || !merged.h[results.KindFirstRecord].Equals(all.h[results.KindFirstRecord]) {
 		t.Error("merged histograms differ from one histogram of all the calls")
 	}
-	if math.Abs(merged.latSum-all.latSum) > 1 || merged.busy != all.busy {
-		t.Errorf("sums: %v vs %v, busy %v vs %v", merged.latSum, all.latSum, merged.busy, all.busy)
+	if math.Abs(merged.sum[results.KindLatency]-all.sum[results.KindLatency]) > 1 || merged.busy != all.busy {
+		t.Errorf("sums: %v vs %v, busy %v vs %v", merged.sum[results.KindLatency], all.sum[results.KindLatency], merged.busy, all.busy)
 	}
 	if merged.batch.N != all.batch.N || math.Abs(merged.batch.Mean-all.batch.Mean) > 1e-9 || math.Abs(merged.batch.Stddev()-all.batch.Stddev()) > 1e-9 {
 		t.Errorf("batch spread: merged %+v (sd %v), one %+v (sd %v)", merged.batch, merged.batch.Stddev(), all.batch, all.batch.Stddev())
 	}
-	if got := latency(all.lat, all.latSum); got.Max < got.P999 || got.Mean <= 0 {
+	if got := latency(all.h[results.KindLatency], all.sum[results.KindLatency]); got.Max < got.P999 || got.Mean <= 0 {
 		t.Errorf("latency %+v", got)
 	}
 }

@@ -34,30 +34,6 @@ func (c Config) validateTLS() error {
 	return nil
 }
 
-// withTLS repeats each group of the plan (a scenario, batch and condition:
-// every repeat of every protocol) once per TLS condition, plaintext first,
-// so the two conditions of a cell are measured one after the other.
-func withTLS(specs []cellSpec, modes []bool) []cellSpec {
-	if len(modes) == 0 {
-		return specs
-	}
-	out := make([]cellSpec, 0, len(specs)*len(modes))
-	for i := 0; i < len(specs); {
-		j := i
-		for j < len(specs) && group(specs[j]) == group(specs[i]) {
-			j++
-		}
-		for _, m := range modes {
-			for _, s := range specs[i:j] {
-				s.TLS = m
-				out = append(out, s)
-			}
-		}
-		i = j
-	}
-	return out
-}
-
 // clientTLS is the client TLS configuration for a protocol.
 func (c Config) clientTLS(p api.Protocol) *tls.Config {
 	cfg := &tls.Config{}

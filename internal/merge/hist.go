@@ -12,37 +12,6 @@ import (
 // This file merges a cell's latency figures from the union of its parts'
 // histograms.
 
-// latencyField is one histogram of a cell and the figure it gives.
-type latencyField struct {
-	name string
-	enc  func(*results.Histograms) *string
-	get  func(*results.Cell) *results.Latency
-	set  func(*results.Cell, *results.Latency)
-}
-
-var latencyFields = []latencyField{
-	{"latency", func(h *results.Histograms) *string { return &h.Latency },
-		func(c *results.Cell) *results.Latency { return &c.LatencyUS },
-		func(c *results.Cell, l *results.Latency) {
-			if l != nil {
-				c.LatencyUS = *l
-			}
-		}},
-	optionalLatency("uncorrected", func(h *results.Histograms) *string { return &h.Uncorrected }, func(c *results.Cell) **results.Latency { return &c.LatencyUncorrectedUS }),
-	optionalLatency("first_record", func(h *results.Histograms) *string { return &h.FirstRecord }, func(c *results.Cell) **results.Latency { return &c.FirstRecordUS }),
-	optionalLatency("last_byte", func(h *results.Histograms) *string { return &h.LastByte }, func(c *results.Cell) **results.Latency { return &c.LastByteUS }),
-	optionalLatency("decode", func(h *results.Histograms) *string { return &h.Decode }, func(c *results.Cell) **results.Latency { return &c.DecodeUS }),
-	optionalLatency("tls_handshake", func(h *results.Histograms) *string { return &h.TLSHandshake }, func(c *results.Cell) **results.Latency { return &c.TLSHandshakeUS }),
-}
-
-// optionalLatency is the latencyField of a figure a cell may lack (a
-// *Latency field, nil when absent): get and set both go through field.
-func optionalLatency(name string, enc func(*results.Histograms) *string, field func(*results.Cell) **results.Latency) latencyField {
-	return latencyField{name, enc,
-		func(c *results.Cell) *results.Latency { return *field(c) },
-		func(c *results.Cell, l *results.Latency) { *field(c) = l }}
-}
-
 // ErrNoHistograms is wrapped when a cell with calls keeps no histograms (a
 // document from before they were kept): it cannot be merged exactly.
 var ErrNoHistograms = errors.New("no histograms (a document from an older meteorbench?): cannot merge its percentiles exactly")
@@ -50,7 +19,8 @@ var ErrNoHistograms = errors.New("no histograms (a document from an older meteor
 // mergeHist merges one histogram over the parts: the encoded union and the
 // figure it gives (mean: the count-weighted mean of the parts' exact
 // means); "" and nil when no part has it.
-func mergeHist(ps []part, f latencyField) (string, *results.Latency, error) {
+func mergeHist(ps []part, kind results.LatencyKind) (string, *results.Latency, error) {
+	f := results.LatencyKinds[kind]
 	var (
 		sum      *hdrhistogram.Histogram
 		weighted float64
@@ -59,14 +29,14 @@ func mergeHist(ps []part, f latencyField) (string, *results.Latency, error) {
 		c := p.cell
 		var enc string
 		if c.Histograms != nil {
-			enc = *f.enc(c.Histograms)
+			enc = *f.Hist(c.Histograms)
 		}
-		l := f.get(c)
+		l := f.Get(c)
 		if enc == "" {
-			if f.name == "latency" && c.Calls > 0 {
+			if kind == results.KindLatency && c.Calls > 0 {
 				return "", nil, fmt.Errorf("%s: %w", p.in.Name, ErrNoHistograms)
 			}
-			if l != nil && l.Max > 0 && f.name != "latency" {
+			if l != nil && l.Max > 0 && kind != results.KindLatency {
 				return "", nil, fmt.Errorf("%s: %w", p.in.Name, ErrNoHistograms)
 			}
 			continue

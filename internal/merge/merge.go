@@ -294,15 +294,17 @@ func mergeCell(ps []part, inputs int) (results.Cell, error) {
 	// The latency figures, from the union of the histograms.
 	var hs results.Histograms
 	var err error
-	for _, f := range latencyFields {
+	for kind, f := range results.LatencyKinds {
 		var enc string
 		var l *results.Latency
-		if enc, l, err = mergeHist(measured, f); err != nil {
-			return m, fmt.Errorf("%s histogram: %w", f.name, err)
+		if enc, l, err = mergeHist(measured, results.LatencyKind(kind)); err != nil {
+			return m, fmt.Errorf("%s histogram: %w", f.Name, err)
 		}
-		*f.enc(&hs) = enc
-		f.set(&m, l)
-		if f.name == "latency" && enc != "" {
+		*f.Hist(&hs) = enc
+		if l != nil || kind != int(results.KindLatency) {
+			f.Set(&m, l)
+		}
+		if results.LatencyKind(kind) == results.KindLatency && enc != "" {
 			h, _ := results.DecodeHistogram(enc)
 			m.Distribution = results.DistributionOf(h)
 		}

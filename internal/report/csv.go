@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/csv"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,8 +20,18 @@ import (
 // suspect is the cell's reasons joined by "; " (empty when it checked out);
 // server_utilisation and generator_wake_p50_us are empty when unknown. With
 // repeats the figures are medians over the repeats and calls/errors are
-// totals.
-var CSVHeader = []string{
+// totals. After them, one column per dimension of the cell's condition
+// that the columns above do not already have (server_cpus, link, records,
+// compress, tls, and any dimension added later), named and written as the
+// JSON has it (results.Dimensions), so every cell of a sweep is its own row.
+var CSVHeader = slices.Concat(cellCSVHeader, dimensionColumns(cellCSVHeader))
+
+// cellCSVHeader is the csv columns of a cell before its dimensions'. It
+// is closed: a new figure column would push the dimensions' columns to the
+// right. Such a column goes after them instead (a list of its own, after
+// dimensionColumns in CSVHeader), and TestCSVHeaderOnlyGrows keeps every
+// column that exists in its place.
+var cellCSVHeader = []string{
 	"protocol", "scenario", "batch", "concurrency", "connections", "mode",
 	"calls", "errors", "duration_s", "calls_per_s", "mb_per_s",
 	"latency_p50_us", "latency_p90_us", "latency_p99_us", "latency_p999_us", "latency_max_us", "latency_mean_us",
@@ -83,12 +94,35 @@ func writeCSV(w io.Writer, r *results.Result) error {
 			opt(results.FigLastByteP50), opt(results.FigDecodeMean), c.StopReason,
 			strings.Join(c.Suspect, "; "), util, wake,
 		}
+		rec = appendDimensions(rec, cellCSVHeader, c.Condition)
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// dimensionColumns is the CSV columns of the dimensions a header does not
+// have yet, in table order: what a CSV appends after its own columns.
+func dimensionColumns(header []string) []string {
+	var out []string
+	for _, d := range results.Dimensions {
+		if !slices.Contains(header, d.Field) {
+			out = append(out, d.Field)
+		}
+	}
+	return out
+}
+
+// appendDimensions appends c's values of dimensionColumns(header).
+func appendDimensions(row, header []string, c results.Condition) []string {
+	for _, d := range results.Dimensions {
+		if !slices.Contains(header, d.Field) {
+			row = append(row, d.CSV(c))
+		}
+	}
+	return row
 }
 
 // writeCSVRows writes a header and rows.

@@ -11,11 +11,11 @@ import (
 
 // Condition is what a cell was measured under, apart from the protocol,
 // the scenario and the batch size: the features a verdict holds for. A new
-// dimension of the plan (a link, a payload size, TLS...) is one field here,
-// its String part and its Label part; cell keys, verdict groups, compare
-// and the reporters pick it up from there. Every field must be comparable
-// and its zero value must mean "the default condition", so older documents
-// read the same.
+// dimension of the plan (a link, a payload size, TLS...) is one field here
+// and one entry of the Dimensions table (dimensions.go); cell keys, labels,
+// ordering, verdict groups, compare and the reporters pick it up from
+// there. Every field must be comparable and its zero value must mean "the
+// default condition", so older documents read the same.
 type Condition struct {
 	Concurrency int `json:"concurrency"`
 	// RateRequested is the open-loop rate, calls/s; 0 in closed loop.
@@ -47,28 +47,19 @@ func (c Condition) N() int {
 	return c.Records
 }
 
-// String is the condition's part of a cell key: "c4", "c4/r300", "c1/n10", "c4/gzip".
+// String is the condition's part of a cell key: "c4", "c4/r300",
+// "c1/n10", "c4/gzip": every set dimension's Key, in table order.
 func (c Condition) String() string {
-	s := "c" + strconv.Itoa(c.Concurrency)
-	if c.RateRequested > 0 {
-		s += "/r" + strconv.FormatFloat(c.RateRequested, 'g', -1, 64)
+	var b strings.Builder
+	for _, d := range Dimensions {
+		if d.Always || d.IsSet(c) {
+			if b.Len() > 0 {
+				b.WriteByte('/')
+			}
+			b.WriteString(d.Key(c))
+		}
 	}
-	if c.ServerCPUs > 0 {
-		s += "/s" + strconv.Itoa(c.ServerCPUs)
-	}
-	if c.Link != "" {
-		s += "/l" + strings.ReplaceAll(c.Link, "/", "-")
-	}
-	if c.Records > 0 {
-		s += "/n" + strconv.Itoa(c.Records)
-	}
-	if c.Compress != "" {
-		s += "/" + c.Compress
-	}
-	if c.TLS {
-		s += "/tls"
-	}
-	return s
+	return b.String()
 }
 
 // A Feature is one feature of a condition, named briefly for chart labels.
@@ -79,85 +70,45 @@ type Feature struct {
 }
 
 // Short lists the condition's features briefly, every dimension once, in
-// declaration order: what tells charts' panels and bars apart. A new
-// dimension adds its entry here.
+// table order: what tells charts' panels and bars apart.
 func (c Condition) Short() []Feature {
-	f := func(dim string, set bool, short, def string) Feature {
-		if !set {
-			short = def
+	out := make([]Feature, len(Dimensions))
+	for i, d := range Dimensions {
+		out[i] = Feature{Dim: d.Name, Short: d.Unset}
+		if d.Always || d.IsSet(c) {
+			out[i] = Feature{Dim: d.Name, Short: d.Short(c), Set: true}
 		}
-		return Feature{Dim: dim, Short: short, Set: set}
 	}
-	return []Feature{
-		{Dim: "concurrency", Short: "c" + strconv.Itoa(c.Concurrency), Set: true},
-		f("rate", c.RateRequested > 0, FormatRate(c.RateRequested)+"/s", "closed loop"),
-		f("cpus", c.ServerCPUs > 0, "server "+plural(c.ServerCPUs, "CPU"), "unpinned"),
-		f("link", c.Link != "", c.Link, "no link"),
-		f("records", c.Records > 0, FormatRecords(c.Records), ""),
-		f("compress", c.Compress != "", c.Compress, "identity"),
-		f("tls", c.TLS, "TLS", "plaintext"),
-	}
+	return out
 }
 
 // Label names the condition in prose: "concurrency 4 · open loop at 300
 // calls/s · link 100 Mbit/s, 20 ms RTT · 10 records".
-func (c Condition) Label() string {
-	if f := c.Features(); f != "" {
-		return fmt.Sprintf("concurrency %d · %s", c.Concurrency, f)
-	}
-	return fmt.Sprintf("concurrency %d", c.Concurrency)
-}
+func (c Condition) Label() string { return c.prose(true) }
 
 // Features names the condition's features other than the worker count:
 // "open loop at 300 calls/s · link 100 Mbit/s, 20 ms RTT"; "" when none.
-func (c Condition) Features() string {
+func (c Condition) Features() string { return c.prose(false) }
+
+// prose joins the set dimensions' Prose, and the Always ones' with always.
+func (c Condition) prose(always bool) string {
 	var parts []string
-	if c.RateRequested > 0 {
-		parts = append(parts, "open loop at "+FormatRate(c.RateRequested)+" calls/s")
-	}
-	if c.ServerCPUs > 0 {
-		parts = append(parts, "server on "+plural(c.ServerCPUs, "CPU"))
-	}
-	if c.Link != "" {
-		if l, err := link.Parse(c.Link); err == nil {
-			parts = append(parts, "link "+l.Label())
-		} else {
-			parts = append(parts, "link "+c.Link) // from a newer document, say
+	for _, d := range Dimensions {
+		if (d.Always && always) || (!d.Always && d.IsSet(c)) {
+			parts = append(parts, d.Prose(c))
 		}
-	}
-	if c.Records > 0 {
-		parts = append(parts, FormatRecords(c.Records))
-	}
-	if c.Compress != "" {
-		parts = append(parts, c.Compress)
-	}
-	if c.TLS {
-		parts = append(parts, "TLS")
 	}
 	return strings.Join(parts, " · ")
 }
 
-// Less orders conditions for display: each field in turn, as declared.
+// Less orders conditions for display: by each dimension in table order.
 func (c Condition) Less(o Condition) bool {
-	if c.Concurrency != o.Concurrency {
-		return c.Concurrency < o.Concurrency
+	for _, d := range Dimensions {
+		if r := d.Compare(c, o); r != 0 {
+			return r < 0
+		}
 	}
-	if c.RateRequested != o.RateRequested {
-		return c.RateRequested < o.RateRequested
-	}
-	if c.ServerCPUs != o.ServerCPUs {
-		return c.ServerCPUs < o.ServerCPUs
-	}
-	if c.Link != o.Link {
-		return linkLess(c.Link, o.Link)
-	}
-	if c.N() != o.N() {
-		return c.N() < o.N()
-	}
-	if c.Compress != o.Compress {
-		return c.Compress < o.Compress
-	}
-	return !c.TLS && o.TLS
+	return false
 }
 
 // plural says a count of things: "1 CPU", "2 CPUs".

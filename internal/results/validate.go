@@ -155,17 +155,14 @@ func (v *validator) cell(path string, c *Cell) {
 	v.rate(path+".rate_achieved", c.RateAchieved)
 	v.count(path+".late_calls", float64(c.LateCalls))
 	v.count(path+".generator_late_calls", float64(c.GeneratorLateCalls))
-	v.latency(path+".latency_us", &c.LatencyUS)
-	v.latency(path+".latency_uncorrected_us", c.LatencyUncorrectedUS)
+	for _, k := range LatencyKinds {
+		v.latency(path+"."+k.Field, k.Get(c))
+	}
 	for i, q := range c.Distribution {
 		p := fmt.Sprintf("%s.distribution[%d]", path, i)
 		v.finite(p+".q", q.Q, 0, 1)
 		v.finite(p+".us", q.US, 0, MaxLatencyUS)
 	}
-	v.latency(path+".first_record_us", c.FirstRecordUS)
-	v.latency(path+".last_byte_us", c.LastByteUS)
-	v.latency(path+".decode_us", c.DecodeUS)
-	v.latency(path+".tls_handshake_us", c.TLSHandshakeUS)
 	if g := c.GeneratorDelayUS; g != nil {
 		v.latency(path+".generator_delay_us.wake", &g.Wake)
 		v.latency(path+".generator_delay_us.handoff", g.Handoff)
@@ -214,33 +211,22 @@ func (v *validator) cell(path string, c *Cell) {
 // breakdowns at most one value per call. The TLS handshake counts
 // connections, not calls.
 func (v *validator) histograms(path string, c *Cell) {
-	h := c.Histograms
-	for _, f := range []struct {
-		name, enc string
-		exact     bool // count == calls
-		bounded   bool // count <= calls
-	}{
-		{"latency", h.Latency, true, true},
-		{"uncorrected", h.Uncorrected, true, true},
-		{"first_record", h.FirstRecord, false, true},
-		{"last_byte", h.LastByte, false, true},
-		{"decode", h.Decode, false, true},
-		{"tls_handshake", h.TLSHandshake, false, false},
-	} {
-		if f.enc == "" || v.err != nil {
+	for _, f := range LatencyKinds {
+		enc := *f.Hist(c.Histograms)
+		if enc == "" || v.err != nil {
 			continue
 		}
-		p := path + "." + f.name
-		hist, err := DecodeHistogram(f.enc)
+		p := path + "." + f.Name
+		hist, err := DecodeHistogram(enc)
 		if err != nil {
 			v.fail(p, "%v", err)
 			continue
 		}
 		n := hist.TotalCount()
 		switch {
-		case f.exact && n != c.Calls:
+		case f.Count == CountCalls && n != c.Calls:
 			v.fail(p, "holds %d values, the cell %d calls", n, c.Calls)
-		case f.bounded && n > c.Calls:
+		case f.Count == CountAtMostCalls && n > c.Calls:
 			v.fail(p, "holds %d values, more than the cell's %d calls", n, c.Calls)
 		}
 	}

@@ -1,0 +1,183 @@
+package loadgen
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/link"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// A planDimension is how the load generator reads one of
+// results.Dimensions from a Config: the values a run sweeps, how Only
+// narrows a config to one, how Settings records them and how Validate
+// checks them.
+type planDimension struct {
+	// field names the dimension: its results.Dimension's Field.
+	field string
+	// values lists the dimension's values c measures scenario sc at, each
+	// as what it sets on a condition, in the order they are measured. A
+	// dimension a run does not sweep has one value.
+	values func(c Config, sc api.Scenario) []func(*results.Condition)
+	// only narrows c to k's value of the dimension.
+	only func(c *Config, k results.Condition)
+	// settings records the sweep in s (nil: results.Settings has no field
+	// for it).
+	settings func(c Config, s *results.Settings)
+	// validate reports the first bad value of the dimension in c, as one
+	// line (Config.Validate); nil: none can be bad.
+	validate func(c Config) error
+	// appliesTo, when set, is the protocols the dimension changes
+	// anything for (a JSON codec: the JSON protocol's). The others are
+	// measured once per combination of the other dimensions, at this
+	// one's default (its results.Dimension's Clear), rather than once
+	// per value of a dimension that does not touch them.
+	appliesTo func(p api.Protocol) bool
+}
+
+// planDimensions is the plan's side of results.Dimensions (whose comment
+// says how to add a dimension), in the order the plan walks them: the
+// first outermost, the last innermost, every combination like an odometer
+// (plan.go). A dimension with a single value per run can go anywhere.
+var planDimensions = []planDimension{
+	{
+		field: "rate_requested",
+		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
+			return one(func(k *results.Condition) { k.RateRequested = c.Rate })
+		},
+		only:     func(c *Config, k results.Condition) { c.Rate = k.RateRequested },
+		settings: func(c Config, s *results.Settings) { s.Rate = c.Rate },
+		validate: func(c Config) error {
+			if c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) {
+				return fmt.Errorf("rate %v: must be a positive number of calls per second (or 0 for closed-loop)", c.Rate)
+			}
+			return nil
+		},
+	},
+	{
+		field: "server_cpus",
+		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
+			return one(func(k *results.Condition) { k.ServerCPUs = c.ServerCPUs })
+		},
+		only: func(*Config, results.Condition) {}, // the own server's pinning is the config's, never narrowed
+		validate: func(c Config) error {
+			if c.ServerCPUs < 0 {
+				return fmt.Errorf("server CPUs %d: must not be negative", c.ServerCPUs)
+			}
+			return nil
+		},
+	},
+	{
+		field: "link",
+		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
+			return each(c.Links, func(k *results.Condition, l link.Spec) { k.Link = conditionLink(l) })
+		},
+		only: func(c *Config, k results.Condition) {
+			c.Links = []link.Spec{{}} // the zero Spec is no emulation
+			if k.Link != "" {
+				if l, err := link.Parse(k.Link); err == nil {
+					c.Links = []link.Spec{l}
+				}
+			}
+		},
+		settings: func(c Config, s *results.Settings) { s.Links = c.settingsLinks() },
+		validate: func(c Config) error { return unique("link", c.linkNames()) },
+	},
+	{
+		field: "concurrency",
+		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
+			return each(c.Concurrency, func(k *results.Condition, n int) { k.Concurrency = n })
+		},
+		only:     func(c *Config, k results.Condition) { c.Concurrency = []int{k.Concurrency} },
+		settings: func(c Config, s *results.Settings) { s.Concurrency = c.Concurrency },
+		validate: func(c Config) error {
+			for _, n := range c.Concurrency {
+				if n < 1 {
+					return fmt.Errorf("concurrency %d: must be at least 1", n)
+				}
+			}
+			return nil
+		},
+	},
+	{
+		field: "records",
+		values: func(c Config, sc api.Scenario) []func(*results.Condition) {
+			return each(recordsOf(c, sc), func(k *results.Condition, n int) { k.Records = n })
+		},
+		only: func(c *Config, k results.Condition) {
+			c.Records = nil
+			if k.Records > 0 {
+				c.Records = []int{k.Records}
+			}
+		},
+		settings: func(c Config, s *results.Settings) { s.Records = c.Records },
+		validate: func(c Config) error {
+			seen := map[int]bool{}
+			for _, n := range c.Records {
+				if n < 1 || n > api.MaxRecords {
+					return fmt.Errorf("records %d: must be in 1..%d", n, api.MaxRecords)
+				}
+				if seen[n] {
+					return fmt.Errorf("records %d given twice", n)
+				}
+				seen[n] = true
+			}
+			return nil
+		},
+	},
+	{
+		field: "compress",
+		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
+			return each(c.Compress, func(k *results.Condition, z string) { k.Compress = conditionCompress(z) })
+		},
+		only: func(c *Config, k results.Condition) {
+			c.Compress = []string{CompressNone}
+			if k.Compress != "" {
+				c.Compress = []string{k.Compress}
+			}
+		},
+		settings: func(c Config, s *results.Settings) { s.Compress = settingsCompress(c.Compress) },
+		validate: func(c Config) error { return validCompress(c.Compress) },
+	},
+	{
+		// TLS innermost: a cell's plaintext and TLS conditions are
+		// measured one after the other (every repeat of every protocol).
+		field: "tls",
+		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
+			if len(c.TLS) == 0 {
+				return one(func(*results.Condition) {}) // plaintext
+			}
+			return each(c.TLS, func(k *results.Condition, on bool) { k.TLS = on })
+		},
+		only: func(c *Config, k results.Condition) {
+			if len(c.TLS) > 0 || k.TLS {
+				c.TLS = []bool{k.TLS}
+			}
+		},
+		validate: func(c Config) error { return c.validateTLS() }, // tls.go
+	},
+}
+
+// each is one setter per value.
+func each[T any](values []T, set func(*results.Condition, T)) []func(*results.Condition) {
+	out := make([]func(*results.Condition), len(values))
+	for i, v := range values {
+		out[i] = func(k *results.Condition) { set(k, v) }
+	}
+	return out
+}
+
+// one is a single setter.
+func one(set func(*results.Condition)) []func(*results.Condition) {
+	return []func(*results.Condition){set}
+}
+
+// recordsOf is the payload sizes a scenario is measured at: every one of
+// c.Records, or just the unnamed default (0); small has no payload.
+func recordsOf(c Config, sc api.Scenario) []int {
+	if len(c.Records) == 0 || sc == api.Small {
+		return []int{0}
+	}
+	return c.Records
+}

@@ -1,0 +1,141 @@
+package loadgen
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/link"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+var updatePlan = flag.Bool("update", false, "rewrite testdata/plan.txt")
+
+// sweepConfig varies every dimension a run can sweep, with repeats.
+func sweepConfig() Config {
+	l, err := link.Parse("100mbit/20ms")
+	if err != nil {
+		panic(err)
+	}
+	return Config{
+		Target:      "127.0.0.1:1",
+		Protocols:   []api.Protocol{api.GRPC, api.REST},
+		Scenarios:   []api.Scenario{api.Small, api.Large},
+		Batches:     []int{10, 3},
+		Concurrency: []int{4, 1},
+		Links:       []link.Spec{{}, l},
+		Records:     []int{10, 100},
+		Compress:    []string{CompressGzip, CompressNone},
+		TLS:         []bool{false, true},
+		Rate:        50,
+		ServerCPUs:  1,
+		Repeat:      2,
+	}
+}
+
+// The plan measures a multi-dimension sweep in the order it did before
+// dimensions became a table: testdata/plan.txt was written by the nested
+// loops. -update rewrites it.
+func TestPlanOrderUnchanged(t *testing.T) {
+	var b strings.Builder
+	for _, s := range plan(sweepConfig().withDefaults()) {
+		fmt.Fprintf(&b, "%s r%d\n", s.Key(), s.Repeat)
+	}
+	path := filepath.Join("testdata", "plan.txt")
+	if *updatePlan {
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != string(want) {
+		got, w := strings.Split(b.String(), "\n"), strings.Split(string(want), "\n")
+		for i := range min(len(got), len(w)) {
+			if got[i] != w[i] {
+				t.Fatalf("line %d: got %q, want %q", i+1, got[i], w[i])
+			}
+		}
+		t.Fatalf("%d lines, want %d", len(got), len(w))
+	}
+}
+
+// Only narrows a sweep to each of its cells in turn: the narrowed plan is
+// that cell's repeats, nothing else.
+func TestOnlyEveryCell(t *testing.T) {
+	cfg := sweepConfig()
+	for _, k := range cfg.Cells() {
+		var got []results.CellKey
+		for _, s := range plan(cfg.Only(k).withDefaults()) {
+			got = append(got, s.CellKey)
+		}
+		if len(got) != cfg.Repeat || got[0] != k || got[len(got)-1] != k {
+			t.Errorf("Only(%s): %v", k.Key(), got)
+		}
+	}
+}
+
+// The plan walks every dimension of a condition, each once: a dimension
+// declared in results.Dimensions without its plan entry would never vary.
+func TestPlanDimensionsMatchResults(t *testing.T) {
+	seen := map[string]int{}
+	for _, d := range planDimensions {
+		seen[d.field]++
+	}
+	for _, d := range results.Dimensions {
+		if seen[d.Field] != 1 {
+			t.Errorf("dimension %s: %d plan entries, want 1", d.Field, seen[d.Field])
+		}
+		delete(seen, d.Field)
+	}
+	for f := range seen {
+		t.Errorf("plan entry %s is no results dimension", f)
+	}
+}
+
+// Settings records each swept dimension as before the plan table did it.
+func TestSettingsOfSweep(t *testing.T) {
+	s := sweepConfig().withDefaults().Settings()
+	if s.Rate != 50 || !slices.Equal(s.Concurrency, []int{4, 1}) || !slices.Equal(s.Links, []string{"none", "100mbit/20ms"}) ||
+		!slices.Equal(s.Records, []int{10, 100}) || !slices.Equal(s.Compress, []string{CompressGzip, CompressNone}) {
+		t.Errorf("settings: %+v", s)
+	}
+	d := Config{Target: "x"}.withDefaults().Settings()
+	if d.Links != nil || d.Records != nil || d.Compress != nil || d.Rate != 0 || !slices.Equal(d.Concurrency, []int{1}) {
+		t.Errorf("default settings: %+v", d)
+	}
+}
+
+// A dimension that applies to some protocols only (planDimension.appliesTo,
+// as a JSON codec applies to rest alone) measures the others once per
+// combination of the other dimensions, at its default.
+func TestPlanDimensionForSomeProtocols(t *testing.T) {
+	i := slices.IndexFunc(planDimensions, func(d planDimension) bool { return d.field == "compress" })
+	saved := planDimensions[i].appliesTo
+	t.Cleanup(func() { planDimensions[i].appliesTo = saved })
+	planDimensions[i].appliesTo = func(p api.Protocol) bool { return p == api.REST }
+
+	cfg := Config{
+		Target: "x", Protocols: []api.Protocol{api.REST, api.GRPC}, Scenarios: []api.Scenario{api.Small},
+		Batches: []int{1}, Concurrency: []int{1, 2}, Compress: []string{CompressGzip, CompressNone},
+	}
+	var got []string
+	for _, k := range cfg.Cells() {
+		got = append(got, k.Key())
+	}
+	want := []string{
+		"small/rest/b1/c1/gzip", "small/grpc/b1/c1", "small/rest/b1/c1",
+		"small/rest/b1/c2/gzip", "small/grpc/b1/c2", "small/rest/b1/c2",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("cells\n got %q\nwant %q", got, want)
+	}
+}

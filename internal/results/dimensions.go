@@ -1,0 +1,182 @@
+package results
+
+import (
+	"cmp"
+	"strconv"
+	"strings"
+
+	"github.com/meteorbench/meteorbench/internal/link"
+)
+
+// A Dimension is one dimension of a cell's Condition: everything the
+// documents and the reporters know about it. The cell key, the labels,
+// the display order, the chart features and the CSV columns are derived
+// from the Dimensions table.
+type Dimension struct {
+	// Name names the dimension in Feature.Dim: "link".
+	Name string
+	// Field is the dimension's JSON field in Condition and its column in
+	// every CSV: "link".
+	Field string
+	// Always is true for the dimension every key and label names whatever
+	// its value (the concurrency); the others are named only when set.
+	Always bool
+	// IsSet reports whether c differs from the default in this dimension,
+	// and Clear sets the default. The default is the field's zero value
+	// (so older documents, which omit the field, read as the default). An
+	// Always dimension has no default: its Clear is nil.
+	IsSet func(c Condition) bool
+	Clear func(c *Condition)
+	// Key is the dimension's part of the cell key when set, without the
+	// "/" that joins the parts: "l100mbit-20ms". Keys are matched across
+	// documents (merge, compare): a Key must never change.
+	Key func(c Condition) string
+	// Short names the value briefly for charts when set ("100mbit/20ms");
+	// Unset is how the default reads briefly ("no link").
+	Short func(c Condition) string
+	Unset string
+	// Prose names the value in a label when set: "link 100 Mbit/s, 20 ms RTT".
+	Prose func(c Condition) string
+	// Compare orders conditions by this dimension for display; a nonzero
+	// result decides (the dimensions are compared in table order).
+	Compare func(a, b Condition) int
+	// CSV writes the value in a CSV cell (column Field), as the JSON has it.
+	CSV func(c Condition) string
+}
+
+// Dimensions is the table of a condition's dimensions, in display order
+// (the order of Condition's fields, keys, labels and CSV columns), after
+// grpc-go benchmark's Features and generateFeatures.
+//
+// Adding a dimension (say a JSON codec) is, and is only:
+//   - a field of Condition with its JSON tag (omitempty), whose zero value
+//     is what runs did before it existed, so older documents and keys read
+//     the same;
+//   - one entry at the end of this table (a Key part that no other part
+//     starts like), so existing keys keep their parts and the CSV columns
+//     stay appended;
+//   - one entry in the load generator's plan table, loadgen's
+//     planDimensions: the Config field whose list sweeps it, how Only
+//     narrows to one value, where Settings records it, how Validate
+//     checks it, and, for a dimension that concerns some protocols only,
+//     which (appliesTo);
+//   - the flag that fills the Config field, and its use by the adapters.
+//
+// Keys, labels, display order, verdict groups, compare's matching, chart
+// labels, the plan's cross product, Only, Settings and the CSV columns
+// follow from the two entries. What names one dimension on purpose stays
+// apart: the range checks of values read (validate.go) and the analyses
+// about one dimension (analysis's compression notes and payload
+// crossovers).
+var Dimensions = []Dimension{
+	{
+		Name: "concurrency", Field: "concurrency", Always: true,
+		IsSet:   func(c Condition) bool { return true },
+		Key:     func(c Condition) string { return "c" + strconv.Itoa(c.Concurrency) },
+		Short:   func(c Condition) string { return "c" + strconv.Itoa(c.Concurrency) },
+		Prose:   func(c Condition) string { return "concurrency " + strconv.Itoa(c.Concurrency) },
+		Compare: func(a, b Condition) int { return cmp.Compare(a.Concurrency, b.Concurrency) },
+		CSV:     func(c Condition) string { return strconv.Itoa(c.Concurrency) },
+	},
+	{
+		Name: "rate", Field: "rate_requested",
+		IsSet: func(c Condition) bool { return c.RateRequested > 0 },
+		Clear: func(c *Condition) { c.RateRequested = 0 },
+		Key:   func(c Condition) string { return "r" + strconv.FormatFloat(c.RateRequested, 'g', -1, 64) },
+		Short: func(c Condition) string { return FormatRate(c.RateRequested) + "/s" },
+		Unset: "closed loop",
+		Prose: func(c Condition) string { return "open loop at " + FormatRate(c.RateRequested) + " calls/s" },
+		Compare: func(a, b Condition) int {
+			return differ(a.RateRequested != b.RateRequested, a.RateRequested < b.RateRequested)
+		},
+		CSV: func(c Condition) string {
+			if c.RateRequested <= 0 {
+				return ""
+			}
+			return strconv.FormatFloat(c.RateRequested, 'f', -1, 64)
+		},
+	},
+	{
+		Name: "cpus", Field: "server_cpus",
+		IsSet:   func(c Condition) bool { return c.ServerCPUs > 0 },
+		Clear:   func(c *Condition) { c.ServerCPUs = 0 },
+		Key:     func(c Condition) string { return "s" + strconv.Itoa(c.ServerCPUs) },
+		Short:   func(c Condition) string { return "server " + plural(c.ServerCPUs, "CPU") },
+		Unset:   "unpinned",
+		Prose:   func(c Condition) string { return "server on " + plural(c.ServerCPUs, "CPU") },
+		Compare: func(a, b Condition) int { return cmp.Compare(a.ServerCPUs, b.ServerCPUs) },
+		CSV:     func(c Condition) string { return strconv.Itoa(c.ServerCPUs) },
+	},
+	{
+		Name: "link", Field: "link",
+		IsSet: func(c Condition) bool { return c.Link != "" },
+		Clear: func(c *Condition) { c.Link = "" },
+		Key:   func(c Condition) string { return "l" + strings.ReplaceAll(c.Link, "/", "-") },
+		Short: func(c Condition) string { return c.Link },
+		Unset: "no link",
+		Prose: func(c Condition) string {
+			if l, err := link.Parse(c.Link); err == nil {
+				return "link " + l.Label()
+			}
+			return "link " + c.Link // from a newer document, say
+		},
+		Compare: func(a, b Condition) int { return differ(a.Link != b.Link, linkLess(a.Link, b.Link)) },
+		CSV:     func(c Condition) string { return c.Link },
+	},
+	{
+		Name: "records", Field: "records",
+		IsSet:   func(c Condition) bool { return c.Records > 0 },
+		Clear:   func(c *Condition) { c.Records = 0 },
+		Key:     func(c Condition) string { return "n" + strconv.Itoa(c.Records) },
+		Short:   func(c Condition) string { return FormatRecords(c.Records) },
+		Prose:   func(c Condition) string { return FormatRecords(c.Records) },
+		Compare: func(a, b Condition) int { return cmp.Compare(a.N(), b.N()) }, // unset is the default size
+		CSV:     func(c Condition) string { return strconv.Itoa(c.Records) },
+	},
+	{
+		Name: "compress", Field: "compress",
+		IsSet:   func(c Condition) bool { return c.Compress != "" },
+		Clear:   func(c *Condition) { c.Compress = "" },
+		Key:     func(c Condition) string { return c.Compress },
+		Short:   func(c Condition) string { return c.Compress },
+		Unset:   "identity",
+		Prose:   func(c Condition) string { return c.Compress },
+		Compare: func(a, b Condition) int { return strings.Compare(a.Compress, b.Compress) },
+		CSV:     func(c Condition) string { return c.Compress },
+	},
+	{
+		Name: "tls", Field: "tls",
+		IsSet:   func(c Condition) bool { return c.TLS },
+		Clear:   func(c *Condition) { c.TLS = false },
+		Key:     func(c Condition) string { return "tls" },
+		Short:   func(c Condition) string { return "TLS" },
+		Unset:   "plaintext",
+		Prose:   func(c Condition) string { return "TLS" },
+		Compare: func(a, b Condition) int { return differ(a.TLS != b.TLS, !a.TLS) },
+		CSV:     func(c Condition) string { return strconv.FormatBool(c.TLS) },
+	},
+}
+
+// DimensionByField is the dimension whose JSON field (CSV column) is field.
+func DimensionByField(field string) (Dimension, bool) {
+	for _, d := range Dimensions {
+		if d.Field == field {
+			return d, true
+		}
+	}
+	return Dimension{}, false
+}
+
+// differ is a Compare result from "the values differ" and "a is less":
+// 0, -1 or 1. For orders that are not total (links that are no spec), two
+// different values neither of which is less compare as 1 both ways, so the
+// dimension still decides, as "neither is less".
+func differ(ne, less bool) int {
+	switch {
+	case !ne:
+		return 0
+	case less:
+		return -1
+	}
+	return 1
+}
