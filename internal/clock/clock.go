@@ -5,6 +5,7 @@
 package clock
 
 import (
+	"runtime"
 	"sync"
 	"time"
 )
@@ -26,14 +27,29 @@ import (
 // like any reader of a socket, its processor is free for the workers, and
 // the same poll that wakes it wakes them. It wakes as late as anything
 // woken by the netpoller (a socket's reader too): 24-31 µs at p50 on the
-// idle 2-core VM; the load generator measures that lateness, not assumes it
-// (loadgen's scheduling calibration and its delay canary). Elsewhere it
-// waits on a Go timer.
+// idle 2-core VM, 100-125 µs under a light load; the load generator
+// measures that lateness, not assumes it (its delay canary). A Waiter
+// that must be on time spins the last stretch (Spin), holding its
+// processor for that stretch only. Elsewhere it waits on a Go timer.
 type Waiter struct {
 	w       waiter
 	stop    chan struct{}
 	stopped sync.Once
 	done    <-chan struct{}
+	spin    time.Duration // see Spin
+}
+
+// Spin makes the Waiter wake up to d before each due time and spin the
+// rest, yielding its processor between clock reads, so that it returns
+// within a few µs of the due time instead of the netpoller's tens of µs.
+// The price: while it spins, its processor runs nothing that the network
+// readied (Go's scheduler polls the network only when it has nothing else
+// to run), so d bounds that delay too. The open-loop dispatcher spins
+// (OpenLoopSpin); the canary, which measures the netpoller's own delay,
+// does not.
+func (w *Waiter) Spin(d time.Duration) *Waiter {
+	w.spin = d
+	return w
 }
 
 // NewWaiter returns a Waiter whose waits give up as soon as done is closed
@@ -59,14 +75,18 @@ func (w *Waiter) Until(due time.Time) bool {
 		return false
 	}
 	for {
-		d := time.Until(due)
+		d := time.Until(due) - w.spin
 		if d <= 0 {
-			return !w.isDone()
+			break
 		}
 		if !w.w.wait(d) {
 			return false
 		}
 	}
+	for time.Now().Before(due) {
+		runtime.Gosched()
+	}
+	return !w.isDone()
 }
 
 func (w *Waiter) isDone() bool {
@@ -87,7 +107,7 @@ func (w *Waiter) Close() {
 }
 
 // Method describes the wait, for results.Scheduling.Method.
-const Method = waitName + ", the waiting goroutine parked in Go's netpoller (no spin; its processor stays free)"
+const Method = waitName + ", the waiting goroutine parked in Go's netpoller (its processor free for the workers) until shortly before the due time, then a yielding spin"
 
 // WaitUntil waits once, with a Waiter made for it: for rare waits, where
 // opening a timer per wait costs nothing that matters (a dial's emulated

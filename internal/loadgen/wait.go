@@ -22,7 +22,7 @@ const schedulingSamples = 200
 // no load, and returns their lateness (how long after the due time each
 // returned), sorted. It takes about n milliseconds.
 func measureScheduling(ctx context.Context, n int) []time.Duration {
-	w := clock.NewWaiter(ctx.Done())
+	w := clock.NewWaiter(ctx.Done()).Spin(OpenLoopSpin)
 	defer w.Close()
 	late := make([]time.Duration, 0, n)
 	began := time.Now()
