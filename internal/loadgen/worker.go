@@ -73,7 +73,7 @@ type phase struct {
 	// open-loop: the schedule, the due calls the dispatcher hands out, and
 	// the calls started.
 	pacer pace.Constant
-	ticks chan tick
+	free  *freeWorkers
 	sent  atomic.Uint64
 	// downSince is when (ns since began, +1) the first transport error after
 	// the last other outcome ended; 0 when the last outcome was not one.
@@ -85,6 +85,7 @@ type phase struct {
 type worker struct {
 	caller  call.Caller
 	s       *shard
+	in      chan tick // open loop: the call the dispatcher hands this worker
 	p       *phase
 	backoff time.Duration // the next wait after a transport error
 }
@@ -195,15 +196,15 @@ type tick struct{ due, woke time.Time }
 
 // dispatch hands out the schedule: one goroutine waits for each due time
 // precisely (a clock.Waiter, parked in the netpoller so that it never keeps
-// the workers from their answers) and gives the call to a free worker. The channel is
-// unbuffered: when every worker is busy the dispatcher waits, the call
-// starts late, and its latency from the intended start shows the queueing
-// (no coordinated omission). Only this goroutine sleeps precisely, so the
-// workers block on the channel and leave the processors free, however many
-// there are. No call is handed out after the soft end; a call due before it
-// but not sent by then is never sent (missed).
+// the workers from their answers) and gives the call to the most recently
+// freed worker (freeWorkers). When every worker is busy the dispatcher
+// waits, the call starts late, and its latency from the intended start
+// shows the queueing (no coordinated omission). Only this goroutine sleeps
+// precisely, so the workers block on their channels and leave the
+// processors free, however many there are. No call is handed out after
+// the soft end; a call due before it but not sent by then is never sent
+// (missed).
 func (p *phase) dispatch(ctx context.Context) {
-	defer close(p.ticks)
 	soft, cancel := context.WithDeadline(ctx, p.softEnd)
 	defer cancel()
 	w := clock.NewWaiter(soft.Done()).Spin(OpenLoopSpin)
@@ -216,11 +217,12 @@ func (p *phase) dispatch(ctx context.Context) {
 		if !due.Before(p.softEnd) || !w.Until(due) {
 			return
 		}
-		select {
-		case p.ticks <- tick{due: due, woke: time.Now()}:
-		case <-soft.Done():
+		woke := time.Now()
+		free, ok := p.free.get(soft.Done())
+		if !ok {
 			return
 		}
+		free.in <- tick{due: due, woke: woke} // it waits for it: never blocks
 		// Yield the processor at once, so the worker just readied runs on
 		// it now instead of waiting to be stolen by another thread while
 		// this one sleeps in a system call. Without it the hand-off put
@@ -239,7 +241,8 @@ func (p *phase) dispatch(ctx context.Context) {
 // the server's.
 func (w *worker) openLoop(ctx context.Context) {
 	p := w.p
-	for t := range p.ticks {
+	p.free.put(w)
+	for t := range w.in {
 		start := time.Now()
 		p.sent.Add(1)
 		rec := record{handoff: start.Sub(t.woke)}
@@ -251,9 +254,9 @@ func (w *worker) openLoop(ctx context.Context) {
 		}
 		rec = w.one(ctx, t.due, start, rec)
 		if !w.settle(ctx, &rec) {
-			// Drain nothing: the dispatcher stops at the phase's end.
-			return
+			return // not freed again: the dispatcher hands it nothing more
 		}
+		p.free.put(w)
 	}
 }
 
@@ -291,20 +294,31 @@ func runPhase(ctx context.Context, callers []call.Caller, batch int, timeout tim
 	open := rate > 0
 	if open {
 		p.pacer = pace.Constant{Rate: rate, Duration: b.soft, Calls: uint64(b.iterations), Stride: sched.stride, Phase: sched.phase}
-		p.ticks = make(chan tick)
+		p.free = newFreeWorkers(len(callers))
 	} else if b.iterations > 0 {
 		p.remaining = new(atomic.Int64)
 		p.remaining.Store(int64(b.iterations))
 	}
 	shards := newShards(len(callers), open)
+	workers := make([]*worker, len(callers))
+	for i, c := range callers {
+		workers[i] = &worker{caller: c, s: shards[i%len(shards)], p: p}
+		if open {
+			workers[i].in = make(chan tick, 1)
+		}
+	}
 	var wg sync.WaitGroup
 	var dispatched sync.WaitGroup
 	if open {
-		dispatched.Go(func() { p.dispatch(ctx) })
+		dispatched.Go(func() {
+			p.dispatch(ctx)
+			for _, w := range workers { // the schedule is over: every worker ends
+				close(w.in)
+			}
+		})
 	}
 	wake := startCanary(ctx, began)
-	for i, c := range callers {
-		w := &worker{caller: c, s: shards[i%len(shards)], p: p}
+	for _, w := range workers {
 		wg.Go(func() {
 			if open {
 				w.openLoop(ctx)
@@ -314,14 +328,7 @@ func runPhase(ctx context.Context, callers []call.Caller, batch int, timeout tim
 		})
 	}
 	wg.Wait()
-	if open {
-		// Every worker is gone (the end, or a stop): unblock the
-		// dispatcher if it waits to hand out a call.
-		stop(nil)
-		for range p.ticks {
-		}
-		dispatched.Wait()
-	}
+	dispatched.Wait()
 	res := phaseResult{t: shards[0].t, elapsed: time.Since(began), wake: wake.stop()}
 	for _, sh := range shards[1:] {
 		res.t.merge(sh.t)
