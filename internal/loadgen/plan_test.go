@@ -3,11 +3,12 @@ package loadgen
 import (
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/meteorbench/meteorbench/internal/golden"
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/link"
@@ -46,26 +47,7 @@ func TestPlanOrderUnchanged(t *testing.T) {
 	for _, s := range plan(sweepConfig().withDefaults()) {
 		fmt.Fprintf(&b, "%s r%d\n", s.Key(), s.Repeat)
 	}
-	path := filepath.Join("testdata", "plan.txt")
-	if *updatePlan {
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b.String() != string(want) {
-		got, w := strings.Split(b.String(), "\n"), strings.Split(string(want), "\n")
-		for i := range min(len(got), len(w)) {
-			if got[i] != w[i] {
-				t.Fatalf("line %d: got %q, want %q", i+1, got[i], w[i])
-			}
-		}
-		t.Fatalf("%d lines, want %d", len(got), len(w))
-	}
+	golden.Check(t, filepath.Join("testdata", "plan.txt"), []byte(b.String()), *updatePlan)
 }
 
 // Only narrows a sweep to each of its cells in turn: the narrowed plan is

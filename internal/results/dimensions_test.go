@@ -3,11 +3,12 @@ package results
 import (
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/meteorbench/meteorbench/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata golden files")
@@ -54,30 +55,7 @@ func TestConditionsUnchanged(t *testing.T) {
 	for _, c := range cs {
 		b.WriteString(c.String() + "\n")
 	}
-	path := filepath.Join("testdata", "conditions.txt")
-	if *update {
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := strings.Split(b.String(), "\n")
-	for i, w := range strings.Split(string(want), "\n") {
-		if i >= len(got) || got[i] != w {
-			g := ""
-			if i < len(got) {
-				g = got[i]
-			}
-			t.Fatalf("line %d:\n got %q\nwant %q", i+1, g, w)
-		}
-	}
-	if len(got) != len(strings.Split(string(want), "\n")) {
-		t.Fatalf("%d lines, want %d", len(got), len(strings.Split(string(want), "\n")))
-	}
+	golden.Check(t, filepath.Join("testdata", "conditions.txt"), []byte(b.String()), *update)
 }
 
 // Distinct conditions have distinct keys; each dimension's Clear makes it
