@@ -56,7 +56,8 @@ var v2Options = jsonv2.JoinOptions(
 )
 
 // sonicAPI is sonic's fastest configuration: no HTML escaping, map keys
-// unsorted, strings not validated. Its output is valid JSON (escaping
+// unsorted, strings not checked for UTF-8 when encoding. Its output for
+// the data set is valid JSON (escaping
 // differs from encoding/json's, which every decoder reads the same).
 var sonicAPI = sonic.ConfigDefault
 
@@ -127,14 +128,25 @@ func (c *Codec) Encode(buf *bytes.Buffer, v any) error { return c.encode(buf, v)
 // An Encoder writes values, each as its JSON and a newline, in one Write.
 type Encoder interface{ Encode(v any) error }
 
-// NewEncoder writes values to w: encoding/json's own Encoder for Std,
-// else each value encoded into a reused buffer and written at once.
+// NewEncoder writes values to w: encoding/json's own Encoder for Std;
+// else straight into w when it is a *bytes.Buffer, or each value encoded
+// into a reused buffer and written at once.
 func (c *Codec) NewEncoder(w io.Writer) Encoder {
 	if c.Name == Std {
 		return json.NewEncoder(w)
 	}
+	if b, ok := w.(*bytes.Buffer); ok {
+		return intoBuffer{b: b, c: c}
+	}
 	return &bufEncoder{w: w, c: c}
 }
+
+type intoBuffer struct {
+	b *bytes.Buffer
+	c *Codec
+}
+
+func (e intoBuffer) Encode(v any) error { return e.c.encode(e.b, v) }
 
 type bufEncoder struct {
 	w   io.Writer

@@ -155,6 +155,39 @@ var Dimensions = []Dimension{
 		Compare: func(a, b Condition) int { return differ(a.TLS != b.TLS, !a.TLS) },
 		CSV:     func(c Condition) string { return strconv.FormatBool(c.TLS) },
 	},
+	{
+		Name: "json codec", Field: "json_codec",
+		IsSet: func(c Condition) bool { return c.JSONCodec != "" },
+		Clear: func(c *Condition) { c.JSONCodec = "" },
+		Key:   func(c Condition) string { return "json-" + c.JSONCodec },
+		Short: func(c Condition) string { return c.JSONCodec },
+		Unset: "std",
+		Prose: func(c Condition) string { return "JSON by " + c.JSONCodec },
+		Compare: func(a, b Condition) int {
+			return differ(a.JSONCodec != b.JSONCodec, jsonCodecLess(a.JSONCodec, b.JSONCodec))
+		},
+		CSV: func(c Condition) string { return c.JSONCodec },
+	},
+}
+
+// jsonCodecLess orders JSON codecs as run --json-codec lists them: std
+// (""), v2, sonic, then any other (from a newer document) by name.
+func jsonCodecLess(a, b string) bool {
+	rank := func(s string) int {
+		switch s {
+		case "":
+			return 0
+		case "v2":
+			return 1
+		case "sonic":
+			return 2
+		}
+		return 3
+	}
+	if ra, rb := rank(a), rank(b); ra != rb {
+		return ra < rb
+	}
+	return a < b
 }
 
 // DimensionByField is the dimension whose JSON field (CSV column) is field.
