@@ -14,10 +14,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 
-	"github.com/bytedance/sonic"
 	jsonv2 "github.com/go-json-experiment/json"
 )
 
@@ -55,12 +55,6 @@ var v2Options = jsonv2.JoinOptions(
 	jsonv2.MatchCaseInsensitiveNames(true),
 )
 
-// sonicAPI is sonic's fastest configuration: no HTML escaping, map keys
-// unsorted, strings not checked for UTF-8 when encoding. Its output for
-// the data set is valid JSON (escaping
-// differs from encoding/json's, which every decoder reads the same).
-var sonicAPI = sonic.ConfigDefault
-
 var codecs = []*Codec{
 	{
 		Name: Std, Library: "encoding/json",
@@ -79,19 +73,12 @@ var codecs = []*Codec{
 			return buf.WriteByte('\n')
 		},
 	},
-	{
-		Name: Sonic, Library: "sonic", Module: "github.com/bytedance/sonic",
-		Marshal:   sonicAPI.Marshal,
-		Unmarshal: sonicAPI.Unmarshal,
-		encode: func(buf *bytes.Buffer, v any) error {
-			b, err := sonicAPI.Marshal(v)
-			if err != nil {
-				return err
-			}
-			buf.Write(b)
-			return buf.WriteByte('\n')
-		},
-	},
+}
+
+func init() {
+	if sonicCodec != nil { // sonic.go; nil where sonic does not build
+		codecs = append(codecs, sonicCodec)
+	}
 }
 
 // Names lists the codecs, in display order.
@@ -112,6 +99,9 @@ func Get(name string) (*Codec, error) {
 		return Default(), nil
 	}
 	i := slices.IndexFunc(codecs, func(c *Codec) bool { return c.Name == name })
+	if i < 0 && name == Sonic {
+		return nil, fmt.Errorf("JSON codec sonic: not in this build (sonic needs a 64-bit GOARCH, this is %s)", runtime.GOARCH)
+	}
 	if i < 0 {
 		return nil, fmt.Errorf("unknown JSON codec %q (want %s)", name, strings.Join(Names(), ", "))
 	}
