@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/link"
 )
 
@@ -42,6 +43,11 @@ type Dimension struct {
 	Compare func(a, b Condition) int
 	// CSV writes the value in a CSV cell (column Field), as the JSON has it.
 	CSV func(c Condition) string
+	// Protocols, when set, are the only protocols the dimension changes
+	// anything for (the JSON codec: rest). The others are measured at its
+	// default only, and a verdict at another value compares with those
+	// cells (analysis).
+	Protocols []api.Protocol
 }
 
 // Dimensions is the table of a condition's dimensions, in display order
@@ -166,7 +172,8 @@ var Dimensions = []Dimension{
 		Compare: func(a, b Condition) int {
 			return differ(a.JSONCodec != b.JSONCodec, jsonCodecLess(a.JSONCodec, b.JSONCodec))
 		},
-		CSV: func(c Condition) string { return c.JSONCodec },
+		CSV:       func(c Condition) string { return c.JSONCodec },
+		Protocols: []api.Protocol{api.REST},
 	},
 }
 
