@@ -35,6 +35,9 @@ const (
 	MetricErrors    = "meteorbench_request_errors_total" // {protocol, method}
 	MetricCPU       = "meteorbench_cpu_seconds_total"    // getrusage user+system
 	MetricBuildInfo = "meteorbench_build_info"
+	// MetricJSONCodec counts the rest calls by the JSON codec the server
+	// encoded and decoded them with.
+	MetricJSONCodec = "meteorbench_json_codec_requests_total" // {codec}
 )
 
 // Payload size: how many records the list and stream calls answer. A client

@@ -20,6 +20,7 @@ import (
 func TestCapacityBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"--slo", "p99"},
+		{"--json-codec", "simdjson"},
 		{"--slo", "p42=1ms"},
 		{"--slo", "p99=0s"},
 		{"--slo", "p99=fast"},

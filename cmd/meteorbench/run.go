@@ -41,6 +41,7 @@ type runFlags struct {
 	links       []string
 	records     []int
 	compress    []string
+	jsonCodecs  []string
 	connections int
 	duration    time.Duration
 	iterations  int
@@ -163,6 +164,7 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.StringSliceVar(&f.links, "link", []string{"none"}, "emulated network link to the target, BANDWIDTH/RTT (kbit|mbit|gbit / us|ms|s, e.g. 100mbit/20ms), a preset (lan = 1gbit/0.5ms, vps = 100mbit/20ms, wan = 20mbit/80ms, mobile = 10mbit/50ms) or none; a list sweeps")
 	fl.IntSliceVar(&f.records, "records", []int{api.DefaultRecords}, fmt.Sprintf("payload size of large, stream and post, 1..%d records; a list sweeps (e.g. 1,10,100,1000,10000); small is measured once", api.MaxRecords))
 	fl.StringSliceVar(&f.compress, "compress", []string{loadgen.CompressNone}, "compression both ways: none, gzip; a list sweeps (gRPC per-message gzip, REST Content-Encoding gzip)")
+	fl.StringSliceVar(&f.jsonCodecs, "json-codec", []string{"std"}, "JSON library of the rest (JSON) calls, client and server alike: "+strings.Join(loadgen.JSONCodecs(), ", ")+" (encoding/json, encoding/json/v2, sonic); a list sweeps; rest-protobuf and grpc are measured once")
 	fl.IntVar(&f.connections, "connections", 0, "TCP connections per protocol (0: gRPC 1, REST one per worker)")
 	fl.DurationVar(&f.duration, "duration", loadgen.DefaultDuration, "measured time per window of a cell (see --repeat; exclusive with --iterations)")
 	fl.IntVar(&f.iterations, "iterations", 0, "batches per cell instead of --duration (each cell is still capped at 10m)")
@@ -308,6 +310,7 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		Concurrency: f.concurrency,
 		Links:       links,
 		Compress:    f.compress,
+		JSONCodecs:  f.jsonCodecs,
 		Connections: f.connections,
 		Timeout:     f.timeout,
 		Rate:        f.rate,

@@ -62,6 +62,8 @@ func TestRunBadFlags(t *testing.T) {
 		{"--segment", "4/3"},
 		{"--segment", "two"},
 		{"--start-at", "noon"},
+		{"--json-codec", "goccy"},
+		{"--json-codec", "v2,v2"},
 		{"--frobnicate"},
 		{"extra-argument"},
 	} {

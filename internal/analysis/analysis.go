@@ -106,6 +106,7 @@ func group(r *results.Result) []*cellGroup {
 		}
 		g.byProto[c.Protocol] = append(g.byProto[c.Protocol], c)
 	}
+	borrow(out, byKey)
 	scenOrder := append(slices.Clone(r.Settings.Scenarios), api.Scenarios()...)
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i].key, out[j].key
@@ -123,6 +124,42 @@ func group(r *results.Result) []*cellGroup {
 		}
 	}
 	return out
+}
+
+// borrow completes the groups of a condition that some protocols are not
+// measured at (a dimension with results.Dimension.Protocols set, such as
+// the JSON codec): such a protocol's cells come from the group of the same
+// condition with those dimensions at their default, so "JSON by sonic"
+// compares rest with sonic against grpc as it was measured.
+func borrow(groups []*cellGroup, byKey map[verdictKey]*cellGroup) {
+	var all []api.Protocol
+	for _, g := range groups {
+		for _, p := range g.protos {
+			if !slices.Contains(all, p) {
+				all = append(all, p)
+			}
+		}
+	}
+	for _, g := range groups {
+		for _, p := range all {
+			if _, ok := g.byProto[p]; ok {
+				continue
+			}
+			base := g.key.Condition
+			for _, d := range results.Dimensions {
+				if len(d.Protocols) > 0 && !slices.Contains(d.Protocols, p) && d.IsSet(base) {
+					d.Clear(&base)
+				}
+			}
+			if base == g.key.Condition {
+				continue
+			}
+			if from := byKey[verdictKey{g.key.scenario, base}]; from != nil && len(from.byProto[p]) > 0 {
+				g.byProto[p] = from.byProto[p]
+				g.protos = append(g.protos, p)
+			}
+		}
+	}
 }
 
 func rank[T comparable](order []T, v T) int {

@@ -348,3 +348,25 @@ func TestDescribeRoundsToSame(t *testing.T) {
 		t.Errorf("Describe(1.02) = %q", got)
 	}
 }
+
+// A dimension that applies to some protocols only (the JSON codec: rest):
+// the verdict at "JSON by sonic" compares rest with sonic against grpc's
+// cells, measured once at the default codec; and the default verdict is
+// unchanged.
+func TestVerdictBorrowsUnsweptProtocol(t *testing.T) {
+	std, sonic := results.Condition{Concurrency: 1}, results.Condition{Concurrency: 1, JSONCodec: "sonic"}
+	vs := analysis.Verdicts(result(
+		cell{p: api.REST, s: api.Large, b: 100, c: std, p50: 5000, mean: 5000, callsPerS: 200, sent: 100, recv: 220000}.build(),
+		cell{p: api.GRPC, s: api.Large, b: 100, c: std, p50: 1000, mean: 1000, callsPerS: 1000, sent: 60, recv: 100000}.build(),
+		cell{p: api.REST, s: api.Large, b: 100, c: sonic, p50: 2000, mean: 2000, callsPerS: 500, sent: 100, recv: 220000}.build(),
+	))
+	if len(vs) != 2 {
+		t.Fatalf("%d verdicts, want 2: %+v", len(vs), vs)
+	}
+	if want := "large · concurrency 1 · JSON by sonic: gRPC 2.0x faster than REST (p50)"; !strings.HasPrefix(vs[1].Summary, want) {
+		t.Errorf("sonic verdict %q, want it to start %q", vs[1].Summary, want)
+	}
+	if want := "large · concurrency 1: gRPC 5.0x faster than REST (p50)"; !strings.HasPrefix(vs[0].Summary, want) {
+		t.Errorf("std verdict %q, want it to start %q", vs[0].Summary, want)
+	}
+}

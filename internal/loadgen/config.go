@@ -17,6 +17,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"log/slog"
 	"slices"
 	"time"
@@ -103,6 +104,11 @@ type Config struct {
 	// Compress is the compression asked for both ways, CompressNone or
 	// CompressGzip; a list sweeps (compress.go). Default: none.
 	Compress []string
+	// JSONCodecs are the JSON libraries the rest (JSON) calls are encoded
+	// and decoded with, on both sides (jsoncodec.go): "std" (encoding/json),
+	// "v2", "sonic"; a list sweeps. Other protocols are measured once per
+	// other condition. Default: std.
+	JSONCodecs []string
 
 	// Duration is the measured time per cell. Zero means DefaultDuration,
 	// unless Iterations is set, in which case the cell is bounded by
@@ -204,6 +210,9 @@ func (c Config) withDefaults() Config {
 	}
 	if len(c.Compress) == 0 {
 		c.Compress = []string{CompressNone}
+	}
+	if len(c.JSONCodecs) == 0 {
+		c.JSONCodecs = []string{jsoncodec.Std}
 	}
 	if c.Duration == 0 && c.Iterations == 0 {
 		c.Duration = DefaultDuration

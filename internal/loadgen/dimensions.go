@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"fmt"
+	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"math"
 
 	"github.com/meteorbench/meteorbench/api"
@@ -156,6 +157,23 @@ var planDimensions = []planDimension{
 			}
 		},
 		validate: func(c Config) error { return c.validateTLS() }, // tls.go
+	},
+	{
+		// The JSON codec innermost: a rest cell's codecs are measured one
+		// after the other, next to its grpc and rest-protobuf cells.
+		field: "json_codec",
+		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
+			return each(c.JSONCodecs, func(k *results.Condition, jc string) { k.JSONCodec = conditionJSONCodec(jc) })
+		},
+		only: func(c *Config, k results.Condition) {
+			c.JSONCodecs = []string{jsoncodec.Std}
+			if k.JSONCodec != "" {
+				c.JSONCodecs = []string{k.JSONCodec}
+			}
+		},
+		settings:  func(c Config, s *results.Settings) { s.JSONCodecs = settingsJSONCodecs(c.JSONCodecs) },
+		validate:  func(c Config) error { return validJSONCodecs(c.JSONCodecs) },
+		appliesTo: jsonCodecApplies,
 	},
 }
 

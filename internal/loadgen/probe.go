@@ -53,12 +53,13 @@ func (r *runner) probeContract(ctx context.Context) (notes []string, err error) 
 // probeOne makes one call of spec's scenario and protocol.
 func (r *runner) probeOne(ctx context.Context, spec cellSpec) error {
 	client, err := protocols[spec.Protocol](call.Options{
-		Target:   r.cfg.Target,
-		Token:    r.cfg.Token,
-		Workers:  1,
-		Records:  spec.Records,
-		Dialer:   r.dialer(spec),
-		Compress: spec.Compress,
+		Target:    r.cfg.Target,
+		Token:     r.cfg.Token,
+		Workers:   1,
+		Records:   spec.Records,
+		Dialer:    r.dialer(spec),
+		Compress:  spec.Compress,
+		JSONCodec: spec.JSONCodec,
 	})
 	if err != nil {
 		return err

@@ -328,6 +328,7 @@ func (cfg Config) Env() results.Env {
 		GoExperiment:       buildinfo.GoExperiment(),
 		GRPCVersion:        buildinfo.GRPCVersion(),
 		ProtobufVersion:    buildinfo.ModuleVersion("google.golang.org/protobuf"),
+		JSONCodecs:         envJSONCodecs(cfg.withDefaults()),
 		GOMAXPROCS:         runtime.GOMAXPROCS(0),
 		NumCPU:             runtime.NumCPU(),
 		CPUModel:           buildinfo.CPUModel(),

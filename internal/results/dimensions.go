@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/link"
 )
 
@@ -42,6 +43,11 @@ type Dimension struct {
 	Compare func(a, b Condition) int
 	// CSV writes the value in a CSV cell (column Field), as the JSON has it.
 	CSV func(c Condition) string
+	// Protocols, when set, are the only protocols the dimension changes
+	// anything for (the JSON codec: rest). The others are measured at its
+	// default only, and a verdict at another value compares with those
+	// cells (analysis).
+	Protocols []api.Protocol
 }
 
 // Dimensions is the table of a condition's dimensions, in display order
@@ -155,6 +161,40 @@ var Dimensions = []Dimension{
 		Compare: func(a, b Condition) int { return differ(a.TLS != b.TLS, !a.TLS) },
 		CSV:     func(c Condition) string { return strconv.FormatBool(c.TLS) },
 	},
+	{
+		Name: "json codec", Field: "json_codec",
+		IsSet: func(c Condition) bool { return c.JSONCodec != "" },
+		Clear: func(c *Condition) { c.JSONCodec = "" },
+		Key:   func(c Condition) string { return "json-" + c.JSONCodec },
+		Short: func(c Condition) string { return c.JSONCodec },
+		Unset: "std",
+		Prose: func(c Condition) string { return "JSON by " + c.JSONCodec },
+		Compare: func(a, b Condition) int {
+			return differ(a.JSONCodec != b.JSONCodec, jsonCodecLess(a.JSONCodec, b.JSONCodec))
+		},
+		CSV:       func(c Condition) string { return c.JSONCodec },
+		Protocols: []api.Protocol{api.REST},
+	},
+}
+
+// jsonCodecLess orders JSON codecs as run --json-codec lists them: std
+// (""), v2, sonic, then any other (from a newer document) by name.
+func jsonCodecLess(a, b string) bool {
+	rank := func(s string) int {
+		switch s {
+		case "":
+			return 0
+		case "v2":
+			return 1
+		case "sonic":
+			return 2
+		}
+		return 3
+	}
+	if ra, rb := rank(a), rank(b); ra != rb {
+		return ra < rb
+	}
+	return a < b
 }
 
 // DimensionByField is the dimension whose JSON field (CSV column) is field.

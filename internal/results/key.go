@@ -36,6 +36,10 @@ type Condition struct {
 	Compress string `json:"compress,omitempty"`
 	// TLS is true when the calls went over TLS (run --tls).
 	TLS bool `json:"tls,omitempty"`
+	// JSONCodec is the JSON library the rest calls were encoded and
+	// decoded with, on both sides (run --json-codec: "v2", "sonic"); ""
+	// for encoding/json ("std"), and for every other protocol.
+	JSONCodec string `json:"json_codec,omitempty"`
 }
 
 // N is the number of records the condition's calls carry: Records, or

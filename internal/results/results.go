@@ -58,12 +58,15 @@ type Env struct {
 	GoExperiment       string `json:"goexperiment"` // "" when none; encoding/json depends on it
 	GRPCVersion        string `json:"grpc_version"`
 	ProtobufVersion    string `json:"protobuf_version"`
-	GOMAXPROCS         int    `json:"gomaxprocs"`
-	NumCPU             int    `json:"num_cpu"`
-	CPUModel           string `json:"cpu_model"`
-	OS                 string `json:"os"`   // GOOS plus kernel release where known
-	Arch               string `json:"arch"` // GOARCH
-	Target             string `json:"target"`
+	// JSONCodecs are the versions of the JSON libraries of --json-codec
+	// other than std (whose version is GoVersion's): "sonic": "v1.15.5".
+	JSONCodecs map[string]string `json:"json_codecs,omitempty"`
+	GOMAXPROCS int               `json:"gomaxprocs"`
+	NumCPU     int               `json:"num_cpu"`
+	CPUModel   string            `json:"cpu_model"`
+	OS         string            `json:"os"`   // GOOS plus kernel release where known
+	Arch       string            `json:"arch"` // GOARCH
+	Target     string            `json:"target"`
 	// OwnServer is true when run started its own `serve` child on loopback.
 	OwnServer bool     `json:"own_server"`
 	Flags     []string `json:"flags"` // the command line as given
@@ -117,6 +120,9 @@ type Settings struct {
 	// Compress lists the compressions swept ("none", "gzip"); omitted when
 	// only none.
 	Compress []string `json:"compress,omitempty"`
+	// JSONCodecs lists the JSON codecs swept (--json-codec: "std", "v2",
+	// "sonic"); omitted when only std was.
+	JSONCodecs []string `json:"json_codecs,omitempty"`
 	// Segment is this instance's share of the plan (run --segment i/N);
 	// nil when it ran the whole plan. Concurrency, Rate and Iterations
 	// above are the whole plan's; each cell's Share is what this instance

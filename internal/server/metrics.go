@@ -9,6 +9,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/buildinfo"
+	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"github.com/meteorbench/meteorbench/internal/rusage"
 )
 
@@ -44,7 +45,10 @@ type metrics struct {
 	reg      *prometheus.Registry
 	requests [numProtocols][numMethods]prometheus.Counter
 	errors   [numProtocols][numMethods]prometheus.Counter
-	handler  http.Handler
+	// jsonCodec counts the rest calls by the JSON codec they were served
+	// with (jsoncodec.Names order).
+	jsonCodec []prometheus.Counter
+	handler   http.Handler
 }
 
 func newMetrics() *metrics {
@@ -63,6 +67,13 @@ func newMetrics() *metrics {
 			m.errors[p][md] = errs.WithLabelValues(string(protocolNames[p]), methodNames[md])
 		}
 	}
+	codecs := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: api.MetricJSONCodec,
+		Help: "Those of " + api.MetricRequests + " of protocol rest, by the JSON codec they were served with (header " + jsoncodec.Header + "; std without it).",
+	}, []string{"codec"})
+	for _, name := range jsoncodec.Names() {
+		m.jsonCodec = append(m.jsonCodec, codecs.WithLabelValues(name))
+	}
 	cpu := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: api.MetricCPU,
 		Help: "User plus system CPU time of the server process from getrusage(2), microsecond resolution, read at scrape time.",
@@ -79,7 +90,7 @@ func newMetrics() *metrics {
 	})
 	build.Set(1)
 	m.reg.MustRegister(
-		requests, errs, cpu, build,
+		requests, errs, codecs, cpu, build,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

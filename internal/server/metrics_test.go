@@ -118,6 +118,11 @@ func TestMetricsCountExactly(t *testing.T) {
 	c.do(t, http.MethodDelete, api.PathVersion, nil)
 	c.do(t, http.MethodGet, api.PathHealth, nil)
 
+	// Every rest call above went without jsoncodec.Header: served with std.
+	for _, m := range []string{"GetVersion", "GetLargePayloadAsList", "GetLargePayload", "PostLargePayload"} {
+		want[api.MetricJSONCodec+`{codec="std"}`] += want[counterKey(api.MetricRequests, "rest", m)]
+	}
+
 	after := scrape(t, c)
 	for k, v := range after {
 		if k == api.MetricCPU+"{}" || strings.HasPrefix(k, api.MetricBuildInfo+"{") {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/data"
+	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 )
 
 // Header values shared by every response (net/http does not modify them).
@@ -53,6 +54,17 @@ type respWriter struct {
 	p      protocol
 	m      method // noMethod unless this is a data call
 	gzip   bool   // a data call whose client accepts gzip (compress.go)
+	// codec is the JSON codec the call asked for (jsoncodec.Header); nil
+	// for encoding/json, what every request without the header gets.
+	codec *jsoncodec.Codec
+}
+
+// json is the codec of the call's JSON: the one asked for, or encoding/json.
+func (w *respWriter) json() *jsoncodec.Codec {
+	if w.codec == nil {
+		return jsoncodec.Default()
+	}
+	return w.codec
 }
 
 // WriteHeader records the status and passes it on.
@@ -155,6 +167,14 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	if v := r.Header[jsoncodec.Header]; len(v) > 0 {
+		jc, err := jsoncodec.Get(v[0])
+		if err != nil {
+			writeError(rw, http.StatusBadRequest, err.Error())
+			return
+		}
+		rw.codec = jc
+	}
 	accept := acceptPref(r.Header["Accept"])
 	rw.gzip = acceptsGzip(r.Header["Accept-Encoding"])
 	if m == methodPostLargePayload {
@@ -216,6 +236,9 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *restHandler) count(rw *respWriter, m method) {
 	rw.m = m
 	h.s.metrics.requests[rw.p][m].Inc()
+	if rw.p == protoREST {
+		h.s.metrics.jsonCodec[rw.json().Index()].Inc()
+	}
 	if h.s.panicHook != nil {
 		h.s.panicHook()
 	}
@@ -275,7 +298,7 @@ func writeJSON(rw *respWriter, v any) { writeJSONStatus(rw, http.StatusOK, v) }
 func writeJSONStatus(rw *respWriter, code int, v any) {
 	buf := getBuffer()
 	defer putBuffer(buf)
-	if err := json.NewEncoder(buf).Encode(v); err != nil {
+	if err := rw.json().Encode(buf, v); err != nil {
 		writeError(rw, http.StatusInternalServerError, "encoding the response: "+err.Error())
 		return
 	}

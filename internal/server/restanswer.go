@@ -18,7 +18,6 @@ package server
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -196,11 +195,12 @@ func (o *answerOut) finish() {
 }
 
 // writeListJSON writes the records as one JSON array, as
-// json.NewEncoder(w).Encode(ls) would, newline included.
+// json.NewEncoder(w).Encode(ls) would, newline included, with the call's
+// JSON codec.
 func writeListJSON(rw *respWriter, ls []data.Landing, slots encodeSlots) {
 	o := newAnswerOut(rw, hdrJSON, slots)
 	defer o.finish()
-	enc := json.NewEncoder(o.buf)
+	enc := rw.json().NewEncoder(o.buf)
 	for i := 0; i < len(ls) && o.err == nil; i += batchRecords {
 		start := o.buf.Len()
 		if err := enc.Encode(ls[i:min(i+batchRecords, len(ls))]); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
+	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 )
 
 // post decodes every record of the body, then answers "SUCCESS". w is the
@@ -61,7 +62,7 @@ func (h *restHandler) post(w http.ResponseWriter, rw *respWriter, r *http.Reques
 	if isProto {
 		err = h.decodeProtoBody(body, length)
 	} else {
-		_, err = decodeLandingsJSON(body)
+		_, err = decodeLandingsWith(rw.json(), body, length)
 	}
 	if err != nil {
 		if _, ok := errors.AsType[*readError](err); ok {
@@ -120,6 +121,32 @@ func decodeLandingsJSON(r io.Reader) ([]data.Landing, error) {
 	default:
 		return nil, errors.New("malformed JSON: data after the array")
 	}
+}
+
+// decodeLandingsWith decodes a POST body as decodeLandingsJSON does, with
+// codec jc: encoding/json's streaming Decoder for std; the others read the
+// whole body (as decodeProtoBody does) and unmarshal it, which rejects
+// data after the array.
+func decodeLandingsWith(jc *jsoncodec.Codec, body io.Reader, length int64) ([]data.Landing, error) {
+	if jc.Name == jsoncodec.Std {
+		return decodeLandingsJSON(body)
+	}
+	buf := getBuffer()
+	defer putBuffer(buf)
+	if length > 0 {
+		buf.Grow(int(min(length, maxPreGrow)))
+	}
+	if _, err := buf.ReadFrom(body); err != nil {
+		return nil, err
+	}
+	var ls []data.Landing
+	if err := jc.Unmarshal(buf.Bytes(), &ls); err != nil {
+		return nil, jsonError(err)
+	}
+	if ls == nil {
+		return nil, errors.New("malformed JSON: the body must be an array of landings, not null")
+	}
+	return ls, nil
 }
 
 // jsonError describes a decoding error, keeping read errors (such as

@@ -6,7 +6,6 @@ package server
 import (
 	"bufio"
 	"compress/gzip"
-	"encoding/json"
 	"net/http"
 	"sync"
 
@@ -89,14 +88,15 @@ func (o *streamOut) close() {
 	streamWriters.Put(o.bw)
 }
 
-// streamJSON writes the records as NDJSON, one record a line.
+// streamJSON writes the records as NDJSON, one record a line, with the
+// call's JSON codec.
 func (h *restHandler) streamJSON(rw *respWriter, ls []data.Landing) {
 	rw.Header()["Content-Type"] = hdrNDJSON
 	rw.setGzipHeaders()
 	rw.WriteHeader(http.StatusOK)
 	out := newStreamOut(rw)
 	defer out.close()
-	enc := json.NewEncoder(out) // one Write per record, with its newline
+	enc := rw.json().NewEncoder(out) // one Write per record, with its newline
 	for i := range ls {
 		if err := enc.Encode(&ls[i]); err != nil {
 			return

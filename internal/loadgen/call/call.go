@@ -17,6 +17,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
+	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
 )
 
@@ -84,6 +85,9 @@ type Options struct {
 	// Compress is the compression to ask for both ways: "" (none) or
 	// CompressGzip.
 	Compress string
+	// JSONCodec is the JSON library of the JSON client, on both sides
+	// (jsoncodec.Names; "" is std); the other clients ignore it.
+	JSONCodec string
 }
 
 // CompressGzip asks for gzip: gRPC per-message gzip, REST Content-Encoding
@@ -106,6 +110,9 @@ func (o Options) Validate() error {
 	}
 	if o.Dialer == nil {
 		return errors.New("call: no dialer")
+	}
+	if _, err := jsoncodec.Get(o.JSONCodec); err != nil {
+		return fmt.Errorf("call: %w", err)
 	}
 	if o.Compress != "" && o.Compress != CompressGzip {
 		return fmt.Errorf("call: unknown compression %q", o.Compress)

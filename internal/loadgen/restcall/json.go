@@ -4,50 +4,72 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/data"
+	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 )
 
-// JSON is the "rest" client: JSON over HTTP/1.1, decoded with encoding/json
-// into data.Landing.
+// JSON is the "rest" client: JSON over HTTP/1.1, decoded into
+// data.Landing with the codec of call.Options.JSONCodec (encoding/json
+// unless named), which the server is asked to use too (jsoncodec.Header).
 type JSON struct{ *client }
 
 // NewJSON opens a JSON-over-HTTP/1.1 client.
 func NewJSON(o call.Options) (*JSON, error) {
-	return open(o, jsonEncoding, func(c *client) *JSON { return &JSON{c} })
+	jc, err := jsoncodec.Get(o.JSONCodec)
+	if err != nil {
+		return nil, err
+	}
+	return open(o, jsonEncodings[jc.Index()], func(c *client) *JSON {
+		if jc.Name != jsoncodec.Std {
+			c.jsonCodec = jc.Name
+		}
+		return &JSON{c}
+	})
 }
+
+// jsonEncodings are the JSON encodings, one per codec in jsoncodec.Names
+// order.
+var jsonEncodings = func() []*encoding[string, []data.Landing, string] {
+	var out []*encoding[string, []data.Landing, string]
+	for _, name := range jsoncodec.Names() {
+		jc, _ := jsoncodec.Get(name)
+		out = append(out, jsonEncoding(jc))
+	}
+	return out
+}()
 
 // jsonEncoding: the answers are JSON (the stream NDJSON), decoded with
-// encoding/json: a string, the records as one array of data.Landing, a
-// string; a post sends the records as one JSON array.
-var jsonEncoding = &encoding[string, []data.Landing, string]{
-	accept:     api.TypeJSON,
-	streamType: api.TypeNDJSON,
-	unmarshal:  json.Unmarshal,
-	marshal:    json.Marshal,
-	version:    func(v *string) string { return *v },
-	records:    func(want *call.Records, ls *[]data.Landing) error { return checkLandings(want, *ls) },
-	status:     func(v *string) string { return *v },
-	body:       func(ls []data.Landing) any { return ls },
-	stream: func(c *client, req *http.Request, want *call.Records) call.Caller {
-		return &jsonStream{streamed: streamed{c: c, req: req, want: want}}
-	},
+// codec jc: a string, the records as one array of data.Landing, a string;
+// a post sends the records as one JSON array.
+func jsonEncoding(jc *jsoncodec.Codec) *encoding[string, []data.Landing, string] {
+	return &encoding[string, []data.Landing, string]{
+		accept:     api.TypeJSON,
+		streamType: api.TypeNDJSON,
+		unmarshal:  jc.Unmarshal,
+		marshal:    jc.Marshal,
+		version:    func(v *string) string { return *v },
+		records:    func(want *call.Records, ls *[]data.Landing) error { return checkLandings(want, *ls) },
+		status:     func(v *string) string { return *v },
+		body:       func(ls []data.Landing) any { return ls },
+		stream: func(c *client, req *http.Request, want *call.Records) call.Caller {
+			return &jsonStream{streamed: streamed{c: c, req: req, want: want}, decode: decodeWith[data.Landing](jc.Unmarshal)}
+		},
+	}
 }
-
-func jsonDecode[T any](b []byte, v *T) error { return json.Unmarshal(b, v) }
 
 // jsonStream: GET .../LargePayload/stream -> NDJSON, one record a line,
 // each line decoded as it arrives (and timed on its own: reading the line
 // is not decoding).
 type jsonStream struct {
 	streamed
-	line []byte // scratch for a line longer than br's buffer
+	decode func([]byte, *data.Landing) error
+	line   []byte // scratch for a line longer than br's buffer
 }
 
 func (a *jsonStream) Call(ctx context.Context) (call.Outcome, error) {
@@ -69,7 +91,7 @@ func (a *jsonStream) Call(ctx context.Context) (call.Outcome, error) {
 			return call.Outcome{}, body.decodeErr("stream", rerr)
 		}
 		if line = bytes.TrimSpace(line); len(line) > 0 {
-			if err := record(&timer, a.want, n, line, jsonDecode[data.Landing], landingID); err != nil {
+			if err := record(&timer, a.want, n, line, a.decode, landingID); err != nil {
 				return call.Outcome{}, err
 			}
 			n++

@@ -19,6 +19,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/data"
+	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 )
 
@@ -40,7 +41,10 @@ type client struct {
 	auth    string
 	records int  // call.Options.Records
 	gzip    bool // ask for gzip both ways (compress.go)
-	enc     scenarios
+	// jsonCodec is the codec the server is asked to use (jsoncodec.Header);
+	// "" for encoding/json, which a request without the header gets.
+	jsonCodec string
+	enc       scenarios
 }
 
 // scenarios makes a scenario's adapter for a client: an *encoding.
@@ -125,6 +129,9 @@ func (c *client) template(method, path, accept, contentType string) *http.Reques
 	}
 	if c.auth != "" {
 		h["Authorization"] = []string{c.auth}
+	}
+	if c.jsonCodec != "" {
+		h[jsoncodec.Header] = []string{c.jsonCodec}
 	}
 	return &http.Request{
 		Method: method, URL: &u, Host: u.Host, Header: h,

@@ -1,0 +1,62 @@
+package loadgen
+
+import (
+	"slices"
+
+	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/buildinfo"
+	"github.com/meteorbench/meteorbench/internal/jsoncodec"
+)
+
+// JSONCodecs lists the JSON codecs Config.JSONCodecs (run --json-codec)
+// can name, in display order: std, v2, sonic.
+func JSONCodecs() []string { return jsoncodec.Names() }
+
+func validJSONCodecs(cs []string) error {
+	for _, c := range cs {
+		if _, err := jsoncodec.Get(c); err != nil {
+			return err
+		}
+	}
+	return unique("JSON codec", cs)
+}
+
+// jsonCodecApplies: a JSON codec changes only the JSON protocol's calls;
+// rest-protobuf and grpc are measured once per other condition.
+func jsonCodecApplies(p api.Protocol) bool { return p == api.REST }
+
+// conditionJSONCodec is a codec as a cell's condition and the adapters'
+// option name it: "" for std, so keys and documents of runs without
+// --json-codec stay as they were.
+func conditionJSONCodec(c string) string {
+	if c == jsoncodec.Std {
+		return ""
+	}
+	return c
+}
+
+// settingsJSONCodecs records the sweep in results.Settings; nil when it
+// is only std.
+func settingsJSONCodecs(cs []string) []string {
+	if len(cs) == 0 || slices.Equal(cs, []string{jsoncodec.Std}) {
+		return nil
+	}
+	return cs
+}
+
+// envJSONCodecs are the versions of the libraries of the codecs other
+// than std that c measures with (std's is the Go version); nil for none.
+func envJSONCodecs(c Config) map[string]string {
+	var out map[string]string
+	for _, name := range c.JSONCodecs {
+		jc, err := jsoncodec.Get(name)
+		if err != nil || jc.Module == "" {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[name] = buildinfo.ModuleVersion(jc.Module)
+	}
+	return out
+}
