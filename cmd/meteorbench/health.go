@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/meteorbench/meteorbench/internal/addrfile"
 	"github.com/meteorbench/meteorbench/internal/server"
 )
 
@@ -79,15 +80,10 @@ A wildcard or empty host means 127.0.0.1.`,
 // unreadable or malformed one is.
 func healthAddr(cmd *cobra.Command, addr *hostPort, addrFile string) (string, bool, error) {
 	if !cmd.Flags().Changed("addr") && addrFile != "" {
-		b, err := os.ReadFile(addrFile)
+		v, tls, err := addrfile.Read(addrFile)
 		switch {
 		case err == nil:
-			// "host:port", or "host:port tls" for a TLS server.
-			v, mode, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
-			if err := checkHostPort(v, 1); err != nil || (mode != "" && mode != "tls") {
-				return "", false, fmt.Errorf("--addr-file %s: %q is not host:port [tls]", addrFile, strings.TrimSpace(string(b)))
-			}
-			return v, mode == "tls", nil
+			return v, tls, nil
 		case !errors.Is(err, fs.ErrNotExist):
 			return "", false, fmt.Errorf("--addr-file: %w", err)
 		}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/meteorbench/meteorbench/internal/addrfile"
 	"github.com/meteorbench/meteorbench/internal/cpuset"
-	"github.com/meteorbench/meteorbench/internal/output"
 	"github.com/meteorbench/meteorbench/internal/server"
 )
 
@@ -123,17 +123,16 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 			// The address file is a convenience for health, written before
 			// the start-up line so it is there once that line is: a read-only
 			// file system costs a warning, not the server.
+			// run finds its own server by this file, health any server.
 			var fileErr error
 			if addrFile != "" {
-				content := ln.Addr().String()
-				if cfg.TLS != nil {
-					content += " tls" // health checks it over TLS
-				}
-				if fileErr = writeAddrFile(addrFile, content); fileErr == nil {
+				if fileErr = addrfile.Write(addrFile, ln.Addr().String(), cfg.TLS != nil); fileErr == nil {
 					defer os.Remove(addrFile)
+				} else {
+					fileErr = fmt.Errorf("--addr-file: %w", fileErr)
 				}
 			}
-			// The one start-up line; `run` reads the address after "listening on ".
+			// The one start-up line.
 			fmt.Fprintf(cmd.ErrOrStderr(), "meteorbench serve: listening on %s (REST over HTTP/1.1 and gRPC over HTTP/2%s)%s\n", ln.Addr(), tlsNote(cfg), pinned)
 			tokenWarning(cfg, ln.Addr(), cfg.Logger)
 			if fileErr != nil {
@@ -258,15 +257,6 @@ func addrFromEnv(cmd *cobra.Command, addr flagSetter) error {
 }
 
 type flagSetter interface{ Set(string) error }
-
-// writeAddrFile writes addr and a newline to path, atomically, so a
-// reader never sees half of it.
-func writeAddrFile(path, addr string) error {
-	if err := output.WriteFile(path, []byte(addr+"\n"), 0o644); err != nil {
-		return fmt.Errorf("--addr-file: %w", err)
-	}
-	return nil
-}
 
 // serveNoArgs refuses positional arguments as a usage error (exit 2).
 func serveNoArgs(cmd *cobra.Command, args []string) error {

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meteorbench/meteorbench/internal/loadgen/child"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -29,7 +28,9 @@ func TestRunServerStalled(t *testing.T) {
 		if err != nil {
 			t.Fatalf("serve's start-up line: %v", err)
 		}
-		addr, _ = child.ParseStartLine(line)
+		if m := startLine.FindStringSubmatch(line); m != nil {
+			addr = m[1]
+		}
 	}
 	go func() { // drain
 		for {
