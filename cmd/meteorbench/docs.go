@@ -6,20 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
-	"golang.org/x/term"
-
 	"github.com/meteorbench/meteorbench/internal/analysis"
-	"github.com/meteorbench/meteorbench/internal/output"
-	"github.com/meteorbench/meteorbench/internal/report"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
-// This file holds what the commands share about documents: reading one
-// (report, compare, merge) and the plan of where output goes (run,
-// capacity, report, merge).
+// This file holds what the commands share about reading a document
+// (report, compare, merge); where output goes is report.OutputPlan.
 
 // readResult reads and checks a result document for report, compare and
 // merge (results.Load: size, schema, every value). A document that is no
@@ -92,47 +86,4 @@ func notResultReason(err error) string {
 		return fmt.Sprintf("JSON of another shape: %v", typ)
 	}
 	return strings.TrimPrefix(err.Error(), "decode: ")
-}
-
-// outputPlan is where a command writes its formats: stdout, or one file
-// each, PREFIX.<ext> (--out). An --out that ends in a format's extension
-// loses it ("--out r1.html" is the prefix r1). fallback names the file the
-// JSON document is saved to when a file cannot be written ("": no
-// fallback).
-func outputPlan(stdout io.Writer, formats []string, out, fallback string) *output.Plan {
-	prefix, _ := output.PrefixOf(out, report.Formats, report.Extension)
-	p := &output.Plan{Stdout: stdout, Prefix: prefix, Formats: formats, Extension: report.Extension, Binary: report.Binary}
-	if fallback != "" {
-		p.Fallback = output.Fallback{Stdout: "table", Save: "json", Name: fallback}
-	}
-	return p
-}
-
-// renderer renders r in each format, stopping when ctx is cancelled.
-func renderer(ctx context.Context, r *results.Result) output.Render {
-	return func(w io.Writer, format string) error { return report.WriteContext(ctx, w, format, r) }
-}
-
-// checkFormats checks a --format list: known formats, each once.
-func checkFormats(formats []string) error {
-	if len(formats) == 0 {
-		return errors.New("--format: no value")
-	}
-	seen := map[string]bool{}
-	for _, f := range formats {
-		if err := report.CheckFormat(f); err != nil {
-			return fmt.Errorf("--format: %w", err)
-		}
-		if seen[f] {
-			return fmt.Errorf("--format %q given twice", f)
-		}
-		seen[f] = true
-	}
-	return nil
-}
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -44,14 +44,14 @@ different counts are refused.`,
 			return nil
 		},
 		PreRunE: func(_ *cobra.Command, args []string) error {
-			if err := checkFormats(formats); err != nil {
+			if err := report.CheckFormats(formats); err != nil {
 				return usageError{fmt.Errorf("merge: %w", err)}
 			}
 			return sameFiles(args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			plan := outputPlan(cmd.OutOrStdout(), formats, out, "meteorbench-merged.json")
+			plan := report.OutputPlan(cmd.OutOrStdout(), formats, out, "meteorbench-merged.json")
 			if err := plan.Check("--out"); err != nil {
 				return usageError{fmt.Errorf("merge: %w", err)}
 			}
@@ -72,7 +72,7 @@ different counts are refused.`,
 			}
 			plan.Fallback.Name = "meteorbench-merged-" + res.Started.Format("20060102-150405") + ".json"
 			plan.Wrote = func(f output.File, _ int) { fmt.Fprintf(cmd.ErrOrStderr(), "meteorbench merge: wrote %s\n", f.Path) }
-			if err := plan.Write(ctx, renderer(ctx, res)); err != nil {
+			if err := plan.Write(ctx, report.Renderer(ctx, res)); err != nil {
 				return fmt.Errorf("merge: %w", err)
 			}
 			return nil

@@ -59,10 +59,10 @@ its first bad value.`,
 					formats = []string{f}
 				}
 			}
-			if err := checkFormats(formats); err != nil {
+			if err := report.CheckFormats(formats); err != nil {
 				return usageError{fmt.Errorf("report: %w", err)}
 			}
-			plan := outputPlan(cmd.OutOrStdout(), formats, out, "")
+			plan := report.OutputPlan(cmd.OutOrStdout(), formats, out, "")
 			if err := plan.Check("--out"); err != nil {
 				return usageError{fmt.Errorf("report: %w", err)}
 			}
@@ -73,7 +73,7 @@ its first bad value.`,
 			plan.Wrote = func(f output.File, n int) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "meteorbench report: wrote %s (%s, %d bytes)\n", f.Path, f.Format, n)
 			}
-			if err := plan.Write(ctx, renderer(ctx, r)); err != nil {
+			if err := plan.Write(ctx, report.Renderer(ctx, r)); err != nil {
 				return fmt.Errorf("report: %w", err)
 			}
 			return nil

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -20,7 +19,6 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/cpuset"
-	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
@@ -186,30 +184,6 @@ func TestRunOutMissingFolder(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "meteorbench: summary\n  "+res.Verdicts[0].Summary) {
 		t.Errorf("stderr does not end with the summary:\n%s", stderr)
-	}
-}
-
-// A write that fails after the measurement loses nothing: the table goes
-// to stdout and the JSON to a fallback file the error names.
-func TestRunWriteFailureKeepsResult(t *testing.T) {
-	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
-	res := &results.Result{Schema: results.Schema, Started: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC),
-		Cells: []results.Cell{{CellKey: results.CellKey{Scenario: "small", Protocol: "rest", Batch: 1,
-			Condition: results.Condition{Concurrency: 1}}, Calls: 3, CallsPerS: 100}}}
-	f := &runFlags{formats: []string{"json", "csv"}, out: filepath.Join(tmp, "gone", "run1")} // folder removed after the check
-	var stdout, stderr bytes.Buffer
-	f.plan = f.outputPlan(&stdout)
-	err := f.write(newRunUI(&stderr, false), nil, res)
-	want := filepath.Join(tmp, "meteorbench-20261201-090000.json")
-	if err == nil || !strings.Contains(err.Error(), "saved to "+want) {
-		t.Fatalf("error %v, want one naming %s", err, want)
-	}
-	if _, err := results.ReadFile(want); err != nil {
-		t.Errorf("fallback: %v", err)
-	}
-	if !strings.Contains(stdout.String(), "small") {
-		t.Errorf("stdout has no table:\n%s", stdout.String())
 	}
 }
 
@@ -427,39 +401,6 @@ func TestRunBadRecordsFlags(t *testing.T) {
 		t.Run(v, func(t *testing.T) {
 			wantUsageError(t, "run", "--target", "127.0.0.1:1", "--records", v)
 		})
-	}
-}
-
-// The own server's body limit fits the largest upload, and the bound per
-// record really bounds the JSON the post scenario sends.
-func TestOwnServerArgs(t *testing.T) {
-	base := []string{"serve", "--addr", "127.0.0.1:0"}
-	for _, tc := range []struct {
-		cfg  loadgen.Config
-		want []string
-	}{
-		{loadgen.Config{Scenarios: api.Scenarios()}, base},
-		{loadgen.Config{Scenarios: api.Scenarios(), Records: []int{1, 10000}}, base}, // 5 MB fits in 8 MiB
-		{loadgen.Config{Scenarios: []api.Scenario{api.Large}, Records: []int{100000}}, base},
-		{loadgen.Config{Scenarios: []api.Scenario{api.Post}, Records: []int{100000, 10}},
-			append(slices.Clone(base), "--max-body", strconv.Itoa(100000*jsonRecordBound+1<<20))},
-	} {
-		if got := ownServerArgs(tc.cfg); !slices.Equal(got, tc.want) {
-			t.Errorf("%v %v: %q, want %q", tc.cfg.Scenarios, tc.cfg.Records, got, tc.want)
-		}
-	}
-	ls, err := data.LandingsN(2 * data.Count)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range ls {
-		b, err := json.Marshal(ls[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(b)+1 > jsonRecordBound {
-			t.Fatalf("record %d: %d bytes of JSON, more than jsonRecordBound %d", i, len(b), jsonRecordBound)
-		}
 	}
 }
 

@@ -19,10 +19,6 @@ import (
 	"github.com/meteorbench/meteorbench/internal/server"
 )
 
-// tokenEnv names the environment variable that supplies --token's default
-// (safer than the flag, which other users can read in the process list).
-const tokenEnv = "METEORBENCH_TOKEN"
-
 // addrEnv supplies the default of --addr for both serve and health, so a
 // container's HEALTHCHECK follows an address changed with -e.
 const addrEnv = "METEORBENCH_ADDR"
@@ -79,7 +75,7 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 				addrFile = os.Getenv(addrFileEnv)
 			}
 			if !cmd.Flags().Changed("token") {
-				cfg.Token = os.Getenv(tokenEnv)
+				cfg.Token = os.Getenv(server.TokenEnv)
 			}
 			if err := tlsFlags.check(); err != nil {
 				return usageError{err}
@@ -149,7 +145,7 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 	f := cmd.Flags()
 	f.Var(&addr, "addr", "`host:port` to listen on (port 0 picks a free one); default $"+addrEnv+", else "+defaultServeAddr)
 	f.StringVar(&addrFile, "addr-file", "", "write the bound host:port to this `file` (for health --addr-file), removed at exit; default $"+addrFileEnv)
-	f.StringVar(&cfg.Token, "token", "", "require this bearer `token` on the data calls (REST Authorization header, gRPC authorization metadata); default $"+tokenEnv)
+	f.StringVar(&cfg.Token, "token", "", "require this bearer `token` on the data calls (REST Authorization header, gRPC authorization metadata); default $"+server.TokenEnv)
 	f.Var(&maxBody, "max-body", "largest request body / gRPC message (e.g. 8MiB, 512KiB, 1048576)")
 	f.Var(&memLimit, "memory-limit", "memory the server may use (e.g. 512MiB): a quarter of it bounds, across all connections, the answers queued for clients and request bodies being read (over it, large calls get 503 / RESOURCE_EXHAUSTED); also Go's soft memory limit. Default: 3/4 of the cgroup's memory limit, else 1/2 of physical memory")
 	f.Uint32Var(&cfg.MaxConcurrentStreams, "max-streams", server.DefaultMaxConcurrentStreams, "concurrent gRPC calls allowed per connection")

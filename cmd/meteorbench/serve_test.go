@@ -98,7 +98,7 @@ var startLine = regexp.MustCompile(`^meteorbench serve: listening on (127\.0\.0\
 func TestServeProcess(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			cmd, br := startServeChild(t, []string{tokenEnv + "=env-token"}, "serve", "--addr", "127.0.0.1:0")
+			cmd, br := startServeChild(t, []string{server.TokenEnv + "=env-token"}, "serve", "--addr", "127.0.0.1:0")
 			line, err := br.ReadString('\n')
 			if err != nil {
 				t.Fatalf("reading the start-up line: %v (got %q)", err, line)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -135,4 +136,43 @@ func (p *Plan) search(r Result) results.CapacitySearch {
 		last.LatencyUS.SetAt(p.Objective.Percentile, pr.Outcome.Latency)
 	}
 	return c
+}
+
+// Document is the result document of a search that started at started
+// and returned found and err (interrupted: ctx stopped it): the series
+// found, the environment, the settings its probes shared (open loop, the
+// probe's duration and warm-up) and why it stopped. It has no cells.
+func (p *Plan) Document(found []results.Capacity, err error, interrupted bool, started time.Time) *results.Result {
+	res := &results.Result{
+		Schema:   results.Schema,
+		Env:      p.Base.Env(),
+		Settings: p.settings(),
+		Started:  started,
+		Finished: time.Now().UTC().Round(0),
+		Cells:    []results.Cell{},
+		Capacity: found,
+	}
+	switch {
+	case err == nil:
+		res.StopReason = "completed"
+	case interrupted:
+		res.StopReason, res.Interrupted = "interrupted", true
+	default:
+		res.StopReason = "failed: " + err.Error()
+	}
+	return res
+}
+
+// settings records the search's plan: the run settings its probes share.
+func (p *Plan) settings() results.Settings {
+	cfg := p.Base
+	cfg.Rate = p.Settings.Start
+	cfg.Duration, cfg.Iterations, cfg.Warmup = p.Probe, 0, p.ProbeWarmup
+	cfg.Batches = []int{1}
+	s := cfg.Settings()
+	s.Rate = 0
+	if p.Workers == 0 {
+		s.Concurrency = nil
+	}
+	return s
 }

@@ -150,3 +150,35 @@ func (p *Plan) Run(ctx context.Context) ([]results.Capacity, error) {
 	}
 	return out, err
 }
+
+// Validate reports the first bad setting of the search (its Base is
+// loadgen.Config.Validate's), as one line that starts with the setting's
+// name as the capacity command's flag has it.
+func (p *Plan) Validate() error {
+	switch {
+	case p.MaxTime < 0:
+		return fmt.Errorf("max-time %v: must not be negative", p.MaxTime)
+	case p.Probe <= 0:
+		return fmt.Errorf("probe %v: must be positive", p.Probe)
+	case p.ConfirmProbe <= 0:
+		return fmt.Errorf("confirm-probe %v: must be positive", p.ConfirmProbe)
+	case p.ProbeWarmup < 0:
+		return fmt.Errorf("probe-warmup %v: must not be negative", p.ProbeWarmup)
+	case p.Pause < 0:
+		return fmt.Errorf("pause %v: must not be negative", p.Pause)
+	case !(p.Settings.Start >= 1):
+		return fmt.Errorf("start %v: must be at least 1 call/s", p.Settings.Start)
+	}
+	return nil
+}
+
+// DefaultMaxTime is the capacity command's bound of a whole search: 2
+// minutes per scenario and condition (the protocols compared side by
+// side share them) and per repetition.
+func (p *Plan) DefaultMaxTime() time.Duration {
+	groups := map[string]bool{}
+	for _, k := range p.Series() {
+		groups[string(k.Scenario)+"/"+k.Condition.String()] = true
+	}
+	return time.Duration(len(groups)*max(1, p.Repeat)) * 2 * time.Minute
+}

@@ -238,22 +238,25 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Validate reports the first bad setting, as one line.
+// Validate reports the first bad setting, as one line that starts with
+// the setting's name as run's flag has it ("batch 0: must be at least
+// 1"), so the command prefixes "--" and says no more: every check of a
+// run's settings lives here.
 func (c Config) Validate() error {
 	if c.Target == "" {
 		return errors.New("no target")
 	}
 	for _, p := range c.Protocols {
 		if !slices.Contains(api.Protocols(), p) {
-			return fmt.Errorf("unknown protocol %q (want %s)", p, join(api.Protocols()))
+			return fmt.Errorf("proto: unknown value %q (want %s)", p, join(api.Protocols()))
 		}
 	}
-	if err := unique("protocol", c.Protocols); err != nil {
+	if err := unique("proto", c.Protocols); err != nil {
 		return err
 	}
 	for _, s := range c.Scenarios {
 		if !slices.Contains(api.Scenarios(), s) {
-			return fmt.Errorf("unknown scenario %q (want %s)", s, join(api.Scenarios()))
+			return fmt.Errorf("scenario: unknown value %q (want %s)", s, join(api.Scenarios()))
 		}
 	}
 	if err := unique("scenario", c.Scenarios); err != nil {
