@@ -14,12 +14,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/meteorbench/meteorbench/internal/addrfile"
+	"github.com/meteorbench/meteorbench/internal/flagvalue"
 	"github.com/meteorbench/meteorbench/internal/server"
 )
 
 func newHealthCmd() *cobra.Command {
 	var (
-		addr     = hostPort{"127.0.0.1:8080", 1} // a port to dial
+		addr     = flagvalue.HostPort{Addr: "127.0.0.1:8080", MinPort: 1} // a port to dial
 		addrFile string
 		timeout  time.Duration
 		useTLS   bool
@@ -78,7 +79,7 @@ A wildcard or empty host means 127.0.0.1.`,
 // address file when it exists, else $METEORBENCH_ADDR, else the default. A
 // missing file is not an error (the server may not have started yet); an
 // unreadable or malformed one is.
-func healthAddr(cmd *cobra.Command, addr *hostPort, addrFile string) (string, bool, error) {
+func healthAddr(cmd *cobra.Command, addr *flagvalue.HostPort, addrFile string) (string, bool, error) {
 	if !cmd.Flags().Changed("addr") && addrFile != "" {
 		v, tls, err := addrfile.Read(addrFile)
 		switch {
@@ -91,7 +92,7 @@ func healthAddr(cmd *cobra.Command, addr *hostPort, addrFile string) (string, bo
 	if err := addrFromEnv(cmd, addr); err != nil {
 		return "", false, err
 	}
-	return addr.addr, false, nil
+	return addr.Addr, false, nil
 }
 
 // healthTarget turns a listen address (":8080", "0.0.0.0:8080") into one to
