@@ -121,8 +121,8 @@ func TestRunCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Cells) != 12 || res.StopReason != "completed" {
-		t.Fatalf("%d cells, stop reason %q", len(res.Cells), res.StopReason)
+	if len(res.Cells) != 12 || res.Stop.Reason != results.StopCompleted {
+		t.Fatalf("%d cells, stop reason %q", len(res.Cells), res.Stop)
 	}
 	for _, c := range res.Cells {
 		if c.Calls != 2 || c.Errors != 0 {
@@ -286,8 +286,8 @@ func TestRunOwnServerInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no partial result on stdout: %v", err)
 	}
-	if !res.Interrupted || res.StopReason != "interrupted" || len(res.Cells) == 0 || res.Cells[0].Calls == 0 {
-		t.Errorf("interrupted %v, stop reason %q, %d cells", res.Interrupted, res.StopReason, len(res.Cells))
+	if !res.Interrupted || res.Stop.Reason != results.StopInterrupted || len(res.Cells) == 0 || res.Cells[0].Calls == 0 {
+		t.Errorf("interrupted %v, stop reason %q, %d cells", res.Interrupted, res.Stop, len(res.Cells))
 	}
 	assertGone(t, addr)
 }

@@ -154,11 +154,11 @@ func (p *Plan) Document(found []results.Capacity, err error, interrupted bool, s
 	}
 	switch {
 	case err == nil:
-		res.StopReason = "completed"
+		res.Stop = results.Stop{Reason: results.StopCompleted}
 	case interrupted:
-		res.StopReason, res.Interrupted = "interrupted", true
+		res.Stop, res.Interrupted = results.Stop{Reason: results.StopInterrupted}, true
 	default:
-		res.StopReason = "failed: " + err.Error()
+		res.Stop = results.Failed(err)
 	}
 	return res
 }

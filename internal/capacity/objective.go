@@ -31,7 +31,7 @@ type Outcome struct {
 	Void      bool   // the load generator could not deliver the rate
 	VoidWhy   string // e.g. "31% of calls late with a worker free: the load generator woke late"
 	Duration  time.Duration
-	StopEarly string // the probe's cell stopped early (target down)
+	StopEarly results.StopReason // the probe's cell stopped early (target down)
 	// Stalled: the probe is no measurement of the server at this rate, as
 	// the target stalled (or the cell is suspect); StallWhy says how, e.g.
 	// "3 calls still running 2s after the probe's end".
@@ -72,7 +72,7 @@ func (obj Objective) Judge(o Outcome) (Verdict, string) {
 	}
 	switch {
 	case o.StopEarly != "":
-		return Fail, o.StopEarly
+		return Fail, string(o.StopEarly)
 	case o.Calls == 0:
 		return Fail, "no successful call"
 	case o.ErrorRate() > obj.MaxErrors:
