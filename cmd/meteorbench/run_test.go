@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/csv"
 	"errors"
 	"io"
 	"net"
@@ -20,6 +21,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/cpuset"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/report"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
@@ -141,14 +143,34 @@ func TestRunCommand(t *testing.T) {
 	if !bytes.Contains(page, []byte("<svg")) || !bytes.Contains(page, []byte(res.Env.Target)) {
 		t.Errorf("--report page lacks inline charts or the target (%d bytes)", len(page))
 	}
+	// Each file holds its format of the whole run: every cell, the summary.
+	files := map[string][]byte{}
 	for _, ext := range []string{".json", ".csv", ".txt", ".md", "-report.html"} {
 		b, err := os.ReadFile(prefix + ext)
-		if err != nil || len(b) == 0 {
-			t.Errorf("%s: %v (%d bytes)", ext, err, len(b))
+		if err != nil {
+			t.Errorf("%s: %v", ext, err)
 		}
 		if bytes.Contains(b, []byte("s3cret")) {
 			t.Errorf("%s contains the token", ext)
 		}
+		files[ext] = b
+	}
+	rows, err := csv.NewReader(bytes.NewReader(files[".csv"])).ReadAll()
+	if err != nil || len(rows) != 1+len(res.Cells) || !slices.Equal(rows[0], report.CSVHeader) {
+		t.Errorf("csv: %v, %d rows, want the header and one row per cell (%d)", err, len(rows), len(res.Cells))
+	}
+	for _, sc := range api.Scenarios() {
+		if !bytes.Contains(files[".txt"], []byte("== "+string(sc)+" (")) || !bytes.Contains(files[".md"], []byte("## "+string(sc)+" (")) {
+			t.Errorf("the table or the markdown has no section for %s", sc)
+		}
+	}
+	for _, v := range res.Verdicts {
+		if !bytes.Contains(files[".txt"], []byte(v.Summary)) {
+			t.Errorf("the table lacks the verdict %q", v.Summary)
+		}
+	}
+	if !bytes.Contains(files[".txt"], []byte("== summary ==")) || !bytes.Contains(files[".md"], []byte("## Summary")) {
+		t.Error("the table or the markdown has no summary")
 	}
 
 	// JSON to stdout reads back; stderr (not a terminal) has no progress.

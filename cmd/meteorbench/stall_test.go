@@ -47,9 +47,18 @@ func TestRunServerStalled(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// The probe and the first second of the cell run; then the server
-	// stops until 1.5 s past the cell's hard end (3 s + 2 s of grace).
-	time.Sleep(2 * time.Second)
+	// A second into the cell (its calls counted by the server, past the
+	// contract probe's one: however long run took to start, where a fixed
+	// sleep from the start could miss the cell on a busy machine), the
+	// server stops for 5 s: until about 1 s past the cell's hard end (3 s
+	// + 2 s of grace).
+	for i := 0; counted(addr) < 50; i++ {
+		if i > 1000 {
+			t.Fatal("the run made no calls within 10s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
 	srv.Process.Signal(syscall.SIGSTOP)
 	time.Sleep(5 * time.Second)
 	srv.Process.Signal(syscall.SIGCONT)
