@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/flagvalue"
 	"github.com/meteorbench/meteorbench/internal/job"
 	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
@@ -25,7 +25,7 @@ import (
 
 // runFlags are `run`'s flags as parsed.
 type runFlags struct {
-	target      string
+	target      flagvalue.HostPort // checked when parsed: a port to dial
 	token       string
 	protocols   []string
 	scenarios   []string
@@ -123,7 +123,8 @@ stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
 
 // addFlags defines run's flags on fl (capacity shares them).
 func (f *runFlags) addFlags(fl *pflag.FlagSet) {
-	fl.StringVar(&f.target, "target", "", "host:port of a running meteorbench serve (default: start one on 127.0.0.1)")
+	f.target.MinPort = 1
+	fl.Var(&f.target, "target", "host:port of a running meteorbench serve (default: start one on 127.0.0.1)")
 	fl.StringVar(&f.token, "token", "", "bearer token for a protected server (default $"+server.TokenEnv+")")
 	fl.StringSliceVar(&f.protocols, "proto", []string{"all"}, "protocols: rest, rest-protobuf, grpc, or all")
 	fl.StringSliceVar(&f.scenarios, "scenario", []string{"all"}, "scenarios: small, large, stream, post, or all")
@@ -157,11 +158,6 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 	fl := cmd.Flags()
 	var cfg loadgen.Config
-	if f.target != "" {
-		if _, _, err := net.SplitHostPort(f.target); err != nil {
-			return cfg, fmt.Errorf("--target %q: want host:port", f.target)
-		}
-	}
 	var links []link.Spec
 	for _, text := range f.links {
 		l, err := link.Parse(text)
@@ -228,7 +224,7 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		f.token = os.Getenv(server.TokenEnv)
 	}
 	cfg = loadgen.Config{
-		Target:      f.target,
+		Target:      f.target.Addr,
 		Token:       f.token,
 		Protocols:   expandAll(f.protocols, api.Protocols()),
 		Scenarios:   expandAll(f.scenarios, api.Scenarios()),
@@ -242,7 +238,7 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		Rate:        f.rate,
 		Repeat:      f.repeat,
 		CommandLine: commandLine(cmd),
-		OwnServer:   f.target == "",
+		OwnServer:   f.target.Addr == "",
 		Segment:     segment,
 		StartAt:     startAt,
 	}
@@ -263,7 +259,7 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 	if f.warmup == 0 {
 		cfg.Warmup = -1 // none
 	}
-	if err := f.tls.apply(&cfg, f.target); err != nil {
+	if err := f.tls.apply(&cfg, f.target.Addr); err != nil {
 		return cfg, err
 	}
 	check := cfg
@@ -280,12 +276,12 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 // generator's (ownserver.DefaultCPUs when not given).
 func (f *runFlags) pinning(cfg *loadgen.Config) error {
 	if f.serverCPUs == ownserver.Auto {
-		f.serverCPUs = ownserver.DefaultCPUs(f.target == "", f.rate > 0 || f.capacity)
+		f.serverCPUs = ownserver.DefaultCPUs(f.target.Addr == "", f.rate > 0 || f.capacity)
 	}
 	if f.serverCPUs == 0 {
 		return nil
 	}
-	if f.target != "" {
+	if f.target.Addr != "" {
 		return fmt.Errorf("--server-cpus %d pins run's own server: with --target, start the server with 'meteorbench serve --cpus LIST' on its machine", f.serverCPUs)
 	}
 	srv, client, err := ownserver.SplitCPUs(f.serverCPUs)
