@@ -3,14 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/meteorbench/meteorbench/internal/capacity"
+	"github.com/meteorbench/meteorbench/internal/flagvalue"
 	"github.com/meteorbench/meteorbench/internal/job"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
 )
@@ -96,9 +94,9 @@ workers follows the rate (twice the calls in flight at the bound).`,
 		fl.MarkHidden(name)
 	}
 	// A capacity search compares two protocols on one scenario by default.
-	setDefault(cmd, "scenario", "small")
-	setDefault(cmd, "proto", "rest,grpc")
-	setDefault(cmd, "repeat", "1") // run's five windows per cell are not capacity's searches
+	flagvalue.SetDefault(cmd.Flags(), "scenario", "small")
+	flagvalue.SetDefault(cmd.Flags(), "proto", "rest,grpc")
+	flagvalue.SetDefault(cmd.Flags(), "repeat", "1") // run's five windows per cell are not capacity's searches
 	fl.Lookup("repeat").Usage = "run the whole search K times, interleaved per repetition; report each series' median found rate and range"
 	fl.StringVar(&c.slo, "slo", "p99=50ms", "the objective: a latency percentile (p50, p90, p99, p99.9) and its bound, from each call's intended start")
 	fl.StringVar(&c.maxErrors, "max-errors", "0.1%", "the error budget, a percentage of attempts")
@@ -112,29 +110,16 @@ workers follows the rate (twice the calls in flight at the bound).`,
 	return cmd
 }
 
-// setDefault changes a shared flag's default for this command. A slice
-// flag's value is replaced, not Set: after a Set, pflag appends the user's
-// values to it ("--proto rest" would read "rest,grpc,rest").
-func setDefault(cmd *cobra.Command, name, value string) {
-	fl := cmd.Flags().Lookup(name)
-	if sv, ok := fl.Value.(pflag.SliceValue); ok {
-		sv.Replace(strings.Split(value, ","))
-	} else {
-		fl.Value.Set(value)
-	}
-	fl.DefValue = value
-}
-
 // plan turns capacity's flags into the search, checked by its Validate.
 func (c *capacityFlags) plan(cmd *cobra.Command, cfg loadgen.Config) (*capacity.Plan, error) {
 	obj, err := capacity.ParseSLO(c.slo)
 	if err != nil {
 		return nil, err
 	}
-	if obj.MaxErrors, err = percent("--max-errors", c.maxErrors, 0, 100); err != nil {
+	if obj.MaxErrors, err = flagvalue.ParsePercent("--max-errors", c.maxErrors, 0, 100); err != nil {
 		return nil, err
 	}
-	precision, err := percent("--precision", c.precision, 0.1, 100)
+	precision, err := flagvalue.ParsePercent("--precision", c.precision, 0.1, 100)
 	if err != nil {
 		return nil, err
 	}
@@ -162,14 +147,4 @@ func (c *capacityFlags) plan(cmd *cobra.Command, cfg loadgen.Config) (*capacity.
 		p.MaxTime = p.DefaultMaxTime()
 	}
 	return p, nil
-}
-
-// percent reads "0.1%" (or a bare number, also in percent) as a fraction
-// within [lo, hi] percent.
-func percent(flag, s string, lo, hi float64) (float64, error) {
-	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
-	if err != nil || v < lo || v > hi {
-		return 0, fmt.Errorf("%s %q: want a percentage from %g%% to %g%%", flag, s, lo, hi)
-	}
-	return v / 100, nil
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"strings"
 	"time"
@@ -45,7 +44,7 @@ A wildcard or empty host means 127.0.0.1.`,
 			if err != nil {
 				return usageError{err}
 			}
-			target, err := healthTarget(from)
+			target, err := flagvalue.DialAddr(from)
 			if err != nil {
 				return usageError{err}
 			}
@@ -93,20 +92,4 @@ func healthAddr(cmd *cobra.Command, addr *flagvalue.HostPort, addrFile string) (
 		return "", false, err
 	}
 	return addr.Addr, false, nil
-}
-
-// healthTarget turns a listen address (":8080", "0.0.0.0:8080") into one to
-// dial.
-func healthTarget(addr string) (string, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", fmt.Errorf("--addr %q: %w", addr, err)
-	}
-	if port == "" {
-		return "", errors.New("--addr: no port")
-	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "127.0.0.1"
-	}
-	return net.JoinHostPort(host, port), nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -226,8 +225,8 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 	cfg = loadgen.Config{
 		Target:      f.target.Addr,
 		Token:       f.token,
-		Protocols:   expandAll(f.protocols, api.Protocols()),
-		Scenarios:   expandAll(f.scenarios, api.Scenarios()),
+		Protocols:   flagvalue.ExpandAll(f.protocols, api.Protocols()),
+		Scenarios:   flagvalue.ExpandAll(f.scenarios, api.Scenarios()),
 		Batches:     f.batches,
 		Concurrency: f.concurrency,
 		Links:       links,
@@ -237,7 +236,7 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		Timeout:     f.timeout,
 		Rate:        f.rate,
 		Repeat:      f.repeat,
-		CommandLine: commandLine(cmd),
+		CommandLine: flagvalue.CommandLine(cmd.Name(), cmd.Flags(), "token"),
 		OwnServer:   f.target.Addr == "",
 		Segment:     segment,
 		StartAt:     startAt,
@@ -291,41 +290,6 @@ func (f *runFlags) pinning(cfg *loadgen.Config) error {
 	cfg.ServerCPUs = f.serverCPUs
 	cfg.ServerCPUList, cfg.ClientCPUList = srv.String(), client.String()
 	return nil
-}
-
-// expandAll expands "all" in a --proto or --scenario list to every known
-// name not given already; loadgen.Config.Validate checks the names.
-func expandAll[T ~string](names []string, known []T) []T {
-	var out []T
-	for _, name := range names {
-		n := T(strings.TrimSpace(name))
-		if n != "all" {
-			out = append(out, n)
-			continue
-		}
-		for _, k := range known {
-			if !slices.Contains(out, k) {
-				out = append(out, k)
-			}
-		}
-	}
-	return out
-}
-
-// commandLine is the command line as given, with the token masked.
-func commandLine(cmd *cobra.Command) []string {
-	out := []string{cmd.Name()}
-	cmd.Flags().Visit(func(fl *pflag.Flag) {
-		v := fl.Value.String()
-		if sv, ok := fl.Value.(pflag.SliceValue); ok {
-			v = strings.Join(sv.GetSlice(), ",")
-		}
-		if fl.Name == "token" {
-			v = "***"
-		}
-		out = append(out, "--"+fl.Name+"="+v)
-	})
-	return out
 }
 
 // outputPlan is where the result goes: --format to stdout or --out, and

@@ -1,6 +1,12 @@
 package flagvalue
 
-import "testing"
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
 
 func TestByteSizeFlag(t *testing.T) {
 	for in, want := range map[string]int64{
@@ -39,5 +45,55 @@ func TestHostPortFlag(t *testing.T) {
 	d := HostPort{MinPort: 1}
 	if err := d.Set(":0"); err == nil {
 		t.Error("health: port 0 accepted")
+	}
+}
+
+func TestExpandAll(t *testing.T) {
+	known := []string{"a", "b", "c"}
+	for _, tt := range []struct{ in, want []string }{
+		{[]string{"all"}, known},
+		{[]string{"b", "all"}, []string{"b", "a", "c"}},
+		{[]string{"all", "b"}, []string{"a", "b", "c", "b"}}, // given twice: the config's Validate says so
+		{[]string{" c "}, []string{"c"}},
+	} {
+		if got := ExpandAll(tt.in, known); !slices.Equal(got, tt.want) {
+			t.Errorf("ExpandAll(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestParsePercent(t *testing.T) {
+	if v, err := ParsePercent("--max-errors", "0.1%", 0, 100); err != nil || v != 0.001 {
+		t.Errorf("0.1%%: %v, %v", v, err)
+	}
+	if v, err := ParsePercent("--precision", " 5 ", 0.1, 100); err != nil || v != 0.05 {
+		t.Errorf("5: %v, %v", v, err)
+	}
+	for _, bad := range []string{"", "x%", "200%", "-1", "0.05%"} {
+		if _, err := ParsePercent("--precision", bad, 0.1, 100); err == nil || !strings.HasPrefix(err.Error(), "--precision ") {
+			t.Errorf("%q: %v, want an error naming the flag", bad, err)
+		}
+	}
+}
+
+func TestCommandLine(t *testing.T) {
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	fs.String("token", "", "")
+	fs.StringSlice("proto", nil, "")
+	fs.Int("batch", 100, "")
+	if err := fs.Parse([]string{"--proto", "rest,grpc", "--token", "s3cret"}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"run", "--proto=rest,grpc", "--token=***"}
+	if got := CommandLine("run", fs, "token"); !slices.Equal(got, want) {
+		t.Errorf("CommandLine = %q, want %q", got, want)
+	}
+}
+
+func TestDialAddr(t *testing.T) {
+	for in, want := range map[string]string{":8080": "127.0.0.1:8080", "0.0.0.0:1": "127.0.0.1:1", "[::]:2": "127.0.0.1:2", "10.0.0.1:3": "10.0.0.1:3"} {
+		if got, err := DialAddr(in); err != nil || got != want {
+			t.Errorf("DialAddr(%q) = %q, %v; want %q", in, got, err, want)
+		}
 	}
 }
