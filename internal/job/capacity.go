@@ -17,7 +17,7 @@ import (
 // A search that failed (capacity.Failed) returns its error after the
 // document is written.
 func Capacity(ctx context.Context, p *capacity.Plan, o Options) error {
-	ui := newUI(o.Stderr, o.Quiet)
+	ui := newConsole(o.Stderr, o.Quiet)
 	p.Base.Logger = discard // probe warnings are summed up by the search
 	stop, err := startOwnServer(ctx, ui, &p.Base)
 	if err != nil {

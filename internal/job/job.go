@@ -2,7 +2,7 @@
 // flags are a config: start the own server when there is no target,
 // measure (loadgen.Run, or a capacity search), analyse, and write the
 // document where the output plan says, even a partial one, with progress
-// and the summary on stderr (UI). The commands only parse flags:
+// and the summary on stderr (console). The commands only parse flags:
 //
 //	flags ─cmd─▶ loadgen.Config / capacity.Plan ─job─▶ own server ─▶ cells ─▶
 //	results.Result ─analysis.Apply─▶ verdicts ─report (output.Plan)─▶ stdout or files
@@ -48,7 +48,7 @@ func (e *InterruptedError) Is(target error) bool { return target == loadgen.ErrI
 
 // startOwnServer starts the own server for cfg when it has one, pointing
 // cfg at it; stop ends it (a no-op without one).
-func startOwnServer(ctx context.Context, ui *UI, cfg *loadgen.Config) (stop func(), err error) {
+func startOwnServer(ctx context.Context, ui *console, cfg *loadgen.Config) (stop func(), err error) {
 	if !cfg.OwnServer {
 		return func() {}, nil
 	}
@@ -65,7 +65,7 @@ func startOwnServer(ctx context.Context, ui *UI, cfg *loadgen.Config) (stop func
 // write renders the result where o.Output says; the live table, when
 // there is one, is out already but for its end. A cancelled job still
 // writes what it measured.
-func write(ui *UI, o Options, live *report.Live, res *results.Result) error {
+func write(ui *console, o Options, live *report.Live, res *results.Result) error {
 	p := o.Output
 	p.Wrote = func(file output.File, _ int) { ui.note("wrote %s", file.Path) }
 	p.Fallback.Name = "meteorbench-" + res.Started.Format("20060102-150405") + ".json"

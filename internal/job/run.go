@@ -25,7 +25,7 @@ import (
 // cell was measured but some are not usable: the document is written
 // either way.
 func Run(ctx context.Context, cfg loadgen.Config, o Options) error {
-	ui := newUI(o.Stderr, o.Quiet)
+	ui := newConsole(o.Stderr, o.Quiet)
 	stdout := o.Output.Stdout
 	// Warnings are in the table; on the terminal that shows it, once is enough.
 	ui.muteWarnings = toStdoutTable(o.Output) && output.IsTerminal(stdout)

@@ -21,7 +21,7 @@ func TestWriteFailureKeepsResult(t *testing.T) {
 			Condition: results.Condition{Concurrency: 1}}, Calls: 3, CallsPerS: 100}}}
 	var stdout, stderr bytes.Buffer
 	o := Options{Output: report.OutputPlan(&stdout, []string{"json", "csv"}, filepath.Join(tmp, "gone", "run1"), "meteorbench.json")} // folder never made
-	err := write(newUI(&stderr, false), o, nil, res)
+	err := write(newConsole(&stderr, false), o, nil, res)
 	want := filepath.Join(tmp, "meteorbench-20261201-090000.json")
 	if err == nil || !strings.Contains(err.Error(), "saved to "+want) {
 		t.Fatalf("error %v, want one naming %s", err, want)

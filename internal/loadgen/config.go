@@ -10,7 +10,8 @@
 //	tallies ──merge──▶ summary ──▶ results.Cell (one per repeat)
 //	repeats ──mergeRepeats()──▶ results.Cell (medians, CI) ──▶ results.Result ──▶ reporters
 //
-// Run is the entry point; the cmd package only turns flags into a Config.
+// Run is the entry point; package job runs it for the commands, which only
+// turn flags into a Config.
 package loadgen
 
 import (

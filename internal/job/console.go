@@ -17,12 +17,12 @@ import (
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
-// UI is the stderr side of a run: a progress bar on a terminal, one
+// console is the stderr side of a run: a progress bar on a terminal, one
 // progress line per cell elsewhere (a CI log, a file), warnings and notes
 // as lines, and the verdicts' summary at the end; none of it with --quiet
 // except errors. It is the Logger's handler, so warnings clear the bar
 // before they print.
-type UI struct {
+type console struct {
 	mu    sync.Mutex
 	w     io.Writer
 	quiet bool
@@ -36,12 +36,12 @@ type UI struct {
 	complete     bool // every planned cell was measured: the bar ends at 100%
 }
 
-func newUI(w io.Writer, quiet bool) *UI {
-	return &UI{w: w, quiet: quiet, tty: !quiet && output.IsTerminal(w)}
+func newConsole(w io.Writer, quiet bool) *console {
+	return &console{w: w, quiet: quiet, tty: !quiet && output.IsTerminal(w)}
 }
 
 // progress implements loadgen.Config.Progress.
-func (u *UI) progress(p loadgen.Progress) {
+func (u *console) progress(p loadgen.Progress) {
 	if u.quiet {
 		return
 	}
@@ -82,7 +82,7 @@ func (u *UI) progress(p loadgen.Progress) {
 }
 
 // tick redraws the bar every second, so its clock moves during long cells.
-func (u *UI) tick(bar *progressbar.ProgressBar, stop <-chan struct{}) {
+func (u *console) tick(bar *progressbar.ProgressBar, stop <-chan struct{}) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
@@ -100,7 +100,7 @@ func (u *UI) tick(bar *progressbar.ProgressBar, stop <-chan struct{}) {
 // done ends the bar: at 100% on its own line when every cell was
 // measured (it stayed at the last cell's start, "50% (1/2)", before), else
 // (interrupted, failed) removed rather than shown complete.
-func (u *UI) done() {
+func (u *console) done() {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.bar == nil {
@@ -117,13 +117,13 @@ func (u *UI) done() {
 }
 
 // note prints an informational line.
-func (u *UI) note(format string, args ...any) {
+func (u *console) note(format string, args ...any) {
 	u.line("meteorbench: " + fmt.Sprintf(format, args...))
 }
 
 // summary ends the run with the verdicts and the payload crossovers, the
 // lines people read first.
-func (u *UI) summary(r *results.Result) {
+func (u *console) summary(r *results.Result) {
 	if len(r.Verdicts) == 0 {
 		return
 	}
@@ -139,7 +139,7 @@ func (u *UI) summary(r *results.Result) {
 	}
 }
 
-func (u *UI) line(s string) {
+func (u *console) line(s string) {
 	if u.quiet {
 		return
 	}
@@ -155,29 +155,29 @@ func (u *UI) line(s string) {
 }
 
 // Enabled implements slog.Handler: warnings and worse.
-func (u *UI) Enabled(_ context.Context, l slog.Level) bool {
+func (u *console) Enabled(_ context.Context, l slog.Level) bool {
 	return l >= slog.LevelWarn && !u.muteWarnings
 }
 
 // Handle implements slog.Handler: one line per record.
-func (u *UI) Handle(_ context.Context, r slog.Record) error {
+func (u *console) Handle(_ context.Context, r slog.Record) error {
 	u.line("meteorbench: warning: " + r.Message)
 	return nil
 }
 
 // WithAttrs implements slog.Handler (attributes are not printed).
-func (u *UI) WithAttrs([]slog.Attr) slog.Handler { return u }
+func (u *console) WithAttrs([]slog.Attr) slog.Handler { return u }
 
 // WithGroup implements slog.Handler.
-func (u *UI) WithGroup(string) slog.Handler { return u }
+func (u *console) WithGroup(string) slog.Handler { return u }
 
 // stdout returns a buffer for output to w that goes out whole at each
 // flush, with the progress bar cleared first (they may share a terminal).
-func (u *UI) stdout(w io.Writer) *uiWriter { return &uiWriter{u: u, w: w} }
+func (u *console) stdout(w io.Writer) *uiWriter { return &uiWriter{u: u, w: w} }
 
-// uiWriter buffers stdout between flushes; see UI.stdout.
+// uiWriter buffers stdout between flushes; see console.stdout.
 type uiWriter struct {
-	u   *UI
+	u   *console
 	w   io.Writer
 	buf bytes.Buffer
 }
