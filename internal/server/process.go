@@ -15,6 +15,11 @@ import (
 	"github.com/meteorbench/meteorbench/internal/tlsutil"
 )
 
+// TokenEnv names the environment variable the commands read a token from
+// when no --token is given (safer than the flag, which other users can
+// read in the process list); `run` hands its own server the token there.
+const TokenEnv = "METEORBENCH_TOKEN"
+
 // Process is what `meteorbench serve` adds to a Config: where to listen,
 // where to say so, and where the certificate comes from.
 type Process struct {

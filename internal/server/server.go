@@ -30,11 +30,6 @@ import (
 	"github.com/meteorbench/meteorbench/internal/data"
 )
 
-// TokenEnv names the environment variable the commands read a token from
-// when no --token is given (safer than the flag, which other users can
-// read in the process list); `run` hands its own server the token there.
-const TokenEnv = "METEORBENCH_TOKEN"
-
 // Defaults applied to the zero values of Config.
 const (
 	DefaultMaxBody              = 8 << 20 // 8 MiB
