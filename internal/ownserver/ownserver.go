@@ -4,6 +4,12 @@
 // TLS with a self-signed certificate the load generator trusts when the
 // run measures TLS, and the CPUs split between the server and the load
 // generator when asked.
+//
+// Pinning the load generator changes this whole process (its CPU
+// affinity), which a library should leave to main: Start does it because
+// it must come after the child started (a child inherits the mask, and the
+// server's CPUs would then be out of its reach), and only the run and
+// capacity commands call it.
 package ownserver
 
 import (
