@@ -3,10 +3,12 @@ package loadgen
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 // ErrNotContract is the error (wrapped) of a target that answered none of
@@ -20,9 +22,10 @@ var ErrNotContract = fmt.Errorf("does not serve the meteorbench contract")
 // serve the meteorbench contract: small rest: http-404: ..."), instead of
 // every cell running to its end on errors. It asks nothing of the target
 // but the calls: no /healthz, no /metrics, which servers written from the
-// contract elsewhere need not serve. The answers that failed among others
-// that did are returned as notes.
-func (r *runner) probeContract(ctx context.Context) (notes []string, err error) {
+// contract elsewhere need not serve. The scenarios and protocols that
+// failed among others that did are returned as not served: run measures
+// what the target serves and records the rest (Result.NotServed).
+func (r *runner) probeContract(ctx context.Context) (notServed []results.NotServed, err error) {
 	seen := map[[2]string]bool{}
 	var failed []string
 	ok := 0
@@ -37,6 +40,7 @@ func (r *runner) probeContract(ctx context.Context) (notes []string, err error) 
 				return nil, ErrInterrupted
 			}
 			failed = append(failed, fmt.Sprintf("%s %s: %v", spec.Scenario, spec.Protocol, perr))
+			notServed = append(notServed, results.NotServed{Scenario: spec.Scenario, Protocol: spec.Protocol, Why: oneLine(perr)})
 			continue
 		}
 		ok++
@@ -44,10 +48,20 @@ func (r *runner) probeContract(ctx context.Context) (notes []string, err error) 
 	if ok == 0 && len(failed) > 0 {
 		return nil, fmt.Errorf("target %s %w: %s", r.cfg.Target, ErrNotContract, strings.Join(failed, "; "))
 	}
-	for _, f := range failed {
-		notes = append(notes, "probe call failed before measuring: "+f)
+	return notServed, nil
+}
+
+// served drops from specs the scenarios and protocols the target does not
+// serve.
+func served(specs []cellSpec, not []results.NotServed) []cellSpec {
+	if len(not) == 0 {
+		return specs
 	}
-	return notes, nil
+	return slices.DeleteFunc(specs, func(s cellSpec) bool {
+		return slices.ContainsFunc(not, func(n results.NotServed) bool {
+			return n.Scenario == s.Scenario && n.Protocol == s.Protocol
+		})
+	})
 }
 
 // probeOne makes one call of spec's scenario and protocol.
@@ -76,4 +90,9 @@ func (r *runner) probeOne(ctx context.Context, spec cellSpec) error {
 		return fmt.Errorf("gRPC %s: %w", spec.Scenario.Method(), err)
 	}
 	return err
+}
+
+// oneLine is an error's text on one line.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
 }

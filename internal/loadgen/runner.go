@@ -54,8 +54,11 @@ func newRunner(cfg Config) *runner {
 // 260 ms between two probes, most of it the 200 ms scheduling
 // calibration).
 type Session struct {
-	r          *runner
-	warnings   []string // the target's notes, kept in every result
+	r        *runner
+	warnings []string // the target's notes, kept in every result
+	// notServed are the plan's scenarios and protocols the target did not
+	// answer correctly when probed: left out of every plan (probe.go).
+	notServed  []results.NotServed
 	scheduling *results.Scheduling
 }
 
@@ -85,13 +88,14 @@ func Open(ctx context.Context, cfg Config) (*Session, error) {
 		warn(fmt.Sprintf("target %s: %s", cfg.Target, note))
 	}
 	if !cfg.NoProbe {
-		notes, err := s.r.probeContract(ctx) // probe.go
+		not, err := s.r.probeContract(ctx) // probe.go
 		if err != nil {
 			s.Close()
 			return nil, err
 		}
-		for _, n := range notes {
-			warn(fmt.Sprintf("target %s: %s", cfg.Target, n))
+		s.notServed = not
+		for _, n := range not {
+			cfg.Logger.Warn(fmt.Sprintf("target %s does not serve %s %s: not measured (%s)", cfg.Target, n.Scenario, n.Protocol, n.Why))
 		}
 	}
 	if _, err := s.r.scraper.scrape(ctx); err != nil {
@@ -135,12 +139,13 @@ func (s *Session) Run(ctx context.Context, cfg Config) (*results.Result, error) 
 	}
 	r := &runner{cfg: cfg, health: s.r.health, scraper: s.r.scraper, metrics: s.r.metrics}
 	res := &results.Result{
-		Schema:   results.Schema,
-		Env:      cfg.Env(),
-		Settings: cfg.Settings(),
-		Started:  time.Now().UTC().Round(0), // wall clock only: the document round-trips exactly
-		Cells:    []results.Cell{},
-		Warnings: slices.Clone(s.warnings),
+		Schema:    results.Schema,
+		Env:       cfg.Env(),
+		Settings:  cfg.Settings(),
+		Started:   time.Now().UTC().Round(0), // wall clock only: the document round-trips exactly
+		Cells:     []results.Cell{},
+		Warnings:  slices.Clone(s.warnings),
+		NotServed: slices.Clone(s.notServed),
 	}
 	warn := func(msg string) {
 		res.Warnings = append(res.Warnings, msg)
@@ -171,7 +176,7 @@ func (s *Session) Run(ctx context.Context, cfg Config) (*results.Result, error) 
 		}
 	}
 
-	specs := plan(cfg)
+	specs := served(plan(cfg), s.notServed) // probe.go
 	var (
 		done   []measured // the measurements of the current group
 		runErr error
