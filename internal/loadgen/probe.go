@@ -15,6 +15,10 @@ import (
 // the plan's probe calls correctly.
 var ErrNotContract = fmt.Errorf("does not serve the meteorbench contract")
 
+// ErrEndpoints is the error (wrapped) of a user's endpoints that answered
+// none of the probe calls correctly.
+var ErrEndpoints = fmt.Errorf("answered no probe call correctly")
+
 // probeContract makes one call of every scenario and protocol of the plan
 // (its first condition of each) before the first cell, each over a client
 // of its own with no link, within HealthTimeout. A target that answers
@@ -40,10 +44,19 @@ func (r *runner) probeContract(ctx context.Context) (notServed []results.NotServ
 				return nil, ErrInterrupted
 			}
 			failed = append(failed, fmt.Sprintf("%s %s: %v", spec.Scenario, spec.Protocol, perr))
+			if slices.Contains(authClasses, call.Classify(context.Background(), perr)) {
+				// Refused credentials are the run's to fix, not a part
+				// the target lacks: measured, the run stops on them
+				// (afterCell) naming --token.
+				continue
+			}
 			notServed = append(notServed, results.NotServed{Scenario: spec.Scenario, Protocol: spec.Protocol, Why: oneLine(perr)})
 			continue
 		}
 		ok++
+	}
+	if ok == 0 && len(failed) > 0 && r.cfg.Endpoints != nil {
+		return nil, fmt.Errorf("%s %w: %s", r.cfg.Endpoints.Name(), ErrEndpoints, strings.Join(failed, "; "))
 	}
 	if ok == 0 && len(failed) > 0 {
 		return nil, fmt.Errorf("target %s %w: %s", r.cfg.Target, ErrNotContract, strings.Join(failed, "; "))
@@ -66,7 +79,7 @@ func served(specs []cellSpec, not []results.NotServed) []cellSpec {
 
 // probeOne makes one call of spec's scenario and protocol.
 func (r *runner) probeOne(ctx context.Context, spec cellSpec) error {
-	client, err := protocols[spec.Protocol](call.Options{
+	client, err := r.newClient(spec, call.Options{
 		Target:    r.cfg.Target,
 		Token:     r.cfg.Token,
 		Workers:   1,
@@ -86,7 +99,7 @@ func (r *runner) probeOne(ctx context.Context, spec cellSpec) error {
 	ctx, cancel := context.WithTimeout(ctx, HealthTimeout)
 	defer cancel()
 	_, err = caller.Call(ctx)
-	if err != nil && spec.Protocol == api.GRPC {
+	if err != nil && spec.Protocol == api.GRPC && spec.Scenario.Method() != "" {
 		return fmt.Errorf("gRPC %s: %w", spec.Scenario.Method(), err)
 	}
 	return err
