@@ -60,6 +60,8 @@ type runFlags struct {
 	// capacity is set by the capacity command: its probes are open loop.
 	capacity bool
 	tls      runTLSFlags // runtls.go
+	// endpoints are the user's own endpoints (run only; endpoints.go).
+	endpoints endpointFlags
 	// plan is where the result goes, set by config.
 	plan *output.Plan
 	// The CPUs --server-cpus gives each side, set by config.
@@ -150,6 +152,7 @@ stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
 		},
 	}
 	f.addFlags(cmd.Flags())
+	f.endpoints.register(cmd.Flags())
 	return cmd
 }
 
@@ -189,6 +192,11 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 	fl := cmd.Flags()
 	var cfg loadgen.Config
+	target, err := f.endpoints.target(fl, f.target) // endpoints.go
+	if err != nil {
+		return cfg, err
+	}
+	f.target = target
 	if f.target != "" {
 		if _, _, err := net.SplitHostPort(f.target); err != nil {
 			return cfg, fmt.Errorf("--target %q: want host:port", f.target)
@@ -339,6 +347,9 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		cfg.Warmup = -1 // none
 	}
 	if err := f.tls.apply(&cfg, f.target); err != nil {
+		return cfg, err
+	}
+	if err := f.endpoints.apply(cmd.Context(), &cfg); err != nil {
 		return cfg, err
 	}
 	if cfg.Target == "" {
