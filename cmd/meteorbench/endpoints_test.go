@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
@@ -186,4 +187,30 @@ func TestRunEndpointsBadInput(t *testing.T) {
 	} {
 		wantUsageError(t, append([]string{"run"}, args...)...)
 	}
+}
+
+// An https URL and a gRPC method over TLS, as --tls measures them: the
+// handshakes counted, the certificate not verified (--tls-insecure).
+func TestRunEndpointsTLS(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, `{"ok": true}`)
+	}))
+	t.Cleanup(srv.Close)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer(grpc.Creds(credentials.NewServerTLSFromCert(&srv.TLS.Certificates[0])))
+	healthpb.RegisterHealthServer(gs, health.NewServer())
+	reflection.Register(gs)
+	go gs.Serve(lis)
+	t.Cleanup(gs.Stop)
+	res := runEndpoints(t, "--rest-url", srv.URL+"/x", "--grpc-addr", lis.Addr().String(),
+		"--grpc-method", "grpc.health.v1.Health/Check", "--tls", "--tls-insecure")
+	for _, c := range res.Cells {
+		if c.Calls != 6 || !c.TLS || c.TLSHandshakeUS == nil {
+			t.Errorf("%s: %d calls %v, TLS %v, handshake %v", c.Protocol, c.Calls, c.ErrorExamples, c.TLS, c.TLSHandshakeUS)
+		}
+	}
+	wantUsageError(t, "run", "--rest-url", "http://"+srv.Listener.Addr().String(), "--tls", "--tls-insecure") // TLS to an http:// URL
 }

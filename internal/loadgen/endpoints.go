@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
@@ -71,6 +72,9 @@ func (r *runner) openSides(ctx context.Context, warn func(string)) {
 	for _, p := range r.cfg.Endpoints.Protocols() {
 		addr := r.cfg.Endpoints.Addr(p)
 		s := newScraper(addr)
+		if r.cfg.tlsOnly() { // as controlOverTLS does for the target's
+			r.dialOverTLS(s.hc.Transport.(*http.Transport))
+		}
 		if _, err := s.scrape(ctx); err != nil {
 			s.close()
 			warn(fmt.Sprintf("server CPU per call not reported for the %s endpoint: %s has no usable /metrics (%v)", p.Title(), addr, err))
