@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -108,6 +109,11 @@ func TestCheckAndRunAgainstPythonServer(t *testing.T) {
 	for _, n := range res.NotServed {
 		if n.Why == "" || (n.Scenario == api.Stream && n.Protocol == api.REST && !strings.HasPrefix(n.Why, "http-404")) {
 			t.Errorf("not served %+v", n)
+		}
+	}
+	for _, v := range res.Verdicts {
+		if !slices.Contains(v.Notes, "REST+protobuf, gRPC not served by the target: not measured") {
+			t.Errorf("%s verdict's notes %q: want the protocols not served", v.Scenario, v.Notes)
 		}
 	}
 	// The reporters show them.
