@@ -125,6 +125,13 @@ error of class invalid-response. Closed-loop is the default; --rate N makes
 the run open-loop (N calls/s per cell, latency measured from each call's
 intended start; late = sent more than 1ms after it was due).
 
+A --target that serves only part of the contract (docs/contract.md) is
+measured on what it serves; the rest is listed as not served ('meteorbench
+check --target' tells beforehand). Your own endpoints instead of the
+contract: --rest-url URL against --grpc-addr HOST:PORT --grpc-method
+pkg.Service/Method (--schema FILE.proto, or the server's reflection), one
+cell pair compared like REST and gRPC.
+
 More load than one machine makes: --segment i/N runs share i of N of the plan
 (of the workers, the rate and the iterations; a segment is not part of the
 cell keys), --start-at makes the instances start together, and
