@@ -218,13 +218,14 @@ func (f *runFlags) searchCapacity(cmd *cobra.Command, p *capacity.Plan) error {
 	ui.note("capacity search: %s, up to %v", p.Objective, p.MaxTime)
 	found, err := p.Run(ctx)
 	res := &results.Result{
-		Schema:   results.Schema,
-		Env:      capacityEnv(ctx, p),
-		Settings: capacitySettings(p),
-		Started:  started,
-		Finished: time.Now().UTC().Round(0),
-		Cells:    []results.Cell{},
-		Capacity: found,
+		Schema:    results.Schema,
+		Env:       capacityEnv(ctx, p),
+		Settings:  capacitySettings(p),
+		Started:   started,
+		Finished:  time.Now().UTC().Round(0),
+		Cells:     []results.Cell{},
+		Capacity:  found,
+		NotServed: p.NotServed,
 	}
 	switch {
 	case err == nil:

@@ -116,6 +116,18 @@ func TestCheckAndRunAgainstPythonServer(t *testing.T) {
 			t.Errorf("%s verdict's notes %q: want the protocols not served", v.Scenario, v.Notes)
 		}
 	}
+	// A capacity search leaves them out too.
+	stdout, stderr, err = execute(t, "capacity", "--target", addr, "--scenario", "small", "--proto", "rest,grpc",
+		"--probe", "200ms", "--probe-warmup", "0", "--max-time", "1s", "--format", "json", "--quiet")
+	if err != nil {
+		t.Fatalf("capacity: %v\n%s", err, stderr)
+	}
+	if res, err = results.Read(strings.NewReader(stdout)); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.NotServed) != 1 || res.NotServed[0].Protocol != api.GRPC || len(res.Capacity) != 1 || res.Capacity[0].Protocol != api.REST {
+		t.Errorf("capacity: not served %+v, searched %d series", res.NotServed, len(res.Capacity))
+	}
 	// The reporters show them.
 	stdout, _, err = execute(t, "run", "--target", addr, "--scenario", "stream,small", "--proto", "rest", "--batch", "1",
 		"--iterations", "1", "--warmup", "0", "--format", "markdown", "--quiet")

@@ -64,6 +64,16 @@ func (r *runner) probeContract(ctx context.Context) (notServed []results.NotServ
 	return notServed, nil
 }
 
+// NotServed are the scenarios and protocols of the session's plan that the
+// target did not serve when probed: a capacity search leaves them out too.
+func (s *Session) NotServed() []results.NotServed { return slices.Clone(s.notServed) }
+
+// Serves reports whether the target served k's scenario and protocol when
+// probed.
+func (s *Session) Serves(k results.CellKey) bool {
+	return len(served([]cellSpec{{CellKey: k}}, s.notServed)) == 1
+}
+
 // served drops from specs the scenarios and protocols the target does not
 // serve.
 func served(specs []cellSpec, not []results.NotServed) []cellSpec {
