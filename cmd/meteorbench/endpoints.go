@@ -31,7 +31,9 @@ func (e *endpointFlags) register(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&e.headers, "header", nil, "header of every --rest-url call, 'Key: value' (repeatable)")
 	fl.StringVar(&e.grpcAddr, "grpc-addr", "", "host:port of your own gRPC server (with --grpc-method)")
 	fl.StringVar(&e.grpcMethod, "grpc-method", "", "measure your own gRPC method, package.Service/Method (unary or server-streaming), described by --schema or the server's reflection; the answer must be OK and decode as its type")
-	fl.StringVar(&e.schema, "schema", "", "the .proto `file` that defines --grpc-method (parsed at run time; imports from its folder and the well-known types); default: ask the server's reflection")
+	if fl.Lookup("schema") == nil { // --payload's (payload.go) may define it first: one flag, read in target
+		fl.String("schema", "", "the .proto `file` that defines --grpc-method (parsed at run time; imports from its folder and the well-known types); default: ask the server's reflection")
+	}
 	fl.StringVar(&e.grpcRequest, "grpc-request", "", "the request of every --grpc-method call, a `file` of protobuf JSON (default: the empty message)")
 }
 
@@ -45,11 +47,15 @@ func (e *endpointFlags) given() bool {
 // gRPC one's); without endpoints, target unchanged. Run then starts no
 // server of its own.
 func (e *endpointFlags) target(fl *pflag.FlagSet, target string) (string, error) {
+	e.schema = fl.Lookup("schema").Value.String()
 	if !e.given() {
-		for _, name := range []string{"rest-method", "rest-body", "header", "schema", "grpc-request"} {
+		for _, name := range []string{"rest-method", "rest-body", "header", "grpc-request"} {
 			if fl.Changed(name) {
 				return "", fmt.Errorf("--%s: give --rest-url or --grpc-method too", name)
 			}
+		}
+		if fl.Changed("schema") && fl.Lookup("payload") == nil { // where --payload exists, its check covers --schema
+			return "", errors.New("--schema: give --grpc-method too")
 		}
 		return target, nil
 	}
