@@ -88,14 +88,15 @@ func TestRunExternalEndpoints(t *testing.T) {
 	body := writeTemp(t, "body.json", `{"hello": [1, 2, 3]}`)
 	req := writeTemp(t, "req.json", `{"service": ""}`)
 	res := runEndpoints(t, "--rest-url", "http://"+rest+"/echo", "--rest-body", body, "--header", "X-Test: yes",
-		"--grpc-addr", grpcAddr, "--grpc-method", "grpc.health.v1.Health/Check", "--grpc-request", req)
+		"--grpc-addr", grpcAddr, "--grpc-method", "grpc.health.v1.Health/Check", "--grpc-request", req,
+		"--link", "lan") // each side relayed to its own server
 	name := "POST http://" + rest + "/echo vs grpc.health.v1.Health/Check at " + grpcAddr
 	if len(res.Cells) != 2 {
 		t.Fatalf("%d cells, want rest and grpc", len(res.Cells))
 	}
 	for i, p := range []api.Protocol{api.REST, api.GRPC} {
 		c := res.Cells[i]
-		if c.Protocol != p || c.Scenario != "endpoint" || c.Endpoint != name || c.Calls != 6 || c.Errors != 0 {
+		if c.Protocol != p || c.Scenario != "endpoint" || c.Endpoint != name || c.Link == "" || c.Calls != 6 || c.Errors != 0 {
 			t.Errorf("cell %d: %s %s %q: %d calls, %d errors %v", i, c.Scenario, c.Protocol, c.Endpoint, c.Calls, c.Errors, c.ErrorExamples)
 		}
 		if c.ServerCPUUSPerCall != nil {

@@ -42,7 +42,7 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", spec, err)
 		}
-		relay, err := link.Listen(l, cfg.Target)
+		relay, err := link.Listen(l, r.addrOf(spec)) // endpoints.go
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", spec, err)
 		}

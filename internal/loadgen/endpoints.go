@@ -52,6 +52,15 @@ func (r *runner) newClient(spec cellSpec, o call.Options) (call.Client, error) {
 	return protocols[spec.Protocol](o)
 }
 
+// addrOf is the address spec's calls go to: the target's, or for an
+// endpoint cell its endpoint's (an emulated link relays there).
+func (r *runner) addrOf(spec cellSpec) string {
+	if spec.Scenario == endpointcall.Scenario && r.cfg.Endpoints != nil {
+		return r.cfg.Endpoints.Addr(spec.Protocol)
+	}
+	return r.cfg.Target
+}
+
 // scraperOf is the scraper of the server that answers spec's calls: the
 // target's, or for an endpoint cell its endpoint's; nil when that server's
 // metrics are not read (then its CPU per call is absent, never 0).
