@@ -15,6 +15,7 @@ import (
 
 func newCheckCmd() *cobra.Command {
 	var target, token, format string
+	var tlsFlags runTLSFlags
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Say which scenarios and protocols a target serves of the contract (exit 0 something, 1 nothing)",
@@ -29,7 +30,12 @@ exit 0 when at least one call is served, 1 when none is.
 and marks the rest as not served.`,
 		Example: `  meteorbench check --target 127.0.0.1:8080
   meteorbench check --target 127.0.0.1:8080 --format json | jq '.calls[] | select(.served)'`,
-		Args: cobra.NoArgs,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if args = tlsFlags.takeModeArg(cmd.Flags(), args); len(args) > 0 {
+				return usageError{fmt.Errorf("check takes no arguments, got %q", args[0])}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if _, _, err := net.SplitHostPort(target); err != nil {
 				return usageError{fmt.Errorf("--target %q: want host:port", target)}
@@ -40,7 +46,14 @@ and marks the rest as not served.`,
 			if !cmd.Flags().Changed("token") {
 				token = os.Getenv(tokenEnv)
 			}
-			c, err := loadgen.CheckContract(cmd.Context(), loadgen.Config{Target: target, Token: token})
+			cfg := loadgen.Config{Target: target, Token: token}
+			if err := tlsFlags.apply(&cfg, target); err != nil {
+				return usageError{err}
+			}
+			if len(cfg.TLS) > 1 {
+				return usageError{fmt.Errorf("--tls both: check asks over one transport, on or off")}
+			}
+			c, err := loadgen.CheckContract(cmd.Context(), cfg)
 			if err != nil {
 				if errors.Is(err, loadgen.ErrInterrupted) {
 					return &exitError{130, err}
@@ -59,7 +72,11 @@ and marks the rest as not served.`,
 				return err
 			}
 			if !c.Serves() {
-				return &exitError{1, fmt.Errorf("target %s %w", target, loadgen.ErrNotContract)}
+				hint := ""
+				if len(cfg.TLS) == 0 {
+					hint = " (asked in plaintext: a TLS server needs --tls)"
+				}
+				return &exitError{1, fmt.Errorf("target %s %w%s", target, loadgen.ErrNotContract, hint)}
 			}
 			return nil
 		},
@@ -67,5 +84,6 @@ and marks the rest as not served.`,
 	cmd.Flags().StringVar(&target, "target", "", "host:port of the server to check (required)")
 	cmd.Flags().StringVar(&token, "token", "", "bearer token for a protected server (default $"+tokenEnv+")")
 	cmd.Flags().StringVar(&format, "format", "table", "table or json")
+	tlsFlags.register(cmd.Flags())
 	return cmd
 }

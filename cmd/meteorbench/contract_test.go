@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"crypto/tls"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,9 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/server"
+	"github.com/meteorbench/meteorbench/internal/server/servertest"
+	"github.com/meteorbench/meteorbench/internal/tlsutil"
 )
 
 // startPythonContractServer starts testdata/contract_server.py, a server
@@ -151,4 +155,24 @@ func TestCheckServesNothing(t *testing.T) {
 	}
 	wantUsageError(t, "check", "--target", "nohostport")
 	wantUsageError(t, "check", "--target", addr, "--format", "xml")
+}
+
+// check --tls against a TLS server: everything served; in plaintext,
+// nothing, with a hint.
+func TestCheckTLS(t *testing.T) {
+	cert, pemBytes, err := tlsutil.SelfSigned("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := servertest.Start(t, server.Config{TLS: &tls.Config{Certificates: []tls.Certificate{cert}}})
+	ca := writeTemp(t, "ca.pem", string(pemBytes))
+	stdout, _, err := execute(t, "check", "--target", addr, "--tls", "--tls-ca", ca)
+	if err != nil || !strings.Contains(stdout, "serves 12 of 12") {
+		t.Errorf("check --tls: %v\n%s", err, stdout)
+	}
+	_, _, err = execute(t, "check", "--target", addr)
+	if exitCodeQuiet(err) != 1 || !strings.Contains(err.Error(), "a TLS server needs --tls") {
+		t.Errorf("check in plaintext: %v", err)
+	}
+	wantUsageError(t, "check", "--target", addr, "--tls", "both")
 }

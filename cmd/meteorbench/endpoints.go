@@ -47,7 +47,9 @@ func (e *endpointFlags) given() bool {
 // gRPC one's); without endpoints, target unchanged. Run then starts no
 // server of its own.
 func (e *endpointFlags) target(fl *pflag.FlagSet, target string) (string, error) {
-	e.schema = fl.Lookup("schema").Value.String()
+	if f := fl.Lookup("schema"); f != nil { // capacity has none
+		e.schema = f.Value.String()
+	}
 	if !e.given() {
 		for _, name := range []string{"rest-method", "rest-body", "header", "grpc-request"} {
 			if fl.Changed(name) {
