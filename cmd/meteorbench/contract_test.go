@@ -176,3 +176,13 @@ func TestCheckTLS(t *testing.T) {
 	}
 	wantUsageError(t, "check", "--target", addr, "--tls", "both")
 }
+
+// A target that refuses every probe call for its credentials is not one
+// that serves nothing: the error names --token.
+func TestRunRefusedCredentials(t *testing.T) {
+	addr := servertest.Start(t, server.Config{Token: "s3cret"})
+	_, _, err := execute(t, "run", "--target", addr, "--scenario", "small", "--iterations", "1", "--quiet")
+	if exitCodeQuiet(err) != 1 || !strings.Contains(err.Error(), "refused every probe call for its credentials") || !strings.Contains(err.Error(), "check --token") {
+		t.Errorf("run without the token: %v", err)
+	}
+}

@@ -32,7 +32,7 @@ var ErrEndpoints = fmt.Errorf("answered no probe call correctly")
 func (r *runner) probeContract(ctx context.Context) (notServed []results.NotServed, err error) {
 	seen := map[[2]string]bool{}
 	var failed []string
-	ok := 0
+	ok, refused := 0, 0
 	for _, spec := range plan(r.cfg) {
 		k := [2]string{string(spec.Scenario), string(spec.Protocol)}
 		if seen[k] || r.cfg.shareOf(spec).empty {
@@ -48,12 +48,16 @@ func (r *runner) probeContract(ctx context.Context) (notServed []results.NotServ
 				// Refused credentials are the run's to fix, not a part
 				// the target lacks: measured, the run stops on them
 				// (afterCell) naming --token.
+				refused++
 				continue
 			}
 			notServed = append(notServed, results.NotServed{Scenario: spec.Scenario, Protocol: spec.Protocol, Why: oneLine(perr)})
 			continue
 		}
 		ok++
+	}
+	if ok == 0 && refused > 0 && refused == len(failed) {
+		return nil, fmt.Errorf("target %s refused every probe call for its credentials (%s): check --token", r.cfg.Target, strings.Join(failed, "; "))
 	}
 	if ok == 0 && len(failed) > 0 && r.cfg.Endpoints != nil {
 		return nil, fmt.Errorf("%s %w: %s", r.cfg.Endpoints.Name(), ErrEndpoints, strings.Join(failed, "; "))
