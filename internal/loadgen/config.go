@@ -26,6 +26,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 
 	"github.com/meteorbench/meteorbench/internal/link"
+	"github.com/meteorbench/meteorbench/internal/loadgen/endpointcall"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -111,6 +112,13 @@ type Config struct {
 	// other condition. Default: std.
 	JSONCodecs []string
 
+	// Endpoints, when set, are the user's own endpoints the run measures
+	// instead of the contract's calls (endpoints.go): one scenario,
+	// endpointcall.Scenario, over the protocols the endpoints have. Target
+	// is then one of them (for the run's record); each side's metrics are
+	// read at its own address when it serves meteorbench's.
+	Endpoints *endpointcall.Endpoints
+
 	// Duration is the measured time per cell. Zero means DefaultDuration,
 	// unless Iterations is set, in which case the cell is bounded by
 	// Iterations and CellLimit. With both set, the first bound reached ends
@@ -194,6 +202,9 @@ type Config struct {
 
 // withDefaults fills the zero values.
 func (c Config) withDefaults() Config {
+	if c.Endpoints != nil {
+		c = c.withEndpoints() // endpoints.go
+	}
 	if len(c.Protocols) == 0 {
 		c.Protocols = api.Protocols()
 	}
@@ -247,17 +258,21 @@ func (c Config) Validate() error {
 	if c.Target == "" {
 		return errors.New("no target")
 	}
+	protocols, scenarios := api.Protocols(), api.Scenarios()
+	if c.Endpoints != nil {
+		protocols, scenarios = c.Endpoints.Protocols(), []api.Scenario{endpointcall.Scenario}
+	}
 	for _, p := range c.Protocols {
-		if !slices.Contains(api.Protocols(), p) {
-			return fmt.Errorf("proto: unknown value %q (want %s)", p, join(api.Protocols()))
+		if !slices.Contains(protocols, p) {
+			return fmt.Errorf("proto: unknown value %q (want %s)", p, join(protocols))
 		}
 	}
 	if err := unique("proto", c.Protocols); err != nil {
 		return err
 	}
 	for _, s := range c.Scenarios {
-		if !slices.Contains(api.Scenarios(), s) {
-			return fmt.Errorf("scenario: unknown value %q (want %s)", s, join(api.Scenarios()))
+		if !slices.Contains(scenarios, s) {
+			return fmt.Errorf("scenario: unknown value %q (want %s)", s, join(scenarios))
 		}
 	}
 	if err := unique("scenario", c.Scenarios); err != nil {

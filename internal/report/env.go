@@ -30,6 +30,9 @@ func envLines(r *results.Result) [][2]string {
 		target += " (own server child, loopback)"
 	}
 	lines = append(lines, [2]string{"target", target})
+	for _, n := range r.NotServed {
+		lines = append(lines, [2]string{"not served", fmt.Sprintf("%s %s: not measured (%s)", n.Scenario, n.Protocol, n.Why)})
+	}
 	lines = append(lines, [2]string{"plan", planLine(s)})
 	lines = append(lines, [2]string{"load", loadLine(s)})
 	if s.Repeat > 1 {

@@ -40,6 +40,11 @@ type Condition struct {
 	// decoded with, on both sides (run --json-codec: "v2", "sonic"); ""
 	// for encoding/json ("std"), and for every other protocol.
 	JSONCodec string `json:"json_codec,omitempty"`
+	// Endpoint names the user's own endpoints the cell called (run
+	// --rest-url, --grpc-method): "GET http://host/items vs
+	// items.Items/List at host:9090", the same for both protocols of the
+	// pair so that they are compared; "" for the contract's calls.
+	Endpoint string `json:"endpoint,omitempty"`
 }
 
 // N is the number of records the condition's calls carry: Records, or

@@ -35,6 +35,9 @@ type Result struct {
 	Stop        Stop     `json:"stop_reason"`
 	Interrupted bool     `json:"interrupted"`
 	Warnings    []string `json:"warnings,omitempty"`
+	// NotServed are the scenarios and protocols of the plan the target did
+	// not answer correctly before the first cell: not measured, no cells.
+	NotServed []NotServed `json:"not_served,omitempty"`
 	// Verdicts answer the run's question per scenario and condition, computed
 	// from Cells by package analysis: what the table's summary lines say.
 	Verdicts []Verdict `json:"verdicts"`
