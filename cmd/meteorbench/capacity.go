@@ -14,6 +14,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/internal/analysis"
 	"github.com/meteorbench/meteorbench/internal/capacity"
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -212,7 +213,7 @@ func (f *runFlags) searchCapacity(cmd *cobra.Command, p *capacity.Plan) error {
 			why = " (" + pr.Why + ")"
 		}
 		ui.note("%s %s%s · %s %s calls/s → %s%s", k.Scenario, k.Protocol, features(k.Condition), pr.Phase,
-			results.FormatRate(pr.Outcome.Offered), pr.Verdict, why)
+			format.Rate(pr.Outcome.Offered), pr.Verdict, why)
 	}
 	p.OnSearch = func(i, k int) { ui.note("capacity search %d of %d", i, k) }
 	ui.note("capacity search: %s, up to %v", p.Objective, p.MaxTime)

@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/stats"
@@ -287,7 +288,7 @@ func loadNote(protos []api.Protocol, by map[api.Protocol][]*results.Cell) string
 		}
 		u := stats.Summarize(us).Median
 		lo, hi = min(lo, u), max(hi, u)
-		parts = append(parts, fmt.Sprintf("%s %.0f%% busy at %s calls/s", p.Title(), 100*u, results.FormatRate(median(by[p], results.FigCallsPerS))))
+		parts = append(parts, fmt.Sprintf("%s %s busy at %s calls/s", p.Title(), format.Percent(u), format.Rate(median(by[p], results.FigCallsPerS))))
 	}
 	if len(parts) < 2 || lo <= 0 || hi/lo < LoadApart {
 		return ""
@@ -342,7 +343,7 @@ func versus(base, other []*results.Cell) results.Versus {
 		for _, c := range side {
 			if saturated(c) {
 				sat = append(sat, fmt.Sprintf("%s reached %s of %s calls/s", c.Protocol.Title(),
-					results.FormatRate(c.RateAchieved), results.FormatRate(c.RateRequested)))
+					format.Rate(c.RateAchieved), format.Rate(c.RateRequested)))
 				break
 			}
 		}
@@ -505,8 +506,8 @@ func decodeNote(p api.Protocol, cs []*results.Cell) string {
 	if math.IsNaN(cpu) || dec > cpu {
 		return ""
 	}
-	return fmt.Sprintf("%s: the client's decoding takes %s of the %s mean latency (%.0f%%; wall time, within the client's %s of CPU per call): the client, not the server or the wire, dominates it",
-		p.Title(), results.FormatUS(dec), results.FormatUS(lat), 100*dec/lat, results.FormatUS(cpu))
+	return fmt.Sprintf("%s: the client's decoding takes %s of the %s mean latency (%s; wall time, within the client's %s of CPU per call): the client, not the server or the wire, dominates it",
+		p.Title(), format.US(dec), format.US(lat), format.Percent(dec/lat), format.US(cpu))
 }
 
 // BandwidthBound is the share of an emulated link's rate above which a
@@ -529,36 +530,6 @@ func bandwidthNote(p api.Protocol, cond results.Condition, cs []*results.Cell) s
 	if math.IsNaN(calls) || math.IsNaN(per) || calls*per < BandwidthBound*l.BytesPerSecond() {
 		return ""
 	}
-	return fmt.Sprintf("%s bandwidth-bound at %s calls/s: %s per call on %s (%.0f%% of the link)",
-		p.Title(), results.FormatRate(calls), fmtBytes(per), fmtBitRate(float64(l.BitsPerSecond())), 100*calls*per/l.BytesPerSecond())
-}
-
-// fmtBytes formats bytes as the reporters do: "219.6 KB".
-func fmtBytes(b float64) string {
-	return scaled(b, unit{1e6, "%.2f MB"}, unit{1e3, "%.1f KB"}, unit{1, "%.0f B"})
-}
-
-// fmtBitRate formats a link rate: "100 Mbit/s".
-func fmtBitRate(bps float64) string {
-	return scaled(bps, unit{1e9, "%g Gbit/s"}, unit{1e6, "%g Mbit/s"}, unit{1e3, "%g kbit/s"})
-}
-
-// unit is one step of a scale: a value of at least size is written, in
-// format, as a multiple of size.
-type unit struct {
-	size   float64
-	format string
-}
-
-// scaled writes v in the first of units (largest first) that it reaches,
-// and in the last one when it reaches none.
-func scaled(v float64, units ...unit) string {
-	u := units[len(units)-1]
-	for _, c := range units[:len(units)-1] {
-		if v >= c.size {
-			u = c
-			break
-		}
-	}
-	return fmt.Sprintf(u.format, v/u.size)
+	return fmt.Sprintf("%s bandwidth-bound at %s calls/s: %s per call on %s (%s of the link)",
+		p.Title(), format.Rate(calls), format.Bytes(per), format.BitRate(float64(l.BitsPerSecond())), format.Percent(calls*per/l.BytesPerSecond()))
 }

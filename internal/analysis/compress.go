@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -46,7 +47,7 @@ func compressNotes(groups []*cellGroup, out []results.Verdict) {
 			}{{results.FigServerCPU, "server CPU"}, {results.FigClientCPU, "client CPU"}} {
 				a, b := median(without, f.fig), median(with, f.fig)
 				if a > 0 && b > 0 && !math.IsNaN(a) && !math.IsNaN(b) {
-					figs = append(figs, fmt.Sprintf("%.2gx the %s", b/a, f.name))
+					figs = append(figs, format.Ratio(b/a)+" the "+f.name)
 				}
 			}
 			if len(figs) > 0 {
@@ -67,7 +68,7 @@ func ratioWords(without, with float64, what string) string {
 		return ""
 	}
 	if with <= without {
-		return fmt.Sprintf("%.2gx fewer %s", without/with, what)
+		return format.Ratio(without/with) + " fewer " + what
 	}
-	return fmt.Sprintf("%.2gx more %s", with/without, what)
+	return format.Ratio(with/without) + " more " + what
 }

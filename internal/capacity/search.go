@@ -25,7 +25,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/format"
 )
 
 // Objective is what a probe must meet to pass.
@@ -97,11 +97,11 @@ func (obj Objective) Judge(o Outcome) (Verdict, string) {
 	case o.Calls == 0:
 		return Fail, "no successful call"
 	case o.ErrorRate() > obj.MaxErrors:
-		return Fail, fmt.Sprintf("errors %.2f%% > %.2f%%", 100*o.ErrorRate(), 100*obj.MaxErrors)
+		return Fail, "errors " + format.Percent(o.ErrorRate()) + " > " + format.Percent(obj.MaxErrors)
 	case o.Achieved < minAch*o.Offered:
-		return Fail, fmt.Sprintf("achieved %.0f of %.0f calls/s", o.Achieved, o.Offered)
+		return Fail, "achieved " + format.Rate(o.Achieved) + " of " + format.Rate(o.Offered) + " calls/s"
 	case o.Latency > float64(obj.Bound.Microseconds()):
-		return Fail, fmt.Sprintf("p%g %s > %s", obj.Percentile, results.FormatUS(o.Latency), results.FormatUS(float64(obj.Bound.Microseconds())))
+		return Fail, fmt.Sprintf("p%g %s > %s", obj.Percentile, format.US(o.Latency), format.US(float64(obj.Bound.Microseconds())))
 	}
 	return Pass, ""
 }
@@ -223,7 +223,7 @@ func (s *Searcher) Record(o Outcome) {
 		if s.stalls++; s.stalls <= s.set.StallRetries {
 			return
 		}
-		s.failure = fmt.Sprintf("failed: the target stalled in %d probes in a row at %s calls/s (last: %s)", s.stalls, fmtRate(o.Offered), o.StallWhy)
+		s.failure = fmt.Sprintf("failed: the target stalled in %d probes in a row at %s calls/s (last: %s)", s.stalls, format.Rate(o.Offered), o.StallWhy)
 		s.finish(s.failure)
 		return
 	}
@@ -439,9 +439,9 @@ func (s *Searcher) Result() Result {
 		r.Rate, r.GeneratorBound = 0, 0
 		r.Held, r.Boundary = 0, 0
 	case r.GeneratorBound > 0 && s.lo == 0:
-		r.Note = fmt.Sprintf("generator-bound at %s calls/s: the load generator could not deliver it, and no lower rate passed", fmtRate(s.genBound))
+		r.Note = fmt.Sprintf("generator-bound at %s calls/s: the load generator could not deliver it, and no lower rate passed", format.Rate(s.genBound))
 	case r.GeneratorBound > 0:
-		r.Note = fmt.Sprintf("generator-bound at %s calls/s: the load generator could not deliver more; the server sustains at least %s", fmtRate(s.genBound), fmtRate(s.lo))
+		r.Note = fmt.Sprintf("generator-bound at %s calls/s: the load generator could not deliver more; the server sustains at least %s", format.Rate(s.genBound), format.Rate(s.lo))
 		if s.stopped != "generator-bound" {
 			// Stopped (the time bound) before the lower bound was confirmed.
 			r.Note += " in short probes, unconfirmed: " + s.stopped
@@ -517,10 +517,3 @@ func stopAll(ss []*Searcher, why string) {
 
 // ErrNoSeries is returned by callers with nothing to search.
 var ErrNoSeries = errors.New("capacity: nothing to search")
-
-func fmtRate(r float64) string {
-	if r >= 100 {
-		return fmt.Sprintf("%.0f", r)
-	}
-	return fmt.Sprintf("%.3g", r)
-}

@@ -9,6 +9,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
@@ -103,7 +104,7 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 		m.cell.Warnings = append(m.cell.Warnings, "interrupted: partial measurement")
 	case ph.stop == results.StopTargetDown:
 		m.cell.StopReason = results.StopTargetDown
-		m.cell.Warnings = append(m.cell.Warnings, fmt.Sprintf("stopped after %.1f s: %v of nothing but transport errors (the target is down?)", ph.elapsed.Seconds(), TargetDownAfter))
+		m.cell.Warnings = append(m.cell.Warnings, fmt.Sprintf("stopped after %s: %v of nothing but transport errors (the target is down?)", format.Seconds(ph.elapsed.Seconds()), TargetDownAfter))
 	}
 	return m, nil
 }
@@ -218,7 +219,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 			c.ServerUtilisation = &u
 		}
 		if serverCPU < ServerCPUMin {
-			warn("server CPU %.1f ms in the cell (< %v): server CPU per call is imprecise; measure longer", float64(serverCPU.Microseconds())/1e3, ServerCPUMin)
+			warn("server CPU %s in the cell (< %v): server CPU per call is imprecise; measure longer", format.Duration(serverCPU), ServerCPUMin)
 		}
 		key := string(spec.Protocol) + "/" + spec.Scenario.Method()
 		served := int64(after.server.Requests[key] - before.server.Requests[key])
@@ -252,7 +253,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 				working = sh.iterations
 			}
 			if busy := t.busy.Seconds() / (secs * float64(working)); busy < 0.8 {
-				warn("workers were in calls only %.0f%% of the time: the load generator could not keep them busy", busy*100)
+				warn("workers were in calls only %s of the time: the load generator could not keep them busy", format.Percent(busy))
 			}
 		}
 	}

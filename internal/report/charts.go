@@ -12,7 +12,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/meteorbench/meteorbench/api"
-
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/report/chart"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -74,18 +74,18 @@ func figures(r *results.Result) []*chart.Figure {
 	}
 	type barDef struct {
 		title, ylabel string
-		k             kind
+		k             format.Kind
 		value         barValue
 	}
 	defs := []barDef{
-		{"Throughput", "calls/s", kindRate, ci(results.FigCallsPerS)},
-		{"Bytes on the wire per call (sent + received)", "bytes/call", kindBytes, func(c *results.Cell) (float64, float64, float64, bool) {
+		{"Throughput", "calls/s", format.KindRate, ci(results.FigCallsPerS)},
+		{"Bytes on the wire per call (sent + received)", "bytes/call", format.KindBytes, func(c *results.Cell) (float64, float64, float64, bool) {
 			s, ok1 := c.Figure(results.FigBytesSent)
 			r, ok2 := c.Figure(results.FigBytesReceived)
 			return s + r, s + r, s + r, ok1 && ok2
 		}},
-		{"Server CPU per call", "server CPU/call", kindUS, ci(results.FigServerCPU)},
-		{"Time per batch (error bars: ± stddev, or the interval over repeats)", "time/batch", kindUS, func(c *results.Cell) (float64, float64, float64, bool) {
+		{"Server CPU per call", "server CPU/call", format.KindUS, ci(results.FigServerCPU)},
+		{"Time per batch (error bars: ± stddev, or the interval over repeats)", "time/batch", format.KindUS, func(c *results.Cell) (float64, float64, float64, bool) {
 			m, ok := c.Figure(results.FigBatchMS)
 			if !ok {
 				return 0, 0, 0, false
@@ -131,7 +131,7 @@ func capacityFigure(r *results.Result) *chart.Figure {
 	for _, s := range capSections(r) {
 		panel := &chart.SeriesPanel{
 			Title: capChartTitle(s, capSections(r)), XLabel: "offered calls/s (log)", YLabel: "latency (ms, from the intended start)",
-			XTick: tickNum, YTick: tickNum,
+			XTick: format.Tick, YTick: format.Tick,
 		}
 		for _, c := range s.Series {
 			if panel.Ref == 0 && c.BoundUS > 0 {
@@ -146,9 +146,9 @@ func capacityFigure(r *results.Result) *chart.Figure {
 				panel.Series = append(panel.Series, chart.Series{Name: string(c.Protocol) + " p50", Color: col, Dashes: []vg.Length{4, 2}, Points: p50})
 			}
 			if c.Rate > 0 {
-				name := string(c.Protocol) + " found " + fmtRate(c.Rate) + "/s"
+				name := string(c.Protocol) + " found " + format.Rate(c.Rate) + "/s"
 				if c.GeneratorBound > 0 {
-					name = string(c.Protocol) + " ≥ " + fmtRate(c.Rate) + "/s (generator-bound)"
+					name = string(c.Protocol) + " ≥ " + format.Rate(c.Rate) + "/s (generator-bound)"
 				}
 				panel.Marks = append(panel.Marks, chart.Mark{Name: name, Color: col, X: c.Rate})
 			}
@@ -270,8 +270,8 @@ func speedupFigure(r *results.Result) *chart.Figure {
 	}
 	panel := &chart.SeriesPanel{
 		Title: "p50 speed-up over REST", XLabel: "records per call (log)", YLabel: "REST p50 / protocol p50",
-		Ref: 1, RefName: "1x (as fast as REST)", XTick: tickNum,
-		YTick: func(v float64) string { return tickNum(v) + "x" },
+		Ref: 1, RefName: "1x (as fast as REST)", XTick: format.Tick,
+		YTick: func(v float64) string { return format.Tick(v) + "x" },
 	}
 	for _, k := range lines {
 		if k.proto == api.REST {
@@ -321,7 +321,7 @@ func families(groups []*group) []*family {
 		if f == nil {
 			title := g.Scenario.Title()
 			if g.RateRequested > 0 {
-				title += " @ " + fmtRate(g.RateRequested) + "/s"
+				title += " @ " + format.Rate(g.RateRequested) + "/s"
 			}
 			f = &family{title: title}
 			byKey[key] = f
@@ -395,11 +395,11 @@ func latencyPanel(g *group) *chart.LatencyPanel {
 	if len(curves) == 0 {
 		return nil
 	}
-	u := durUnit(hi)
-	p := &chart.LatencyPanel{Title: g.chartTitle(), YLabel: "latency (" + u.name + ")", Tick: tickNum}
+	u := format.USUnit(hi)
+	p := &chart.LatencyPanel{Title: g.chartTitle(), YLabel: "latency (" + u.Name + ")", Tick: format.Tick}
 	for _, c := range curves {
 		for i := range c.pts {
-			c.pts[i].V /= u.div
+			c.pts[i].V /= u.Div
 		}
 		c.line.Points = c.pts
 		p.Lines = append(p.Lines, c.line)
@@ -420,7 +420,7 @@ func percentilePoints(l *results.Latency) []chart.Point {
 
 // barPanel is one family as grouped bars: its groups as categories, one
 // bar per protocol, scaled to one unit; nil when no cell has the value.
-func barPanel(f *family, ylabel string, k kind, value barValue) *chart.BarPanel {
+func barPanel(f *family, ylabel string, k format.Kind, value barValue) *chart.BarPanel {
 	top := 0.0
 	any := false
 	for _, g := range f.groups {
@@ -434,18 +434,18 @@ func barPanel(f *family, ylabel string, k kind, value barValue) *chart.BarPanel 
 	if !any || top <= 0 {
 		return nil
 	}
-	u := unit{1, ""}
+	u := format.Unit{Div: 1}
 	switch k {
-	case kindUS:
-		u = durUnit(top)
-	case kindBytes:
-		u = byteUnit(top)
+	case format.KindUS:
+		u = format.USUnit(top)
+	case format.KindBytes:
+		u = format.BytesUnit(top)
 	}
 	label := ylabel
-	if u.name != "" {
-		label += " (" + u.name + ")"
+	if u.Name != "" {
+		label += " (" + u.Name + ")"
 	}
-	p := &chart.BarPanel{Title: f.title, YLabel: label, Categories: f.labels, Tick: tickNum}
+	p := &chart.BarPanel{Title: f.title, YLabel: label, Categories: f.labels, Tick: format.Tick}
 	for _, proto := range f.protos {
 		s := chart.BarSeries{Name: string(proto), Color: protoColor(proto)}
 		for j, g := range f.groups {
@@ -458,32 +458,11 @@ func barPanel(f *family, ylabel string, k kind, value barValue) *chart.BarPanel 
 				s.Bars = append(s.Bars, chart.Bar{Category: j, Label: "n/a", NA: true})
 				continue
 			}
-			s.Bars = append(s.Bars, chart.Bar{Category: j, Value: v / u.div, Lo: lo / u.div, Hi: hi / u.div, Label: barLabel(v, k, u)})
+			s.Bars = append(s.Bars, chart.Bar{Category: j, Value: v / u.Div, Lo: lo / u.Div, Hi: hi / u.Div, Label: u.Num(v)})
 		}
 		p.Series = append(p.Series, s)
 	}
 	return p
-}
-
-func barLabel(v float64, k kind, u unit) string {
-	switch k {
-	case kindBytes:
-		return bytesNum(v/u.div, u)
-	case kindRate:
-		return fmtRate(v)
-	default:
-		return sig3(v / u.div)
-	}
-}
-
-// tickNum formats a tick value: three significant digits, no trailing
-// zeros ("50", "2.5", "25,000").
-func tickNum(v float64) string {
-	s := sig3(v)
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s
 }
 
 // dashboard is the svg and png image: a header, the summary, every figure.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/stats"
 )
@@ -127,11 +128,11 @@ func (f *CapacityFound) text() string {
 	case f.Rate == 0:
 		return "none"
 	case f.GeneratorBound > 0:
-		return "≥ " + fmtRate(f.Rate) + " (generator-bound)"
+		return "≥ " + format.Rate(f.Rate) + " (generator-bound)"
 	}
-	s := fmtRate(f.Rate)
+	s := format.Rate(f.Rate)
 	if f.Hi > 0 {
-		s += " [" + fmtRate(f.Lo) + ", " + fmtRate(f.Hi) + "]"
+		s += " [" + format.Rate(f.Lo) + ", " + format.Rate(f.Hi) + "]"
 	}
 	if !f.Complete {
 		s += " (stopped early)"
@@ -198,7 +199,7 @@ type MetricDelta struct {
 	Note string `json:"note,omitempty"`
 	// HigherIsBetter is true for throughput, false for costs and latency.
 	HigherIsBetter bool `json:"higher_is_better"`
-	kind           kind
+	kind           format.Kind
 }
 
 // Compare compares old and new cell by cell. Significance comes from the
@@ -491,7 +492,7 @@ func writeCompareText(w io.Writer, cmp *Comparison, md bool) error {
 		if md {
 			ew.printf("\n## %s\n\n| | old | new | delta | significance |\n|:--|--:|--:|--:|:--|\n", esc(cc.Key))
 			for _, m := range cc.Metrics {
-				ew.printf("| %s | %s | %s | %s | %s |\n", esc(m.Label), esc(fmtValue(m.Old, m.kind)), esc(fmtValue(m.New, m.kind)),
+				ew.printf("| %s | %s | %s | %s | %s |\n", esc(m.Label), esc(format.Value(m.Old, m.kind)), esc(format.Value(m.New, m.kind)),
 					esc(m.deltaText()), esc(strings.TrimSpace(m.verdict()+" "+m.pText())))
 			}
 			continue
@@ -509,7 +510,7 @@ func writeCompareText(w io.Writer, cmp *Comparison, md bool) error {
 			if m.P != nil {
 				p = "(" + m.pText() + ")"
 			}
-			fmt.Fprintf(tw, "  %-*s\t%s\t%s\t%s\t%s\t  %s\n", width, m.Label, fmtValue(m.Old, m.kind), fmtValue(m.New, m.kind), m.deltaText(), p, m.verdict())
+			fmt.Fprintf(tw, "  %-*s\t%s\t%s\t%s\t%s\t  %s\n", width, m.Label, format.Value(m.Old, m.kind), format.Value(m.New, m.kind), m.deltaText(), p, m.verdict())
 		}
 		tw.Flush()
 		for _, l := range strings.SplitAfter(tb.String(), "\n") {
