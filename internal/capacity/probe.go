@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/meteorbench/meteorbench/internal/loadgen"
-	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -283,7 +282,7 @@ func stalled(c *results.Cell, timeout time.Duration) (bool, string) {
 	if n := c.ErrorClasses[results.ClassAbandoned]; n > 0 {
 		why = append(why, fmt.Sprintf("%s still running at the probe's hard end (abandoned)", calls(n)))
 	}
-	if n := c.ErrorClasses[call.ClassTimeout]; n > 0 {
+	if n := c.ErrorClasses[results.ClassTimeout]; n > 0 {
 		s := calls(n) + " timed out"
 		if timeout > 0 {
 			s += " (--timeout " + timeout.String() + ")"

@@ -81,13 +81,13 @@ func TestStalled(t *testing.T) {
 	}{
 		{"clean", func(*results.Cell) {}, ""},
 		{"errors of another class", func(c *results.Cell) {
-			c.Errors, c.ErrorClasses = 3, map[string]int64{"http-503": 3}
+			c.Errors, c.ErrorClasses = 3, results.ErrorCounts{"http-503": 3}
 		}, ""},
 		{"abandoned", func(c *results.Cell) {
-			c.Errors, c.ErrorClasses = 8, map[string]int64{results.ClassAbandoned: 8}
+			c.Errors, c.ErrorClasses = 8, results.ErrorCounts{results.ClassAbandoned: 8}
 		}, "8 calls still running at the probe's hard end (abandoned)"},
 		{"timeout", func(c *results.Cell) {
-			c.Errors, c.ErrorClasses = 1, map[string]int64{"timeout": 1}
+			c.Errors, c.ErrorClasses = 1, results.ErrorCounts{"timeout": 1}
 		}, "1 call timed out (--timeout 10s)"},
 		{"suspect", func(c *results.Cell) {
 			c.Suspect = []string{"Little's law: 8 workers at 43 ms make 185 calls/s, not 26.7"}

@@ -3,8 +3,6 @@ package loadgen
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -266,7 +264,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 		}
 	}
 	if t.errors > 0 {
-		warn("%d of %d calls failed (%s)", t.errors, attempts, classList(t.classes))
+		warn("%d of %d calls failed (%s)", t.errors, attempts, t.classes)
 	}
 	if t.calls == 0 {
 		warn("no successful call")
@@ -312,27 +310,4 @@ func count(n int64, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
-}
-
-// classList formats error counts by class, largest first.
-func classList(m map[string]int64) string {
-	type kv struct {
-		k string
-		v int64
-	}
-	var kvs []kv
-	for k, v := range m {
-		kvs = append(kvs, kv{k, v})
-	}
-	sort.Slice(kvs, func(i, j int) bool {
-		if kvs[i].v != kvs[j].v {
-			return kvs[i].v > kvs[j].v
-		}
-		return kvs[i].k < kvs[j].k
-	})
-	parts := make([]string, len(kvs))
-	for i, e := range kvs {
-		parts[i] = fmt.Sprintf("%s: %d", e.k, e.v)
-	}
-	return strings.Join(parts, ", ")
 }

@@ -403,7 +403,7 @@ func TestFormatHelpers(t *testing.T) {
 		{oneLine("a\n  b\tc"), "a b c"},
 		{plural(1, "CPU", "CPUs"), "1 CPU"},
 		{plural(2, "CPU", "CPUs"), "2 CPUs"},
-		{fmtErrors(4, map[string]int64{"b": 1, "a": 1, "c": 2}), "4 (c 2, a 1, b 1)"},
+		{fmtErrors(4, results.ErrorCounts{"b": 1, "a": 1, "c": 2}), "4 (c 2, a 1, b 1)"},
 	}
 	for _, c := range cases {
 		if c.got != c.want {

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -215,7 +214,7 @@ func groupNotes(g *group) []string {
 		}
 	}
 	for _, c := range g.Cells {
-		for _, class := range errorClasses(c.ErrorClasses) {
+		for _, class := range c.ErrorClasses.Sorted() {
 			s := fmt.Sprintf("%s: %s ×%s", c.Protocol, class, format.Count(c.ErrorClasses[class]))
 			if ex := c.ErrorExamples[class]; ex != "" {
 				s += ": " + truncate(oneLine(ex), maxExample)
@@ -235,21 +234,6 @@ func groupNotes(g *group) []string {
 // message's gist, short enough for one terminal line.
 const maxExample = 80
 
-// errorClasses returns the classes most frequent first, then by name.
-func errorClasses(classes map[string]int64) []string {
-	names := make([]string, 0, len(classes))
-	for k := range classes {
-		names = append(names, k)
-	}
-	sort.Slice(names, func(i, j int) bool {
-		if classes[names[i]] != classes[names[j]] {
-			return classes[names[i]] > classes[names[j]]
-		}
-		return names[i] < names[j]
-	})
-	return names
-}
-
 // oneLine folds whitespace runs (newlines included) into single spaces.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
@@ -264,14 +248,9 @@ func truncate(s string, n int) string {
 
 // fmtErrors formats an error count with its classes, most frequent first:
 // "4 (deadline_exceeded 3, unavailable 1)".
-func fmtErrors(n int64, classes map[string]int64) string {
+func fmtErrors(n int64, classes results.ErrorCounts) string {
 	if len(classes) == 0 {
 		return format.Count(n)
 	}
-	names := errorClasses(classes)
-	parts := make([]string, len(names))
-	for i, k := range names {
-		parts[i] = k + " " + format.Count(classes[k])
-	}
-	return format.Count(n) + " (" + strings.Join(parts, ", ") + ")"
+	return format.Count(n) + " (" + classes.String() + ")"
 }

@@ -150,8 +150,8 @@ type Cell struct {
 	Errors int64 `json:"errors"` // failed calls (attempts = calls + errors)
 	// ErrorClasses counts failed calls by class; ErrorExamples keeps the
 	// first message seen of each class.
-	ErrorClasses  map[string]int64  `json:"error_classes,omitempty"`
-	ErrorExamples map[string]string `json:"error_examples,omitempty"`
+	ErrorClasses  ErrorCounts           `json:"error_classes,omitempty"`
+	ErrorExamples map[ErrorClass]string `json:"error_examples,omitempty"`
 	// StopReason is why the measurement ended: "" when it ran to its bound,
 	// else one of the Stop* reasons.
 	StopReason string  `json:"stop_reason,omitempty"`
@@ -251,11 +251,6 @@ func (r *Result) Unusable() []string {
 	}
 	return out
 }
-
-// ClassAbandoned is the error class of a call still running at a cell's
-// hard end (its soft end plus a grace): the target stalled it. It counts as
-// a failed call in every figure.
-const ClassAbandoned = "abandoned"
 
 // Why a cell's measurement ended early (Cell.StopReason).
 const (

@@ -147,7 +147,7 @@ func (v *validator) cell(path string, c *Cell) {
 	v.count(path+".calls", float64(c.Calls))
 	v.count(path+".errors", float64(c.Errors))
 	for _, k := range sortedKeys(c.ErrorClasses) {
-		v.count(path+".error_classes."+k, float64(c.ErrorClasses[k]))
+		v.count(path+".error_classes."+string(k), float64(c.ErrorClasses[k]))
 	}
 	v.finite(path+".duration_s", c.DurationS, 0, MaxSeconds)
 	v.rate(path+".calls_per_s", c.CallsPerS)
