@@ -238,12 +238,12 @@ func void(c *results.Cell, workers int, obj Objective) (bool, string) {
 	if float64(c.Errors) > obj.MaxErrors*float64(attempts) {
 		return false, ""
 	}
-	if c.GeneratorBottleneck != "" {
+	if c.GeneratorBottleneck {
 		// Its CPU, not the server's, was short (loadgen.GeneratorShare,
 		// MachineShare): on a shared machine the late reading of answers
 		// is in the latency from the send too, so that one cannot clear
 		// the server here.
-		return true, c.GeneratorBottleneck
+		return true, c.GeneratorBottleneckReason
 	}
 	bound := float64(obj.Bound.Microseconds())
 	if c.LatencyUncorrectedUS == nil || c.LatencyUncorrectedUS.At(obj.Percentile) > bound {

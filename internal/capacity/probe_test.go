@@ -37,8 +37,8 @@ func TestVoid(t *testing.T) {
 	// reads the answers late too.
 	cpu := cell(80000)
 	cpu.LatencyUncorrectedUS.P99 = 60000
-	cpu.GeneratorBottleneck = "the machine's 2 cores were saturated and the load generator used more CPU than the server (1.27 vs 0.64 cores)"
-	if v, why := judge(cpu); !v || why != cpu.GeneratorBottleneck {
+	cpu.GeneratorBottleneck, cpu.GeneratorBottleneckReason = true, "the machine's 2 cores were saturated and the load generator used more CPU than the server (1.27 vs 0.64 cores)"
+	if v, why := judge(cpu); !v || why != cpu.GeneratorBottleneckReason {
 		t.Errorf("cpu: %v %q", v, why)
 	}
 	busy := cell(80000)

@@ -240,7 +240,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 			su = serverCPU.Seconds() / secs
 		}
 		if why := generatorBottleneck(clientCPU.Seconds()/secs, su); why != "" {
-			c.GeneratorBottleneck = why
+			c.GeneratorBottleneck, c.GeneratorBottleneckReason = true, why
 			warn("%s: it may be the bottleneck", why)
 		}
 		if cfg.Rate == 0 && attempts > 0 {

@@ -200,12 +200,16 @@ type Cell struct {
 	ClientCPUUSPerCall float64 `json:"client_cpu_us_per_call"`
 	// ServerCPUUSPerCall is nil when the server's /metrics could not be read.
 	ServerCPUUSPerCall *float64 `json:"server_cpu_us_per_call"`
-	// GeneratorBottleneck says why the load generator's own CPU may have
-	// limited the cell ("" when it did not): it used most of its cores, or
-	// it shares the machine's cores with the server, they were saturated,
-	// and it used more of them than the server. A figure of such a cell
-	// says more of the load generator than of the server.
-	GeneratorBottleneck string `json:"generator_bottleneck,omitempty"`
+	// GeneratorBottleneck says the load generator's own CPU may have
+	// limited the cell, and GeneratorBottleneckReason why: it used most of
+	// its cores, or it shares the machine's cores with the server, they
+	// were saturated, and it used more of them than the server. A figure of
+	// such a cell says more of the load generator than of the server.
+	// (Documents before the reason had its own field wrote the reason as
+	// generator_bottleneck; they read as true with that reason, see
+	// Cell.UnmarshalJSON.)
+	GeneratorBottleneck       bool   `json:"generator_bottleneck,omitempty"`
+	GeneratorBottleneckReason string `json:"generator_bottleneck_reason,omitempty"`
 	// GeneratorDelayUS is the load generator's own delays while the cell
 	// ran; nil in documents from before it was measured.
 	GeneratorDelayUS *GeneratorDelay `json:"generator_delay_us,omitempty"`

@@ -167,6 +167,9 @@ func (v *validator) cell(path string, c *Cell) {
 		v.latency(path+".generator_delay_us.wake", &g.Wake)
 		v.latency(path+".generator_delay_us.handoff", g.Handoff)
 	}
+	if c.GeneratorBottleneckReason != "" && !c.GeneratorBottleneck {
+		v.fail(path+".generator_bottleneck_reason", "%q without generator_bottleneck", c.GeneratorBottleneckReason)
+	}
 	if u := c.ServerUtilisation; u != nil {
 		// A share of the server's CPUs; above 1 only by rounding or a
 		// server that used more threads than its GOMAXPROCS.
