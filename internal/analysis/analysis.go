@@ -73,6 +73,7 @@ func Verdicts(r *results.Result) []results.Verdict {
 		out = append(out, g.verdict(len(conditions) > 1))
 	}
 	compressNotes(groups, out)
+	codecNotes(groups, out)
 	return out
 }
 

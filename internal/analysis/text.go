@@ -22,9 +22,11 @@ var words = map[results.Figure][4]string{
 // Noise says a ratio whose test did not reject "no difference": the figure
 // and the half-width of its interval, "p50 within noise (±6%)", instead of
 // a direction the data cannot show.
-func Noise(r results.Ratio) string {
-	w := wordsOf(r.Figure)
-	s := w[3] + " within noise"
+func Noise(r results.Ratio) string { return wordsOf(r.Figure)[3] + " " + noise(r) }
+
+// noise is Noise without the figure's name: "within noise (±6%)".
+func noise(r results.Ratio) string {
+	s := "within noise"
 	if r.Lo != nil && r.Hi != nil {
 		s += " (±" + format.Percent(max(*r.Hi-1, 1-*r.Lo)) + ")"
 	}
