@@ -9,6 +9,14 @@ import (
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
+// codecName names a JSON codec in prose; "" is the default, encoding/json.
+func codecName(c string) string {
+	if c == "" || c == "std" {
+		return "encoding/json"
+	}
+	return c
+}
+
 // codecNotes adds to each verdict measured with a JSON codec other than the
 // default the answer to "switch the JSON library, or move to gRPC?": how
 // REST's p50 with that codec compares with REST's with encoding/json, and
@@ -18,24 +26,11 @@ import (
 // pooled ratio and significance test, "within noise" where the test does
 // not reject "no difference", nothing from suspect or saturated cells.
 func codecNotes(groups []*cellGroup, out []results.Verdict) {
-	byKey := map[verdictKey]int{}
-	for i, g := range groups {
-		byKey[g.key] = i
-	}
-	for i, g := range groups {
-		if g.key.Condition.JSONCodec == "" {
-			continue
-		}
-		k := g.key
-		k.Condition.JSONCodec = ""
-		j, ok := byKey[k]
-		if !ok {
-			continue
-		}
-		if n := codecNote(g, groups[j], out[j], out[i]); n != "" {
+	againstDefault(groups, "json_codec", func(i, j int) {
+		if n := codecNote(groups[i], groups[j], out[j], out[i]); n != "" {
 			out[i].Notes = append([]string{n}, out[i].Notes...)
 		}
-	}
+	})
 }
 
 // codecNote compares REST in g (measured with its codec) with REST in std
@@ -68,14 +63,6 @@ func codecNote(g, std *cellGroup, vStd, vCodec results.Verdict) string {
 // some successful call, no suspect and no saturated cell.
 func usable(cs []*results.Cell) bool {
 	return hasCalls(cs) && suspectOf(cs) == "" && !slices.ContainsFunc(cs, saturated)
-}
-
-// codecName names a JSON codec in prose; "" is the default, encoding/json.
-func codecName(c string) string {
-	if c == "" || c == "std" {
-		return "encoding/json"
-	}
-	return c
 }
 
 // p50Of is the p50 ratio of protocol p against the verdict's baseline
