@@ -17,13 +17,13 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"log/slog"
 	"slices"
 	"time"
 
 	"github.com/meteorbench/meteorbench/api"
-
+	"github.com/meteorbench/meteorbench/internal/format"
+	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -307,16 +307,8 @@ func unique[T ~string](what string, names []T) error {
 	return nil
 }
 
-func join[T ~string](names []T) string {
-	s := ""
-	for i, n := range names {
-		if i > 0 {
-			s += ", "
-		}
-		s += string(n)
-	}
-	return s
-}
+// join lists names as format.Names does: "rest, grpc".
+func join[T ~string](names []T) string { return format.Names(names) }
 
 // mode names the load mode.
 func (c Config) mode() string {
