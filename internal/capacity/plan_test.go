@@ -125,14 +125,24 @@ func TestPlanOneWorkerIsGeneratorBound(t *testing.T) {
 	p := plan(srv, api.REST, 50)
 	p.Workers = 1
 	p.MaxTime = 25 * time.Second
-	found, err := p.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := found[0]
-	logProbes(t, c)
-	if c.GeneratorBound == 0 || c.Complete || !strings.Contains(c.Note, "generator-bound") {
-		t.Fatalf("not generator-bound: found %v, complete %v (%s)", c.Rate, c.Complete, c.Note)
+	var c results.Capacity
+	// Timing-dependent: on a loaded machine the search can run out of
+	// --max-time before it sees the worker as the limit (timing.Retry).
+	timing.Retry(t, 2, func(attempt int) []string {
+		found, err := p.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c = found[0]
+		t.Logf("search %d:", attempt)
+		logProbes(t, c)
+		if c.GeneratorBound == 0 || c.Complete || !strings.Contains(c.Note, "generator-bound") {
+			return []string{fmt.Sprintf("not generator-bound: found %v, complete %v (%s)", c.Rate, c.Complete, c.Note)}
+		}
+		return nil
+	})
+	if t.Failed() {
+		return
 	}
 	busy := false
 	for _, pr := range c.Probes {
