@@ -276,7 +276,7 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 	if err := f.tls.apply(&cfg, f.target.Addr); err != nil {
 		return cfg, err
 	}
-	if err := f.endpoints.apply(cmd.Context(), &cfg); err != nil {
+	if err := f.endpoints.Apply(cmd.Context(), &cfg); err != nil {
 		return cfg, err
 	}
 	check := cfg
