@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -15,7 +14,7 @@ import (
 func WriteContract(w io.Writer, c *results.Contract) error {
 	ew := &errWriter{w: w}
 	ew.printf("target %s\n\n", c.Target)
-	tw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', 0)
+	tw := columns(ew)
 	fmt.Fprintf(tw, "scenario\tprotocol\trequest\tanswer\n")
 	var served, not, records []string
 	for _, k := range c.Calls {
