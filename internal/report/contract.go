@@ -3,8 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
-	"strings"
 
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -42,13 +42,13 @@ func WriteContract(w io.Writer, c *results.Contract) error {
 	tw.Flush()
 	ew.printf("\nserves %d of %d: %s\n", len(served), len(served)+len(not), orNone(served))
 	if len(not) > 0 {
-		ew.printf("not served (run marks them, measures the rest): %s\n", strings.Join(not, ", "))
+		ew.printf("not served (run marks them, measures the rest): %s\n", format.Names(not))
 	}
 	if len(records) > 0 {
-		ew.printf("ignores the records asked for (run --records does not measure these): %s\n", strings.Join(records, ", "))
+		ew.printf("ignores the records asked for (run --records does not measure these): %s\n", format.Names(records))
 	}
 	if len(lacks) > 0 {
-		ew.printf("lacks (optional): %s\n", strings.Join(lacks, ", "))
+		ew.printf("lacks (optional): %s\n", format.Names(lacks))
 	}
 	return ew.err
 }
@@ -65,5 +65,5 @@ func orNone(names []string) string {
 	if len(names) == 0 {
 		return "nothing"
 	}
-	return strings.Join(names, ", ")
+	return format.Names(names)
 }
