@@ -1,0 +1,87 @@
+package payload_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/meteorbench/meteorbench/internal/data"
+	"github.com/meteorbench/meteorbench/internal/payload"
+)
+
+// repoRoot is the module's root, for api/meteor.proto.
+func repoRoot(t testing.TB) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// meteorites writes the list answer the server writes today to a file.
+func meteorites(t testing.TB) string {
+	t.Helper()
+	b, err := json.Marshal(data.MustLandings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "meteorites.json")
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// loadMeteorites loads the meteorites with the contract's schema.
+func loadMeteorites(t testing.TB) *payload.Payload {
+	t.Helper()
+	p, err := payload.Load(meteorites(t), payload.Options{
+		Schema: filepath.Join(repoRoot(t), "api", "meteor.proto"), Message: "MeteoriteLanding"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestMeteoritesSameBytes(t *testing.T) {
+	p := loadMeteorites(t)
+	if p.Len() != data.Count {
+		t.Fatalf("%d items", p.Len())
+	}
+	got, err := p.Items(0).AppendList(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := proto.MarshalOptions{Deterministic: true}.Marshal(data.ProtoList(data.MustLandings()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("list encoding differs: %d bytes, want %d", len(got), len(want))
+	}
+	items, err := p.DecodeList(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := json.Marshal(items.JSON(0, items.Len()))
+	wantJS, _ := json.Marshal(data.MustLandings())
+	if len(js) != len(wantJS) {
+		t.Errorf("JSON: %d bytes, want %d", len(js), len(wantJS))
+	}
+}
+
+func TestDeriveMeteorites(t *testing.T) {
+	d, err := payload.Derive(meteorites(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(d.Proto, d.Warnings)
+	p, err := payload.Load(meteorites(t), payload.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := p.Items(0).AppendList(nil)
+	t.Log(p.ID(), len(b))
+}
