@@ -86,6 +86,7 @@ func newRootCmd() *cobra.Command {
 		newCompareCmd(),
 		newCapacityCmd(),
 		newMergeCmd(),
+		newSchemaCmd(), // payload.go
 	)
 	return root
 }

@@ -45,6 +45,7 @@ func newServeCmd() *cobra.Command {
 		cpus     cpusFlag
 		cfg      server.Config
 		tlsFlags serveTLSFlags // servetls.go
+		payload  payloadFlags  // payload.go
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -105,6 +106,9 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 			if err := tlsFlags.apply(&cfg, host, cmd.ErrOrStderr()); err != nil {
 				return err
 			}
+			if cfg.Payload, err = payload.load(cmd.ErrOrStderr()); err != nil {
+				return err
+			}
 			srv, err := server.New(cfg)
 			if err != nil {
 				return err
@@ -161,6 +165,7 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "time in-flight calls get to finish after SIGINT/SIGTERM")
 	f.Var(&cpus, "cpus", "pin the server to these CPUs, a Linux CPU `list` such as 0, 0-1 or 0,2-3 (GOMAXPROCS becomes their number); default: unpinned")
 	tlsFlags.register(f)
+	payload.register(f)
 	f.StringVar(&logLevel, "log-level", "info", "stderr log level: debug|info|warn|error (nothing is logged per request)")
 	return cmd
 }

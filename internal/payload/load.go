@@ -81,7 +81,7 @@ func Load(file string, o Options) (*Payload, error) {
 		return nil, err
 	}
 	svcFile := files[0]
-	p := &Payload{Name: baseName(file)}
+	p := &Payload{Name: baseName(file), File: file, Source: o}
 	if derivd != nil {
 		p.Proto, p.Warnings = derivd.Proto, derivd.Warnings
 	}

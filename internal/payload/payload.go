@@ -3,6 +3,7 @@ package payload
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -20,6 +21,10 @@ type Payload struct {
 	// Name is the sample's file name ("orders.json"); Hash a hash of the
 	// schema and the data (12 hex digits). ID joins them.
 	Name, Hash string
+	// File is the sample's path and Source where its schema came from, as
+	// Load was given them.
+	File   string
+	Source Options
 	// Proto is the derived schema's .proto text ("" with --schema).
 	Proto string
 	// Warnings name the fields derived as google.protobuf.Value.
@@ -32,6 +37,9 @@ type Payload struct {
 	item  *msgType
 	slice reflect.Type  // []T
 	base  reflect.Value // []T: the sample's items
+
+	maxItem, avgItem int // the largest and mean item encoding, in bytes
+	maxJSON          int // the largest item's JSON, in bytes
 
 	mu   sync.Mutex
 	long reflect.Value // the longest answer built from base so far
@@ -68,8 +76,43 @@ func (p *Payload) finish(schema []byte) error {
 	}
 	h.Write(b)
 	p.Hash = hex.EncodeToString(h.Sum(nil))[:12]
+	items := p.Items(0)
+	var buf []byte
+	for i := range items.Len() {
+		if buf, err = items.AppendItem(buf[:0], i); err != nil {
+			return err
+		}
+		p.maxItem = max(p.maxItem, len(buf))
+	}
+	p.avgItem = len(b) / items.Len()
+	for i := range items.Len() {
+		js, err := json.Marshal(items.ItemJSON(i))
+		if err != nil {
+			return err
+		}
+		p.maxJSON = max(p.maxJSON, len(js))
+	}
 	return nil
 }
+
+// MaxItemJSON is the longest item's JSON, in bytes.
+func (p *Payload) MaxItemJSON() int { return p.maxJSON }
+
+// Args are the serve flags that serve this payload.
+func (p *Payload) Args() []string {
+	args := []string{"--payload", p.File}
+	if p.Source.Schema != "" {
+		args = append(args, "--schema", p.Source.Schema, "--message", p.Source.Message)
+	}
+	return args
+}
+
+// MaxItemBytes is the longest item's encoding with its key and length:
+// what to have room for before appending one.
+func (p *Payload) MaxItemBytes() int { return p.maxItem + 1 + 10 }
+
+// ItemBytes is the mean item's encoding with its key and length.
+func (p *Payload) ItemBytes() int { return p.avgItem }
 
 // Items is n items of a payload, typed ([]T), read-only.
 type Items struct {
@@ -138,6 +181,12 @@ func (it Items) AppendItem(b []byte, i int) ([]byte, error) {
 // AppendEntry appends item i as an entry of the list message (field 1).
 func (it Items) AppendEntry(b []byte, i int) ([]byte, error) {
 	return appendNested(append(b, 0x0a), func(b []byte) ([]byte, error) { return it.AppendItem(b, i) })
+}
+
+// AppendDelimited appends item i with its length before it (a streamed
+// record).
+func (it Items) AppendDelimited(b []byte, i int) ([]byte, error) {
+	return appendNested(b, func(b []byte) ([]byte, error) { return it.AppendItem(b, i) })
 }
 
 // AppendList appends the list message of the items.

@@ -28,6 +28,7 @@ import (
 
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
+	"github.com/meteorbench/meteorbench/internal/payload"
 )
 
 // Defaults applied to the zero values of Config.
@@ -121,6 +122,11 @@ type Config struct {
 	// program's call (serve does). Zero means DefaultMemoryLimit().
 	MemoryLimit int64
 
+	// Payload, when set, is served instead of the meteorites (payload.go):
+	// the REST routes answer its items, and the gRPC service is
+	// meteorbench.payload.Payload instead of MeteoriteLandingsService.
+	Payload *payload.Payload
+
 	// Logger receives start-up, shutdown and connection-level debug
 	// messages, never one per request. Nil discards them.
 	Logger *slog.Logger
@@ -197,6 +203,9 @@ type Server struct {
 	landings []data.Landing           // REST JSON
 	list     *pb.MeteoriteLandingList // protobuf: REST and gRPC
 	version  *pb.Version
+	payload  *payload.Payload // Config.Payload
+	// payloadHdr is the payload's api.HeaderPayload value.
+	payloadHdr []string
 	success  *pb.StatusResponse
 	// generated builds, on the first request for more than data.Count
 	// records, the sequence longer answers are cut from (records.go).
@@ -243,6 +252,9 @@ func New(cfg Config) (*Server, error) {
 		mem:      newMemBudget(cfg.MemoryLimit / budgetShare),
 		codec:    newCheckedCodec(),
 		encoders: newEncodeSlots(),
+	}
+	if cfg.Payload != nil {
+		s.payload, s.payloadHdr = cfg.Payload, []string{cfg.Payload.ID()}
 	}
 	s.metrics.registerBudget(s.mem)
 	s.drainCtx, s.startDrain = context.WithCancel(context.Background())
