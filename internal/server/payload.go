@@ -199,4 +199,3 @@ func (r resolvers) FindDescriptorByName(name protoreflect.FullName) (protoreflec
 	}
 	return d, nil
 }
-

@@ -206,7 +206,7 @@ type Server struct {
 	payload  *payload.Payload // Config.Payload
 	// payloadHdr is the payload's api.HeaderPayload value.
 	payloadHdr []string
-	success  *pb.StatusResponse
+	success    *pb.StatusResponse
 	// generated builds, on the first request for more than data.Count
 	// records, the sequence longer answers are cut from (records.go).
 	generated func() (*generated, error)
