@@ -55,8 +55,9 @@ type runFlags struct {
 	quiet       bool
 	cpuprofile  string
 	serverCPUs  int
-	segment     string // --segment i/N
-	startAt     string // --start-at RFC 3339 or +DURATION
+	segment     string       // --segment i/N
+	startAt     string       // --start-at RFC 3339 or +DURATION
+	payload     payloadFlags // payload.go
 	// capacity is set by the capacity command: its probes are open loop.
 	capacity bool
 	tls      runTLSFlags // runtls.go
@@ -179,6 +180,7 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&f.segment, "segment", "", "run only share i of N of the plan (i/N, e.g. 2/3; auto/N takes i from a Kubernetes Indexed Job's $JOB_COMPLETION_INDEX + 1): 1/N of the rate, of the workers and of the iterations, so N instances together make the whole load; merge their results with 'meteorbench merge'")
 	fl.StringVar(&f.startAt, "start-at", "", "start the first cell at this time, RFC 3339 (2026-05-01T12:00:00Z) or relative (+10s), so instances on several machines start together; the actual offset is recorded")
 	f.tls.register(fl)
+	f.payload.register(fl)
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar, no warnings or notes on stderr (only errors)")
 	fl.StringVar(&f.cpuprofile, "cpuprofile", "", "write the load generator's CPU profile to this file (for tuning the harness)")
 	fl.MarkHidden("cpuprofile")
@@ -329,6 +331,9 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		// keys: the default run stays the original experiment's.
 		cfg.Records = f.records
 	}
+	if cfg.Payload, err = f.payload.load(cmd.ErrOrStderr()); err != nil {
+		return cfg, err
+	}
 	if fl.Changed("iterations") {
 		cfg.Iterations = f.iterations
 	} else {
@@ -409,6 +414,9 @@ func ownServerArgs(cfg loadgen.Config) []string {
 	if cfg.ServerCPUList != "" {
 		args = append(args, "--cpus", cfg.ServerCPUList)
 	}
+	if cfg.Payload != nil {
+		args = append(args, cfg.Payload.Args()...)
+	}
 	if b := uploadBound(cfg); b > server.DefaultMaxBody {
 		args = append(args, "--max-body", strconv.FormatInt(b, 10))
 	}
@@ -421,11 +429,14 @@ func uploadBound(cfg loadgen.Config) int64 {
 	if !slices.Contains(cfg.Scenarios, api.Post) {
 		return 0
 	}
-	n := api.DefaultRecords
+	n, bound := api.DefaultRecords, int64(jsonRecordBound)
+	if cfg.Payload != nil {
+		n, bound = cfg.Payload.Len(), int64(cfg.Payload.MaxItemJSON()+1)
+	}
 	if len(cfg.Records) > 0 {
 		n = slices.Max(cfg.Records)
 	}
-	return int64(n)*jsonRecordBound + 1<<20 // plus room for the brackets and the headers
+	return int64(n)*bound + 1<<20 // plus room for the brackets and the headers
 }
 
 // expandAll checks names against the known ones, expanding "all".

@@ -25,6 +25,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 
 	"github.com/meteorbench/meteorbench/internal/link"
+	"github.com/meteorbench/meteorbench/internal/payload"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -109,6 +110,10 @@ type Config struct {
 	// "v2", "sonic"; a list sweeps. Other protocols are measured once per
 	// other condition. Default: std.
 	JSONCodecs []string
+	// Payload, when set, is the user's payload the target serves instead
+	// of the meteorites (run --payload): the calls carry and check its
+	// items, and a target serving another payload is refused (payload.go).
+	Payload *payload.Payload
 
 	// Duration is the measured time per cell. Zero means DefaultDuration,
 	// unless Iterations is set, in which case the cell is bounded by

@@ -175,6 +175,14 @@ var planDimensions = []planDimension{
 		validate:  func(c Config) error { return validJSONCodecs(c.JSONCodecs) },
 		appliesTo: jsonCodecApplies,
 	},
+	{
+		// One payload per run (--payload): the server serves one.
+		field: "payload",
+		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
+			return one(func(k *results.Condition) { k.Payload = c.payloadID() }) // payload.go
+		},
+		only: func(*Config, results.Condition) {},
+	},
 }
 
 // each is one setter per value.

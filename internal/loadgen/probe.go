@@ -23,6 +23,9 @@ var ErrNotContract = fmt.Errorf("does not serve the meteorbench contract")
 // contract elsewhere need not serve. The answers that failed among others
 // that did are returned as notes.
 func (r *runner) probeContract(ctx context.Context) (notes []string, err error) {
+	if err := r.probePayload(ctx); err != nil { // payload.go
+		return nil, err
+	}
 	seen := map[[2]string]bool{}
 	var failed []string
 	ok := 0
@@ -60,6 +63,7 @@ func (r *runner) probeOne(ctx context.Context, spec cellSpec) error {
 		Dialer:    r.dialer(spec),
 		Compress:  spec.Compress,
 		JSONCodec: spec.JSONCodec,
+		Payload:   r.cfg.Payload,
 	})
 	if err != nil {
 		return err

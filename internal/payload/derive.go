@@ -332,23 +332,12 @@ func fieldName(k string) string {
 
 // messageName is the name of the nested message of field f: CamelCase.
 func messageName(f string) string {
-	var b strings.Builder
-	up := true
-	for i := 0; i < len(f); i++ {
-		c := f[i]
-		if c == '_' {
-			up = true
-			continue
-		}
-		if up && c >= 'a' && c <= 'z' {
-			c -= 'a' - 'A'
-		}
-		up = false
-		b.WriteByte(c)
-	}
-	s := b.String()
+	s := defaultJSONName(strings.TrimLeft(f, "_"))
 	if s == "" || s[0] >= '0' && s[0] <= '9' {
-		s = "M" + s
+		return "M" + s
+	}
+	if c := s[0]; c >= 'a' && c <= 'z' {
+		s = string(c-('a'-'A')) + s[1:]
 	}
 	return s
 }

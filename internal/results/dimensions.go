@@ -175,6 +175,17 @@ var Dimensions = []Dimension{
 		CSV:       func(c Condition) string { return c.JSONCodec },
 		Protocols: []api.Protocol{api.REST},
 	},
+	{
+		Name: "payload", Field: "payload",
+		IsSet:   func(c Condition) bool { return c.Payload != "" },
+		Clear:   func(c *Condition) { c.Payload = "" },
+		Key:     func(c Condition) string { return "payload-" + strings.ReplaceAll(c.Payload, "/", "-") },
+		Short:   func(c Condition) string { return c.Payload },
+		Unset:   "meteorites",
+		Prose:   func(c Condition) string { return "payload " + c.Payload },
+		Compare: func(a, b Condition) int { return strings.Compare(a.Payload, b.Payload) },
+		CSV:     func(c Condition) string { return c.Payload },
+	},
 }
 
 // jsonCodecLess orders JSON codecs as run --json-codec lists them: std

@@ -40,6 +40,10 @@ type Condition struct {
 	// decoded with, on both sides (run --json-codec: "v2", "sonic"); ""
 	// for encoding/json ("std"), and for every other protocol.
 	JSONCodec string `json:"json_codec,omitempty"`
+	// Payload is the user's payload the calls carried instead of the
+	// meteorites (run --payload), by name and hash of schema and data
+	// ("orders.json@1a2b3c4d5e6f"); "" for the meteorites.
+	Payload string `json:"payload,omitempty"`
 }
 
 // N is the number of records the condition's calls carry: Records, or

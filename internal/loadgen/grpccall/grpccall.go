@@ -25,6 +25,7 @@ import (
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/payload"
 )
 
 // MaxRecvMsgSize is the largest response message accepted. grpc-go's
@@ -39,7 +40,8 @@ type Client struct {
 	conns   []*grpc.ClientConn
 	stubs   []pb.MeteoriteLandingsServiceClient
 	next    atomic.Uint64
-	records int // call.Options.Records
+	records int              // call.Options.Records
+	payload *payload.Payload // call.Options.Payload (payload.go)
 }
 
 // New opens Connections ClientConns (default 1) to the target and starts
@@ -68,7 +70,7 @@ func New(o call.Options) (*Client, error) {
 	if o.Token != "" {
 		opts = append(opts, grpc.WithPerRPCCredentials(bearer{"authorization": "Bearer " + o.Token}))
 	}
-	c := &Client{records: o.Records}
+	c := &Client{records: o.Records, payload: o.Payload}
 	for range n {
 		cc, err := grpc.NewClient("passthrough:///"+o.Target, opts...)
 		if err != nil {
@@ -139,7 +141,9 @@ type caller struct {
 }
 
 func newCaller(c *Client) caller {
-	codec := &timingCodec{CodecV2: encoding.GetCodecV2(grpcproto.Name)}
+	// payload.Codec: the payload's messages by its compiled codec, the
+	// contract's by grpc-go's proto codec.
+	codec := &timingCodec{CodecV2: payload.NewCodec(encoding.GetCodecV2(grpcproto.Name))}
 	return caller{c: c, codec: codec, opts: []grpc.CallOption{grpc.ForceCodecV2(codec)}}
 }
 
@@ -174,6 +178,9 @@ func (a *caller) outcome(t *call.Timer) call.Outcome {
 
 // Caller implements call.Client.
 func (c *Client) Caller(scenario api.Scenario) (call.Caller, error) {
+	if c.payload != nil {
+		return c.payloadCaller(scenario) // payload.go
+	}
 	switch scenario {
 	case api.Small:
 		return &small{newCaller(c)}, nil
@@ -258,22 +265,31 @@ func (a *stream) Call(ctx context.Context) (call.Outcome, error) {
 	if err != nil {
 		return call.Outcome{}, classify(err)
 	}
-	n := 0
-	for {
-		m, err := st.Recv()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return call.Outcome{}, classify(err)
-		}
-		timer.Record()
-		if err := a.want.CheckID(n, m.GetId()); err != nil {
-			return call.Outcome{}, err
-		}
-		n++
+	var m *pb.MeteoriteLanding
+	n, err := receive(&timer, func() (err error) { m, err = st.Recv(); return err },
+		func(n int) error { return a.want.CheckID(n, m.GetId()) })
+	if err != nil {
+		return call.Outcome{}, err
 	}
 	return a.outcome(&timer), a.want.CheckCount(n)
+}
+
+// receive reads a stream's messages with recv until its end, checking
+// each (the n-th) as it arrives, and returns their number.
+func receive(timer *call.Timer, recv func() error, check func(n int) error) (int, error) {
+	for n := 0; ; n++ {
+		err := recv()
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, classify(err)
+		}
+		timer.Record()
+		if err := check(n); err != nil {
+			return n, err
+		}
+	}
 }
 
 // post: PostLargePayload with the records (1000 unless named; marshalled by
