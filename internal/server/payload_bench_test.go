@@ -158,9 +158,12 @@ func BenchmarkPayloadVsBuiltin(b *testing.B) {
 		{"client-encode/post/rest",
 			func() { _, err := jc.Marshal(ls); must(err) },
 			func() { _, err := jc.Marshal(items.JSON(0, items.Len())); must(err) }},
-		{"client-encode/post/grpc",
+		{"client-encode/post/rest-protobuf",
 			func() { _, err := proto.Marshal(list); must(err) },
 			func() { _, err := items.AppendList(nil); must(err) }},
+		{"client-encode/post/grpc",
+			func() { out, err := bs.codec.CodecV2.Marshal(list); must(err); out.Free() },
+			func() { out, err := ps.codec.CodecV2.Marshal(&payload.List{P: p, Items: items}); must(err); out.Free() }},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
