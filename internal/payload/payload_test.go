@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -13,12 +12,6 @@ import (
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/payload"
 )
-
-// repoRoot is the module's root, for api/meteor.proto.
-func repoRoot(t testing.TB) string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
 
 // meteorites writes the list answer the server writes today to a file.
 func meteorites(t testing.TB) string {
@@ -38,7 +31,7 @@ func meteorites(t testing.TB) string {
 func loadMeteorites(t testing.TB) *payload.Payload {
 	t.Helper()
 	p, err := payload.Load(meteorites(t), payload.Options{
-		Schema: filepath.Join(repoRoot(t), "api", "meteor.proto"), Message: "MeteoriteLanding"})
+		Schema: filepath.Join("..", "..", "api", "meteor.proto"), Message: "MeteoriteLanding"})
 	if err != nil {
 		t.Fatal(err)
 	}
