@@ -57,7 +57,7 @@ func Load(file string, o Options) (*Payload, error) {
 	if (o.Schema == "") != (o.Message == "") {
 		return nil, errors.New("payload: --schema and --message go together")
 	}
-	items, _, err := readSample(file)
+	items, array, err := readSample(file)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func Load(file string, o Options) (*Payload, error) {
 		return nil, fmt.Errorf("payload %s: %w", o.Schema, err)
 	}
 	p.slice = reflect.SliceOf(p.item.typ)
-	if p.base, err = p.read(file, items, itemDesc); err != nil {
+	if p.base, err = p.read(file, items, array, itemDesc); err != nil {
 		return nil, err
 	}
 	var schema bytes.Buffer
@@ -116,12 +116,12 @@ func Load(file string, o Options) (*Payload, error) {
 
 // read reads the items with the protobuf JSON mapping into dynamic
 // messages, and those, through their encoding, into the typed items.
-func (p *Payload) read(file string, items []json.RawMessage, md protoreflect.MessageDescriptor) (reflect.Value, error) {
+func (p *Payload) read(file string, items []json.RawMessage, array bool, md protoreflect.MessageDescriptor) (reflect.Value, error) {
 	out := reflect.MakeSlice(p.slice, len(items), len(items))
 	var buf []byte
 	for i, raw := range items {
 		path := "$"
-		if len(items) > 1 || raw[0] != '{' {
+		if array {
 			path = "$[" + strconv.Itoa(i) + "]"
 		}
 		m := dynamicpb.NewMessage(md)

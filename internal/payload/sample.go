@@ -47,25 +47,25 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // readSample reads a sample file within MaxSampleBytes, checks it is JSON
 // within MaxDepth, and splits it into its items' raw JSON, each an object.
-func readSample(file string) ([]json.RawMessage, []byte, error) {
+// array is false for a sample of one object.
+func readSample(file string) (items []json.RawMessage, array bool, err error) {
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, nil, &PathError{File: file, Path: "$", Msg: err.Error()}
+		return nil, false, &PathError{File: file, Path: "$", Msg: err.Error()}
 	}
 	defer f.Close()
 	src, err := io.ReadAll(io.LimitReader(f, MaxSampleBytes+1))
 	if err != nil {
-		return nil, nil, &PathError{File: file, Path: "$", Msg: err.Error()}
+		return nil, false, &PathError{File: file, Path: "$", Msg: err.Error()}
 	}
-	items, err := splitSample(src)
-	if err != nil {
+	if items, err = splitSample(src); err != nil {
 		var pe *PathError
 		if errors.As(err, &pe) {
 			pe.File = file
 		}
-		return nil, nil, err
+		return nil, false, err
 	}
-	return items, src, nil
+	return items, bytes.TrimSpace(src)[0] == '[', nil
 }
 
 // splitSample checks src and splits it into its items (see readSample).
