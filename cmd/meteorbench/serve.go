@@ -62,6 +62,8 @@ REST:  GET  /api/MeteoriteLandings                      the version string
        application/x-protobuf") for protobuf bodies.
 gRPC:  MeteoriteLandingsService.MeteoriteLandingsService, grpc.health.v1,
        server reflection.
+--payload FILE serves a JSON sample of your own data on the same routes
+instead, and on gRPC as meteorbench.payload.Payload ('meteorbench schema FILE').
 
 Prints one line on stderr once listening, then logs nothing per request.
 --cpus pins the whole process (every thread) to those CPUs and sets
