@@ -42,7 +42,7 @@ const (
 
 // The payload a server serves instead of the meteorites (serve --payload):
 // its name and hash ("orders.json@1a2b3c4d5e6f"), on every REST data answer
-// and in the header metadata of every gRPC data call. Absent: the
+// and /healthz, and in the header metadata of every gRPC data call. Absent: the
 // meteorites. The load generator refuses a target serving another payload
 // than its own.
 const (

@@ -26,8 +26,8 @@ func (c Config) payloadID() string {
 var ErrOtherPayload = fmt.Errorf("serves another payload")
 
 // probePayload asks the target which payload it serves (api.HeaderPayload
-// on the small REST answer) and refuses one that is not the run's. A
-// target that does not answer is left to the contract probe.
+// on its /healthz answer, which counts no call) and refuses one that is
+// not the run's. A target without /healthz is left to the contract probe.
 func (r *runner) probePayload(ctx context.Context) error {
 	specs := plan(r.cfg)
 	if len(specs) == 0 {
@@ -39,12 +39,9 @@ func (r *runner) probePayload(ctx context.Context) error {
 	defer tr.CloseIdleConnections()
 	ctx, cancel := context.WithTimeout(ctx, HealthTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.cfg.Target+api.PathVersion, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.cfg.Target+api.PathHealth, nil)
 	if err != nil {
 		return nil
-	}
-	if r.cfg.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+r.cfg.Token)
 	}
 	resp, err := tr.RoundTrip(req)
 	if err != nil {
