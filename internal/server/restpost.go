@@ -109,17 +109,17 @@ func (h *restHandler) post(w http.ResponseWriter, rw *respWriter, r *http.Reques
 // anything that is not such an array (truncated, malformed, null, an object,
 // wrong types, trailing data).
 func decodeLandingsJSON(r io.Reader) ([]data.Landing, error) {
-	var ls []data.Landing
-	err := decodeArrayJSON(jsoncodec.Default(), r, 0, &ls)
-	return ls, err
+	return decodeLandingsWith(jsoncodec.Default(), r, 0)
 }
 
 // decodeLandingsWith decodes a POST body as decodeLandingsJSON does, with
 // codec jc.
 func decodeLandingsWith(jc *jsoncodec.Codec, body io.Reader, length int64) ([]data.Landing, error) {
 	var ls []data.Landing
-	err := decodeArrayJSON(jc, body, length, &ls)
-	return ls, err
+	if err := decodeArrayJSON(jc, body, length, &ls); err != nil {
+		return nil, err
+	}
+	return ls, nil
 }
 
 // decodeArrayJSON decodes a POST body into v, a pointer to a slice (see
