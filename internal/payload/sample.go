@@ -73,8 +73,10 @@ func splitSample(src []byte) ([]json.RawMessage, error) {
 	if len(src) > MaxSampleBytes {
 		return nil, &PathError{Path: "$", Msg: fmt.Sprintf("the sample is over the %d MiB limit", MaxSampleBytes>>20)}
 	}
-	if err := scan(src); err != nil {
-		return nil, err
+	if !json.Valid(src) || depth(src) > MaxDepth {
+		if err := scan(src); err != nil { // slower: it names the place
+			return nil, err
+		}
 	}
 	src = bytes.TrimSpace(src)
 	switch src[0] {
@@ -118,6 +120,29 @@ func jsonKind(b byte) string {
 		return "null"
 	}
 	return "a number"
+}
+
+// depth is the deepest nesting of arrays and objects in src, valid JSON.
+func depth(src []byte) int {
+	d, most, inString := 0, 0, false
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			d++
+			most = max(most, d)
+		case c == '}' || c == ']':
+			d--
+		}
+	}
+	return most
 }
 
 // scan walks src token by token, keeping the JSON path, and fails at the
