@@ -78,3 +78,33 @@ func TestDeriveMeteorites(t *testing.T) {
 	b, _ := p.Items(0).AppendList(nil)
 	t.Log(p.ID(), len(b))
 }
+
+// A derived schema's items, read with encoding/json, encode as they do
+// read with the protobuf JSON mapping from the same schema given with
+// --schema.
+func TestDerivedReadsAsProtoJSON(t *testing.T) {
+	for _, name := range []string{"text-heavy", "number-heavy", "nested"} {
+		file := filepath.Join("..", "..", "examples", "payloads", name+".json")
+		d, err := payload.Derive(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		schema := filepath.Join(t.TempDir(), name+".proto")
+		if err := os.WriteFile(schema, []byte(d.Proto), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		derived, err := payload.Load(file, payload.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		given, err := payload.Load(file, payload.Options{Schema: schema, Message: "Item"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := derived.Items(0).AppendList(nil)
+		b, _ := given.Items(0).AppendList(nil)
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s: %d bytes derived, %d through protojson", name, len(a), len(b))
+		}
+	}
+}
