@@ -148,6 +148,13 @@ func (o *objShape) merge(v *object, path string) {
 	}
 }
 
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}
+
 // jsonTypes names the JSON types seen, for a warning.
 func jsonTypes(t int) string {
 	var out []string
@@ -199,7 +206,7 @@ func derive(file string, items [][]byte) (*Derived, error) {
 		return nil, err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "// Derived by meteorbench from %s (%d items).\n", baseName(file), len(items))
+	fmt.Fprintf(&b, "// Derived by meteorbench from %s (%s).\n", baseName(file), plural(len(items), "item"))
 	b.WriteString("syntax = \"proto3\";\n\npackage " + Package + ";\n\n")
 	for _, imp := range []string{timestampProto, structProto} {
 		if p.imports[imp] {
@@ -230,10 +237,15 @@ type printer struct {
 func (p *printer) message(b *strings.Builder, name string, o *objShape, indent string) error {
 	fmt.Fprintf(b, "%smessage %s {\n", indent, name)
 	names := map[string]bool{}
+	jsonNames := map[string]bool{} // protoc refuses two fields whose default JSON names differ only in case
 	var nested []func() error
 	for i, k := range o.keys {
 		f := o.fields[k]
-		field := uniqueName(fieldName(k), names)
+		field := fieldName(k)
+		for n := 2; names[field] || jsonNames[strings.ToLower(defaultJSONName(field))]; n++ {
+			field = fieldName(k) + strconv.Itoa(n)
+		}
+		names[field], jsonNames[strings.ToLower(defaultJSONName(field))] = true, true
 		typ, label, obj, err := p.fieldType(f, o)
 		if err != nil {
 			return err

@@ -31,9 +31,19 @@ func TestSchemaCompilesWithProtoc(t *testing.T) {
 	if include == "" {
 		t.Skip("protoc found, but not google/protobuf/timestamp.proto: install libprotobuf-dev")
 	}
-	for _, name := range shapes {
+	// Keys protoc would refuse as field names, or whose default JSON names
+	// collide (fooBar, foo_bar; Geo, geo), beside the kept shapes.
+	keys := filepath.Join(t.TempDir(), "keys.json")
+	if err := os.WriteFile(keys, []byte(`{"fooBar":1,"foo_bar":2,"a b":3,"a_b":4,"2x":true,"@id":"x","id":"y","Geo":{"q":1},"geo":{"r":[1,2]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range append(shapes, "keys") {
 		t.Run(name, func(t *testing.T) {
-			d, err := payload.Derive(shapeFile(name))
+			file := shapeFile(name)
+			if name == "keys" {
+				file = keys
+			}
+			d, err := payload.Derive(file)
 			if err != nil {
 				t.Fatal(err)
 			}
