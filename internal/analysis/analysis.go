@@ -69,7 +69,9 @@ func Verdicts(r *results.Result) []results.Verdict {
 	}
 	out := make([]results.Verdict, 0, len(groups))
 	for _, g := range groups {
-		out = append(out, g.verdict(len(conditions) > 1))
+		v := g.verdict(len(conditions) > 1)
+		notServedNote(r, &v) // notserved.go
+		out = append(out, v)
 	}
 	compressNotes(groups, out)
 	return out

@@ -42,14 +42,14 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", spec, err)
 		}
-		relay, err := link.Listen(l, cfg.Target)
+		relay, err := link.Listen(l, r.addrOf(spec)) // endpoints.go
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", spec, err)
 		}
 		defer relay.Close() // after client.Close below
 		dialer.Dial = relay.DialContext
 	}
-	client, err := protocols[spec.Protocol](call.Options{
+	client, err := r.newClient(spec, call.Options{
 		Target:      cfg.Target,
 		Token:       cfg.Token,
 		Workers:     sh.workers,
@@ -88,11 +88,11 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 	// phase's (the CPU per call and the generator's share of its cores
 	// divide by the phase's time).
 	var before, after snapshot
-	r.scrapeInto(ctx, &before)
+	r.scrapeInto(ctx, spec, &before)
 	before.readClient(dialer)
 	ph := runPhase(ctx, callers, spec.Batch, cfg.Timeout, sh.sched, bounds{soft: soft, hard: soft + grace, iterations: sh.iterations})
 	after.readClient(dialer)
-	r.scrapeInto(ctx, &after)
+	r.scrapeInto(ctx, spec, &after)
 
 	m := &measured{spec: spec, cell: r.summarize(spec, sh, ph, before, after, dialer.Stats().Dials), hists: ph.t.hists()}
 	m.cell.TLSHandshakeUS = handshakeLatency(dialer)
@@ -132,11 +132,12 @@ func (s *snapshot) readClient(d *wire.Dialer) {
 
 // scrapeInto reads the server's counters from its /metrics, when the run
 // reads them.
-func (r *runner) scrapeInto(ctx context.Context, s *snapshot) {
-	if !r.metrics {
+func (r *runner) scrapeInto(ctx context.Context, spec cellSpec, s *snapshot) {
+	sc := r.scraperOf(spec) // endpoints.go
+	if sc == nil {
 		return
 	}
-	if ss, err := r.scraper.scrape(ctx); err != nil {
+	if ss, err := sc.scrape(ctx); err != nil {
 		s.serverErr = err
 	} else {
 		s.server = &ss
@@ -201,7 +202,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 	warn := func(format string, args ...any) { c.Warnings = append(c.Warnings, fmt.Sprintf(format, args...)) }
 	var serverCPU time.Duration = -1
 	switch {
-	case !r.metrics:
+	case r.scraperOf(spec) == nil:
 	case before.server == nil || after.server == nil:
 		err := before.serverErr
 		if err == nil {
@@ -225,6 +226,9 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 		served := int64(after.server.Requests[key] - before.server.Requests[key])
 		// Calls cut short by an interruption reached the server too.
 		switch sent := attempts + t.cancelled; {
+		case spec.Scenario.Method() == "":
+			// A user's endpoint: not one of the contract's methods the
+			// server counts.
 		case served > sent && !cfg.Segment.Whole():
 			// The other segments load the same server at the same time:
 			// expected, and merge accounts for it.

@@ -10,7 +10,8 @@
 //	tallies ──merge──▶ summary ──▶ results.Cell (one per repeat)
 //	repeats ──mergeRepeats()──▶ results.Cell (medians, CI) ──▶ results.Result ──▶ reporters
 //
-// Run is the entry point; the cmd package only turns flags into a Config.
+// Run is the entry point; package job runs it for the commands, which only
+// turn flags into a Config.
 package loadgen
 
 import (
@@ -25,6 +26,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 
 	"github.com/meteorbench/meteorbench/internal/link"
+	"github.com/meteorbench/meteorbench/internal/loadgen/endpointcall"
 	"github.com/meteorbench/meteorbench/internal/payload"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -115,6 +117,13 @@ type Config struct {
 	// items, and a target serving another payload is refused (payload.go).
 	Payload *payload.Payload
 
+	// Endpoints, when set, are the user's own endpoints the run measures
+	// instead of the contract's calls (endpoints.go): one scenario,
+	// endpointcall.Scenario, over the protocols the endpoints have. Target
+	// is then one of them (for the run's record); each side's metrics are
+	// read at its own address when it serves meteorbench's.
+	Endpoints *endpointcall.Endpoints
+
 	// Duration is the measured time per cell. Zero means DefaultDuration,
 	// unless Iterations is set, in which case the cell is bounded by
 	// Iterations and CellLimit. With both set, the first bound reached ends
@@ -198,6 +207,9 @@ type Config struct {
 
 // withDefaults fills the zero values.
 func (c Config) withDefaults() Config {
+	if c.Endpoints != nil {
+		c = c.withEndpoints() // endpoints.go
+	}
 	if len(c.Protocols) == 0 {
 		c.Protocols = api.Protocols()
 	}
@@ -243,22 +255,29 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Validate reports the first bad setting, as one line.
+// Validate reports the first bad setting, as one line that starts with
+// the setting's name as run's flag has it ("batch 0: must be at least
+// 1"), so the command prefixes "--" and says no more: every check of a
+// run's settings lives here.
 func (c Config) Validate() error {
 	if c.Target == "" {
 		return errors.New("no target")
 	}
+	protocols, scenarios := api.Protocols(), api.Scenarios()
+	if c.Endpoints != nil {
+		protocols, scenarios = c.Endpoints.Protocols(), []api.Scenario{endpointcall.Scenario}
+	}
 	for _, p := range c.Protocols {
-		if !slices.Contains(api.Protocols(), p) {
-			return fmt.Errorf("unknown protocol %q (want %s)", p, join(api.Protocols()))
+		if !slices.Contains(protocols, p) {
+			return fmt.Errorf("proto: unknown value %q (want %s)", p, join(protocols))
 		}
 	}
-	if err := unique("protocol", c.Protocols); err != nil {
+	if err := unique("proto", c.Protocols); err != nil {
 		return err
 	}
 	for _, s := range c.Scenarios {
-		if !slices.Contains(api.Scenarios(), s) {
-			return fmt.Errorf("unknown scenario %q (want %s)", s, join(api.Scenarios()))
+		if !slices.Contains(scenarios, s) {
+			return fmt.Errorf("scenario: unknown value %q (want %s)", s, join(scenarios))
 		}
 	}
 	if err := unique("scenario", c.Scenarios); err != nil {

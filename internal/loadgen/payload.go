@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/loadgen/endpointcall"
 )
 
 // payloadID names the run's payload in a condition; "" for the meteorites.
@@ -29,11 +31,14 @@ var ErrOtherPayload = fmt.Errorf("serves another payload")
 // on its /healthz answer, which counts no call) and refuses one that is
 // not the run's. A target without /healthz is left to the contract probe.
 func (r *runner) probePayload(ctx context.Context) error {
-	specs := plan(r.cfg)
-	if len(specs) == 0 {
+	if r.cfg.Target == "" {
+		return nil // the user's own endpoints only
+	}
+	i := slices.IndexFunc(plan(r.cfg), func(s cellSpec) bool { return s.Scenario != endpointcall.Scenario })
+	if i < 0 {
 		return nil
 	}
-	spec := specs[0]
+	spec := plan(r.cfg)[i]
 	spec.Protocol = api.REST
 	tr := &http.Transport{DialContext: r.dialer(spec).DialContext, DisableKeepAlives: true}
 	defer tr.CloseIdleConnections()

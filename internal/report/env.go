@@ -30,6 +30,9 @@ func envLines(r *results.Result) [][2]string {
 		target += " (own server child, loopback)"
 	}
 	lines = append(lines, [2]string{"target", target})
+	for _, n := range r.NotServed {
+		lines = append(lines, [2]string{"not served", fmt.Sprintf("%s %s: not measured (%s)", n.Scenario, n.Protocol, n.Why)})
+	}
 	lines = append(lines, [2]string{"plan", planLine(s)})
 	lines = append(lines, [2]string{"load", loadLine(s)})
 	if s.Repeat > 1 {
@@ -40,8 +43,8 @@ func envLines(r *results.Result) [][2]string {
 		run += ", took " + fmtSeconds(r.Finished.Sub(r.Started).Seconds())
 	}
 	lines = append(lines, [2]string{"run", run})
-	if r.StopReason != "" || !r.Finished.IsZero() {
-		lines = append(lines, [2]string{"stopped", orNA(r.StopReason)})
+	if r.Stop != (results.Stop{}) || !r.Finished.IsZero() {
+		lines = append(lines, [2]string{"stopped", orNA(r.Stop.String())})
 	}
 	if len(e.Flags) > 0 {
 		lines = append(lines, [2]string{"command", strings.Join(e.Flags, " ")})

@@ -2,6 +2,8 @@ package results
 
 import (
 	"cmp"
+	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 
@@ -176,6 +178,17 @@ var Dimensions = []Dimension{
 		Protocols: []api.Protocol{api.REST},
 	},
 	{
+		Name: "endpoint", Field: "endpoint",
+		IsSet:   func(c Condition) bool { return c.Endpoint != "" },
+		Clear:   func(c *Condition) { c.Endpoint = "" },
+		Key:     func(c Condition) string { return endpointKey(c.Endpoint) },
+		Short:   func(c Condition) string { return c.Endpoint },
+		Unset:   "the contract",
+		Prose:   func(c Condition) string { return c.Endpoint },
+		Compare: func(a, b Condition) int { return strings.Compare(a.Endpoint, b.Endpoint) },
+		CSV:     func(c Condition) string { return c.Endpoint },
+	},
+	{
 		Name: "payload", Field: "payload",
 		IsSet:   func(c Condition) bool { return c.Payload != "" },
 		Clear:   func(c *Condition) { c.Payload = "" },
@@ -186,6 +199,14 @@ var Dimensions = []Dimension{
 		Compare: func(a, b Condition) int { return strings.Compare(a.Payload, b.Payload) },
 		CSV:     func(c Condition) string { return c.Payload },
 	},
+}
+
+// endpointKey is an endpoint's part of a cell key: "ep-" and a hash of its
+// name (a URL has slashes, which join a key's parts).
+func endpointKey(name string) string {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return fmt.Sprintf("ep-%08x", h.Sum32())
 }
 
 // jsonCodecLess orders JSON codecs as run --json-codec lists them: std

@@ -40,6 +40,11 @@ type Condition struct {
 	// decoded with, on both sides (run --json-codec: "v2", "sonic"); ""
 	// for encoding/json ("std"), and for every other protocol.
 	JSONCodec string `json:"json_codec,omitempty"`
+	// Endpoint names the user's own endpoints the cell called (run
+	// --rest-url, --grpc-method): "GET http://host/items vs
+	// items.Items/List at host:9090", the same for both protocols of the
+	// pair so that they are compared; "" for the contract's calls.
+	Endpoint string `json:"endpoint,omitempty"`
 	// Payload is the user's payload the calls carried instead of the
 	// meteorites (run --payload), by name and hash of schema and data
 	// ("orders.json@1a2b3c4d5e6f"); "" for the meteorites.

@@ -59,7 +59,7 @@ func (a *payloadSmall) Call(ctx context.Context) (call.Outcome, error) {
 	timer := a.start()
 	var v pb.Version
 	if err := a.c.conn().Invoke(ctx, payloadMethod(api.MethodGetVersion), empty, &v, a.opts...); err != nil {
-		return call.Outcome{}, classify(err)
+		return call.Outcome{}, Classify(err)
 	}
 	return a.outcome(&timer), call.CheckString(v.GetApiVersion(), data.Version)
 }
@@ -77,7 +77,7 @@ func (a *payloadLarge) Call(ctx context.Context) (call.Outcome, error) {
 	timer := a.start()
 	list := &payload.List{P: a.p}
 	if err := a.c.conn().Invoke(ctx, payloadMethod(api.MethodGetLargePayloadAsList), empty, list, a.opts...); err != nil {
-		return call.Outcome{}, classify(err)
+		return call.Outcome{}, Classify(err)
 	}
 	out := a.outcome(&timer)
 	if err := a.want.CheckCount(list.Items.Len()); err != nil {
@@ -97,13 +97,13 @@ func (a *payloadStream) Call(ctx context.Context) (call.Outcome, error) {
 	defer cancel()
 	st, err := a.c.conn().NewStream(ctx, streamDesc, payloadMethod(api.MethodGetLargePayload), a.opts...)
 	if err != nil {
-		return call.Outcome{}, classify(err)
+		return call.Outcome{}, Classify(err)
 	}
 	if err := st.SendMsg(empty); err != nil {
-		return call.Outcome{}, classify(err)
+		return call.Outcome{}, Classify(err)
 	}
 	if err := st.CloseSend(); err != nil {
-		return call.Outcome{}, classify(err)
+		return call.Outcome{}, Classify(err)
 	}
 	one := &payload.One{P: a.p}
 	n, err := receive(&timer, func() error { return st.RecvMsg(one) }, func(n int) error {
@@ -127,7 +127,7 @@ func (a *payloadPost) Call(ctx context.Context) (call.Outcome, error) {
 	timer := a.start()
 	var st pb.StatusResponse
 	if err := a.c.conn().Invoke(ctx, payloadMethod(api.MethodPostLargePayload), a.list, &st, a.opts...); err != nil {
-		return call.Outcome{}, classify(err)
+		return call.Outcome{}, Classify(err)
 	}
 	return a.outcome(&timer), call.CheckString(st.GetStatus(), data.Success)
 }
