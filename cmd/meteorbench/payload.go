@@ -21,17 +21,23 @@ type payloadFlags struct {
 
 func (f *payloadFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.file, "payload", "", "serve and measure your own data instead of the meteorites: a JSON sample of one of your responses, an array of objects (the list's items) or one object (one item); its protobuf schema is derived unless --schema is given (see 'meteorbench schema')")
-	fl.StringVar(&f.schema, "schema", "", "with --payload: your own .proto, instead of deriving one; the sample is read with the protobuf JSON mapping")
+	fl.StringVar(&f.schema, "schema", "", "with --payload: your own .proto `file`, instead of deriving one (the sample is read with the protobuf JSON mapping); with --grpc-method (run): the .proto that defines it, instead of the server's reflection")
 	fl.StringVar(&f.message, "message", "", "with --schema: the item message (the list's element type), e.g. MeteoriteLanding")
 }
 
 // load loads the payload the flags name (nil without --payload). Its
 // warnings go to w; a sample or schema that cannot be served is a usage
-// error: one line, exit status 2, before anything is served.
-func (f *payloadFlags) load(w io.Writer) (*payload.Payload, error) {
+// error: one line, exit status 2, before anything is served. --schema is
+// shared with run's --grpc-method (endpoints.go), which it may describe
+// instead.
+func (f *payloadFlags) load(fl *pflag.FlagSet, w io.Writer) (*payload.Payload, error) {
 	if f.file == "" {
-		if f.schema != "" || f.message != "" {
-			return nil, usageError{fmt.Errorf("--schema and --message need --payload")}
+		method := fl.Lookup("grpc-method")
+		switch {
+		case f.message != "":
+			return nil, usageError{fmt.Errorf("--message needs --payload")}
+		case f.schema != "" && (method == nil || !method.Changed):
+			return nil, usageError{fmt.Errorf("--schema needs --payload (with --message) or --grpc-method")}
 		}
 		return nil, nil
 	}

@@ -266,7 +266,7 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		// keys: the default run stays the original experiment's.
 		cfg.Records = f.records
 	}
-	if cfg.Payload, err = f.payload.load(cmd.ErrOrStderr()); err != nil {
+	if cfg.Payload, err = f.payload.load(fl, cmd.ErrOrStderr()); err != nil {
 		return cfg, err
 	}
 	if fl.Changed("iterations") {

@@ -105,7 +105,7 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 			} else if err != nil {
 				return err
 			}
-			if cfg.Payload, err = payload.load(cmd.ErrOrStderr()); err != nil {
+			if cfg.Payload, err = payload.load(cmd.Flags(), cmd.ErrOrStderr()); err != nil {
 				return err
 			}
 			if cfg.MemoryLimit > 0 {
