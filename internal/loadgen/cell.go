@@ -3,12 +3,11 @@ package loadgen
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
@@ -104,7 +103,7 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 		m.cell.Warnings = append(m.cell.Warnings, "interrupted: partial measurement")
 	case ph.stop == results.StopTargetDown:
 		m.cell.StopReason = results.StopTargetDown
-		m.cell.Warnings = append(m.cell.Warnings, fmt.Sprintf("stopped after %.1f s: %v of nothing but transport errors (the target is down?)", ph.elapsed.Seconds(), TargetDownAfter))
+		m.cell.Warnings = append(m.cell.Warnings, fmt.Sprintf("stopped after %s: %v of nothing but transport errors (the target is down?)", format.Seconds(ph.elapsed.Seconds()), TargetDownAfter))
 	}
 	return m, nil
 }
@@ -220,7 +219,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 			c.ServerUtilisation = &u
 		}
 		if serverCPU < ServerCPUMin {
-			warn("server CPU %.1f ms in the cell (< %v): server CPU per call is imprecise; measure longer", float64(serverCPU.Microseconds())/1e3, ServerCPUMin)
+			warn("server CPU %s in the cell (< %v): server CPU per call is imprecise; measure longer", format.Duration(serverCPU), ServerCPUMin)
 		}
 		key := string(spec.Protocol) + "/" + spec.Scenario.Method()
 		served := int64(after.server.Requests[key] - before.server.Requests[key])
@@ -246,7 +245,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 			su = serverCPU.Seconds() / secs
 		}
 		if why := generatorBottleneck(clientCPU.Seconds()/secs, su); why != "" {
-			c.GeneratorBottleneck = why
+			c.GeneratorBottleneck, c.GeneratorBottleneckReason = true, why
 			warn("%s: it may be the bottleneck", why)
 		}
 		if cfg.Rate == 0 && attempts > 0 {
@@ -257,7 +256,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 				working = sh.iterations
 			}
 			if busy := t.busy.Seconds() / (secs * float64(working)); busy < 0.8 {
-				warn("workers were in calls only %.0f%% of the time: the load generator could not keep them busy", busy*100)
+				warn("workers were in calls only %s of the time: the load generator could not keep them busy", format.Percent(busy))
 			}
 		}
 	}
@@ -270,7 +269,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 		}
 	}
 	if t.errors > 0 {
-		warn("%d of %d calls failed (%s)", t.errors, attempts, classList(t.classes))
+		warn("%d of %d calls failed (%s)", t.errors, attempts, t.classes)
 	}
 	if t.calls == 0 {
 		warn("no successful call")
@@ -316,27 +315,4 @@ func count(n int64, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
-}
-
-// classList formats error counts by class, largest first.
-func classList(m map[string]int64) string {
-	type kv struct {
-		k string
-		v int64
-	}
-	var kvs []kv
-	for k, v := range m {
-		kvs = append(kvs, kv{k, v})
-	}
-	sort.Slice(kvs, func(i, j int) bool {
-		if kvs[i].v != kvs[j].v {
-			return kvs[i].v > kvs[j].v
-		}
-		return kvs[i].k < kvs[j].k
-	})
-	parts := make([]string, len(kvs))
-	for i, e := range kvs {
-		parts[i] = fmt.Sprintf("%s: %d", e.k, e.v)
-	}
-	return strings.Join(parts, ", ")
 }

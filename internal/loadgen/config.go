@@ -18,13 +18,13 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"log/slog"
 	"slices"
 	"time"
 
 	"github.com/meteorbench/meteorbench/api"
-
+	"github.com/meteorbench/meteorbench/internal/format"
+	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/loadgen/endpointcall"
 	"github.com/meteorbench/meteorbench/internal/payload"
@@ -296,17 +296,22 @@ func (c Config) Validate() error {
 			return err
 		}
 	}
+	for _, s := range []struct {
+		name     string
+		value    any
+		negative bool
+	}{
+		{"connections", c.Connections, c.Connections < 0},
+		{"duration", c.Duration, c.Duration < 0},
+		{"iterations", c.Iterations, c.Iterations < 0},
+		{"cell limit", c.CellLimit, c.CellLimit < 0},
+		{"timeout", c.Timeout, c.Timeout < 0},
+	} {
+		if s.negative {
+			return fmt.Errorf("%s %v: must not be negative", s.name, s.value)
+		}
+	}
 	switch {
-	case c.Connections < 0:
-		return fmt.Errorf("connections %d: must not be negative", c.Connections)
-	case c.Duration < 0:
-		return fmt.Errorf("duration %v: must not be negative", c.Duration)
-	case c.Iterations < 0:
-		return fmt.Errorf("iterations %d: must not be negative", c.Iterations)
-	case c.CellLimit < 0:
-		return fmt.Errorf("cell limit %v: must not be negative", c.CellLimit)
-	case c.Timeout < 0:
-		return fmt.Errorf("timeout %v: must not be negative", c.Timeout)
 	case c.Repeat < 0:
 		return fmt.Errorf("repeat %d: must be at least 1", c.Repeat)
 	case c.Segment.Count < 0 || (c.Segment.Count > 1 && (c.Segment.Index < 1 || c.Segment.Index > c.Segment.Count)):
@@ -326,16 +331,8 @@ func unique[T ~string](what string, names []T) error {
 	return nil
 }
 
-func join[T ~string](names []T) string {
-	s := ""
-	for i, n := range names {
-		if i > 0 {
-			s += ", "
-		}
-		s += string(n)
-	}
-	return s
-}
+// join lists names as format.Names does: "rest, grpc".
+func join[T ~string](names []T) string { return format.Names(names) }
 
 // mode names the load mode.
 func (c Config) mode() string {

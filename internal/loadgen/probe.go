@@ -47,7 +47,7 @@ func (r *runner) probeContract(ctx context.Context) (notServed []results.NotServ
 				return nil, ErrInterrupted
 			}
 			failed = append(failed, fmt.Sprintf("%s %s: %v", spec.Scenario, spec.Protocol, perr))
-			if slices.Contains(authClasses, call.Classify(context.Background(), perr)) {
+			if call.Classify(context.Background(), perr).Auth() {
 				// Refused credentials are the run's to fix, not a part
 				// the target lacks: measured, the run stops on them
 				// (afterCell) naming --token.

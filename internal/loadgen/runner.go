@@ -305,9 +305,6 @@ func scheduling(ctx context.Context) *results.Scheduling {
 	}
 }
 
-// authClasses are answers that mean the target refused our credentials.
-var authClasses = []string{"http-401", "http-403", "grpc-Unauthenticated", "grpc-PermissionDenied"}
-
 // afterCell ends the run when a cell suggests going on is pointless: the
 // target no longer answers its health check, or it refused every call for
 // lack of (the right) credentials.
@@ -327,11 +324,11 @@ func (r *runner) afterCell(ctx context.Context, spec cellSpec, m *measured) erro
 	}
 	if c.Calls == 0 && c.Errors > 0 {
 		for class := range c.ErrorClasses {
-			if !slices.Contains(authClasses, class) {
+			if !class.Auth() {
 				return nil
 			}
 		}
-		return fmt.Errorf("target %s refused every call of %s (%s): check --token", r.cfg.Target, spec, classList(c.ErrorClasses))
+		return fmt.Errorf("target %s refused every call of %s (%s): check --token", r.cfg.Target, spec, c.ErrorClasses)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/link"
 )
 
@@ -91,9 +92,9 @@ var Dimensions = []Dimension{
 		IsSet: func(c Condition) bool { return c.RateRequested > 0 },
 		Clear: func(c *Condition) { c.RateRequested = 0 },
 		Key:   func(c Condition) string { return "r" + strconv.FormatFloat(c.RateRequested, 'g', -1, 64) },
-		Short: func(c Condition) string { return FormatRate(c.RateRequested) + "/s" },
+		Short: func(c Condition) string { return format.Rate(c.RateRequested) + "/s" },
 		Unset: "closed loop",
-		Prose: func(c Condition) string { return "open loop at " + FormatRate(c.RateRequested) + " calls/s" },
+		Prose: func(c Condition) string { return "open loop at " + format.Rate(c.RateRequested) + " calls/s" },
 		Compare: func(a, b Condition) int {
 			return differ(a.RateRequested != b.RateRequested, a.RateRequested < b.RateRequested)
 		},
@@ -136,8 +137,8 @@ var Dimensions = []Dimension{
 		IsSet:   func(c Condition) bool { return c.Records > 0 },
 		Clear:   func(c *Condition) { c.Records = 0 },
 		Key:     func(c Condition) string { return "n" + strconv.Itoa(c.Records) },
-		Short:   func(c Condition) string { return FormatRecords(c.Records) },
-		Prose:   func(c Condition) string { return FormatRecords(c.Records) },
+		Short:   func(c Condition) string { return format.Records(c.Records) },
+		Prose:   func(c Condition) string { return format.Records(c.Records) },
 		Compare: func(a, b Condition) int { return cmp.Compare(a.N(), b.N()) }, // unset is the default size
 		CSV:     func(c Condition) string { return strconv.Itoa(c.Records) },
 	},

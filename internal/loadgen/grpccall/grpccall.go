@@ -26,6 +26,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/payload"
+	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 // MaxRecvMsgSize is the largest response message accepted. grpc-go's
@@ -238,7 +239,7 @@ func Classify(err error) error {
 	}
 	switch st.Code() {
 	case codes.DeadlineExceeded:
-		return &call.Error{Class: call.ClassTimeout, Err: err}
+		return &call.Error{Class: results.ClassTimeout, Err: err}
 	case codes.Canceled:
 		return err
 	}
