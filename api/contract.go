@@ -40,6 +40,16 @@ const (
 	MetricJSONCodec = "meteorbench_json_codec_requests_total" // {codec}
 )
 
+// The payload a server serves instead of the meteorites (serve --payload):
+// its name and hash ("orders.json@1a2b3c4d5e6f"), on every REST data answer
+// and /healthz, and in the header metadata of every gRPC data call. Absent: the
+// meteorites. The load generator refuses a target serving another payload
+// than its own.
+const (
+	HeaderPayload   = "X-Meteorbench-Payload"
+	MetadataPayload = "meteorbench-payload"
+)
+
 // Payload size: how many records the list and stream calls answer. A client
 // that names no size gets DefaultRecords, exactly the original contract's
 // answer. Records beyond the embedded 1000 are generated from them (see

@@ -87,6 +87,7 @@ func newRootCmd() *cobra.Command {
 		newCompareCmd(),
 		newCapacityCmd(),
 		newMergeCmd(),
+		newSchemaCmd(), // payload.go
 	)
 	return root
 }

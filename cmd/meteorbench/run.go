@@ -50,7 +50,8 @@ type runFlags struct {
 	startAt     string // --start-at RFC 3339 or +DURATION
 	// capacity is set by the capacity command: its probes are open loop.
 	capacity bool
-	tls      runTLSFlags // runtls.go
+	tls      runTLSFlags  // runtls.go
+	payload  payloadFlags // payload.go
 	// endpoints are the user's own endpoints (run only; endpoints.go).
 	endpoints endpointFlags
 	// plan is where the result goes, set by config.
@@ -156,6 +157,7 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&f.segment, "segment", "", "run only share i of N of the plan (i/N, e.g. 2/3; auto/N takes i from a Kubernetes Indexed Job's $JOB_COMPLETION_INDEX + 1): 1/N of the rate, of the workers and of the iterations, so N instances together make the whole load; merge their results with 'meteorbench merge'")
 	fl.StringVar(&f.startAt, "start-at", "", "start the first cell at this time, RFC 3339 (2026-05-01T12:00:00Z) or relative (+10s), so instances on several machines start together; the actual offset is recorded")
 	f.tls.register(fl)
+	f.payload.register(fl)
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar, no warnings or notes on stderr (only errors)")
 	fl.StringVar(&f.cpuprofile, "cpuprofile", "", "write the load generator's CPU profile to this file (for tuning the harness)")
 	fl.MarkHidden("cpuprofile")
@@ -253,6 +255,9 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		// Only a size asked for is named on the wire and in the cells'
 		// keys: the default run stays the original experiment's.
 		cfg.Records = f.records
+	}
+	if cfg.Payload, err = f.payload.load(fl, cmd.ErrOrStderr()); err != nil {
+		return cfg, err
 	}
 	if fl.Changed("iterations") {
 		cfg.Iterations = f.iterations

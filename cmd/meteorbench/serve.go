@@ -39,6 +39,7 @@ func newServeCmd() *cobra.Command {
 		cpus     flagvalue.CPUs
 		cfg      server.Config
 		tlsFlags server.TLSFlags
+		payload  payloadFlags // payload.go
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -55,6 +56,8 @@ REST:  GET  /api/MeteoriteLandings                      the version string
        application/x-protobuf") for protobuf bodies.
 gRPC:  MeteoriteLandingsService.MeteoriteLandingsService, grpc.health.v1,
        server reflection.
+--payload FILE serves a JSON sample of your own data on the same routes
+instead, and on gRPC as meteorbench.payload.Payload ('meteorbench schema FILE').
 
 Prints one line on stderr once listening, then logs nothing per request.
 --cpus pins the whole process (every thread) to those CPUs and sets
@@ -102,6 +105,9 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 			} else if err != nil {
 				return err
 			}
+			if cfg.Payload, err = payload.load(cmd.Flags(), cmd.ErrOrStderr()); err != nil {
+				return err
+			}
 			if cfg.MemoryLimit > 0 {
 				// The runtime collects harder and returns memory to the
 				// system as the heap nears the limit (after a burst).
@@ -124,6 +130,7 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "time in-flight calls get to finish after SIGINT/SIGTERM")
 	f.Var(&cpus, "cpus", "pin the server to these CPUs, a Linux CPU `list` such as 0, 0-1 or 0,2-3 (GOMAXPROCS becomes their number); default: unpinned")
 	registerTLSFlags(f, &tlsFlags)
+	payload.register(f)
 	f.StringVar(&logLevel, "log-level", "info", "stderr log level: debug|info|warn|error (nothing is logged per request)")
 	return cmd
 }

@@ -57,6 +57,7 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 		Dialer:      dialer,
 		Compress:    spec.Compress,
 		JSONCodec:   spec.JSONCodec,
+		Payload:     cfg.Payload,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", spec, err)

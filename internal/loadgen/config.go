@@ -27,6 +27,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/loadgen/endpointcall"
+	"github.com/meteorbench/meteorbench/internal/payload"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -111,6 +112,10 @@ type Config struct {
 	// "v2", "sonic"; a list sweeps. Other protocols are measured once per
 	// other condition. Default: std.
 	JSONCodecs []string
+	// Payload, when set, is the user's payload the target serves instead
+	// of the meteorites (run --payload): the calls carry and check its
+	// items, and a target serving another payload is refused (payload.go).
+	Payload *payload.Payload
 
 	// Endpoints, when set, are the user's own endpoints the run measures
 	// instead of the contract's calls (endpoints.go): one scenario,

@@ -189,6 +189,14 @@ var planDimensions = []planDimension{
 		only:     func(*Config, results.Condition) {},                   // one value per run
 		validate: func(c Config) error { return c.validateEndpoints() }, // endpoints.go
 	},
+	{
+		// One payload per run (--payload): the server serves one.
+		field: "payload",
+		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
+			return one(func(k *results.Condition) { k.Payload = c.payloadID() }) // payload.go
+		},
+		only: func(*Config, results.Condition) {},
+	},
 }
 
 // each is one setter per value.

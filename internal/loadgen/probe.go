@@ -30,6 +30,9 @@ var ErrEndpoints = fmt.Errorf("answered no probe call correctly")
 // failed among others that did are returned as not served: run measures
 // what the target serves and records the rest (Result.NotServed).
 func (r *runner) probeContract(ctx context.Context) (notServed []results.NotServed, err error) {
+	if err := r.probePayload(ctx); err != nil { // payload.go
+		return nil, err
+	}
 	seen := map[[2]string]bool{}
 	var failed []string
 	ok, refused := 0, 0
@@ -101,6 +104,7 @@ func (r *runner) probeOne(ctx context.Context, spec cellSpec) error {
 		Dialer:    r.dialer(spec),
 		Compress:  spec.Compress,
 		JSONCodec: spec.JSONCodec,
+		Payload:   r.cfg.Payload,
 	})
 	if err != nil {
 		return err

@@ -131,6 +131,9 @@ func Args(cfg loadgen.Config) []string {
 	if cfg.ServerCPUList != "" {
 		args = append(args, "--cpus", cfg.ServerCPUList)
 	}
+	if cfg.Payload != nil {
+		args = append(args, cfg.Payload.Args()...)
+	}
 	if b := UploadBound(cfg); b > server.DefaultMaxBody {
 		args = append(args, "--max-body", strconv.FormatInt(b, 10))
 	}
@@ -148,9 +151,12 @@ func UploadBound(cfg loadgen.Config) int64 {
 	if !slices.Contains(cfg.Scenarios, api.Post) {
 		return 0
 	}
-	n := api.DefaultRecords
+	n, bound := api.DefaultRecords, int64(JSONRecordBound)
+	if cfg.Payload != nil { // the sample's items, its longest item's JSON
+		n, bound = cfg.Payload.Len(), int64(cfg.Payload.MaxItemJSON()+1)
+	}
 	if len(cfg.Records) > 0 {
 		n = slices.Max(cfg.Records)
 	}
-	return int64(n)*JSONRecordBound + 1<<20 // plus room for the brackets and the headers
+	return int64(n)*bound + 1<<20 // plus room for the brackets and the headers
 }

@@ -189,6 +189,17 @@ var Dimensions = []Dimension{
 		Compare: func(a, b Condition) int { return strings.Compare(a.Endpoint, b.Endpoint) },
 		CSV:     func(c Condition) string { return c.Endpoint },
 	},
+	{
+		Name: "payload", Field: "payload",
+		IsSet:   func(c Condition) bool { return c.Payload != "" },
+		Clear:   func(c *Condition) { c.Payload = "" },
+		Key:     func(c Condition) string { return "payload-" + strings.ReplaceAll(c.Payload, "/", "-") },
+		Short:   func(c Condition) string { return c.Payload },
+		Unset:   "meteorites",
+		Prose:   func(c Condition) string { return "payload " + c.Payload },
+		Compare: func(a, b Condition) int { return strings.Compare(a.Payload, b.Payload) },
+		CSV:     func(c Condition) string { return c.Payload },
+	},
 }
 
 // endpointKey is an endpoint's part of a cell key: "ep-" and a hash of its

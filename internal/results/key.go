@@ -45,6 +45,10 @@ type Condition struct {
 	// items.Items/List at host:9090", the same for both protocols of the
 	// pair so that they are compared; "" for the contract's calls.
 	Endpoint string `json:"endpoint,omitempty"`
+	// Payload is the user's payload the calls carried instead of the
+	// meteorites (run --payload), by name and hash of schema and data
+	// ("orders.json@1a2b3c4d5e6f"); "" for the meteorites.
+	Payload string `json:"payload,omitempty"`
 }
 
 // N is the number of records the condition's calls carry: Records, or

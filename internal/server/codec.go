@@ -22,6 +22,8 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/meteorbench/meteorbench/internal/payload"
 )
 
 type checkedCodec struct {
@@ -31,7 +33,9 @@ type checkedCodec struct {
 }
 
 func newCheckedCodec() *checkedCodec {
-	return &checkedCodec{CodecV2: encoding.GetCodecV2("proto")}
+	// The payload's messages have their own compiled codec; the
+	// contract's go to grpc-go's proto codec.
+	return &checkedCodec{CodecV2: payload.NewCodec(encoding.GetCodecV2("proto"))}
 }
 
 func (c *checkedCodec) Unmarshal(data mem.BufferSlice, v any) error {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/meteorbench/meteorbench/internal/payload"
 )
 
 // Defaults applied to the zero values of Config.
@@ -98,6 +100,11 @@ type Config struct {
 	// not set Go's soft memory limit (debug.SetMemoryLimit): that is the
 	// program's call (serve does). Zero means DefaultMemoryLimit().
 	MemoryLimit int64
+
+	// Payload, when set, is served instead of the meteorites (payload.go):
+	// the REST routes answer its items, and the gRPC service is
+	// meteorbench.payload.Payload instead of MeteoriteLandingsService.
+	Payload *payload.Payload
 
 	// Logger receives start-up, shutdown and connection-level debug
 	// messages, never one per request. Nil discards them.

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/tap"
 
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
+	"github.com/meteorbench/meteorbench/internal/payload"
 )
 
 // Keep-alive settings of the gRPC side.
@@ -58,8 +59,13 @@ func (s *Server) newGRPCServer() *grpc.Server {
 		grpc.UnaryInterceptor(s.unaryInterceptor),
 		grpc.StreamInterceptor(s.streamInterceptor),
 	)
-	pb.RegisterMeteoriteLandingsServiceServer(gs, &grpcService{s: s})
 	healthpb.RegisterHealthServer(gs, s.health)
+	if s.payload != nil {
+		s.registerPayload(gs) // payload.go
+		s.health.SetServingStatus(payload.ServiceName, healthpb.HealthCheckResponse_SERVING)
+		return gs
+	}
+	pb.RegisterMeteoriteLandingsServiceServer(gs, &grpcService{s: s})
 	reflection.Register(gs)
 	s.health.SetServingStatus("MeteoriteLandingsService.MeteoriteLandingsService", healthpb.HealthCheckResponse_SERVING)
 	return gs
@@ -70,7 +76,7 @@ func (s *Server) newGRPCServer() *grpc.Server {
 // up to MaxBody of request while it waits. (A tap runs on the connection's
 // reader: it must not wait.)
 func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
-	if info.FullMethodName == pb.MeteoriteLandingsService_PostLargePayload_FullMethodName && s.mem.spent() {
+	if grpcMethod(info.FullMethodName) == methodPostLargePayload && s.mem.spent() {
 		return ctx, grpcBusy(s.mem.busy())
 	}
 	return ctx, nil
@@ -89,7 +95,7 @@ func grpcMethod(fullMethod string) method {
 	case pb.MeteoriteLandingsService_PostLargePayload_FullMethodName:
 		return methodPostLargePayload
 	}
-	return noMethod
+	return payloadMethod(fullMethod) // payload.go
 }
 
 // grpcAuthorized checks metadata "authorization: Bearer <token>".

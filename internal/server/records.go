@@ -128,8 +128,12 @@ func parseRecordCount(v string) (int, error) {
 // queryRecords reads ?records=N from a raw query: DefaultRecords when it is
 // absent; an error when it is malformed, out of range or repeated. Other
 // parameters are ignored, as they always were.
-func queryRecords(raw string) (int, error) {
-	n, found := api.DefaultRecords, false
+func queryRecords(raw string) (int, error) { return queryRecordsOr(raw, api.DefaultRecords) }
+
+// queryRecordsOr is queryRecords with def when the size is absent (a
+// payload's own number of items).
+func queryRecordsOr(raw string, def int) (int, error) {
+	n, found := def, false
 	for raw != "" {
 		var kv string
 		kv, raw, _ = strings.Cut(raw, "&")
@@ -156,11 +160,14 @@ func queryRecords(raw string) (int, error) {
 
 // grpcRecords reads metadata meteorbench-records: N, as queryRecords does
 // the query; its error is codes.InvalidArgument.
-func grpcRecords(ctx context.Context) (int, error) {
+func grpcRecords(ctx context.Context) (int, error) { return grpcRecordsOr(ctx, api.DefaultRecords) }
+
+// grpcRecordsOr is grpcRecords with def when the size is absent.
+func grpcRecordsOr(ctx context.Context, def int) (int, error) {
 	vs := metadata.ValueFromIncomingContext(ctx, api.MetadataRecords)
 	switch len(vs) {
 	case 0:
-		return api.DefaultRecords, nil
+		return def, nil
 	case 1:
 		n, err := parseRecordCount(vs[0])
 		if err != nil {

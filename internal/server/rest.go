@@ -175,6 +175,9 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		rw.codec = jc
 	}
+	if h.s.payload != nil {
+		rw.Header()[api.HeaderPayload] = h.s.payloadHdr
+	}
 	accept := acceptPref(r.Header["Accept"])
 	rw.gzip = acceptsGzip(r.Header["Accept-Encoding"])
 	if m == methodPostLargePayload {
@@ -195,9 +198,12 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n := api.DefaultRecords
+	if h.s.payload != nil {
+		n = h.s.payload.Len()
+	}
 	if r.URL.RawQuery != "" {
 		var err error
-		if n, err = queryRecords(r.URL.RawQuery); err != nil {
+		if n, err = queryRecordsOr(r.URL.RawQuery, n); err != nil {
 			writeError(rw, http.StatusBadRequest, err.Error())
 			return
 		}
@@ -210,6 +216,10 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.s.mem.release(charge)
+	if h.s.payload != nil {
+		h.servePayload(rw, m, n) // payload.go
+		return
+	}
 	ls, msgs, err := h.s.records(n)
 	if err != nil {
 		writeError(rw, http.StatusInternalServerError, "internal server error")
@@ -264,6 +274,9 @@ func (h *restHandler) finish(rw *respWriter) {
 }
 
 func (h *restHandler) healthz(rw *respWriter) {
+	if h.s.payload != nil { // for the load generator's check, uncounted
+		rw.Header()[api.HeaderPayload] = h.s.payloadHdr
+	}
 	select {
 	case <-h.s.drainCtx.Done():
 		writeJSONStatus(rw, http.StatusServiceUnavailable, healthBody{Status: "draining"})

@@ -198,12 +198,18 @@ func (o *answerOut) finish() {
 // json.NewEncoder(w).Encode(ls) would, newline included, with the call's
 // JSON codec.
 func writeListJSON(rw *respWriter, ls []data.Landing, slots encodeSlots) {
+	writeArrayJSON(rw, len(ls), func(i, j int) any { return ls[i:j] }, slots)
+}
+
+// writeArrayJSON writes n records as one JSON array, batch(i, j) being
+// records i to j as a slice the codec encodes (writeListJSON).
+func writeArrayJSON(rw *respWriter, n int, batch func(i, j int) any, slots encodeSlots) {
 	o := newAnswerOut(rw, hdrJSON, slots)
 	defer o.finish()
 	enc := rw.json().NewEncoder(o.buf)
-	for i := 0; i < len(ls) && o.err == nil; i += batchRecords {
+	for i := 0; i < n && o.err == nil; i += batchRecords {
 		start := o.buf.Len()
-		if err := enc.Encode(ls[i:min(i+batchRecords, len(ls))]); err != nil {
+		if err := enc.Encode(batch(i, min(i+batchRecords, n))); err != nil {
 			o.err = err
 			return
 		}
@@ -214,26 +220,38 @@ func writeListJSON(rw *respWriter, ls []data.Landing, slots encodeSlots) {
 		}
 		o.batchDone()
 	}
+	if n == 0 {
+		o.buf.WriteString("[")
+	}
 	o.buf.WriteString("]\n")
 }
 
 // writeListProto writes the records as one MeteoriteLandingList, as
 // proto.Marshal would.
 func writeListProto(rw *respWriter, msgs []*pb.MeteoriteLanding, slots encodeSlots) {
-	o := newAnswerOut(rw, hdrProtobuf, slots)
-	defer o.finish()
-	for i, m := range msgs {
+	writeEntriesProto(rw, len(msgs), func(buf *bytes.Buffer, i int) error {
+		m := msgs[i]
 		size := proto.Size(m)
-		o.buf.Grow(size + 2*protowire.SizeVarint(uint64(size)))
-		b := protowire.AppendTag(o.buf.AvailableBuffer(), 1, protowire.BytesType)
+		buf.Grow(size + 2*protowire.SizeVarint(uint64(size)))
+		b := protowire.AppendTag(buf.AvailableBuffer(), 1, protowire.BytesType)
 		b = protowire.AppendVarint(b, uint64(size))
 		b, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(b, m)
-		if err != nil {
+		buf.Write(b)
+		return err
+	}, slots)
+}
+
+// writeEntriesProto writes n records as one list message, entry(buf, i)
+// writing record i as the list's field 1 (writeListProto).
+func writeEntriesProto(rw *respWriter, n int, entry func(buf *bytes.Buffer, i int) error, slots encodeSlots) {
+	o := newAnswerOut(rw, hdrProtobuf, slots)
+	defer o.finish()
+	for i := range n {
+		if err := entry(o.buf, i); err != nil {
 			o.err = err
 			rw.failed = true
 			return
 		}
-		o.buf.Write(b)
 		if (i+1)%batchRecords == 0 {
 			o.batchDone()
 		}

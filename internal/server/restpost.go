@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
@@ -59,9 +60,12 @@ func (h *restHandler) post(w http.ResponseWriter, rw *respWriter, r *http.Reques
 		body, length = zb, 0
 	}
 	var err error
-	if isProto {
+	switch {
+	case h.s.payload != nil:
+		err = h.decodePayloadBody(rw.json(), body, length, isProto) // payload.go
+	case isProto:
 		err = h.decodeProtoBody(body, length)
-	} else {
+	default:
 		_, err = decodeLandingsWith(rw.json(), body, length)
 	}
 	if err != nil {
@@ -105,48 +109,52 @@ func (h *restHandler) post(w http.ResponseWriter, rw *respWriter, r *http.Reques
 // anything that is not such an array (truncated, malformed, null, an object,
 // wrong types, trailing data).
 func decodeLandingsJSON(r io.Reader) ([]data.Landing, error) {
-	dec := json.NewDecoder(r)
-	var ls []data.Landing
-	if err := dec.Decode(&ls); err != nil {
-		return nil, jsonError(err)
-	}
-	if ls == nil {
-		return nil, errors.New("malformed JSON: the body must be an array of landings, not null")
-	}
-	switch _, err := dec.Token(); {
-	case err == io.EOF:
-		return ls, nil
-	case err != nil:
-		return nil, jsonError(err)
-	default:
-		return nil, errors.New("malformed JSON: data after the array")
-	}
+	return decodeLandingsWith(jsoncodec.Default(), r, 0)
 }
 
 // decodeLandingsWith decodes a POST body as decodeLandingsJSON does, with
-// codec jc: encoding/json's streaming Decoder for std; the others read the
-// whole body (as decodeProtoBody does) and unmarshal it, which rejects
-// data after the array.
+// codec jc.
 func decodeLandingsWith(jc *jsoncodec.Codec, body io.Reader, length int64) ([]data.Landing, error) {
-	if jc.Name == jsoncodec.Std {
-		return decodeLandingsJSON(body)
-	}
-	buf := getBuffer()
-	defer putBuffer(buf)
-	if length > 0 {
-		buf.Grow(int(min(length, maxPreGrow)))
-	}
-	if _, err := buf.ReadFrom(body); err != nil {
+	var ls []data.Landing
+	if err := decodeArrayJSON(jc, body, length, &ls); err != nil {
 		return nil, err
 	}
-	var ls []data.Landing
-	if err := jc.Unmarshal(buf.Bytes(), &ls); err != nil {
-		return nil, jsonError(err)
-	}
-	if ls == nil {
-		return nil, errors.New("malformed JSON: the body must be an array of landings, not null")
-	}
 	return ls, nil
+}
+
+// decodeArrayJSON decodes a POST body into v, a pointer to a slice (see
+// decodeLandingsJSON), with codec jc: encoding/json's streaming Decoder
+// for std; the others read the whole body (as decodeProtoBody does) and
+// unmarshal it, which rejects data after the array.
+func decodeArrayJSON(jc *jsoncodec.Codec, body io.Reader, length int64, v any) error {
+	isNull := func() bool { return reflect.ValueOf(v).Elem().IsNil() }
+	errNull := errors.New("malformed JSON: the body must be an array of records, not null")
+	if jc.Name != jsoncodec.Std {
+		return readAll(body, length, func(b []byte) error {
+			if err := jc.Unmarshal(b, v); err != nil {
+				return jsonError(err)
+			}
+			if isNull() {
+				return errNull
+			}
+			return nil
+		})
+	}
+	dec := json.NewDecoder(body)
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if isNull() {
+		return errNull
+	}
+	switch _, err := dec.Token(); {
+	case err == io.EOF:
+		return nil
+	case err != nil:
+		return jsonError(err)
+	default:
+		return errors.New("malformed JSON: data after the array")
+	}
 }
 
 // jsonError describes a decoding error, keeping read errors (such as
@@ -165,6 +173,17 @@ const maxPreGrow = 128 << 10
 // decodeProtoBody reads a MeteoriteLandingList and converts every record, so
 // invalid timestamps are caught as they would be by a real consumer.
 func (h *restHandler) decodeProtoBody(body io.Reader, length int64) error {
+	return readAll(body, length, func(b []byte) error {
+		var list pb.MeteoriteLandingList
+		if err := proto.Unmarshal(b, &list); err != nil {
+			return fmt.Errorf("malformed protobuf: %w", err)
+		}
+		return convertList(&list)
+	})
+}
+
+// readAll reads a whole body into a pooled buffer and hands it to decode.
+func readAll(body io.Reader, length int64, decode func([]byte) error) error {
 	buf := getBuffer()
 	defer putBuffer(buf)
 	// Grow for the declared length only up to a bound: a client that
@@ -176,11 +195,7 @@ func (h *restHandler) decodeProtoBody(body io.Reader, length int64) error {
 	if _, err := buf.ReadFrom(body); err != nil {
 		return err
 	}
-	var list pb.MeteoriteLandingList
-	if err := proto.Unmarshal(buf.Bytes(), &list); err != nil {
-		return fmt.Errorf("malformed protobuf: %w", err)
-	}
-	return convertList(&list)
+	return decode(buf.Bytes())
 }
 
 // convertList converts every record of a list, failing on the first invalid one.

@@ -91,14 +91,20 @@ func (o *streamOut) close() {
 // streamJSON writes the records as NDJSON, one record a line, with the
 // call's JSON codec.
 func (h *restHandler) streamJSON(rw *respWriter, ls []data.Landing) {
+	streamLines(rw, len(ls), func(i int) any { return &ls[i] })
+}
+
+// streamLines writes n records as NDJSON, record(i) being record i as a
+// value the codec encodes (streamJSON).
+func streamLines(rw *respWriter, n int, record func(i int) any) {
 	rw.Header()["Content-Type"] = hdrNDJSON
 	rw.setGzipHeaders()
 	rw.WriteHeader(http.StatusOK)
 	out := newStreamOut(rw)
 	defer out.close()
 	enc := rw.json().NewEncoder(out) // one Write per record, with its newline
-	for i := range ls {
-		if err := enc.Encode(&ls[i]); err != nil {
+	for i := range n {
+		if err := enc.Encode(record(i)); err != nil {
 			return
 		}
 	}
@@ -107,15 +113,24 @@ func (h *restHandler) streamJSON(rw *respWriter, ls []data.Landing) {
 // streamProto writes the records as varint-length-delimited messages (the
 // protodelim format), buffered as streamJSON is.
 func (h *restHandler) streamProto(rw *respWriter, msgs []*pb.MeteoriteLanding) {
+	streamDelimited(rw, len(msgs), func(b []byte, i int) ([]byte, error) {
+		m := msgs[i]
+		b = protowire.AppendVarint(b, uint64(proto.Size(m)))
+		return proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(b, m)
+	})
+}
+
+// streamDelimited writes n records as varint-length-delimited messages,
+// appendRecord appending record i with its length (streamProto).
+func streamDelimited(rw *respWriter, n int, appendRecord func(b []byte, i int) ([]byte, error)) {
 	rw.Header()["Content-Type"] = hdrProtobuf
 	rw.setGzipHeaders()
 	rw.WriteHeader(http.StatusOK)
 	out := newStreamOut(rw)
 	defer out.close()
 	scratch := make([]byte, 0, 512)
-	for _, m := range msgs {
-		scratch = protowire.AppendVarint(scratch[:0], uint64(proto.Size(m)))
-		b, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(scratch, m)
+	for i := range n {
+		b, err := appendRecord(scratch[:0], i)
 		if err != nil {
 			rw.failed = true
 			return

@@ -22,6 +22,7 @@ import (
 
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
+	"github.com/meteorbench/meteorbench/internal/payload"
 	"github.com/soheilhy/cmux"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
@@ -39,7 +40,10 @@ type Server struct {
 	landings []data.Landing           // REST JSON
 	list     *pb.MeteoriteLandingList // protobuf: REST and gRPC
 	version  *pb.Version
-	success  *pb.StatusResponse
+	payload  *payload.Payload // Config.Payload
+	// payloadHdr is the payload's api.HeaderPayload value.
+	payloadHdr []string
+	success    *pb.StatusResponse
 	// generated builds, on the first request for more than data.Count
 	// records, the sequence longer answers are cut from (records.go).
 	generated func() (*generated, error)
@@ -85,6 +89,9 @@ func New(cfg Config) (*Server, error) {
 		mem:      newMemBudget(cfg.MemoryLimit / budgetShare),
 		codec:    newCheckedCodec(),
 		encoders: newEncodeSlots(),
+	}
+	if cfg.Payload != nil {
+		s.payload, s.payloadHdr = cfg.Payload, []string{cfg.Payload.ID()}
 	}
 	s.metrics.registerBudget(s.mem)
 	s.drainCtx, s.startDrain = context.WithCancel(context.Background())

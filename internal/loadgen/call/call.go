@@ -19,6 +19,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
+	"github.com/meteorbench/meteorbench/internal/payload"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -89,6 +90,10 @@ type Options struct {
 	// JSONCodec is the JSON library of the JSON client, on both sides
 	// (jsoncodec.Names; "" is std); the other clients ignore it.
 	JSONCodec string
+	// Payload, when set, is what the target serves instead of the
+	// meteorites (serve --payload): the calls carry its items, Records of
+	// them (0: as many as the sample has), and check them against it.
+	Payload *payload.Payload
 }
 
 // CompressGzip asks for gzip: gRPC per-message gzip, REST Content-Encoding
@@ -187,6 +192,7 @@ func Classify(ctx context.Context, err error) results.ErrorClass {
 // and shared by every caller of the same n.
 type Records struct {
 	ids []uint32
+	n   int
 }
 
 // wants caches the expected ids per payload size, built on first use: a
@@ -210,7 +216,7 @@ func Want(n int) (*Records, error) {
 	if err != nil {
 		return nil, fmt.Errorf("call: %w", err)
 	}
-	w := &Records{ids: ids}
+	w := &Records{ids: ids, n: n}
 	wants[n] = w
 	return w, nil
 }
@@ -224,8 +230,22 @@ func Size(n int) int {
 	return n
 }
 
+// Expect is an answer of n records checked by their number only: a
+// payload's, whose items the adapters check themselves
+// (payload.Payload.CheckItem).
+func Expect(n int) *Records { return &Records{n: n} }
+
+// PayloadSize is the number of items a payload client's calls carry:
+// records, or the sample's own number when 0.
+func PayloadSize(p *payload.Payload, records int) int {
+	if records == 0 {
+		return p.Len()
+	}
+	return records
+}
+
 // Len is the number of records expected.
-func (w *Records) Len() int { return len(w.ids) }
+func (w *Records) Len() int { return w.n }
 
 // CheckID validates the record at index i of a list or stream: it must
 // exist in the answer and carry the answer's id at that position.
@@ -241,8 +261,8 @@ func (w *Records) CheckID(i int, id uint32) error {
 
 // CheckCount validates the number of records of a list or stream.
 func (w *Records) CheckCount(n int) error {
-	if n != len(w.ids) {
-		return Invalid("%d records, want %d", n, len(w.ids))
+	if n != w.n {
+		return Invalid("%d records, want %d", n, w.n)
 	}
 	return nil
 }

@@ -25,6 +25,7 @@ import (
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/payload"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -40,7 +41,8 @@ type Client struct {
 	conns   []*grpc.ClientConn
 	stubs   []pb.MeteoriteLandingsServiceClient
 	next    atomic.Uint64
-	records int // call.Options.Records
+	records int              // call.Options.Records
+	payload *payload.Payload // call.Options.Payload (payload.go)
 }
 
 // New opens Connections ClientConns (default 1) to the target and starts
@@ -50,7 +52,7 @@ func New(o call.Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{records: o.Records, conns: conns}
+	c := &Client{records: o.Records, conns: conns, payload: o.Payload}
 	for _, cc := range conns {
 		c.stubs = append(c.stubs, pb.NewMeteoriteLandingsServiceClient(cc))
 	}
@@ -144,7 +146,9 @@ type TimingCodec struct {
 // NewTimingCodec is grpc-go's proto codec, timed; force it on a caller's
 // calls with grpc.ForceCodecV2.
 func NewTimingCodec() *TimingCodec {
-	return &TimingCodec{CodecV2: encoding.GetCodecV2(grpcproto.Name)}
+	// payload.Codec: the payload's messages by its compiled codec, the
+	// contract's (and everything else) by grpc-go's proto codec.
+	return &TimingCodec{CodecV2: payload.NewCodec(encoding.GetCodecV2(grpcproto.Name))}
 }
 
 // Unmarshal implements encoding.CodecV2.
@@ -199,6 +203,9 @@ func (a *caller) outcome(t *call.Timer) call.Outcome {
 
 // Caller implements call.Client.
 func (c *Client) Caller(scenario api.Scenario) (call.Caller, error) {
+	if c.payload != nil {
+		return c.payloadCaller(scenario) // payload.go
+	}
 	switch scenario {
 	case api.Small:
 		return &small{newCaller(c)}, nil
@@ -283,22 +290,31 @@ func (a *stream) Call(ctx context.Context) (call.Outcome, error) {
 	if err != nil {
 		return call.Outcome{}, Classify(err)
 	}
-	n := 0
-	for {
-		m, err := st.Recv()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return call.Outcome{}, Classify(err)
-		}
-		timer.Record()
-		if err := a.want.CheckID(n, m.GetId()); err != nil {
-			return call.Outcome{}, err
-		}
-		n++
+	var m *pb.MeteoriteLanding
+	n, err := receive(&timer, func() (err error) { m, err = st.Recv(); return err },
+		func(n int) error { return a.want.CheckID(n, m.GetId()) })
+	if err != nil {
+		return call.Outcome{}, err
 	}
 	return a.outcome(&timer), a.want.CheckCount(n)
+}
+
+// receive reads a stream's messages with recv until its end, checking
+// each (the n-th) as it arrives, and returns their number.
+func receive(timer *call.Timer, recv func() error, check func(n int) error) (int, error) {
+	for n := 0; ; n++ {
+		err := recv()
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, Classify(err)
+		}
+		timer.Record()
+		if err := check(n); err != nil {
+			return n, err
+		}
+	}
 }
 
 // post: PostLargePayload with the records (1000 unless named; marshalled by

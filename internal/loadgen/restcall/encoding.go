@@ -27,7 +27,7 @@ type encoding[V, L, S any] struct {
 	version   func(*V) string               // the small answer's version
 	records   func(*call.Records, *L) error // checks the large answer
 	status    func(*S) string               // the post answer's status
-	body      func([]data.Landing) any      // what a post marshals, made once
+	body      func(c *client) (any, error)  // what a post marshals, made once
 	stream    func(c *client, req *http.Request, want *call.Records) call.Caller
 }
 
@@ -55,8 +55,7 @@ func (e *encoding[V, L, S]) caller(c *client, scenario api.Scenario) (call.Calle
 		// POST .../LargePayload with the records (1000 unless named),
 		// marshalled per call as a real client would -> the status.
 		api.Post: func() (call.Caller, error) {
-			ls, err := c.payload()
-			body := e.body(ls)
+			body, err := e.body(c)
 			return &unary[S]{c: c, req: c.template(http.MethodPost, api.PathList, e.accept, e.accept), accept: e.accept,
 				what: "status", decode: decodeWith[S](e.unmarshal),
 				body:  func() ([]byte, error) { return e.marshal(body) },
@@ -117,18 +116,20 @@ func (a *unary[T]) Call(ctx context.Context) (call.Outcome, error) {
 	return timer.Outcome(), a.check(&v)
 }
 
-// record decodes one streamed record into a fresh T (timed on its own:
+// recorder decodes one streamed record into a fresh T (timed on its own:
 // reading its bytes is not decoding) and checks it is the n-th one wanted.
-func record[T any](timer *call.Timer, want *call.Records, n int, b []byte, decode func([]byte, *T) error, id func(*T) uint32) error {
-	t0 := time.Now()
-	v := new(T)
-	err := decode(b, v)
-	timer.Decoded(t0)
-	if err != nil {
-		return call.Invalid("decode record: %v", err)
+func recorder[T any](decode func([]byte, *T) error, check func(n int, v *T) error) func(*call.Timer, int, []byte) error {
+	return func(timer *call.Timer, n int, b []byte) error {
+		t0 := time.Now()
+		v := new(T)
+		err := decode(b, v)
+		timer.Decoded(t0)
+		if err != nil {
+			return call.Invalid("decode record: %v", err)
+		}
+		timer.Record()
+		return check(n, v)
 	}
-	timer.Record()
-	return want.CheckID(n, id(v))
 }
 
 // streamed is what the two stream adapters share: the request, the records
@@ -138,7 +139,9 @@ type streamed struct {
 	c    *client
 	req  *http.Request
 	want *call.Records
-	br   *bufio.Reader
+	// record decodes and checks the n-th record (recorder).
+	record func(timer *call.Timer, n int, b []byte) error
+	br     *bufio.Reader
 }
 
 // open sends the request, asking for accept, and readies a.br over the

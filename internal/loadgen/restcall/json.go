@@ -25,7 +25,11 @@ func NewJSON(o call.Options) (*JSON, error) {
 	if err != nil {
 		return nil, err
 	}
-	return open(o, jsonEncodings[jc.Index()], func(c *client) *JSON {
+	var enc scenarios = jsonEncodings[jc.Index()]
+	if o.Payload != nil {
+		enc = payloadJSON(jc, o.Payload) // payload.go
+	}
+	return open(o, enc, func(c *client) *JSON {
 		if jc.Name != jsoncodec.Std {
 			c.jsonCodec = jc.Name
 		}
@@ -56,9 +60,10 @@ func jsonEncoding(jc *jsoncodec.Codec) *encoding[string, []data.Landing, string]
 		version:    func(v *string) string { return *v },
 		records:    func(want *call.Records, ls *[]data.Landing) error { return checkLandings(want, *ls) },
 		status:     func(v *string) string { return *v },
-		body:       func(ls []data.Landing) any { return ls },
+		body:       func(c *client) (any, error) { return c.payload() },
 		stream: func(c *client, req *http.Request, want *call.Records) call.Caller {
-			return &jsonStream{streamed: streamed{c: c, req: req, want: want}, decode: decodeWith[data.Landing](jc.Unmarshal)}
+			return &jsonStream{streamed: streamed{c: c, req: req, want: want, record: recorder(decodeWith[data.Landing](jc.Unmarshal),
+				func(n int, l *data.Landing) error { return want.CheckID(n, l.ID) })}}
 		},
 	}
 }
@@ -68,8 +73,7 @@ func jsonEncoding(jc *jsoncodec.Codec) *encoding[string, []data.Landing, string]
 // is not decoding).
 type jsonStream struct {
 	streamed
-	decode func([]byte, *data.Landing) error
-	line   []byte // scratch for a line longer than br's buffer
+	line []byte // scratch for a line longer than br's buffer
 }
 
 func (a *jsonStream) Call(ctx context.Context) (call.Outcome, error) {
@@ -91,7 +95,7 @@ func (a *jsonStream) Call(ctx context.Context) (call.Outcome, error) {
 			return call.Outcome{}, body.decodeErr("stream", rerr)
 		}
 		if line = bytes.TrimSpace(line); len(line) > 0 {
-			if err := record(&timer, a.want, n, line, a.decode, landingID); err != nil {
+			if err := a.record(&timer, n, line); err != nil {
 				return call.Outcome{}, err
 			}
 			n++
@@ -132,5 +136,3 @@ func checkLandings(want *call.Records, ls []data.Landing) error {
 	}
 	return nil
 }
-
-func landingID(l *data.Landing) uint32 { return l.ID }

@@ -21,7 +21,11 @@ type Protobuf struct{ *client }
 
 // NewProtobuf opens a protobuf-over-HTTP/1.1 client.
 func NewProtobuf(o call.Options) (*Protobuf, error) {
-	return open(o, pbEncoding, func(c *client) *Protobuf { return &Protobuf{c} })
+	var enc scenarios = pbEncoding
+	if o.Payload != nil {
+		enc = payloadProtobuf(o.Payload) // payload.go
+	}
+	return open(o, enc, func(c *client) *Protobuf { return &Protobuf{c} })
 }
 
 // pbEncoding: the answers are the contract's messages, Version,
@@ -37,9 +41,13 @@ var pbEncoding = &encoding[pb.Version, pb.MeteoriteLandingList, pb.StatusRespons
 		return want.CheckMessages(list.GetMeteoriteLandings())
 	},
 	status: (*pb.StatusResponse).GetStatus,
-	body:   func(ls []data.Landing) any { return data.ProtoList(ls) },
+	body: func(c *client) (any, error) {
+		ls, err := c.payload()
+		return data.ProtoList(ls), err
+	},
 	stream: func(c *client, req *http.Request, want *call.Records) call.Caller {
-		return &pbStream{streamed: streamed{c: c, req: req, want: want}}
+		return &pbStream{streamed: streamed{c: c, req: req, want: want, record: recorder(pbDecode[pb.MeteoriteLanding],
+			func(n int, m *pb.MeteoriteLanding) error { return want.CheckID(n, m.GetId()) })}}
 	},
 }
 
@@ -87,7 +95,7 @@ func (a *pbStream) Call(ctx context.Context) (call.Outcome, error) {
 		if _, err := io.ReadFull(a.br, buf); err != nil {
 			return call.Outcome{}, body.decodeErr("record", err)
 		}
-		if err := record(&timer, a.want, n, buf, pbDecode[pb.MeteoriteLanding], (*pb.MeteoriteLanding).GetId); err != nil {
+		if err := a.record(&timer, n, buf); err != nil {
 			return call.Outcome{}, err
 		}
 		n++

@@ -21,6 +21,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/payload"
 )
 
 // MaxBody bounds a response body; a larger one is an invalid response. The
@@ -45,6 +46,7 @@ type client struct {
 	// "" for encoding/json, which a request without the header gets.
 	jsonCodec string
 	enc       scenarios
+	pl        *payload.Payload // call.Options.Payload
 }
 
 // scenarios makes a scenario's adapter for a client: an *encoding.
@@ -75,7 +77,7 @@ func newClient(o call.Options) (*client, error) {
 	if err != nil || root.Host == "" {
 		return nil, fmt.Errorf("restcall: bad target %q", o.Target)
 	}
-	c := &client{tr: Transport(o), root: root, records: o.Records, gzip: o.Compress == call.CompressGzip}
+	c := &client{tr: Transport(o), root: root, records: o.Records, gzip: o.Compress == call.CompressGzip, pl: o.Payload}
 	if o.Token != "" {
 		c.auth = "Bearer " + o.Token
 	}
@@ -258,7 +260,12 @@ func newCaller(scenario api.Scenario, ctors map[api.Scenario]func() (call.Caller
 }
 
 // want is the answer the client's list and stream calls must get.
-func (c *client) want() (*call.Records, error) { return call.Want(c.records) }
+func (c *client) want() (*call.Records, error) {
+	if c.pl != nil {
+		return call.Expect(call.PayloadSize(c.pl, c.records)), nil
+	}
+	return call.Want(c.records)
+}
 
 // payload is the records the client's post calls upload (a copy the caller owns).
 func (c *client) payload() ([]data.Landing, error) { return data.LandingsN(call.Size(c.records)) }

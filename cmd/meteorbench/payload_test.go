@@ -1,0 +1,150 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/meteorbench/meteorbench/internal/payload"
+	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/server"
+	"github.com/meteorbench/meteorbench/internal/server/servertest"
+)
+
+// Every sample that cannot be served fails schema, serve and run alike
+// before anything is served: exit status 2, one line, naming the place.
+func TestPayloadBadSamples(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "big.json")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(payload.MaxSampleBytes + 1); err != nil { // NUL bytes: over the limit before it is read as JSON
+		t.Fatal(err)
+	}
+	f.Close()
+	deep := strings.Repeat(`{"a":`, payload.MaxDepth) + `{"b":1}` + strings.Repeat("}", payload.MaxDepth)
+	cases := []struct {
+		name, sample string
+		file         string // instead of sample
+		want         string // in the message: the JSON path and why
+	}{
+		{name: "over 64 MiB", file: big, want: "$: the sample is over the 64 MiB limit"},
+		{name: "too deep", sample: `[` + deep + `]`, want: "$[0]" + strings.Repeat(".a", payload.MaxDepth-1) + ": nested deeper than 64 levels"},
+		{name: "not JSON", sample: `[{"a": 1}, {"a": tru}]`, want: "$[1].a: not JSON"},
+		{name: "empty file", sample: ``, want: "$: not JSON: the file is empty"},
+		{name: "empty array", sample: `[]`, want: "$: an empty array"},
+		{name: "array of arrays", sample: `[[1, 2], [3]]`, want: "$[0]: an array of arrays"},
+		{name: "not objects", sample: `[{"a": 1}, "x"]`, want: "$[1]: an item must be an object, not a string"},
+		{name: "a number", sample: `42`, want: "$: the sample must be an array of objects or one object"},
+		{name: "null everywhere", sample: `[{"a": 1, "b": null}, {"a": 2}]`, want: "$[0].b: null in every item"},
+		{name: "empty arrays everywhere", sample: `[{"a": []}, {"a": []}]`, want: "$[0].a: an empty array in every item"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			file := c.file
+			if file == "" {
+				file = writeTemp(t, "sample.json", c.sample)
+			}
+			for _, args := range [][]string{
+				{"schema", file},
+				{"serve", "--addr", "127.0.0.1:0", "--payload", file},
+				{"run", "--payload", file, "--scenario", "large"},
+			} {
+				_, _, err := execute(t, args...)
+				if code := exitCodeQuiet(err); code != 2 {
+					t.Fatalf("%s: exit status %d (%v), want 2", args[0], code, err)
+				}
+				msg := err.Error()
+				if strings.Contains(msg, "\n") || !strings.Contains(msg, c.want) || !strings.Contains(msg, "payload "+file) {
+					t.Errorf("%s: error %q, want one line naming %s and %q", args[0], msg, file, c.want)
+				}
+			}
+		})
+	}
+}
+
+// A field whose JSON type differs between items is google.protobuf.Value,
+// with a warning naming it; a key that is no identifier keeps its key as
+// json_name; the schema compiles again as the payload's (Load).
+func TestPayloadSchemaDerivation(t *testing.T) {
+	file := writeTemp(t, "mixed.json", `[{"id": 1, "price": 2, "unit-price": 1.5, "note": "a"}, {"id": 2, "price": "n/a", "unit-price": 2}]`)
+	stdout, stderr, err := execute(t, "schema", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`import "google/protobuf/struct.proto";`,
+		"  int64 id = 1;\n",
+		"  google.protobuf.Value price = 2;\n",
+		`  double unit_price = 3 [json_name = "unit-price"];` + "\n",
+		"  optional string note = 4;\n",
+		"service Payload {",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("schema lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "warning: payload "+file+": $[0].price: its values are number, string, so it is served as google.protobuf.Value") {
+		t.Errorf("stderr %q: want the warning naming the field", stderr)
+	}
+	p, err := payload.Load(file, payload.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(p.Items(0).JSON(0, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := string(b)
+	if want := `[{"id":1,"price":2,"unit-price":1.5,"note":"a"},{"id":2,"price":"n/a","unit-price":2}]`; js != want {
+		t.Errorf("served JSON %s, want %s", js, want)
+	}
+}
+
+// A target serving another payload than the run's is refused, naming both;
+// the same payload is measured, and named in every cell's condition.
+func TestRunTargetPayload(t *testing.T) {
+	sample := writeTemp(t, "items.json", `[{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]`)
+	other := writeTemp(t, "other.json", `[{"id": 1, "title": "a"}]`)
+	p, err := payload.Load(sample, payload.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := servertest.Start(t, server.Config{Payload: p})
+	run := func(extra ...string) (string, error) {
+		args := append([]string{"run", "--target", addr, "--batch", "2", "--iterations", "1", "--warmup", "0", "--repeat", "1",
+			"--format", "json", "--quiet"}, extra...)
+		out, _, err := execute(t, args...)
+		return out, err
+	}
+	for _, c := range []struct {
+		extra []string
+		want  string
+	}{
+		{nil, "serves another payload: it serves payload " + p.ID() + ", this run measures the meteorites (no --payload)"},
+		{[]string{"--payload", other}, "serves another payload: it serves payload " + p.ID() + ", this run measures payload other.json@"},
+	} {
+		if _, err := run(c.extra...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("run %q: %v, want %q", c.extra, err, c.want)
+		}
+	}
+	out, err := run("--payload", sample)
+	if err != nil {
+		t.Fatalf("run with the same payload: %v", err)
+	}
+	res, err := results.Read(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cells) != 12 {
+		t.Fatalf("%d cells, want 12", len(res.Cells))
+	}
+	for _, c := range res.Cells {
+		if c.Calls != 2 || c.Errors != 0 || c.Condition.Payload != p.ID() {
+			t.Errorf("%s: %d calls, %d errors, payload %q", c.Key(), c.Calls, c.Errors, c.Condition.Payload)
+		}
+	}
+}

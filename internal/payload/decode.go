@@ -1,0 +1,367 @@
+package payload
+
+// The protobuf decoder: each field found by its number in a table, its
+// value written at its offset. Repeated scalars are read packed or not;
+// unknown fields are skipped; strings are checked to be UTF-8 and
+// timestamps to be valid, as the generated code and data.FromProto do.
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+	"unicode/utf8"
+	"unsafe"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+var errTruncated = errors.New("truncated or malformed protobuf")
+
+// unmarshal decodes b into the message at p (a zero value, or one to merge
+// into).
+func (m *msgType) unmarshal(b []byte, p unsafe.Pointer) error {
+	for len(b) > 0 {
+		num, wt, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return errTruncated
+		}
+		b = b[n:]
+		var f *field
+		if int(num) < len(m.byNum) {
+			if i := m.byNum[num]; i > 0 {
+				f = &m.fields[i-1]
+			}
+		}
+		if f == nil {
+			if n = protowire.ConsumeFieldValue(num, wt, b); n < 0 {
+				return errTruncated
+			}
+			b = b[n:]
+			continue
+		}
+		var err error
+		if b, err = f.decode(b, wt, unsafe.Add(p, f.offset)); err != nil {
+			return fmt.Errorf("%s: %w", f.name(m), err)
+		}
+	}
+	return nil
+}
+
+func (f *field) name(m *msgType) string {
+	return string(m.desc.Fields().ByNumber(f.num).FullName())
+}
+
+// decode reads one record of field f (wire type wt) from b into the field
+// at p and returns the rest of b.
+func (f *field) decode(b []byte, wt protowire.Type, p unsafe.Pointer) ([]byte, error) {
+	if f.repeated && wt == protowire.BytesType && f.kind < kString {
+		v, n := protowire.ConsumeBytes(b) // packed
+		if n < 0 {
+			return nil, errTruncated
+		}
+		for len(v) > 0 {
+			k, err := f.scalar(v, wt2(f.kind), f.appendElem(p))
+			if err != nil {
+				return nil, err
+			}
+			v = v[k:]
+		}
+		return b[n:], nil
+	}
+	if wt != f.wireType() {
+		return nil, fmt.Errorf("wire type %d, want %d", wt, f.wireType())
+	}
+	switch {
+	case f.repeated:
+		p = f.appendElem(p)
+		if f.kind == kMessage {
+			return f.nested(b, func(v []byte) error { return f.msg.unmarshal(v, p) })
+		}
+		if f.kind == kTimestamp {
+			return f.nested(b, func(v []byte) error { return decodeTimestamp(v, (*time.Time)(p)) })
+		}
+	case f.ptr:
+		vp := *(*unsafe.Pointer)(p)
+		if vp == nil {
+			vp = f.newScalar()
+			*(*unsafe.Pointer)(p) = vp
+		}
+		p = vp
+	case f.kind == kMessage:
+		mp := *(*unsafe.Pointer)(p)
+		if mp == nil {
+			mp = newOf(f.msg)
+			*(*unsafe.Pointer)(p) = mp
+		}
+		return f.nested(b, func(v []byte) error { return f.msg.unmarshal(v, mp) })
+	case f.kind == kTimestamp:
+		t := new(time.Time)
+		*(**time.Time)(p) = t
+		return f.nested(b, func(v []byte) error { return decodeTimestamp(v, t) })
+	}
+	if f.kind == kValue {
+		return f.nested(b, func(v []byte) error {
+			x, err := decodeValue(v, 0)
+			*(*any)(p) = x
+			return err
+		})
+	}
+	n, err := f.scalar(b, wt, p)
+	if err != nil {
+		return nil, err
+	}
+	return b[n:], nil
+}
+
+// nested reads a length-delimited value and hands it to body.
+func (f *field) nested(b []byte, body func([]byte) error) ([]byte, error) {
+	v, n := protowire.ConsumeBytes(b)
+	if n < 0 {
+		return nil, errTruncated
+	}
+	return b[n:], body(v)
+}
+
+// scalar reads one scalar of f's kind from b into p; it returns the bytes
+// read.
+func (f *field) scalar(b []byte, wt protowire.Type, p unsafe.Pointer) (int, error) {
+	switch wt {
+	case protowire.VarintType:
+		v, n := protowire.ConsumeVarint(b)
+		if n < 0 {
+			return 0, errTruncated
+		}
+		switch f.kind {
+		case kBool:
+			*(*bool)(p) = v != 0
+		case kInt32:
+			*(*int32)(p) = int32(v)
+		case kSint32:
+			*(*int32)(p) = int32(protowire.DecodeZigZag(v & math.MaxUint32))
+		case kInt64:
+			*(*int64)(p) = int64(v)
+		case kSint64:
+			*(*int64)(p) = protowire.DecodeZigZag(v)
+		case kUint32:
+			*(*uint32)(p) = uint32(v)
+		case kUint64:
+			*(*uint64)(p) = v
+		}
+		return n, nil
+	case protowire.Fixed32Type:
+		v, n := protowire.ConsumeFixed32(b)
+		if n < 0 {
+			return 0, errTruncated
+		}
+		*(*uint32)(p) = v // float32, int32 and uint32 share the bits
+		return n, nil
+	case protowire.Fixed64Type:
+		v, n := protowire.ConsumeFixed64(b)
+		if n < 0 {
+			return 0, errTruncated
+		}
+		*(*uint64)(p) = v
+		return n, nil
+	}
+	v, n := protowire.ConsumeBytes(b)
+	if n < 0 {
+		return 0, errTruncated
+	}
+	if f.kind == kBytes {
+		*(*[]byte)(p) = append([]byte{}, v...)
+		return n, nil
+	}
+	if !utf8.Valid(v) {
+		return 0, errUTF8
+	}
+	*(*string)(p) = string(v)
+	return n, nil
+}
+
+// wireType is the wire type of one unpacked record of f.
+func (f *field) wireType() protowire.Type {
+	if f.kind >= kString {
+		return protowire.BytesType
+	}
+	return wt2(f.kind)
+}
+
+// wt2 is the wire type of a scalar kind.
+func wt2(k kind) protowire.Type {
+	switch k {
+	case kSfixed32, kFixed32, kFloat:
+		return protowire.Fixed32Type
+	case kSfixed64, kFixed64, kDouble:
+		return protowire.Fixed64Type
+	}
+	return protowire.VarintType
+}
+
+// newScalar allocates an optional scalar's value.
+func (f *field) newScalar() unsafe.Pointer {
+	switch f.kind {
+	case kBool:
+		return unsafe.Pointer(new(bool))
+	case kInt32, kSint32, kSfixed32, kUint32, kFixed32, kFloat:
+		return unsafe.Pointer(new(uint32))
+	case kString:
+		return unsafe.Pointer(new(string))
+	case kBytes:
+		return unsafe.Pointer(new([]byte))
+	}
+	return unsafe.Pointer(new(uint64))
+}
+
+// decodeTimestamp reads a google.protobuf.Timestamp into t, checking it
+// as timestamppb's CheckValid does.
+func decodeTimestamp(b []byte, t *time.Time) error {
+	var s, n int64
+	for len(b) > 0 {
+		num, wt, k := protowire.ConsumeTag(b)
+		if k < 0 {
+			return errTruncated
+		}
+		b = b[k:]
+		if wt != protowire.VarintType || num > 2 {
+			if k = protowire.ConsumeFieldValue(num, wt, b); k < 0 {
+				return errTruncated
+			}
+			b = b[k:]
+			continue
+		}
+		v, k := protowire.ConsumeVarint(b)
+		if k < 0 {
+			return errTruncated
+		}
+		b = b[k:]
+		if num == 1 {
+			s = int64(v)
+		} else {
+			n = int64(int32(v))
+		}
+	}
+	const minSec, maxSec = -62135596800, 253402300799 // 0001-01-01 to 9999-12-31
+	if s < minSec || s > maxSec || n < 0 || n >= 1e9 {
+		return fmt.Errorf("invalid timestamp (seconds %d, nanos %d)", s, n)
+	}
+	*t = time.Unix(s, n).UTC()
+	return nil
+}
+
+// maxValueDepth bounds the nesting of a google.protobuf.Value decoded.
+const maxValueDepth = 100
+
+// decodeValue reads a google.protobuf.Value as JSON decodes one: nil,
+// bool, float64, string, []any or map[string]any.
+func decodeValue(b []byte, depth int) (any, error) {
+	if depth > maxValueDepth {
+		return nil, errors.New("google.protobuf.Value nested too deep")
+	}
+	var out any
+	for len(b) > 0 {
+		num, wt, k := protowire.ConsumeTag(b)
+		if k < 0 {
+			return nil, errTruncated
+		}
+		b = b[k:]
+		switch {
+		case num == 1 && wt == protowire.VarintType:
+			_, k = protowire.ConsumeVarint(b)
+			out = nil
+		case num == 2 && wt == protowire.Fixed64Type:
+			var v uint64
+			v, k = protowire.ConsumeFixed64(b)
+			out = math.Float64frombits(v)
+		case num == 3 && wt == protowire.BytesType:
+			var v []byte
+			v, k = protowire.ConsumeBytes(b)
+			if k >= 0 && !utf8.Valid(v) {
+				return nil, errUTF8
+			}
+			out = string(v)
+		case num == 4 && wt == protowire.VarintType:
+			var v uint64
+			v, k = protowire.ConsumeVarint(b)
+			out = v != 0
+		case (num == 5 || num == 6) && wt == protowire.BytesType:
+			var v []byte
+			v, k = protowire.ConsumeBytes(b)
+			if k < 0 {
+				return nil, errTruncated
+			}
+			var err error
+			if num == 5 {
+				out, err = decodeStruct(v, depth)
+			} else {
+				out, err = decodeList(v, depth)
+			}
+			if err != nil {
+				return nil, err
+			}
+		default:
+			k = protowire.ConsumeFieldValue(num, wt, b)
+		}
+		if k < 0 {
+			return nil, errTruncated
+		}
+		b = b[k:]
+	}
+	return out, nil
+}
+
+// eachBytes calls fn with every length-delimited field of b numbered num.
+func eachBytes(b []byte, num protowire.Number, fn func([]byte) error) error {
+	for len(b) > 0 {
+		n, wt, k := protowire.ConsumeTag(b)
+		if k < 0 {
+			return errTruncated
+		}
+		b = b[k:]
+		if n == num && wt == protowire.BytesType {
+			v, k := protowire.ConsumeBytes(b)
+			if k < 0 {
+				return errTruncated
+			}
+			if err := fn(v); err != nil {
+				return err
+			}
+			b = b[k:]
+			continue
+		}
+		if k = protowire.ConsumeFieldValue(n, wt, b); k < 0 {
+			return errTruncated
+		}
+		b = b[k:]
+	}
+	return nil
+}
+
+func decodeList(b []byte, depth int) ([]any, error) {
+	out := []any{}
+	err := eachBytes(b, 1, func(v []byte) error {
+		x, err := decodeValue(v, depth+1)
+		out = append(out, x)
+		return err
+	})
+	return out, err
+}
+
+func decodeStruct(b []byte, depth int) (map[string]any, error) {
+	out := map[string]any{}
+	err := eachBytes(b, 1, func(entry []byte) error {
+		var key string
+		var val any
+		err := eachBytes(entry, 1, func(k []byte) error { key = string(k); return nil })
+		if err == nil {
+			err = eachBytes(entry, 2, func(v []byte) error {
+				var err error
+				val, err = decodeValue(v, depth+1)
+				return err
+			})
+		}
+		out[key] = val
+		return err
+	})
+	return out, err
+}

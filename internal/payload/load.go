@@ -1,0 +1,272 @@
+package payload
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/bufbuild/protocompile"
+	"github.com/bufbuild/protocompile/linker"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/dynamicpb"
+)
+
+// Options say where the item's schema comes from: derived from the sample
+// (zero), or the user's own .proto and the name of the item message in it.
+type Options struct {
+	Schema  string // a .proto file
+	Message string // the item message, with or without its package
+}
+
+// derivedFile is the name of the derived schema's file, serviceFile that of
+// the service around a user's schema.
+const (
+	derivedFile = "meteorbench/payload.proto"
+	serviceFile = "meteorbench/payload_service.proto"
+)
+
+// Derive reads a sample and derives its schema (meteorbench schema FILE).
+func Derive(file string) (*Derived, error) {
+	items, _, err := readSample(file)
+	if err != nil {
+		return nil, err
+	}
+	raw := make([][]byte, len(items))
+	for i, it := range items {
+		raw[i] = it
+	}
+	return derive(file, raw)
+}
+
+// Load reads a sample and readies it to serve. Every error is one line
+// naming the place; a *PathError for the sample's own faults.
+func Load(file string, o Options) (*Payload, error) {
+	if (o.Schema == "") != (o.Message == "") {
+		return nil, errors.New("payload: --schema and --message go together")
+	}
+	items, array, err := readSample(file)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		files  linker.Files
+		derivd *Derived
+	)
+	if o.Schema == "" {
+		raw := make([][]byte, len(items))
+		for i, it := range items {
+			raw[i] = it
+		}
+		if derivd, err = derive(file, raw); err != nil {
+			return nil, err
+		}
+		files, err = compile(map[string]string{derivedFile: derivd.Proto}, "", derivedFile)
+	} else {
+		files, err = compileUser(o.Schema, o.Message)
+	}
+	if err != nil {
+		return nil, err
+	}
+	svcFile := files[0]
+	p := &Payload{Name: baseName(file), File: file, Source: o}
+	if derivd != nil {
+		p.Proto, p.Warnings = derivd.Proto, derivd.Warnings
+	}
+	if p.Files, err = registry(svcFile); err != nil {
+		return nil, fmt.Errorf("payload: %w", err)
+	}
+	p.Service = svcFile.Services().ByName("Payload")
+	list := svcFile.Messages().ByName("List")
+	if p.Service == nil || list == nil {
+		return nil, errors.New("payload: the service file has no Payload service or List message")
+	}
+	itemDesc := list.Fields().ByNumber(1).Message()
+	b := &builder{types: map[protoreflect.FullName]*msgType{}, building: map[protoreflect.FullName]bool{}}
+	if p.item, err = b.build(itemDesc); err != nil {
+		return nil, fmt.Errorf("payload %s: %w", o.Schema, err)
+	}
+	p.slice = reflect.SliceOf(p.item.typ)
+	if p.base, err = p.read(file, items, array, itemDesc, derivd != nil); err != nil {
+		return nil, err
+	}
+	var schema bytes.Buffer
+	for _, f := range allFiles(svcFile) {
+		fdp := protodesc.ToFileDescriptorProto(f)
+		sb, _ := proto.MarshalOptions{Deterministic: true}.Marshal(fdp)
+		schema.Write(sb)
+	}
+	if err := p.finish(schema.Bytes()); err != nil {
+		return nil, fmt.Errorf("payload %s: %w", file, err)
+	}
+	return p, nil
+}
+
+// read reads the items with the protobuf JSON mapping into dynamic
+// messages, and those, through their encoding, into the typed items. A
+// derived schema's items are read straight into the typed items with
+// encoding/json instead, many times faster: their JSON tags are the
+// sample's keys and their types the sample's values'.
+func (p *Payload) read(file string, items []json.RawMessage, array bool, md protoreflect.MessageDescriptor, derived bool) (reflect.Value, error) {
+	out := reflect.MakeSlice(p.slice, len(items), len(items))
+	var buf []byte
+	for i, raw := range items {
+		path := "$"
+		if array {
+			path = "$[" + strconv.Itoa(i) + "]"
+		}
+		if derived {
+			if err := json.Unmarshal(raw, out.Index(i).Addr().Interface()); err != nil {
+				return reflect.Value{}, &PathError{File: file, Path: path, Msg: "does not match the derived schema: " + err.Error()}
+			}
+			continue
+		}
+		m := dynamicpb.NewMessage(md)
+		if err := (protojson.UnmarshalOptions{}).Unmarshal(raw, m); err != nil {
+			return reflect.Value{}, &PathError{File: file, Path: path, Msg: "does not match the schema: " + err.Error()}
+		}
+		var err error
+		if buf, err = (proto.MarshalOptions{}).MarshalAppend(buf[:0], m); err == nil {
+			err = p.item.unmarshal(buf, out.Index(i).Addr().UnsafePointer())
+		}
+		if err != nil {
+			return reflect.Value{}, &PathError{File: file, Path: path, Msg: err.Error()}
+		}
+	}
+	return out, nil
+}
+
+// compile compiles file from sources (by name), the rest from dir.
+func compile(sources map[string]string, dir, file string) (linker.Files, error) {
+	acc := func(path string) (io.ReadCloser, error) {
+		if s, ok := sources[path]; ok {
+			return io.NopCloser(strings.NewReader(s)), nil
+		}
+		return os.Open(filepath.Join(dir, path))
+	}
+	c := protocompile.Compiler{
+		Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{Accessor: acc}),
+	}
+	files, err := c.Compile(context.Background(), file)
+	if err != nil {
+		return nil, fmt.Errorf("payload: schema: %s", oneLine(err.Error()))
+	}
+	return files, nil
+}
+
+// compileUser compiles the user's schema and the service around its item
+// message.
+func compileUser(schema, message string) (linker.Files, error) {
+	dir, name := filepath.Split(schema)
+	files, err := compile(nil, dir, name)
+	if err != nil {
+		return nil, err
+	}
+	md := findMessage(files[0], message)
+	if md == nil {
+		return nil, fmt.Errorf("payload: schema %s has no message %q", schema, message)
+	}
+	if svc := files[0].Services().ByName("Payload"); svc != nil && files[0].Package() == Package {
+		// A schema meteorbench derived, given back (edited, maybe): it has
+		// the service already.
+		if list := files[0].Messages().ByName("List"); list == nil || list.Fields().ByNumber(1) == nil || list.Fields().ByNumber(1).Message() != md {
+			return nil, fmt.Errorf("payload: schema %s: its List is not a list of %s", schema, md.FullName())
+		}
+		return files, nil
+	}
+	src := "syntax = \"proto3\";\n\npackage " + Package + ";\n\nimport " + strconv.Quote(name) + ";\n\n" +
+		serviceText("."+string(md.FullName()))
+	return compile(map[string]string{serviceFile: src}, dir, serviceFile)
+}
+
+// findMessage finds a message by its full name, or by its name alone.
+func findMessage(f protoreflect.FileDescriptor, name string) protoreflect.MessageDescriptor {
+	var found protoreflect.MessageDescriptor
+	var walk func(ms protoreflect.MessageDescriptors)
+	walk = func(ms protoreflect.MessageDescriptors) {
+		for i := range ms.Len() {
+			m := ms.Get(i)
+			if string(m.FullName()) == strings.TrimPrefix(name, ".") || (found == nil && string(m.Name()) == name) {
+				found = m
+			}
+			walk(m.Messages())
+		}
+	}
+	walk(f.Messages())
+	return found
+}
+
+// allFiles is f and every file it imports, each once, imports first.
+func allFiles(f protoreflect.FileDescriptor) []protoreflect.FileDescriptor {
+	var out []protoreflect.FileDescriptor
+	seen := map[string]bool{}
+	var walk func(f protoreflect.FileDescriptor)
+	walk = func(f protoreflect.FileDescriptor) {
+		if seen[f.Path()] {
+			return
+		}
+		seen[f.Path()] = true
+		imps := f.Imports()
+		for i := range imps.Len() {
+			walk(imps.Get(i).FileDescriptor)
+		}
+		out = append(out, f)
+	}
+	walk(f)
+	return out
+}
+
+// registry is a registry of f and its imports, rebuilt from descriptor
+// protos so that reflection serves them as any other file.
+func registry(f protoreflect.FileDescriptor) (*protoregistry.Files, error) {
+	set := &descriptorpb.FileDescriptorSet{}
+	for _, d := range allFiles(f) {
+		set.File = append(set.File, protodesc.ToFileDescriptorProto(d))
+	}
+	return protodesc.NewFiles(set)
+}
+
+// serviceText is the list message, the fixed answers and the service of
+// the payload whose item message is item.
+func serviceText(item string) string {
+	return `
+// The list answer and upload: the items, as the contract's list is.
+message List {
+  repeated ` + item + ` items = 1;
+}
+
+message EmptyRequest {}
+
+message Version {
+  string api_version = 1;
+}
+
+message StatusResponse {
+  string status = 1;
+}
+
+// The contract's four calls, with the payload.
+service Payload {
+  // The small payload: "API Version 1.0".
+  rpc GetVersion(EmptyRequest) returns (Version) {}
+  // The items, one message each.
+  rpc GetLargePayload(EmptyRequest) returns (stream ` + item + `) {}
+  // The items in one message.
+  rpc GetLargePayloadAsList(EmptyRequest) returns (List) {}
+  // Uploads items; answers "SUCCESS" once all of them are decoded.
+  rpc PostLargePayload(List) returns (StatusResponse) {}
+}
+`
+}

@@ -1,0 +1,110 @@
+package payload_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/meteorbench/meteorbench/internal/data"
+	"github.com/meteorbench/meteorbench/internal/payload"
+)
+
+// meteorites writes the list answer the server writes today to a file.
+func meteorites(t testing.TB) string {
+	t.Helper()
+	b, err := json.Marshal(data.MustLandings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "meteorites.json")
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// loadMeteorites loads the meteorites with the contract's schema.
+func loadMeteorites(t testing.TB) *payload.Payload {
+	t.Helper()
+	p, err := payload.Load(meteorites(t), payload.Options{
+		Schema: filepath.Join("..", "..", "api", "meteor.proto"), Message: "MeteoriteLanding"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestMeteoritesSameBytes(t *testing.T) {
+	p := loadMeteorites(t)
+	if p.Len() != data.Count {
+		t.Fatalf("%d items", p.Len())
+	}
+	got, err := p.Items(0).AppendList(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := proto.MarshalOptions{Deterministic: true}.Marshal(data.ProtoList(data.MustLandings()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("list encoding differs: %d bytes, want %d", len(got), len(want))
+	}
+	items, err := p.DecodeList(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := json.Marshal(items.JSON(0, items.Len()))
+	wantJS, _ := json.Marshal(data.MustLandings())
+	if len(js) != len(wantJS) {
+		t.Errorf("JSON: %d bytes, want %d", len(js), len(wantJS))
+	}
+}
+
+func TestDeriveMeteorites(t *testing.T) {
+	d, err := payload.Derive(meteorites(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(d.Proto, d.Warnings)
+	p, err := payload.Load(meteorites(t), payload.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := p.Items(0).AppendList(nil)
+	t.Log(p.ID(), len(b))
+}
+
+// A derived schema's items, read with encoding/json, encode as they do
+// read with the protobuf JSON mapping from the same schema given with
+// --schema.
+func TestDerivedReadsAsProtoJSON(t *testing.T) {
+	for _, name := range []string{"text-heavy", "number-heavy", "nested"} {
+		file := filepath.Join("..", "..", "examples", "payloads", name+".json")
+		d, err := payload.Derive(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		schema := filepath.Join(t.TempDir(), name+".proto")
+		if err := os.WriteFile(schema, []byte(d.Proto), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		derived, err := payload.Load(file, payload.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		given, err := payload.Load(file, payload.Options{Schema: schema, Message: "Item"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := derived.Items(0).AppendList(nil)
+		b, _ := given.Items(0).AppendList(nil)
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s: %d bytes derived, %d through protojson", name, len(a), len(b))
+		}
+	}
+}
