@@ -57,6 +57,7 @@ type runFlags struct {
 	serverCPUs  int
 	segment     string // --segment i/N
 	startAt     string // --start-at RFC 3339 or +DURATION
+	mix         string // run --mix (mix.go)
 	// capacity is set by the capacity command: its probes are open loop.
 	capacity bool
 	tls      runTLSFlags // runtls.go
@@ -150,6 +151,7 @@ stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
 		},
 	}
 	f.addFlags(cmd.Flags())
+	cmd.Flags().StringVar(&f.mix, "mix", "", mixUsage)
 	return cmd
 }
 
@@ -280,7 +282,7 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		return cfg, errors.New("--segment and --start-at split a run between load generators: a capacity search cannot be split")
 	}
 	if f.serverCPUs == autoServerCPUs {
-		f.serverCPUs = defaultServerCPUs(f.target == "", f.rate > 0 || f.capacity)
+		f.serverCPUs = defaultServerCPUs(f.target == "", f.rate > 0 || f.capacity || f.mix != "")
 	}
 	if f.serverCPUs < 0 {
 		return cfg, fmt.Errorf("--server-cpus %d: must not be negative", f.serverCPUs)
@@ -339,6 +341,9 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		cfg.Warmup = -1 // none
 	}
 	if err := f.tls.apply(&cfg, f.target); err != nil {
+		return cfg, err
+	}
+	if err := f.applyMix(cmd, &cfg); err != nil {
 		return cfg, err
 	}
 	if cfg.Target == "" {
@@ -418,7 +423,7 @@ func ownServerArgs(cfg loadgen.Config) []string {
 // uploadBound is an upper bound of the largest request body the run sends,
 // in bytes: 0 without the post scenario.
 func uploadBound(cfg loadgen.Config) int64 {
-	if !slices.Contains(cfg.Scenarios, api.Post) {
+	if !slices.Contains(cfg.Scenarios, api.Post) && cfg.Mix.Rate(api.Post) == 0 {
 		return 0
 	}
 	n := api.DefaultRecords

@@ -109,6 +109,11 @@ type Config struct {
 	// "v2", "sonic"; a list sweeps. Other protocols are measured once per
 	// other condition. Default: std.
 	JSONCodecs []string
+	// Mix, when set, is mixed traffic (mix.go): its scenarios at once, each
+	// at its own rate, open loop, one cell per protocol and condition of
+	// scenario results.MixScenario. Scenarios and Rate are then the mix's
+	// (leave them unset).
+	Mix results.Mix
 
 	// Duration is the measured time per cell. Zero means DefaultDuration,
 	// unless Iterations is set, in which case the cell is bounded by
@@ -193,6 +198,7 @@ type Config struct {
 
 // withDefaults fills the zero values.
 func (c Config) withDefaults() Config {
+	c = c.mixDefaults()
 	if len(c.Protocols) == 0 {
 		c.Protocols = api.Protocols()
 	}
@@ -252,7 +258,7 @@ func (c Config) Validate() error {
 		return err
 	}
 	for _, s := range c.Scenarios {
-		if !slices.Contains(api.Scenarios(), s) {
+		if !slices.Contains(api.Scenarios(), s) && (s != results.MixScenario || len(c.Mix) == 0) {
 			return fmt.Errorf("unknown scenario %q (want %s)", s, join(api.Scenarios()))
 		}
 	}

@@ -65,15 +65,20 @@ func (r *runner) probeOne(ctx context.Context, spec cellSpec) error {
 		return err
 	}
 	defer client.Close()
-	caller, err := client.Caller(spec.Scenario)
+	callers, err := partCallers(client, spec, r.cfg.Mix, 1) // a mix: one call of each scenario
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, HealthTimeout)
 	defer cancel()
-	_, err = caller.Call(ctx)
-	if err != nil && spec.Protocol == api.GRPC {
-		return fmt.Errorf("gRPC %s: %w", spec.Scenario.Method(), err)
+	for i, caller := range callers[0] {
+		_, err = caller.Call(ctx)
+		if err != nil && spec.Protocol == api.GRPC {
+			return fmt.Errorf("gRPC %s: %w", r.cfg.servedScenarios(spec)[i].Method(), err)
+		}
+		if err != nil {
+			return err
+		}
 	}
-	return err
+	return nil
 }

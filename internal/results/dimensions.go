@@ -175,6 +175,17 @@ var Dimensions = []Dimension{
 		CSV:       func(c Condition) string { return c.JSONCodec },
 		Protocols: []api.Protocol{api.REST},
 	},
+	{
+		Name: "mix", Field: "mix",
+		IsSet:   func(c Condition) bool { return c.Mix != "" },
+		Clear:   func(c *Condition) { c.Mix = "" },
+		Key:     func(c Condition) string { return "mix-" + c.Mix },
+		Short:   func(c Condition) string { return c.Mix },
+		Unset:   "one scenario",
+		Prose:   func(c Condition) string { return "mix " + c.Mix },
+		Compare: func(a, b Condition) int { return strings.Compare(a.Mix, b.Mix) },
+		CSV:     func(c Condition) string { return c.Mix },
+	},
 }
 
 // jsonCodecLess orders JSON codecs as run --json-codec lists them: std

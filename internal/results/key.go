@@ -40,6 +40,9 @@ type Condition struct {
 	// decoded with, on both sides (run --json-codec: "v2", "sonic"); ""
 	// for encoding/json ("std"), and for every other protocol.
 	JSONCodec string `json:"json_codec,omitempty"`
+	// Mix is the traffic mix of a mixed-traffic cell (run --mix), as
+	// Mix.String writes it ("small=800,large=20"); "" for one scenario.
+	Mix string `json:"mix,omitempty"`
 }
 
 // N is the number of records the condition's calls carry: Records, or

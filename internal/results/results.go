@@ -123,6 +123,9 @@ type Settings struct {
 	// JSONCodecs lists the JSON codecs swept (--json-codec: "std", "v2",
 	// "sonic"); omitted when only std was.
 	JSONCodecs []string `json:"json_codecs,omitempty"`
+	// Mix is the traffic mix of run --mix ("small=800,large=20"); omitted
+	// without one.
+	Mix string `json:"mix,omitempty"`
 	// Segment is this instance's share of the plan (run --segment i/N);
 	// nil when it ran the whole plan. Concurrency, Rate and Iterations
 	// above are the whole plan's; each cell's Share is what this instance
@@ -213,6 +216,11 @@ type Cell struct {
 	// fraction of the CPUs it had (its pinned CPUs, else the machine's):
 	// the load its CPU per call was measured at. Nil when unknown.
 	ServerUtilisation *float64 `json:"server_utilisation,omitempty"`
+
+	// Mix is each scenario's rates and latency in a mixed-traffic cell
+	// (Scenario MixScenario, run --mix); the cell's own figures are those
+	// of all its calls together.
+	Mix []MixStat `json:"mix,omitempty"`
 
 	// Repeat > 1 only.
 	CI      map[Figure]Interval `json:"ci,omitempty"`
