@@ -212,6 +212,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 			v := float64(serverCPU.Microseconds()) / float64(t.calls)
 			c.ServerCPUUSPerCall = &v
 		}
+		c.ServerMemory = serverMemory(after.server) // memory.go
 		if procs := after.server.Procs; procs > 0 && secs > 0 {
 			u := serverCPU.Seconds() / secs / procs
 			c.ServerUtilisation = &u

@@ -216,6 +216,9 @@ type Cell struct {
 	// fraction of the CPUs it had (its pinned CPUs, else the machine's):
 	// the load its CPU per call was measured at. Nil when unknown.
 	ServerUtilisation *float64 `json:"server_utilisation,omitempty"`
+	// ServerMemory is the server's memory read at the cell's end; nil when
+	// unknown. With repeats, the largest of each figure.
+	ServerMemory *ServerMemory `json:"server_memory,omitempty"`
 
 	// Mix is each scenario's rates and latency in a mixed-traffic cell
 	// (Scenario MixScenario, run --mix); the cell's own figures are those
@@ -258,6 +261,15 @@ func (r *Result) Unusable() []string {
 		}
 	}
 	return out
+}
+
+// ServerMemory is a server's memory in MiB (2^20 bytes): its resident set
+// and Go heap in use when read, and its peak resident set since it started
+// (0 when the server does not say).
+type ServerMemory struct {
+	RSSMiB     float64 `json:"rss_mib"`
+	PeakRSSMiB float64 `json:"peak_rss_mib,omitempty"`
+	HeapMiB    float64 `json:"heap_mib"`
 }
 
 // ClassAbandoned is the error class of a call still running at a cell's
