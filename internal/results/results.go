@@ -46,6 +46,10 @@ type Result struct {
 	// Capacity holds what `meteorbench capacity` found, one entry per
 	// scenario, protocol and condition; absent from `run` documents.
 	Capacity []Capacity `json:"capacity,omitempty"`
+	// FitPlan and Fit hold what `meteorbench fit` found, one Fit per
+	// protocol; absent from other documents.
+	FitPlan *FitPlan `json:"fit_plan,omitempty"`
+	Fit     []Fit    `json:"fit,omitempty"`
 	// Merged is set on a document `meteorbench merge` made: the inputs
 	// and which segments they were.
 	Merged *Merged `json:"merged,omitempty"`

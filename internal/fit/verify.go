@@ -1,0 +1,114 @@
+package fit
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/link"
+	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// VerifyScales are the probes of Verify, as multiples of the predicted
+// saturation: below, at and above it.
+var VerifyScales = []float64{0.8, 1, 1.2}
+
+// A Prober runs traffic m over protocol pr, in the tier's condition, and
+// returns its mix cell.
+type Prober func(ctx context.Context, pr api.Protocol, m results.Mix) (*results.Cell, error)
+
+// Verify checks f's predicted saturation (its MaxScale) by running the
+// traffic scaled to VerifyScales of it, and fills PredictedMax, the
+// probes and MeasuredMax, the scale whose throughput the first saturated
+// probe achieved, with the prediction's error; or GeneratorBound when that
+// probe was limited by the load generator, not the server. A traffic not
+// saturated at the highest scale leaves MeasuredMax nil: the model is off
+// by more than that.
+func Verify(ctx context.Context, p Plan, f *results.Fit, probe Prober) error {
+	pred := f.MaxScale
+	if !(pred > 0) {
+		return fmt.Errorf("%s: no saturation predicted: nothing to verify", f.Protocol)
+	}
+	f.PredictedMax = &pred
+	f.Probes = nil
+	for _, k := range VerifyScales {
+		m := p.Traffic.Scale(pred * k)
+		c, err := probe(ctx, f.Protocol, m)
+		if err != nil {
+			return err
+		}
+		f.Probes = append(f.Probes, probeOf(pred*k, m, c))
+	}
+	judge(f, p.Traffic.Total())
+	return nil
+}
+
+// probeOf summarises a verify probe's cell.
+func probeOf(scale float64, m results.Mix, c *results.Cell) results.FitProbe {
+	pr := results.FitProbe{
+		Scale: scale, Offered: m.Total(), Achieved: c.RateAchieved, Errors: c.Errors,
+		ServerUtilisation: c.ServerUtilisation, LatencyP99US: c.LatencyUS.P99, GeneratorBound: c.GeneratorBottleneck,
+	}
+	for _, s := range c.Mix {
+		if s.AchievedRate < (1-loadgen.MixShortfall)*s.OfferedRate {
+			pr.Saturated = true
+		}
+	}
+	return pr
+}
+
+// judge reads the measured saturation off f's probes: the throughput of
+// the first saturated one, as a scale of the traffic of total calls/s.
+func judge(f *results.Fit, total float64) {
+	f.MeasuredMax, f.PredictionError, f.GeneratorBound = nil, nil, ""
+	for _, pr := range f.Probes {
+		if !pr.Saturated {
+			continue
+		}
+		if pr.GeneratorBound != "" {
+			f.GeneratorBound = fmt.Sprintf("at %sx: %s", num(pr.Scale), pr.GeneratorBound)
+			return
+		}
+		m := pr.Achieved / total
+		e := (*f.PredictedMax - m) / m
+		f.MeasuredMax, f.PredictionError = &m, &e
+		return
+	}
+	if n := len(f.Probes); n > 0 && f.Probes[n-1].GeneratorBound != "" {
+		f.GeneratorBound = fmt.Sprintf("at %sx: %s", num(f.Probes[n-1].Scale), f.Probes[n-1].GeneratorBound)
+	}
+}
+
+// Config is base set to run p's traffic in its tier's condition: the mix,
+// the tier's link, and workers for the mix unless base names them
+// (workers > 0). The own server's pinning (PinnedCPUs) is the caller's.
+func (p Plan) Config(base loadgen.Config, m results.Mix, workers int) loadgen.Config {
+	cfg := base
+	cfg.Mix, cfg.Scenarios, cfg.Rate, cfg.Iterations = m, nil, 0, 0
+	cfg.Links = []link.Spec{p.Tier.Link}
+	cfg.Concurrency = []int{loadgen.MixWorkers(m)}
+	if workers > 0 {
+		cfg.Concurrency = []int{workers}
+	}
+	return cfg
+}
+
+// SessionProber probes through a load generator session with base's
+// target and conditions, once per probe (no repeats), with workers
+// workers (0: loadgen.MixWorkers of the probe's traffic).
+func SessionProber(s *loadgen.Session, p Plan, base loadgen.Config, workers int) Prober {
+	return func(ctx context.Context, pr api.Protocol, m results.Mix) (*results.Cell, error) {
+		cfg := p.Config(base, m, workers)
+		cfg.Protocols, cfg.Repeat = []api.Protocol{pr}, 1
+		cfg.Started, cfg.Measured, cfg.Progress = nil, nil, nil
+		res, err := s.Run(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		if len(res.Cells) != 1 {
+			return nil, fmt.Errorf("verify %s at %s: %d cells", pr, m, len(res.Cells))
+		}
+		return &res.Cells[0], nil
+	}
+}
