@@ -85,6 +85,7 @@ func newRootCmd() *cobra.Command {
 		newReportCmd(),
 		newCompareCmd(),
 		newCapacityCmd(),
+		newFitCmd(),
 		newMergeCmd(),
 	)
 	return root

@@ -15,6 +15,9 @@ func Answer(p Plan, costs []Costs, source string, notes []string) (*results.FitP
 	fits := make([]results.Fit, len(costs))
 	for i, c := range costs {
 		fits[i] = Estimate(p, c)
+		if u := c.MeasuredAt; u != nil {
+			notes = append(notes, fmt.Sprintf("%s: costs measured with the server %s busy", c.Protocol.Title(), pct(*u)))
+		}
 	}
 	return Describe(p, fits, source, notes), fits
 }
@@ -37,11 +40,6 @@ func Describe(p Plan, fits []results.Fit, source string, notes []string) *result
 	}
 	for _, t := range p.Tiers {
 		fp.Tiers = append(fp.Tiers, t.Name)
-	}
-	for i := range fits {
-		if u := fits[i].MeasuredAt; u != nil {
-			fp.Notes = append(fp.Notes, fmt.Sprintf("%s: costs measured with the server %s busy", fits[i].Protocol.Title(), pct(*u)))
-		}
 	}
 	return fp
 }

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/meteorbench/meteorbench/internal/analysis"
+	"github.com/meteorbench/meteorbench/internal/cpuset"
+	"github.com/meteorbench/meteorbench/internal/fit"
+	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// fitFlags are fit's own flags; the condition flags are run's.
+type fitFlags struct {
+	tier, tiers, traffic, headroom, from string
+	sameHost, verify                     bool
+}
+
+// fitRunOnly are run's flags fit sets itself: the traffic is the mix, the
+// link the tier's.
+var fitRunOnly = []string{"scenario", "rate", "iterations", "link", "segment", "start-at", "cpuprofile"}
+
+func newFitCmd() *cobra.Command {
+	var f runFlags
+	var c fitFlags
+	cmd := &cobra.Command{
+		Use:   "fit",
+		Short: "Say whether a traffic mix fits a server tier, per protocol",
+		Long: `Say, for each protocol, whether a traffic mix fits a tier (CPUs, memory, a
+link): the cores and the bandwidth each way the traffic needs, each resource's
+utilisation, the binding one, how many times the traffic can grow before the
+tier saturates (a roofline: sum of rate x CPU per call against the cores, sum
+of rate x bytes per call against the link, each way), and the smallest of
+--tiers that fits.
+
+The costs are measured by running the traffic at its rates (run --mix) in the
+tier's condition: the own server pinned to the tier's CPUs (a tier with more
+than the machine can pin apart from the load generator is measured on what it
+has and scaled), the tier's link emulated. Or --from an earlier run's
+document: a mix cell of the traffic, or one cell per scenario.
+
+--verify runs the traffic scaled to the predicted saturation and to 0.8x and
+1.2x of it, and reports the measured saturation; more than 20% off, the
+verdict says so instead of claiming a fit.`,
+		Example: `  meteorbench fit --tier 1cpu/100mbit --traffic small=800,large=20,post=5
+  meteorbench fit --tier 1cpu/2gb/100mbit --traffic small=800,large=20 --tiers 1cpu/100mbit,2cpu/200mbit,4cpu/1gbit
+  meteorbench fit --tier 1cpu --traffic post=50 --verify
+  meteorbench fit --tier 1cpu/100mbit --traffic large=20 --from results/run1.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, name := range fitRunOnly {
+				if cmd.Flags().Changed(name) {
+					return usageError{fmt.Errorf("--%s is fit's to set (the traffic is --traffic, the link the tier's)", name)}
+				}
+			}
+			o, err := c.options()
+			if err != nil {
+				return usageError{err}
+			}
+			if c.from != "" && !c.verify {
+				return f.fitFrom(cmd, c.from, o)
+			}
+			avail, err := cpuset.Available()
+			if err != nil && !cmd.Flags().Changed("server-cpus") {
+				return fmt.Errorf("--tier: %w", err)
+			}
+			if !cmd.Flags().Changed("server-cpus") && f.target == "" {
+				var note string
+				f.serverCPUs, note = fit.PinnedCPUs(o.Plan.Tier, avail.Len())
+				if note != "" {
+					o.Notes = append(o.Notes, note)
+				}
+			}
+			f.mix = c.traffic
+			cfg, err := f.config(cmd)
+			if err != nil {
+				return usageError{err}
+			}
+			cfg.GOGC = tuneGeneratorGC()
+			return f.fitMeasure(cmd, cfg, o, c.from)
+		},
+	}
+	f.addFlags(cmd.Flags())
+	fl := cmd.Flags()
+	for _, name := range fitRunOnly {
+		fl.MarkHidden(name)
+	}
+	setDefault(cmd, "proto", "rest,grpc")
+	setDefault(cmd, "repeat", "3")
+	setDefault(cmd, "duration", "2s")
+	setDefault(cmd, "warmup", "500ms")
+	fl.StringVar(&c.tier, "tier", "", "the tier: CPUs[/MEMORY][/BANDWIDTH[/RTT]], e.g. 1cpu/100mbit, 1cpu/2gb/100mbit (bandwidth each way; gb and mb are 2^30 and 2^20 bytes)")
+	fl.StringVar(&c.traffic, "traffic", "", "the traffic mix, SCENARIO=CALLS/S,... (e.g. small=800,large=20,post=5)")
+	fl.StringVar(&c.headroom, "headroom", "70%", "the utilisation of each resource to stay under")
+	fl.StringVar(&c.tiers, "tiers", "", "tiers to choose from (comma-separated): name the smallest each protocol fits in")
+	fl.StringVar(&c.from, "from", "", "take the costs from this run document (a mix cell of the traffic, or one cell per scenario) instead of measuring")
+	fl.BoolVar(&c.sameHost, "same-host", false, "the callers share the tier: add the client's CPU per call to the server's")
+	fl.BoolVar(&c.verify, "verify", false, "run the traffic at 0.8x, 1x and 1.2x the predicted saturation and report the measured one")
+	return cmd
+}
+
+// options checks fit's own flags and builds the question.
+func (c *fitFlags) options() (fit.Options, error) {
+	var o fit.Options
+	if c.tier == "" || c.traffic == "" {
+		return o, errors.New("give --tier and --traffic (e.g. --tier 1cpu/100mbit --traffic small=800,large=20)")
+	}
+	t, err := fit.ParseTier(c.tier)
+	if err != nil {
+		return o, fmt.Errorf("--tier: %w", err)
+	}
+	m, err := results.ParseMix(c.traffic)
+	if err != nil {
+		return o, fmt.Errorf("--traffic: %w", err)
+	}
+	h, err := percent("--headroom", c.headroom, 1, 100)
+	if err != nil {
+		return o, err
+	}
+	o.Plan = fit.Plan{Tier: t, Traffic: m, Headroom: h, SameHost: c.sameHost}
+	if c.tiers != "" {
+		if o.Plan.Tiers, err = fit.ParseTiers(c.tiers); err != nil {
+			return o, fmt.Errorf("--tiers: %w", err)
+		}
+	}
+	o.Verify = c.verify
+	return o, nil
+}
+
+// fitFrom answers from an earlier run's document.
+func (f *runFlags) fitFrom(cmd *cobra.Command, path string, o fit.Options) error {
+	if err := checkFormats(f.formats); err != nil {
+		return usageError{err}
+	}
+	doc, err := results.ReadFile(path)
+	if err != nil {
+		return usageError{fmt.Errorf("--from: %w", err)}
+	}
+	costs, notes, err := fit.FromCells(doc.Cells, o.Plan.Traffic)
+	if err != nil {
+		return usageError{fmt.Errorf("--from %s: %w", path, err)}
+	}
+	res := *doc
+	res.FitPlan, res.Fit = fit.Answer(o.Plan, costs, "from "+path, notes)
+	f.plan = f.outputPlan(cmd.OutOrStdout())
+	ui := newRunUI(cmd.ErrOrStderr(), f.quiet)
+	return f.write(ui, nil, &res)
+}
+
+// fitMeasure measures the traffic on the own server (or --target), answers
+// and verifies when asked, and writes the document.
+func (f *runFlags) fitMeasure(cmd *cobra.Command, cfg loadgen.Config, o fit.Options, from string) error {
+	ctx := cmd.Context()
+	ui := newRunUI(cmd.ErrOrStderr(), f.quiet)
+	cfg.Logger = slog.New(ui)
+	if cfg.OwnServer {
+		stop, err := f.startOwnServer(ctx, ui, &cfg)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	o.OnProbe = func(fi *results.Fit, pr results.FitProbe) {
+		ui.note("verify %s at %sx the traffic: %s of %s calls/s%s", fi.Protocol, results.FormatRate(pr.Scale),
+			results.FormatRate(pr.Achieved), results.FormatRate(pr.Offered), map[bool]string{true: " (saturated)"}[pr.Saturated])
+	}
+	started := time.Now()
+	s, err := loadgen.Open(ctx, o.Plan.Config(cfg, o.Plan.Traffic, 0))
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	var res *results.Result
+	if from != "" { // --from with --verify: the costs are the document's, the probes measured here
+		doc, err := results.ReadFile(from)
+		if err != nil {
+			return usageError{fmt.Errorf("--from: %w", err)}
+		}
+		costs, notes, err := fit.FromCells(doc.Cells, o.Plan.Traffic)
+		if err != nil {
+			return usageError{fmt.Errorf("--from %s: %w", from, err)}
+		}
+		res = doc
+		res.FitPlan, res.Fit = fit.Answer(o.Plan, costs, "from "+from, notes)
+		err = fit.VerifyAll(ctx, s, cfg, o, res)
+	} else {
+		ui.note("fit: measuring %s on tier %s", o.Plan.Traffic, o.Plan.Tier.Name)
+		res, err = fit.Measure(ctx, s, cfg, o)
+	}
+	ui.done()
+	if res == nil {
+		return err
+	}
+	analysis.Apply(res)
+	ui.note("fit took %v", time.Since(started).Round(time.Second))
+	if werr := f.write(ui, nil, res); werr != nil {
+		return errors.Join(err, werr)
+	}
+	return err
+}
