@@ -14,10 +14,7 @@ import (
 func Answer(p Plan, costs []Costs, source string, notes []string) (*results.FitPlan, []results.Fit) {
 	fits := make([]results.Fit, len(costs))
 	for i, c := range costs {
-		fits[i] = Estimate(p, c)
-		if u := c.MeasuredAt; u != nil {
-			notes = append(notes, fmt.Sprintf("%s: costs measured with the server %s busy", c.Protocol.Title(), pct(*u)))
-		}
+		fits[i] = Estimate(p, c) // its MeasuredAt says at what load
 	}
 	return Describe(p, fits, source, notes), fits
 }

@@ -176,7 +176,7 @@ var planDimensions = []planDimension{
 		appliesTo: jsonCodecApplies,
 	},
 	{
-		field: "mix",
+		field: "traffic",
 		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
 			return one(func(k *results.Condition) { k.Mix = c.Mix.String() })
 		},

@@ -179,8 +179,11 @@ func mergeMix(cs []results.Cell) []results.MixStat {
 }
 
 // MixWorkers is the number of workers a mix gets when none is asked for:
-// its calls of 50 ms in flight (Little's law), within [8, 1024], so that a
-// burst of slow calls does not make the others wait for a worker.
+// its calls of 200 ms in flight (Little's law), within [16, 1024], so that
+// slow calls (a large REST answer over a link, a saturated server) do not
+// make the others wait for a worker: the server saturates before the
+// workers run out. The dispatcher hands calls to the most recently freed
+// worker, so the idle ones cost nothing but their connection.
 func MixWorkers(m results.Mix) int {
-	return min(max(int(math.Ceil(m.Total()*0.05)), 8), 1024)
+	return min(max(int(math.Ceil(m.Total()*0.2)), 16), 1024)
 }

@@ -25,8 +25,8 @@ type phaseResult struct {
 	// wake is the canary's lateness: how late goroutines woken by the
 	// netpoller ran during the phase (canary.go).
 	wake *hdrhistogram.Histogram
-	// parts, for mixed traffic only, is each part's tally and count of
-	// missed calls (t is then all of them together).
+	// parts is each part's tally and count of missed calls (t is all of
+	// them together): one part but in a mix.
 	parts []partResult
 }
 
@@ -131,9 +131,9 @@ func runParts(ctx context.Context, callers [][]call.Caller, batch int, timeout t
 		}
 		res.missed += parts[i].missed
 	}
-	res.t = parts[0].t
+	res.t, res.parts = parts[0].t, parts
 	if len(parts) > 1 {
-		res.t, res.parts = newTally(open), parts
+		res.t = newTally(open)
 		for _, pt := range parts {
 			res.t.merge(pt.t)
 		}

@@ -25,6 +25,7 @@ func writeTable(w io.Writer, r *results.Result) error {
 		ew.printf("\nno cells were measured\n")
 	}
 	tableCapacity(ew, r)
+	tableFit(ew, r) // fit.go
 	groups := groupCells(r)
 	ratios := false
 	for i, g := range groups {

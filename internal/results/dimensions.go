@@ -176,7 +176,7 @@ var Dimensions = []Dimension{
 		Protocols: []api.Protocol{api.REST},
 	},
 	{
-		Name: "mix", Field: "mix",
+		Name: "traffic", Field: "traffic",
 		IsSet:   func(c Condition) bool { return c.Mix != "" },
 		Clear:   func(c *Condition) { c.Mix = "" },
 		Key:     func(c Condition) string { return "mix-" + c.Mix },

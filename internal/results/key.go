@@ -42,7 +42,9 @@ type Condition struct {
 	JSONCodec string `json:"json_codec,omitempty"`
 	// Mix is the traffic mix of a mixed-traffic cell (run --mix), as
 	// Mix.String writes it ("small=800,large=20"); "" for one scenario.
-	Mix string `json:"mix,omitempty"`
+	// Its JSON name is "traffic": a cell's "mix" is its per-scenario
+	// figures (Cell.Mix).
+	Mix string `json:"traffic,omitempty"`
 }
 
 // N is the number of records the condition's calls carry: Records, or
