@@ -137,19 +137,13 @@ func (f *runFlags) fitFrom(cmd *cobra.Command, path string, o fit.Options) error
 	if err := checkFormats(f.formats); err != nil {
 		return usageError{err}
 	}
-	doc, err := results.ReadFile(path)
+	res, err := fit.FromDocument(path, o.Plan)
 	if err != nil {
-		return usageError{fmt.Errorf("--from: %w", err)}
+		return usageError{err}
 	}
-	costs, notes, err := fit.FromCells(doc.Cells, o.Plan.Traffic)
-	if err != nil {
-		return usageError{fmt.Errorf("--from %s: %w", path, err)}
-	}
-	res := *doc
-	res.FitPlan, res.Fit = fit.Answer(o.Plan, costs, "from "+path, notes)
 	f.plan = f.outputPlan(cmd.OutOrStdout())
 	ui := newRunUI(cmd.ErrOrStderr(), f.quiet)
-	return f.write(ui, nil, &res)
+	return f.write(ui, nil, res)
 }
 
 // fitMeasure measures the traffic on the own server (or --target), answers
@@ -177,16 +171,9 @@ func (f *runFlags) fitMeasure(cmd *cobra.Command, cfg loadgen.Config, o fit.Opti
 	defer s.Close()
 	var res *results.Result
 	if from != "" { // --from with --verify: the costs are the document's, the probes measured here
-		doc, err := results.ReadFile(from)
-		if err != nil {
-			return usageError{fmt.Errorf("--from: %w", err)}
+		if res, err = fit.FromDocument(from, o.Plan); err != nil {
+			return usageError{err}
 		}
-		costs, notes, err := fit.FromCells(doc.Cells, o.Plan.Traffic)
-		if err != nil {
-			return usageError{fmt.Errorf("--from %s: %w", from, err)}
-		}
-		res = doc
-		res.FitPlan, res.Fit = fit.Answer(o.Plan, costs, "from "+from, notes)
 		err = fit.VerifyAll(ctx, s, cfg, o, res)
 	} else {
 		ui.note("fit: measuring %s on tier %s", o.Plan.Traffic, o.Plan.Tier.Name)

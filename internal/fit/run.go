@@ -58,7 +58,7 @@ func VerifyAll(ctx context.Context, s *loadgen.Session, base loadgen.Config, o O
 			probe = func(ctx context.Context, pr api.Protocol, m results.Mix) (*results.Cell, error) {
 				c, err := prober(ctx, pr, m)
 				if err == nil {
-					o.OnProbe(f, probeOf(m.Total()/o.Plan.Traffic.Total(), m, c))
+					o.OnProbe(f, probeOf(o.Plan.Tier, m.Total()/o.Plan.Traffic.Total(), m, c))
 				}
 				return c, err
 			}
@@ -94,4 +94,21 @@ func saturated(cells []results.Cell) []string {
 		}
 	}
 	return out
+}
+
+// FromDocument answers p from an earlier run's document at path (fit
+// --from): the document, its cells kept, with the answer added. A document
+// that cannot be read or lacks the cells the traffic needs is an error of
+// one line.
+func FromDocument(path string, p Plan) (*results.Result, error) {
+	doc, err := results.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--from: %w", err)
+	}
+	costs, notes, err := FromCells(doc.Cells, p.Traffic)
+	if err != nil {
+		return nil, fmt.Errorf("--from %s: %w", path, err)
+	}
+	doc.FitPlan, doc.Fit = Answer(p, costs, "from "+path, notes)
+	return doc, nil
 }

@@ -53,8 +53,8 @@ func Sentence(p Plan, f *results.Fit) string {
 	}
 	needs := []string{fmt.Sprintf("%s of %s CPU (%s)", cores, num(p.Tier.CPUs), over(results.ResourceCPU))}
 	if p.Tier.HasLink() {
-		needs = append(needs, fmt.Sprintf("%s Mbit/s of answers (%s) and %s of requests (%s)",
-			num(f.LinkMbit.Received), over(results.ResourceLinkReceived), num(f.LinkMbit.Sent), over(results.ResourceLinkSent)))
+		needs = append(needs, fmt.Sprintf("%s Mbit/s of answers (%s)", num(f.LinkMbit.Received), over(results.ResourceLinkReceived)),
+			fmt.Sprintf("%s Mbit/s of requests (%s)", num(f.LinkMbit.Sent), over(results.ResourceLinkSent)))
 	}
 	if _, ok := f.Utilisation[results.ResourceMemory]; ok {
 		needs = append(needs, fmt.Sprintf("%s MiB of memory (%s)", num(*f.MemoryMiB), over(results.ResourceMemory)))
@@ -82,7 +82,7 @@ func Sentence(p Plan, f *results.Fit) string {
 	default:
 		s += ": it does not fit"
 		if f.MaxScale > 0 {
-			s += fmt.Sprintf(" (it would at %sx this traffic)", num(p.Headroom*f.MaxScale))
+			s += fmt.Sprintf(" (within the headroom up to %sx this traffic)", num(p.Headroom*f.MaxScale))
 		}
 	}
 	if f.PredictionError != nil && math.Abs(*f.PredictionError) <= MaxPredictionError {

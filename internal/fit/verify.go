@@ -38,17 +38,21 @@ func Verify(ctx context.Context, p Plan, f *results.Fit, probe Prober) error {
 		if err != nil {
 			return err
 		}
-		f.Probes = append(f.Probes, probeOf(pred*k, m, c))
+		f.Probes = append(f.Probes, probeOf(p.Tier, pred*k, m, c))
 	}
 	judge(f, p.Traffic.Total())
 	return nil
 }
 
-// probeOf summarises a verify probe's cell.
-func probeOf(scale float64, m results.Mix, c *results.Cell) results.FitProbe {
+// probeOf summarises a verify probe's cell on tier t.
+func probeOf(t Tier, scale float64, m results.Mix, c *results.Cell) results.FitProbe {
 	pr := results.FitProbe{
 		Scale: scale, Offered: m.Total(), Achieved: c.RateAchieved, Errors: c.Errors,
 		ServerUtilisation: c.ServerUtilisation, LatencyP99US: c.LatencyUS.P99, GeneratorBound: c.GeneratorBottleneck,
+	}
+	if c.ServerCPUUSPerCall != nil {
+		r := c.CallsPerS
+		pr.Utilisation = utilisation(t, *c.ServerCPUUSPerCall*r*usToCores, c.BytesPerCall.Sent*r*bytesMbit, c.BytesPerCall.Received*r*bytesMbit, nil)
 	}
 	for _, s := range c.Mix {
 		if s.AchievedRate < (1-loadgen.MixShortfall)*s.OfferedRate {
@@ -57,6 +61,12 @@ func probeOf(scale float64, m results.Mix, c *results.Cell) results.FitProbe {
 	}
 	return pr
 }
+
+// SaturatedFloor is the least utilisation of its busiest resource a
+// saturated probe must show to be the tier's saturation: a probe that fell
+// short of its rate with the tier's CPU and link below it was held back by
+// the load generator (or this machine's other work), not by the tier.
+const SaturatedFloor = 0.8
 
 // judge reads the measured saturation off f's probes: the throughput of
 // the first saturated one, as a scale of the traffic of total calls/s.
@@ -68,6 +78,11 @@ func judge(f *results.Fit, total float64) {
 		}
 		if pr.GeneratorBound != "" {
 			f.GeneratorBound = fmt.Sprintf("at %sx: %s", num(pr.Scale), pr.GeneratorBound)
+			return
+		}
+		if r, _ := binding(pr.Utilisation); r != "" && pr.Utilisation[r] < SaturatedFloor {
+			f.GeneratorBound = fmt.Sprintf("at %sx the traffic fell short of its rate with %s at %s of the tier (under %s): the load generator, or this machine's other work, held it back",
+				num(pr.Scale), ResourceName(r), pct(pr.Utilisation[r]), pct(SaturatedFloor))
 			return
 		}
 		m := pr.Achieved / total

@@ -20,14 +20,17 @@ import (
 // and fit --verify's probes must find that saturation within 20%.
 //
 // Timing-dependent (a loaded machine delays the load generator): up to
-// three attempts, every attempt's figures logged.
+// three attempts, every attempt's figures logged. When every failed
+// attempt failed because the load generator could not deliver the rate
+// (verify says generator-bound), the machine, not the model, is what was
+// measured: the test is skipped, saying so.
 func TestVerifyPredictsAKnownCapacity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three probes per protocol")
 	}
 	srv := loadgentest.Start(t, loadgentest.Config{Slots: 1, ServiceTime: 2 * time.Millisecond})
 	capacity := 500.0
-	traffic, _ := results.ParseMix("small=100,large=5")
+	traffic, _ := results.ParseMix("small=100,large=2")
 	tier, _ := fit.ParseTier("1cpu")
 	p := fit.Plan{Tier: tier, Traffic: traffic, Headroom: 0.7}
 	base := loadgen.Config{Target: srv.Addr, Protocols: []api.Protocol{api.REST, api.GRPC}, Duration: time.Second, Warmup: 200 * time.Millisecond}
@@ -40,6 +43,7 @@ func TestVerifyPredictsAKnownCapacity(t *testing.T) {
 	prober := fit.SessionProber(s, p, base, 0)
 
 	var failures []string
+	generatorOnly := true
 	for attempt := 1; attempt <= 3; attempt++ {
 		failures = failures[:0]
 		for _, pr := range base.Protocols {
@@ -64,10 +68,13 @@ func TestVerifyPredictsAKnownCapacity(t *testing.T) {
 			switch {
 			case math.Abs(predicted-capacity)/capacity > 0.05:
 				failures = append(failures, string(pr)+": the model's prediction is not the known capacity")
+				generatorOnly = false
 			case f.MeasuredMax == nil:
 				failures = append(failures, string(pr)+": verify measured no saturation ("+f.GeneratorBound+")")
+				generatorOnly = generatorOnly && f.GeneratorBound != ""
 			case math.Abs(*f.PredictionError) > fit.MaxPredictionError:
 				failures = append(failures, string(pr)+": prediction off by more than 20%")
+				generatorOnly = false
 			default:
 				t.Logf("   measured saturation %.0f calls/s: prediction error %+.1f%%", *f.MeasuredMax*traffic.Total(), 100**f.PredictionError)
 			}
@@ -75,6 +82,9 @@ func TestVerifyPredictsAKnownCapacity(t *testing.T) {
 		if len(failures) == 0 {
 			return
 		}
+	}
+	if generatorOnly {
+		t.Skipf("the load generator could not deliver the probes' rates in three attempts (a loaded machine); the last: %v", failures)
 	}
 	t.Fatalf("three attempts failed; the last: %v", failures)
 }

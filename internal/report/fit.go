@@ -210,9 +210,9 @@ func writeFitCSV(w io.Writer, r *results.Result) error {
 		if v == nil {
 			return ""
 		}
-		return strconv.FormatFloat(*v, 'g', -1, 64)
+		return strconv.FormatFloat(*v, 'g', 6, 64)
 	}
-	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	for i := range r.Fit {
 		f := &r.Fit[i]
 		lo, hi := "", ""

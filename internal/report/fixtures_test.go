@@ -581,6 +581,7 @@ func fixtureCapacityRepeat() *results.Result {
 var fixtures = map[string]func() *results.Result{
 	"capacity":        fixtureCapacity,
 	"capacity-repeat": fixtureCapacityRepeat,
+	"fit":             fixtureFit, // fitfixture_test.go
 	"basic":           fixtureBasic,
 	"repeats":         fixtureRepeats,
 	"interrupted":     fixtureInterrupted,

@@ -90,7 +90,10 @@ type FitProbe struct {
 	// Saturated: some scenario fell more than 2% short of its rate.
 	Saturated         bool     `json:"saturated"`
 	ServerUtilisation *float64 `json:"server_utilisation,omitempty"`
-	LatencyP99US      float64  `json:"latency_p99_us"`
-	Errors            int64    `json:"errors"`
-	GeneratorBound    string   `json:"generator_bound,omitempty"`
+	// Utilisation is the tier's resources as the probe used them: its
+	// calls/s times its cost per call, against the tier.
+	Utilisation    map[string]float64 `json:"utilisation,omitempty"`
+	LatencyP99US   float64            `json:"latency_p99_us"`
+	Errors         int64              `json:"errors"`
+	GeneratorBound string             `json:"generator_bound,omitempty"`
 }
