@@ -137,7 +137,7 @@ func (f *runFlags) fitFrom(cmd *cobra.Command, path string, o fit.Options) error
 	if err := checkFormats(f.formats); err != nil {
 		return usageError{err}
 	}
-	res, err := fit.FromDocument(path, o.Plan)
+	res, err := fit.FromDocument(cmd.Context(), path, o.Plan)
 	if err != nil {
 		return usageError{err}
 	}
@@ -171,7 +171,7 @@ func (f *runFlags) fitMeasure(cmd *cobra.Command, cfg loadgen.Config, o fit.Opti
 	defer s.Close()
 	var res *results.Result
 	if from != "" { // --from with --verify: the costs are the document's, the probes measured here
-		if res, err = fit.FromDocument(from, o.Plan); err != nil {
+		if res, err = fit.FromDocument(ctx, from, o.Plan); err != nil {
 			return usageError{err}
 		}
 		err = fit.VerifyAll(ctx, s, cfg, o, res)

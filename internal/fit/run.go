@@ -71,8 +71,9 @@ func VerifyAll(ctx context.Context, s *loadgen.Session, base loadgen.Config, o O
 	return nil
 }
 
-// saturated notes the mix cells measured at saturation: their costs are
-// those of a server that could not keep up.
+// saturated notes the mix cells whose costs were not taken at the
+// traffic's rates: a saturated server's (busy from SaturatedAt on), or a
+// rate the load generator fell short of with the server not busy.
 func saturated(cells []results.Cell) []string {
 	var out []string
 	for i := range cells {
@@ -80,17 +81,20 @@ func saturated(cells []results.Cell) []string {
 		short := ""
 		for _, m := range c.Mix {
 			if m.AchievedRate < (1-loadgen.MixShortfall)*m.OfferedRate {
-				short = fmt.Sprintf(", %s achieved %s of %s calls/s", m.Scenario, num(m.AchievedRate), num(m.OfferedRate))
+				short = fmt.Sprintf("%s achieved %s of %s calls/s", m.Scenario, num(m.AchievedRate), num(m.OfferedRate))
 				break
 			}
 		}
 		busy := c.ServerUtilisation != nil && *c.ServerUtilisation >= SaturatedAt
-		if short != "" || busy {
-			u := ""
-			if c.ServerUtilisation != nil {
-				u = ", server " + pct(*c.ServerUtilisation) + " busy"
-			}
-			out = append(out, fmt.Sprintf("%s: the traffic saturated the tier while its costs were measured%s%s: they are those of a server that could not keep up", c.Protocol.Title(), u, short))
+		u := "unknown"
+		if c.ServerUtilisation != nil {
+			u = pct(*c.ServerUtilisation)
+		}
+		switch {
+		case busy:
+			out = append(out, fmt.Sprintf("%s: the traffic saturated the tier while its costs were measured (server %s busy): they are those of a server that could not keep up", c.Protocol.Title(), u))
+		case short != "":
+			out = append(out, fmt.Sprintf("%s: while its costs were measured, %s with the server %s busy: the load generator fell short, and the costs are those of that rate", c.Protocol.Title(), short, u))
 		}
 	}
 	return out
@@ -100,8 +104,8 @@ func saturated(cells []results.Cell) []string {
 // --from): the document, its cells kept, with the answer added. A document
 // that cannot be read or lacks the cells the traffic needs is an error of
 // one line.
-func FromDocument(path string, p Plan) (*results.Result, error) {
-	doc, err := results.ReadFile(path)
+func FromDocument(ctx context.Context, path string, p Plan) (*results.Result, error) {
+	doc, err := results.Load(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("--from: %w", err)
 	}

@@ -69,30 +69,42 @@ func probeOf(t Tier, scale float64, m results.Mix, c *results.Cell) results.FitP
 const SaturatedFloor = 0.8
 
 // judge reads the measured saturation off f's probes: the throughput of
-// the first saturated one, as a scale of the traffic of total calls/s.
+// the first saturated one, as a scale of the traffic of total calls/s. A
+// probe that fell short because of the load generator (its own CPU, or
+// the tier's resources all under SaturatedFloor) is void, as capacity's
+// are: the next one is read. With only void ones, f is generator-bound.
 func judge(f *results.Fit, total float64) {
 	f.MeasuredMax, f.PredictionError, f.GeneratorBound = nil, nil, ""
+	void := ""
 	for _, pr := range f.Probes {
-		if !pr.Saturated {
+		if !pr.Saturated && pr.GeneratorBound == "" {
 			continue
 		}
-		if pr.GeneratorBound != "" {
-			f.GeneratorBound = fmt.Sprintf("at %sx: %s", num(pr.Scale), pr.GeneratorBound)
-			return
-		}
-		if r, _ := binding(pr.Utilisation); r != "" && pr.Utilisation[r] < SaturatedFloor {
-			f.GeneratorBound = fmt.Sprintf("at %sx the traffic fell short of its rate with %s at %s of the tier (under %s): the load generator, or this machine's other work, held it back",
-				num(pr.Scale), ResourceName(r), pct(pr.Utilisation[r]), pct(SaturatedFloor))
-			return
+		if why := voidProbe(pr); why != "" {
+			if void == "" {
+				void = why
+			}
+			continue
 		}
 		m := pr.Achieved / total
 		e := (*f.PredictedMax - m) / m
 		f.MeasuredMax, f.PredictionError = &m, &e
 		return
 	}
-	if n := len(f.Probes); n > 0 && f.Probes[n-1].GeneratorBound != "" {
-		f.GeneratorBound = fmt.Sprintf("at %sx: %s", num(f.Probes[n-1].Scale), f.Probes[n-1].GeneratorBound)
+	f.GeneratorBound = void
+}
+
+// voidProbe says why a probe measured the load generator rather than the
+// tier; "" when it did not.
+func voidProbe(pr results.FitProbe) string {
+	if pr.GeneratorBound != "" {
+		return fmt.Sprintf("at %sx: %s", num(pr.Scale), pr.GeneratorBound)
 	}
+	if r, _ := binding(pr.Utilisation); r != "" && pr.Utilisation[r] < SaturatedFloor {
+		return fmt.Sprintf("at %sx the traffic fell short of its rate with %s at %s of the tier (under %s): the load generator, or this machine's other work, held it back",
+			num(pr.Scale), ResourceName(r), pct(pr.Utilisation[r]), pct(SaturatedFloor))
+	}
+	return ""
 }
 
 // Config is base set to run p's traffic in its tier's condition: the mix,
