@@ -51,7 +51,12 @@ verdict says so instead of claiming a fit.`,
   meteorbench fit --tier 1cpu/2gb/100mbit --traffic small=800,large=20 --tiers 1cpu/100mbit,2cpu/200mbit,4cpu/1gbit
   meteorbench fit --tier 1cpu --traffic post=50 --verify
   meteorbench fit --tier 1cpu/100mbit --traffic large=20 --from results/run1.json`,
-		Args: cobra.NoArgs,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError{fmt.Errorf("fit takes no arguments, got %q", args[0])}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, name := range fitRunOnly {
 				if cmd.Flags().Changed(name) {
