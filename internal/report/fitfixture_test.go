@@ -82,3 +82,27 @@ func TestFitChart(t *testing.T) {
 		t.Error("a fit chart for a document without fit")
 	}
 }
+
+// fixtureMix: run --mix small=800,large=20 over REST and gRPC, one mix
+// cell each (drawn as the small call, the bulk of the calls; its p99 and
+// beyond are the large calls', 2.4% of them), with each scenario's rates
+// and latency.
+func fixtureMix() *results.Result {
+	protos := []api.Protocol{api.REST, api.GRPC}
+	set := closedSettings(protos, []api.Scenario{results.MixScenario}, []int{100}, 1)
+	set.Mode, set.Rate, set.Concurrency, set.Mix = results.ModeOpen, 820, []int{164}, "small=800,large=20"
+	r := newResult(fixtureEnv("--mix", "small=800,large=20"), set)
+	for _, p := range protos {
+		c := drawCell(cellSpec{proto: p, scenario: api.Small, batch: 100, conc: 164, durationS: 10, latFactor: 1, cpuFactor: 1, bytesFactor: 1, rate: 820})
+		c.Scenario, c.Condition.Mix = results.MixScenario, "small=800,large=20"
+		small, large := latencyOf(models[api.Small][p].p50, models[api.Small][p].sigma), latencyOf(models[api.Large][p].p50, models[api.Large][p].sigma)
+		c.LatencyUS.P99, c.LatencyUS.P999, c.LatencyUS.Max = large.P50, large.P99, large.Max
+		c.Mix = []results.MixStat{
+			{Scenario: api.Small, OfferedRate: 800, AchievedRate: round(c.RateAchieved*800/820, 0.01), Calls: c.Calls * 800 / 820, LatencyUS: small},
+			{Scenario: api.Large, OfferedRate: 20, AchievedRate: round(c.RateAchieved*20/820, 0.01), Calls: c.Calls - c.Calls*800/820, LatencyUS: large},
+		}
+		r.Cells = append(r.Cells, c)
+	}
+	finish(r)
+	return r
+}

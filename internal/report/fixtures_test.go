@@ -582,6 +582,7 @@ var fixtures = map[string]func() *results.Result{
 	"capacity":        fixtureCapacity,
 	"capacity-repeat": fixtureCapacityRepeat,
 	"fit":             fixtureFit, // fitfixture_test.go
+	"mix":             fixtureMix, // fitfixture_test.go
 	"basic":           fixtureBasic,
 	"repeats":         fixtureRepeats,
 	"interrupted":     fixtureInterrupted,

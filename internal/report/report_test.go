@@ -25,7 +25,7 @@ func golden(t *testing.T, name string, got []byte) {
 	goldenfile.Check(t, filepath.Join("testdata", "golden", name), got, *update)
 }
 
-var reportFixtures = []string{"basic", "repeats", "interrupted", "openloop", "records", "fit"}
+var reportFixtures = []string{"basic", "repeats", "interrupted", "openloop", "records", "fit", "mix"}
 
 func render(t *testing.T, format string, r *results.Result) []byte {
 	t.Helper()
