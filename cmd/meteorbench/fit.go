@@ -80,6 +80,7 @@ verdict says so instead of claiming a fit.`,
 				if note != "" {
 					o.Notes = append(o.Notes, note)
 				}
+				o.MeasuredCPUs = float64(f.serverCPUs)
 			}
 			f.mix = c.traffic
 			cfg, err := f.config(cmd)
@@ -182,6 +183,7 @@ func (f *runFlags) fitMeasure(cmd *cobra.Command, cfg loadgen.Config, o fit.Opti
 		err = fit.VerifyAll(ctx, s, cfg, o, res)
 	} else {
 		ui.note("fit: measuring %s on tier %s", o.Plan.Traffic, o.Plan.Tier.Name)
+		cfg.Progress = ui.progress
 		res, err = fit.Measure(ctx, s, cfg, o)
 	}
 	ui.done()

@@ -1,6 +1,7 @@
 package fit
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
@@ -145,5 +146,26 @@ func TestFromCells(t *testing.T) {
 	_, _, err = FromCells(cells[:1], traffic)
 	if err == nil || !strings.Contains(err.Error(), "no cell of large over rest") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("missing: %v", err)
+	}
+}
+
+// A tier with more CPUs than were pinned is verified on the CPUs
+// measured: the saturation predicted for those is what probes can reach.
+func TestVerifyOnMeasuredCPUs(t *testing.T) {
+	p := plan(t, "2cpu", "small=100")
+	f := Estimate(p, Costs{Protocol: api.GRPC, Cores: pt(0.5)})
+	if f.MaxScale != 4 {
+		t.Fatalf("max scale %v", f.MaxScale)
+	}
+	limit := 200.0 // calls/s: the one CPU measured saturates at scale 2
+	probe := func(_ context.Context, pr api.Protocol, m results.Mix) (*results.Cell, error) {
+		a := math.Min(m.Total(), limit)
+		return &results.Cell{RateAchieved: a, Mix: []results.MixStat{{Scenario: api.Small, OfferedRate: m.Total(), AchievedRate: a}}}, nil
+	}
+	if err := verifyOn(context.Background(), Options{Plan: p, MeasuredCPUs: 1}, &f, probe); err != nil {
+		t.Fatal(err)
+	}
+	if *f.PredictedMax != 2 || f.MeasuredMax == nil || *f.MeasuredMax != 2 || f.MaxScale != 4 {
+		t.Fatalf("predicted %v, measured %v, max scale %v", *f.PredictedMax, f.MeasuredMax, f.MaxScale)
 	}
 }

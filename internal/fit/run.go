@@ -17,6 +17,10 @@ type Options struct {
 	Verify  bool
 	Workers int
 	Notes   []string
+	// MeasuredCPUs, when set and not the tier's, is the CPUs the server
+	// was pinned to (PinnedCPUs): verify then checks the saturation
+	// predicted for those, which is what its probes can reach.
+	MeasuredCPUs float64
 	// OnProbe, when set, is called after each verify probe (progress).
 	OnProbe func(f *results.Fit, pr results.FitProbe)
 }
@@ -63,11 +67,29 @@ func VerifyAll(ctx context.Context, s *loadgen.Session, base loadgen.Config, o O
 				return c, err
 			}
 		}
-		if err := Verify(ctx, o.Plan, f, probe); err != nil {
+		if err := verifyOn(ctx, o, f, probe); err != nil {
 			return err
 		}
 	}
 	res.FitPlan = Describe(o.Plan, res.Fit, res.FitPlan.Source, res.FitPlan.Notes)
+	return nil
+}
+
+// verifyOn verifies f on the CPUs measured: the tier's, or
+// o.MeasuredCPUs, with the saturation predicted for those (noted).
+func verifyOn(ctx context.Context, o Options, f *results.Fit, probe Prober) error {
+	if o.MeasuredCPUs <= 0 || o.MeasuredCPUs == o.Plan.Tier.CPUs {
+		return Verify(ctx, o.Plan, f, probe)
+	}
+	p := o.Plan
+	p.Tier.CPUs = o.MeasuredCPUs
+	g := *f
+	g.Utilisation = utilisation(p.Tier, f.CPUCores, f.LinkMbit.Sent, f.LinkMbit.Received, f.MemoryMiB)
+	_, g.MaxScale = binding(g.Utilisation)
+	if err := Verify(ctx, p, &g, probe); err != nil {
+		return err
+	}
+	f.PredictedMax, f.MeasuredMax, f.PredictionError, f.GeneratorBound, f.Probes = g.PredictedMax, g.MeasuredMax, g.PredictionError, g.GeneratorBound, g.Probes
 	return nil
 }
 
