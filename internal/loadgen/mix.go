@@ -159,6 +159,9 @@ func (c Config) mixStats(ph phaseResult) ([]results.MixStat, []string) {
 // total counts; nil unless every repeat has the same scenarios.
 func mergeMix(cs []results.Cell) []results.MixStat {
 	first := cs[0].Mix
+	if len(first) == 0 {
+		return nil
+	}
 	for i := range cs {
 		if len(cs[i].Mix) != len(first) {
 			return nil
