@@ -87,6 +87,12 @@ verdict says so instead of claiming a fit.`,
 			if err != nil {
 				return usageError{err}
 			}
+			if cmd.Flags().Changed("concurrency") {
+				if len(cfg.Concurrency) != 1 {
+					return usageError{errors.New("--concurrency: give one worker count (or none: it follows the traffic)")}
+				}
+				o.Workers = cfg.Concurrency[0]
+			}
 			cfg.GOGC = tuneGeneratorGC()
 			return f.fitMeasure(cmd, cfg, o, c.from)
 		},
