@@ -68,7 +68,8 @@ func Estimate(p Plan, c Costs) results.Fit {
 		f.CPUCoresCI = &results.Interval{Median: cores.V, Lo: cores.Lo, Hi: cores.Hi, Confidence: 0.95}
 	}
 	if c.Sent.hasInterval() || c.Received.hasInterval() {
-		f.LinkMbitCI = &results.FitLink{Sent: c.Sent.Hi, Received: c.Received.Hi}
+		f.LinkMbitLo = &results.FitLink{Sent: c.Sent.Lo, Received: c.Received.Lo}
+		f.LinkMbitHi = &results.FitLink{Sent: c.Sent.Hi, Received: c.Received.Hi}
 	}
 	f.Binding, f.MaxScale = binding(f.Utilisation)
 	f.Fits = fits(f.Utilisation, p.Headroom)

@@ -55,10 +55,10 @@ func fitRows(r *results.Result) (header []string, rows [][]string) {
 			return fitUse(s, f, results.ResourceCPU)
 		}},
 		{"link sent (requests)", func(f *results.Fit) string {
-			return fitUse(sig3(f.LinkMbit.Sent)+" Mbit/s", f, results.ResourceLinkSent)
+			return fitUse(linkText(f, func(l *results.FitLink) float64 { return l.Sent }), f, results.ResourceLinkSent)
 		}},
 		{"link received (answers)", func(f *results.Fit) string {
-			return fitUse(sig3(f.LinkMbit.Received)+" Mbit/s", f, results.ResourceLinkReceived)
+			return fitUse(linkText(f, func(l *results.FitLink) float64 { return l.Received }), f, results.ResourceLinkReceived)
 		}},
 		{"memory (peak RSS)", func(f *results.Fit) string {
 			if f.MemoryMiB == nil {
@@ -112,6 +112,16 @@ func fitRows(r *results.Result) (header []string, rows [][]string) {
 		rows = append(rows, row)
 	}
 	return header, rows
+}
+
+// linkText is one direction of the link in Mbit/s, with its interval
+// when the cells were repeated and it is not a point.
+func linkText(f *results.Fit, dir func(l *results.FitLink) float64) string {
+	s := sig3(dir(&f.LinkMbit))
+	if f.LinkMbitLo != nil && f.LinkMbitHi != nil && dir(f.LinkMbitLo) != dir(f.LinkMbitHi) {
+		s += " [" + sig3(dir(f.LinkMbitLo)) + ", " + sig3(dir(f.LinkMbitHi)) + "]"
+	}
+	return s + " Mbit/s"
 }
 
 func optScale(v *float64) string {

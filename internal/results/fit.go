@@ -40,8 +40,11 @@ type Fit struct {
 	// LinkMbit is the traffic's bandwidth each way, Mbit/s (10^6 bit/s),
 	// named as a cell's bytes_per_call: sent = requests, received =
 	// answers.
-	LinkMbit   FitLink  `json:"link_mbit"`
-	LinkMbitCI *FitLink `json:"link_mbit_ci_hi,omitempty"` // the intervals' upper ends
+	LinkMbit FitLink `json:"link_mbit"`
+	// LinkMbitLo and LinkMbitHi are the link's intervals' ends, when the
+	// cells were repeated.
+	LinkMbitLo *FitLink `json:"link_mbit_lo,omitempty"`
+	LinkMbitHi *FitLink `json:"link_mbit_hi,omitempty"`
 	// MemoryMiB is the server's peak resident set under the traffic; nil
 	// when unknown.
 	MemoryMiB *float64 `json:"memory_mib,omitempty"`
