@@ -110,11 +110,25 @@ func fromMixCell(c *results.Cell, traffic results.Mix) (Costs, error) {
 		Received:    perSecond(c, results.FigBytesReceived, c.BytesPerCall.Received, r, bytesMbit),
 		MeasuredAt:  c.ServerUtilisation,
 	}
-	if m := c.ServerMemory; m != nil {
-		v := max(m.PeakRSSMiB, m.RSSMiB)
-		out.MemoryMiB = &v
-	}
+	out.addMemory(c)
 	return out, nil
+}
+
+// addMemory takes the larger of c's server memory and what out has: the
+// peak resident set (or the resident set at the end, without a peak) and
+// the heap in use.
+func (out *Costs) addMemory(c *results.Cell) {
+	m := c.ServerMemory
+	if m == nil {
+		return
+	}
+	larger := func(dst **float64, v float64) {
+		if *dst == nil || v > **dst {
+			*dst = &v
+		}
+	}
+	larger(&out.MemoryMiB, max(m.PeakRSSMiB, m.RSSMiB))
+	larger(&out.HeapMiB, m.HeapMiB)
 }
 
 // fromScenarioCells is the costs of the traffic from one cell per scenario
@@ -144,12 +158,7 @@ func fromScenarioCells(p api.Protocol, cs []*results.Cell, traffic results.Mix) 
 		out.ClientCores = out.ClientCores.plus(perSecond(c, results.FigClientCPU, c.ClientCPUUSPerCall, part.Rate, usToCores))
 		out.Sent = out.Sent.plus(perSecond(c, results.FigBytesSent, c.BytesPerCall.Sent, part.Rate, bytesMbit))
 		out.Received = out.Received.plus(perSecond(c, results.FigBytesReceived, c.BytesPerCall.Received, part.Rate, bytesMbit))
-		if m := c.ServerMemory; m != nil {
-			v := max(m.PeakRSSMiB, m.RSSMiB)
-			if out.MemoryMiB == nil || v > *out.MemoryMiB {
-				out.MemoryMiB = &v
-			}
-		}
+		out.addMemory(c)
 		load := fmt.Sprintf("%s at %s", part.Scenario, c.Condition.Label())
 		if u := c.ServerUtilisation; u != nil {
 			load += fmt.Sprintf(", server %s busy", pct(*u))

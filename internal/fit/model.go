@@ -43,6 +43,9 @@ type Costs struct {
 	// MemoryMiB is the server's peak resident set under the traffic; nil
 	// when unknown.
 	MemoryMiB *float64
+	// HeapMiB is the server's Go heap in use at the end of the traffic;
+	// nil when unknown.
+	HeapMiB *float64
 	// MeasuredAt is the server's CPU utilisation while the costs were
 	// measured; nil when unknown or from cells at several loads.
 	MeasuredAt *float64
@@ -61,6 +64,7 @@ func Estimate(p Plan, c Costs) results.Fit {
 		CPUCores:    cores.V,
 		LinkMbit:    results.FitLink{Sent: c.Sent.V, Received: c.Received.V},
 		MemoryMiB:   c.MemoryMiB,
+		HeapMiB:     c.HeapMiB,
 		MeasuredAt:  c.MeasuredAt,
 		Utilisation: utilisation(p.Tier, cores.V, c.Sent.V, c.Received.V, c.MemoryMiB),
 	}

@@ -64,7 +64,11 @@ func fitRows(r *results.Result) (header []string, rows [][]string) {
 			if f.MemoryMiB == nil {
 				return "n/a"
 			}
-			return fitUse(sig3(*f.MemoryMiB)+" MiB", f, results.ResourceMemory)
+			s := fitUse(sig3(*f.MemoryMiB)+" MiB", f, results.ResourceMemory)
+			if f.HeapMiB != nil {
+				s += ", heap " + sig3(*f.HeapMiB) + " MiB"
+			}
+			return s
 		}},
 		{"binding", func(f *results.Fit) string { return fit.ResourceName(f.Binding) }},
 		{"max scale (saturation)", func(f *results.Fit) string { return sig3(f.MaxScale) + "x" }},
@@ -207,7 +211,7 @@ func markdownFit(ew *errWriter, r *results.Result) {
 // FitCSVHeader is the columns of a fit document's CSV: one row per
 // protocol of the answer (the cells measured stay in the JSON document).
 var FitCSVHeader = []string{"tier", "traffic", "headroom", "same_host", "source", "protocol", "cpu_cores", "cpu_cores_lo", "cpu_cores_hi",
-	"link_mbit_sent", "link_mbit_received", "memory_mib", "utilisation_cpu", "utilisation_link_sent", "utilisation_link_received",
+	"link_mbit_sent", "link_mbit_received", "memory_mib", "heap_mib", "utilisation_cpu", "utilisation_link_sent", "utilisation_link_received",
 	"utilisation_memory", "binding", "max_scale", "fits", "smallest_tier", "measured_at_utilisation", "predicted_max", "measured_max",
 	"prediction_error", "generator_bound", "verdict"}
 
@@ -236,7 +240,7 @@ func writeFitCSV(w io.Writer, r *results.Result) error {
 			return ""
 		}
 		cw.Write([]string{p.Tier, p.Traffic, num(p.Headroom), strconv.FormatBool(p.SameHost), p.Source, string(f.Protocol),
-			num(f.CPUCores), lo, hi, num(f.LinkMbit.Sent), num(f.LinkMbit.Received), opt(f.MemoryMiB),
+			num(f.CPUCores), lo, hi, num(f.LinkMbit.Sent), num(f.LinkMbit.Received), opt(f.MemoryMiB), opt(f.HeapMiB),
 			util(results.ResourceCPU), util(results.ResourceLinkSent), util(results.ResourceLinkReceived), util(results.ResourceMemory),
 			f.Binding, num(f.MaxScale), strconv.FormatBool(f.Fits), f.SmallestTier, opt(f.MeasuredAt), opt(f.PredictedMax),
 			opt(f.MeasuredMax), opt(f.PredictionError), f.GeneratorBound, f.Verdict})

@@ -48,6 +48,8 @@ type Fit struct {
 	// MemoryMiB is the server's peak resident set under the traffic; nil
 	// when unknown.
 	MemoryMiB *float64 `json:"memory_mib,omitempty"`
+	// HeapMiB is the server's Go heap in use at the traffic's end.
+	HeapMiB *float64 `json:"heap_mib,omitempty"`
 	// Utilisation is each of the tier's resources' share the traffic uses
 	// (a tier without a link or memory figure has no such entry).
 	Utilisation map[string]float64 `json:"utilisation"`
