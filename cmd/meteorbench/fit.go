@@ -67,8 +67,14 @@ verdict says so instead of claiming a fit.`,
 			if err != nil {
 				return usageError{err}
 			}
-			if c.from != "" && !c.verify {
-				return f.fitFrom(cmd, c.from, o)
+			var from *results.Result // --from: the costs are the document's
+			if c.from != "" {
+				if from, err = fit.FromDocument(cmd.Context(), c.from, o.Plan); err != nil {
+					return usageError{err}
+				}
+				if !c.verify {
+					return f.fitFrom(cmd, from)
+				}
 			}
 			avail, err := cpuset.Available()
 			if err != nil && !cmd.Flags().Changed("server-cpus") {
@@ -94,7 +100,7 @@ verdict says so instead of claiming a fit.`,
 				o.Workers = cfg.Concurrency[0]
 			}
 			cfg.GOGC = tuneGeneratorGC()
-			return f.fitMeasure(cmd, cfg, o, c.from)
+			return f.fitMeasure(cmd, cfg, o, from)
 		},
 	}
 	f.addFlags(cmd.Flags())
@@ -144,13 +150,9 @@ func (c *fitFlags) options() (fit.Options, error) {
 	return o, nil
 }
 
-// fitFrom answers from an earlier run's document.
-func (f *runFlags) fitFrom(cmd *cobra.Command, path string, o fit.Options) error {
+// fitFrom writes the answer from an earlier run's document.
+func (f *runFlags) fitFrom(cmd *cobra.Command, res *results.Result) error {
 	if err := checkFormats(f.formats); err != nil {
-		return usageError{err}
-	}
-	res, err := fit.FromDocument(cmd.Context(), path, o.Plan)
-	if err != nil {
 		return usageError{err}
 	}
 	f.plan = f.outputPlan(cmd.OutOrStdout())
@@ -159,8 +161,9 @@ func (f *runFlags) fitFrom(cmd *cobra.Command, path string, o fit.Options) error
 }
 
 // fitMeasure measures the traffic on the own server (or --target), answers
-// and verifies when asked, and writes the document.
-func (f *runFlags) fitMeasure(cmd *cobra.Command, cfg loadgen.Config, o fit.Options, from string) error {
+// and verifies when asked, and writes the document. With from (the answer
+// from a --from document), it only verifies.
+func (f *runFlags) fitMeasure(cmd *cobra.Command, cfg loadgen.Config, o fit.Options, from *results.Result) error {
 	ctx := cmd.Context()
 	ui := newRunUI(cmd.ErrOrStderr(), f.quiet)
 	cfg.Logger = slog.New(ui)
@@ -181,11 +184,8 @@ func (f *runFlags) fitMeasure(cmd *cobra.Command, cfg loadgen.Config, o fit.Opti
 		return err
 	}
 	defer s.Close()
-	var res *results.Result
-	if from != "" { // --from with --verify: the costs are the document's, the probes measured here
-		if res, err = fit.FromDocument(ctx, from, o.Plan); err != nil {
-			return usageError{err}
-		}
+	res := from
+	if from != nil { // --from with --verify: the costs are the document's, the probes measured here
 		err = fit.VerifyAll(ctx, s, cfg, o, res)
 	} else {
 		ui.note("fit: measuring %s on tier %s", o.Plan.Traffic, o.Plan.Tier.Name)
@@ -200,6 +200,12 @@ func (f *runFlags) fitMeasure(cmd *cobra.Command, cfg loadgen.Config, o fit.Opti
 	ui.note("fit took %v", time.Since(started).Round(time.Second))
 	if werr := f.write(ui, nil, res); werr != nil {
 		return errors.Join(err, werr)
+	}
+	if res.FitPlan != nil {
+		ui.note("%s", res.FitPlan.Verdict)
+	}
+	if errors.Is(err, loadgen.ErrInterrupted) || ctx.Err() != nil {
+		return &exitError{130, errors.New("interrupted: partial fit written")}
 	}
 	return err
 }
