@@ -93,6 +93,9 @@ verdict says so instead of claiming a fit.`,
 			if err != nil {
 				return usageError{err}
 			}
+			if len(cfg.Compress) > 1 || len(cfg.JSONCodecs) > 1 || len(cfg.TLS) > 1 || len(cfg.Records) > 1 {
+				return usageError{errors.New("fit answers for one condition: give one value of --compress, --json-codec, --tls and --records")}
+			}
 			if cmd.Flags().Changed("concurrency") {
 				if len(cfg.Concurrency) != 1 {
 					return usageError{errors.New("--concurrency: give one worker count (or none: it follows the traffic)")}

@@ -31,6 +31,7 @@ func TestFitBadFlags(t *testing.T) {
 		{"--tier", "1cpu", "--traffic", "small=10", "--from", fixtures + "nope.json"}, // no such file
 		{"--tier", "1cpu", "--traffic", "small=10", "extra"},
 		{"--tier", "1cpu", "--traffic", "small=10", "--concurrency", "4,8", "--target", "127.0.0.1:1"},
+		{"--tier", "1cpu", "--traffic", "small=10", "--json-codec", "std,v2", "--target", "127.0.0.1:1"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			wantUsageError(t, append([]string{"fit"}, args...)...)
