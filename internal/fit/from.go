@@ -28,7 +28,11 @@ func FromCells(cells []results.Cell, traffic results.Mix) (costs []Costs, notes 
 		if len(mine) == 0 {
 			continue
 		}
-		if c := mixCell(mine, traffic); c != nil {
+		c, err := mixCell(mine, traffic)
+		if err != nil {
+			return nil, nil, err
+		}
+		if c != nil {
 			cs, err := fromMixCell(c, traffic)
 			if err != nil {
 				return nil, nil, err
@@ -48,21 +52,33 @@ func FromCells(cells []results.Cell, traffic results.Mix) (costs []Costs, notes 
 	return costs, notes, nil
 }
 
-// mixCell is the mix cell of the traffic's proportions among cs (the last
-// of several: a later one was measured after the earlier ones); nil when
-// none.
-func mixCell(cs []*results.Cell, traffic results.Mix) *results.Cell {
+// mixCell is the mix cell of the traffic's proportions among cs; nil when
+// none. Mix cells of it under other conditions too (a link swept) are
+// ambiguous: an error.
+func mixCell(cs []*results.Cell, traffic results.Mix) (*results.Cell, error) {
 	var found *results.Cell
 	for _, c := range cs {
 		if c.Scenario != results.MixScenario {
 			continue
 		}
 		m, err := results.ParseMix(c.Condition.Mix)
-		if err == nil && proportional(m, traffic) {
-			found = c
+		if err != nil || !proportional(m, traffic) {
+			continue
 		}
+		if found != nil && otherCondition(found, c) {
+			return nil, fmt.Errorf("mix cells of %s over %s under several conditions (%s and %s): give a document of one condition", traffic, c.Protocol, found.Key(), c.Key())
+		}
+		found = c
 	}
-	return found
+	return found, nil
+}
+
+// otherCondition reports whether two mix cells differ in more than their
+// rates (the traffic scaled).
+func otherCondition(a, b *results.Cell) bool {
+	ka, kb := a.Condition, b.Condition
+	ka.RateRequested, kb.RateRequested, ka.Mix, kb.Mix, ka.Concurrency, kb.Concurrency = 0, 0, "", "", 0, 0
+	return ka != kb
 }
 
 // proportional reports whether m is traffic scaled, within 1% per part.
