@@ -115,7 +115,7 @@ verdict says so instead of claiming a fit.`,
 	setDefault(cmd, "repeat", "3")
 	setDefault(cmd, "duration", "2s")
 	setDefault(cmd, "warmup", "500ms")
-	fl.Lookup("concurrency").Usage = "workers of the measurement and of every probe (default: 200 ms of the traffic's calls in flight, 16 to 1024)"
+	fl.Lookup("concurrency").Usage = "workers of the measurement and of every probe; auto: 200 ms of the traffic's calls in flight, 16 to 1024"
 	fl.Lookup("concurrency").DefValue = "auto"
 	fl.StringVar(&c.tier, "tier", "", "the tier: CPUs[/MEMORY][/BANDWIDTH[/RTT]], e.g. 1cpu/100mbit, 1cpu/2gb/100mbit (bandwidth each way; gb and mb are 2^30 and 2^20 bytes)")
 	fl.StringVar(&c.traffic, "traffic", "", "the traffic mix, SCENARIO=CALLS/S,... (e.g. small=800,large=20,post=5)")
