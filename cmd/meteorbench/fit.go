@@ -3,15 +3,15 @@ package main
 import (
 	"errors"
 	"fmt"
-	"log/slog"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/meteorbench/meteorbench/internal/analysis"
 	"github.com/meteorbench/meteorbench/internal/cpuset"
 	"github.com/meteorbench/meteorbench/internal/fit"
+	"github.com/meteorbench/meteorbench/internal/flagvalue"
+	"github.com/meteorbench/meteorbench/internal/job"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/report"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -73,14 +73,18 @@ verdict says so instead of claiming a fit.`,
 					return usageError{err}
 				}
 				if !c.verify {
-					return f.fitFrom(cmd, from)
+					if err := report.CheckFormats(f.formats); err != nil {
+						return usageError{err}
+					}
+					f.plan = f.outputPlan(cmd.OutOrStdout())
+					return jobError(job.Fit(cmd.Context(), loadgen.Config{}, o, from, f.options(cmd)))
 				}
 			}
 			avail, err := cpuset.Available()
 			if err != nil && !cmd.Flags().Changed("server-cpus") {
 				return fmt.Errorf("--tier: %w", err)
 			}
-			if !cmd.Flags().Changed("server-cpus") && f.target == "" {
+			if !cmd.Flags().Changed("server-cpus") && f.target.Addr == "" {
 				var note string
 				f.serverCPUs, note = fit.PinnedCPUs(o.Plan.Tier, avail.Len())
 				if note != "" {
@@ -103,7 +107,7 @@ verdict says so instead of claiming a fit.`,
 				o.Workers = cfg.Concurrency[0]
 			}
 			cfg.GOGC = tuneGeneratorGC()
-			return f.fitMeasure(cmd, cfg, o, from)
+			return jobError(job.Fit(cmd.Context(), cfg, o, from, f.options(cmd)))
 		},
 	}
 	f.addFlags(cmd.Flags())
@@ -111,10 +115,10 @@ verdict says so instead of claiming a fit.`,
 	for _, name := range fitRunOnly {
 		fl.MarkHidden(name)
 	}
-	setDefault(cmd, "proto", "rest,grpc")
-	setDefault(cmd, "repeat", "3")
-	setDefault(cmd, "duration", "2s")
-	setDefault(cmd, "warmup", "500ms")
+	flagvalue.SetDefault(fl, "proto", "rest,grpc")
+	flagvalue.SetDefault(fl, "repeat", "3")
+	flagvalue.SetDefault(fl, "duration", "2s")
+	flagvalue.SetDefault(fl, "warmup", "500ms")
 	fl.Lookup("concurrency").Usage = "workers of the measurement and of every probe; auto: 200 ms of the traffic's calls in flight, 16 to 1024"
 	fl.Lookup("concurrency").DefValue = "auto"
 	fl.StringVar(&c.tier, "tier", "", "the tier: CPUs[/MEMORY][/BANDWIDTH[/RTT]], e.g. 1cpu/100mbit, 1cpu/2gb/100mbit (bandwidth each way; gb and mb are 2^30 and 2^20 bytes)")
@@ -141,7 +145,7 @@ func (c *fitFlags) options() (fit.Options, error) {
 	if err != nil {
 		return o, fmt.Errorf("--traffic: %w", err)
 	}
-	h, err := percent("--headroom", c.headroom, 1, 100)
+	h, err := flagvalue.ParsePercent("--headroom", c.headroom, 1, 100)
 	if err != nil {
 		return o, err
 	}
@@ -153,64 +157,4 @@ func (c *fitFlags) options() (fit.Options, error) {
 	}
 	o.Verify = c.verify
 	return o, nil
-}
-
-// fitFrom writes the answer from an earlier run's document.
-func (f *runFlags) fitFrom(cmd *cobra.Command, res *results.Result) error {
-	if err := checkFormats(f.formats); err != nil {
-		return usageError{err}
-	}
-	f.plan = f.outputPlan(cmd.OutOrStdout())
-	ui := newRunUI(cmd.ErrOrStderr(), f.quiet)
-	return f.write(ui, nil, res)
-}
-
-// fitMeasure measures the traffic on the own server (or --target), answers
-// and verifies when asked, and writes the document. With from (the answer
-// from a --from document), it only verifies.
-func (f *runFlags) fitMeasure(cmd *cobra.Command, cfg loadgen.Config, o fit.Options, from *results.Result) error {
-	ctx := cmd.Context()
-	ui := newRunUI(cmd.ErrOrStderr(), f.quiet)
-	cfg.Logger = slog.New(ui)
-	if cfg.OwnServer {
-		stop, err := f.startOwnServer(ctx, ui, &cfg)
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
-	o.OnProbe = func(fi *results.Fit, pr results.FitProbe) {
-		ui.note("verify %s at %sx the traffic: %s of %s calls/s%s", fi.Protocol, results.FormatRate(pr.Scale),
-			results.FormatRate(pr.Achieved), results.FormatRate(pr.Offered), map[bool]string{true: " (saturated)"}[pr.Saturated])
-	}
-	started := time.Now()
-	s, err := loadgen.Open(ctx, o.Plan.Config(cfg, o.Plan.Traffic, 0))
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	res := from
-	if from != nil { // --from with --verify: the costs are the document's, the probes measured here
-		err = fit.VerifyAll(ctx, s, cfg, o, res)
-	} else {
-		ui.note("fit: measuring %s on tier %s", o.Plan.Traffic, o.Plan.Tier.Name)
-		cfg.Progress = ui.progress
-		res, err = fit.Measure(ctx, s, cfg, o)
-	}
-	ui.done()
-	if res == nil {
-		return err
-	}
-	analysis.Apply(res)
-	ui.note("fit took %v", time.Since(started).Round(time.Second))
-	if werr := f.write(ui, nil, res); werr != nil {
-		return errors.Join(err, werr)
-	}
-	if res.FitPlan != nil {
-		ui.note("%s", res.FitPlan.Verdict)
-	}
-	if errors.Is(err, loadgen.ErrInterrupted) || ctx.Err() != nil {
-		return &exitError{130, errors.New("interrupted: partial fit written")}
-	}
-	return err
 }

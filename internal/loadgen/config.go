@@ -10,7 +10,8 @@
 //	tallies ──merge──▶ summary ──▶ results.Cell (one per repeat)
 //	repeats ──mergeRepeats()──▶ results.Cell (medians, CI) ──▶ results.Result ──▶ reporters
 //
-// Run is the entry point; the cmd package only turns flags into a Config.
+// Run is the entry point; package job runs it for the commands, which only
+// turn flags into a Config.
 package loadgen
 
 import (
@@ -244,22 +245,25 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Validate reports the first bad setting, as one line.
+// Validate reports the first bad setting, as one line that starts with
+// the setting's name as run's flag has it ("batch 0: must be at least
+// 1"), so the command prefixes "--" and says no more: every check of a
+// run's settings lives here.
 func (c Config) Validate() error {
 	if c.Target == "" {
 		return errors.New("no target")
 	}
 	for _, p := range c.Protocols {
 		if !slices.Contains(api.Protocols(), p) {
-			return fmt.Errorf("unknown protocol %q (want %s)", p, join(api.Protocols()))
+			return fmt.Errorf("proto: unknown value %q (want %s)", p, join(api.Protocols()))
 		}
 	}
-	if err := unique("protocol", c.Protocols); err != nil {
+	if err := unique("proto", c.Protocols); err != nil {
 		return err
 	}
 	for _, s := range c.Scenarios {
 		if !slices.Contains(api.Scenarios(), s) && (s != results.MixScenario || len(c.Mix) == 0) {
-			return fmt.Errorf("unknown scenario %q (want %s)", s, join(api.Scenarios()))
+			return fmt.Errorf("scenario: unknown value %q (want %s)", s, join(api.Scenarios()))
 		}
 	}
 	if err := unique("scenario", c.Scenarios); err != nil {

@@ -51,7 +51,7 @@ var planDimensions = []planDimension{
 		settings: func(c Config, s *results.Settings) { s.Rate = c.Rate },
 		validate: func(c Config) error {
 			if c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) {
-				return fmt.Errorf("rate %v: must be a positive number of calls per second (or 0 for closed-loop)", c.Rate)
+				return fmt.Errorf("rate %v: must be a positive number of calls/s (or 0 for closed-loop)", c.Rate)
 			}
 			return nil
 		},

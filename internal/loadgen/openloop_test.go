@@ -2,6 +2,8 @@ package loadgen_test
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,15 +69,32 @@ func TestOpenLoopShowsAStall(t *testing.T) {
 	if min := 0.6 * stallUS; c.LatencyUS.P50 < min || c.LatencyUS.P90 < min {
 		t.Errorf("corrected p50 %v µs, p90 %v µs; want >= %v µs: the stall must show", c.LatencyUS.P50, c.LatencyUS.P90, min)
 	}
-	// Measured from the send, those calls were ordinary small calls.
+	// Measured from the send, those calls were ordinary small calls: the
+	// stall hides in one call, the one the server held (one worker).
 	if unc.P50 > stallUS/4 || unc.P90 > stallUS/4 {
 		t.Errorf("uncorrected p50 %v µs, p90 %v µs; want well under the %v µs stall", unc.P50, unc.P90, stallUS)
+	}
+	h, err := results.DecodeHistogram(c.Histograms.Uncorrected)
+	if err != nil {
+		t.Fatalf("uncorrected histogram: %v", err)
+	}
+	var held int64
+	for _, b := range h.Distribution() {
+		if float64(b.From) >= stallUS*1e3/2 { // ns
+			held += b.Count
+		}
+	}
+	if held != 1 {
+		t.Errorf("%d calls took over half the stall from their send, want 1 (the held one)", held)
 	}
 	if c.LateCalls < calls-10 {
 		t.Errorf("%d late calls, want at least the %d due during the stall", c.LateCalls, calls-10)
 	}
-	if len(c.Warnings) == 0 {
-		t.Error("no warning about late calls")
+	// The cell says why its latency from the intended start is high.
+	if !slices.ContainsFunc(c.Warnings, func(w string) bool {
+		return strings.Contains(w, "calls started more than") && strings.Contains(w, "after they were due")
+	}) {
+		t.Errorf("warnings %q, want one about the calls that started late", c.Warnings)
 	}
 	assertRoundTrip(t, res)
 }

@@ -21,7 +21,7 @@ type phaseResult struct {
 	// open-loop: calls due before the soft end that were never sent.
 	missed uint64
 	// stop is results.StopTargetDown when the target stopped answering, else "".
-	stop string
+	stop results.StopReason
 	// wake is the canary's lateness: how late goroutines woken by the
 	// netpoller ran during the phase (canary.go).
 	wake *hdrhistogram.Histogram

@@ -108,8 +108,8 @@ func (s *Session) Close() { s.r.scraper.close() }
 // Run measures every cell of the plan and returns the result document: a
 // session opened for it, then closed.
 //
-// Stop reasons: "completed"; "interrupted" (ctx cancelled: the cells
-// measured so far are returned, with ErrInterrupted); "failed: ..." (the
+// Stop reasons: completed; interrupted (ctx cancelled: the cells
+// measured so far are returned, with ErrInterrupted); failed (the
 // target went away or refused the calls: the partial result is returned
 // with an error). A target that does not answer its health check, or none
 // of the contract's calls, fails before anything is measured, with a nil
@@ -232,12 +232,12 @@ func (s *Session) Run(ctx context.Context, cfg Config) (*results.Result, error) 
 	res.Finished = time.Now().UTC().Round(0)
 	switch {
 	case runErr == nil:
-		res.StopReason = "completed"
+		res.Stop = results.Stop{Reason: results.StopCompleted}
 	case errors.Is(runErr, ErrInterrupted):
-		res.StopReason = "interrupted"
+		res.Stop = results.Stop{Reason: results.StopInterrupted}
 		res.Interrupted = true
 	default:
-		res.StopReason = "failed: " + runErr.Error()
+		res.Stop = results.Failed(runErr)
 	}
 	return res, runErr
 }

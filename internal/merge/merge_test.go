@@ -33,12 +33,12 @@ func doc(t *testing.T, seg *results.Segment, calls int, seed uint64) (*results.R
 	cpu := 40.0
 	started := time.Date(2026, 5, 1, 12, 0, 0, int(seed), time.UTC)
 	r := &results.Result{
-		Schema:     results.Schema,
-		Env:        results.Env{Target: "10.0.0.1:8080", MeteorbenchVersion: "v1"},
-		Settings:   results.Settings{Protocols: []api.Protocol{api.GRPC}, Scenarios: []api.Scenario{api.Small}, Batches: []int{10}, Concurrency: []int{3}, Iterations: 30, Mode: results.ModeClosed, Repeat: 1, Segment: seg},
-		Started:    started,
-		Finished:   started.Add(time.Second),
-		StopReason: "completed",
+		Schema:   results.Schema,
+		Env:      results.Env{Target: "10.0.0.1:8080", MeteorbenchVersion: "v1"},
+		Settings: results.Settings{Protocols: []api.Protocol{api.GRPC}, Scenarios: []api.Scenario{api.Small}, Batches: []int{10}, Concurrency: []int{3}, Iterations: 30, Mode: results.ModeClosed, Repeat: 1, Segment: seg},
+		Started:  started,
+		Finished: started.Add(time.Second),
+		Stop:     results.Stop{Reason: results.StopCompleted},
 		Cells: []results.Cell{{
 			CellKey: results.CellKey{Scenario: api.Small, Protocol: api.GRPC, Batch: 10, Condition: results.Condition{Concurrency: 3}},
 			Mode:    results.ModeClosed, Calls: int64(calls), DurationS: 1, CallsPerS: float64(calls),

@@ -333,7 +333,7 @@ func envChanges(old, new *results.Result) []Change {
 		{"plan", planLine(oset), planLine(nset)},
 		{"load", loadLine(oset), loadLine(nset)},
 		{"repeats", strconv.Itoa(oset.Repeat), strconv.Itoa(nset.Repeat)},
-		{"stopped", old.StopReason, new.StopReason},
+		{"stopped", old.Stop.String(), new.Stop.String()},
 	}
 	out := []Change{}
 	for _, f := range fields {

@@ -40,8 +40,8 @@ func envLines(r *results.Result) [][2]string {
 		run += ", took " + fmtSeconds(r.Finished.Sub(r.Started).Seconds())
 	}
 	lines = append(lines, [2]string{"run", run})
-	if r.StopReason != "" || !r.Finished.IsZero() {
-		lines = append(lines, [2]string{"stopped", orNA(r.StopReason)})
+	if r.Stop != (results.Stop{}) || !r.Finished.IsZero() {
+		lines = append(lines, [2]string{"stopped", orNA(r.Stop.String())})
 	}
 	if len(e.Flags) > 0 {
 		lines = append(lines, [2]string{"command", strings.Join(e.Flags, " ")})

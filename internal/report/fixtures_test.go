@@ -250,7 +250,7 @@ func fixtureEnv(flags ...string) results.Env {
 }
 
 func newResult(env results.Env, set results.Settings) *results.Result {
-	return &results.Result{Schema: results.Schema, Env: env, Settings: set, Started: fixtureStart, StopReason: "completed"}
+	return &results.Result{Schema: results.Schema, Env: env, Settings: set, Started: fixtureStart, Stop: results.Stop{Reason: results.StopCompleted}}
 }
 
 // finish sets Finished from the cells' measured time plus warm-ups, and
@@ -319,7 +319,7 @@ func fixtureInterrupted() *results.Result {
 	scen := []api.Scenario{api.Small, api.Large}
 	r := newResult(fixtureEnv("--scenarios", "small,large", "--timeout", "2ms"), closedSettings(protos, scen, []int{100, 200}, 1))
 	r.Settings.TimeoutS = 0.002
-	r.StopReason = "interrupted"
+	r.Stop = results.Stop{Reason: results.StopInterrupted}
 	r.Interrupted = true
 	r.Warnings = []string{"interrupted during cell 8 of 8: large/grpc/b200/c4 was not measured"}
 	for _, sc := range scen {

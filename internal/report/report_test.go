@@ -154,7 +154,7 @@ func TestCSV(t *testing.T) {
 			if got := rec[col["decode_mean_us"]]; (c.DecodeUS == nil) != (got == "") || (got != "" && num("decode_mean_us") != c.DecodeUS.Mean) {
 				t.Errorf("%s row %d: decode_mean_us %q for %v", name, i, got, c.DecodeUS)
 			}
-			if got := rec[col["stop_reason"]]; got != c.StopReason {
+			if got := rec[col["stop_reason"]]; got != string(c.StopReason) {
 				t.Errorf("%s row %d: stop_reason %q, cell %q", name, i, got, c.StopReason)
 			}
 		}

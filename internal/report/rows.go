@@ -118,7 +118,7 @@ func cellRows(g *group) []row {
 	defs := []rowDef{
 		{"calls", func(c *results.Cell) string { return fmtCount(c.Calls) }},
 		{"errors", func(c *results.Cell) string { return fmtErrors(c.Errors, c.ErrorClasses) }},
-		{"stopped", func(c *results.Cell) string { return c.StopReason }},
+		{"stopped", func(c *results.Cell) string { return string(c.StopReason) }},
 		{"duration", func(c *results.Cell) string { return fmtSeconds(c.DurationS) }},
 		{"connections", func(c *results.Cell) string { return strconv.Itoa(c.Connections) }},
 		figRow(results.FigCallsPerS, false),

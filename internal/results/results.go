@@ -30,9 +30,9 @@ type Result struct {
 	Settings Settings  `json:"settings"`
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
-	// StopReason says why the run ended: "completed", "interrupted" (Ctrl-C),
-	// or "failed: ..." (for instance the server went away mid-run).
-	StopReason  string   `json:"stop_reason"`
+	// Stop says why the run ended: completed, interrupted (Ctrl-C), or
+	// failed with its error (for instance the server went away mid-run).
+	Stop        Stop     `json:"stop_reason"`
 	Interrupted bool     `json:"interrupted"`
 	Warnings    []string `json:"warnings,omitempty"`
 	// Verdicts answer the run's question per scenario and condition, computed
@@ -161,10 +161,10 @@ type Cell struct {
 	ErrorExamples map[string]string `json:"error_examples,omitempty"`
 	// StopReason is why the measurement ended: "" when it ran to its bound,
 	// else one of the Stop* reasons.
-	StopReason string  `json:"stop_reason,omitempty"`
-	DurationS  float64 `json:"duration_s"` // measured time (warm-up excluded)
-	CallsPerS  float64 `json:"calls_per_s"`
-	MBPerS     float64 `json:"mb_per_s"` // bytes sent plus received, 10^6 per second
+	StopReason StopReason `json:"stop_reason,omitempty"`
+	DurationS  float64    `json:"duration_s"` // measured time (warm-up excluded)
+	CallsPerS  float64    `json:"calls_per_s"`
+	MBPerS     float64    `json:"mb_per_s"` // bytes sent plus received, 10^6 per second
 
 	// Open-loop only: achieved rate (attempts per second), calls that
 	// started late. The requested rate is CellKey.RateRequested.
@@ -280,12 +280,6 @@ type ServerMemory struct {
 // hard end (its soft end plus a grace): the target stalled it. It counts as
 // a failed call in every figure.
 const ClassAbandoned = "abandoned"
-
-// Why a cell's measurement ended early (Cell.StopReason).
-const (
-	StopTargetDown  = "target down" // nothing but transport errors for TargetDownAfter
-	StopInterrupted = "interrupted" // the run was cancelled (Ctrl-C)
-)
 
 // GeneratorDelay is how long the load generator itself held calls up, in
 // microseconds. Wake: how late a goroutine woken by the netpoller ran (a
