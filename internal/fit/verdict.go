@@ -76,7 +76,7 @@ func Sentence(p Plan, f *results.Fit) string {
 			num(*f.PredictedMax), num(*f.MeasuredMax), pct(math.Abs(*f.PredictionError)), pct(MaxPredictionError))
 	case f.PredictedMax != nil && f.MeasuredMax == nil:
 		s += fmt.Sprintf(": --verify did not saturate the server at %sx the predicted limit: the model is off by more than %s, no verdict",
-			num(VerifyScales[len(VerifyScales)-1]), pct(MaxPredictionError))
+			num(BeyondScales[len(BeyondScales)-1]), pct(MaxPredictionError))
 	case f.Fits:
 		s += fmt.Sprintf(": it fits, with room for %sx this traffic", num(p.Headroom*f.MaxScale))
 	default:

@@ -11,8 +11,14 @@ import (
 )
 
 // VerifyScales are the probes of Verify, as multiples of the predicted
-// saturation: below, at and above it.
-var VerifyScales = []float64{0.8, 1, 1.2}
+// saturation: below, at and above it. BeyondScales are the probes that
+// follow, one at a time, while none has saturated the tier: the model
+// may have predicted too low (CPU per call falls as the load grows), and
+// a measured saturation says by how much.
+var (
+	VerifyScales = []float64{0.8, 1, 1.2}
+	BeyondScales = []float64{1.5, 2, 3}
+)
 
 // A Prober runs traffic m over protocol pr, in the tier's condition, and
 // returns its mix cell.
@@ -23,8 +29,9 @@ type Prober func(ctx context.Context, pr api.Protocol, m results.Mix) (*results.
 // probes and MeasuredMax, the scale whose throughput the first saturated
 // probe achieved, with the prediction's error; or GeneratorBound when that
 // probe was limited by the load generator, not the server. A traffic not
-// saturated at the highest scale leaves MeasuredMax nil: the model is off
-// by more than that.
+// saturated by then is probed at BeyondScales until it is; not saturated
+// at the highest, MeasuredMax stays nil: the model is off by more than
+// that.
 func Verify(ctx context.Context, p Plan, f *results.Fit, probe Prober) error {
 	pred := f.MaxScale
 	if !(pred > 0) {
@@ -32,15 +39,20 @@ func Verify(ctx context.Context, p Plan, f *results.Fit, probe Prober) error {
 	}
 	f.PredictedMax = &pred
 	f.Probes = nil
-	for _, k := range VerifyScales {
+	for i, k := range append(append([]float64(nil), VerifyScales...), BeyondScales...) {
+		if i >= len(VerifyScales) && (f.MeasuredMax != nil || f.GeneratorBound != "") {
+			break
+		}
 		m := p.Traffic.Scale(pred * k)
 		c, err := probe(ctx, f.Protocol, m)
 		if err != nil {
 			return err
 		}
 		f.Probes = append(f.Probes, probeOf(p.Tier, pred*k, m, c))
+		if i >= len(VerifyScales)-1 {
+			judge(f, p.Traffic.Total())
+		}
 	}
-	judge(f, p.Traffic.Total())
 	return nil
 }
 
