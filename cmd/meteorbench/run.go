@@ -53,6 +53,8 @@ type runFlags struct {
 	// capacity is set by the capacity command: its probes are open loop.
 	capacity bool
 	tls      runTLSFlags // runtls.go
+	// endpoints are the user's own endpoints (run only; endpoints.go).
+	endpoints endpointFlags
 	// plan is where the result goes, set by config.
 	plan *output.Plan
 }
@@ -91,6 +93,13 @@ error of class invalid-response. Closed-loop is the default; --rate N makes
 the run open-loop (N calls/s per cell, latency measured from each call's
 intended start; late = sent more than 1ms after it was due).
 
+A --target that serves only part of the contract (docs/contract.md) is
+measured on what it serves; the rest is listed as not served ('meteorbench
+check --target' tells beforehand). Your own endpoints instead of the
+contract: --rest-url URL against --grpc-addr HOST:PORT --grpc-method
+pkg.Service/Method (--schema FILE.proto, or the server's reflection), one
+cell pair compared like REST and gRPC.
+
 More load than one machine makes: --segment i/N runs share i of N of the plan
 (of the workers, the rate and the iterations; a segment is not part of the
 cell keys), --start-at makes the instances start together, and
@@ -118,6 +127,7 @@ stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
 		},
 	}
 	f.addFlags(cmd.Flags())
+	f.endpoints.register(cmd.Flags())
 	cmd.Flags().StringVar(&f.mix, "mix", "", mixUsage)
 	return cmd
 }
@@ -159,6 +169,11 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 	fl := cmd.Flags()
 	var cfg loadgen.Config
+	target, err := f.endpoints.target(fl, f.target.Addr) // endpoints.go
+	if err != nil {
+		return cfg, err
+	}
+	f.target.Addr = target
 	var links []link.Spec
 	for _, text := range f.links {
 		l, err := link.Parse(text)
@@ -261,6 +276,9 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		cfg.Warmup = -1 // none
 	}
 	if err := f.tls.apply(&cfg, f.target.Addr); err != nil {
+		return cfg, err
+	}
+	if err := f.endpoints.apply(cmd.Context(), &cfg); err != nil {
 		return cfg, err
 	}
 	if err := f.applyMix(cmd, &cfg); err != nil {

@@ -144,13 +144,14 @@ func (p *Plan) search(r Result) results.CapacitySearch {
 // probe's duration and warm-up) and why it stopped. It has no cells.
 func (p *Plan) Document(found []results.Capacity, err error, interrupted bool, started time.Time) *results.Result {
 	res := &results.Result{
-		Schema:   results.Schema,
-		Env:      p.Base.Env(),
-		Settings: p.settings(),
-		Started:  started,
-		Finished: time.Now().UTC().Round(0),
-		Cells:    []results.Cell{},
-		Capacity: found,
+		Schema:    results.Schema,
+		Env:       p.Base.Env(),
+		Settings:  p.settings(),
+		Started:   started,
+		Finished:  time.Now().UTC().Round(0),
+		Cells:     []results.Cell{},
+		Capacity:  found,
+		NotServed: p.NotServed,
 	}
 	switch {
 	case err == nil:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -76,11 +77,11 @@ func (obj Objective) Judge(o Outcome) (Verdict, string) {
 	case o.Calls == 0:
 		return Fail, "no successful call"
 	case o.ErrorRate() > obj.MaxErrors:
-		return Fail, fmt.Sprintf("errors %.2f%% > %.2f%%", 100*o.ErrorRate(), 100*obj.MaxErrors)
+		return Fail, "errors " + format.Percent(o.ErrorRate()) + " > " + format.Percent(obj.MaxErrors)
 	case o.Achieved < minAch*o.Offered:
-		return Fail, fmt.Sprintf("achieved %.0f of %.0f calls/s", o.Achieved, o.Offered)
+		return Fail, "achieved " + format.Rate(o.Achieved) + " of " + format.Rate(o.Offered) + " calls/s"
 	case o.Latency > float64(obj.Bound.Microseconds()):
-		return Fail, fmt.Sprintf("p%g %s > %s", obj.Percentile, results.FormatUS(o.Latency), results.FormatUS(float64(obj.Bound.Microseconds())))
+		return Fail, fmt.Sprintf("p%g %s > %s", obj.Percentile, format.US(o.Latency), format.US(float64(obj.Bound.Microseconds())))
 	}
 	return Pass, ""
 }

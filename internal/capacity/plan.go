@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/meteorbench/meteorbench/internal/loadgen"
@@ -42,6 +43,10 @@ type Plan struct {
 	// OnSearch, when set, is called as each of several searches starts
 	// (i of k, from 1).
 	OnSearch func(i, k int)
+
+	// NotServed, set by Run, are the scenarios and protocols the target
+	// did not serve when probed: not searched.
+	NotServed []results.NotServed
 
 	session *loadgen.Session // during Run: every probe measures through it
 }
@@ -99,6 +104,9 @@ func (p *Plan) Run(ctx context.Context) ([]results.Capacity, error) {
 	defer sess.Close()
 	p.session = sess
 	defer func() { p.session = nil }()
+	// What the target does not serve is not searched, and said so.
+	p.NotServed = sess.NotServed()
+	series = slices.DeleteFunc(series, func(k results.CellKey) bool { return !sess.Serves(k) })
 	k := max(1, p.Repeat)
 	found := make([][]Result, len(series))
 	start := time.Now()

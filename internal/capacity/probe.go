@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/meteorbench/meteorbench/internal/loadgen"
-	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -96,12 +95,12 @@ func void(c *results.Cell, workers int, obj Objective) (bool, string) {
 	if float64(c.Errors) > obj.MaxErrors*float64(attempts) {
 		return false, ""
 	}
-	if c.GeneratorBottleneck != "" {
+	if c.GeneratorBottleneck {
 		// Its CPU, not the server's, was short (loadgen.GeneratorShare,
 		// MachineShare): on a shared machine the late reading of answers
 		// is in the latency from the send too, so that one cannot clear
 		// the server here.
-		return true, c.GeneratorBottleneck
+		return true, c.GeneratorBottleneckReason
 	}
 	bound := float64(obj.Bound.Microseconds())
 	if c.LatencyUncorrectedUS == nil || c.LatencyUncorrectedUS.At(obj.Percentile) > bound {
@@ -140,7 +139,7 @@ func stalled(c *results.Cell, timeout time.Duration) (bool, string) {
 	if n := c.ErrorClasses[results.ClassAbandoned]; n > 0 {
 		why = append(why, fmt.Sprintf("%s still running at the probe's hard end (abandoned)", calls(n)))
 	}
-	if n := c.ErrorClasses[call.ClassTimeout]; n > 0 {
+	if n := c.ErrorClasses[results.ClassTimeout]; n > 0 {
 		s := calls(n) + " timed out"
 		if timeout > 0 {
 			s += " (--timeout " + timeout.String() + ")"

@@ -21,6 +21,8 @@ package capacity
 import (
 	"fmt"
 	"math"
+
+	"github.com/meteorbench/meteorbench/internal/format"
 )
 
 // Phase is the part of the search a probe belongs to.
@@ -137,7 +139,7 @@ func (s *Searcher) Record(o Outcome) {
 		if s.stalls++; s.stalls <= s.set.StallRetries {
 			return
 		}
-		s.failure = fmt.Sprintf("failed: the target stalled in %d probes in a row at %s calls/s (last: %s)", s.stalls, fmtRate(o.Offered), o.StallWhy)
+		s.failure = fmt.Sprintf("failed: the target stalled in %d probes in a row at %s calls/s (last: %s)", s.stalls, format.Rate(o.Offered), o.StallWhy)
 		s.finish(s.failure)
 		return
 	}
@@ -353,9 +355,9 @@ func (s *Searcher) Result() Result {
 		r.Rate, r.GeneratorBound = 0, 0
 		r.Held, r.Boundary = 0, 0
 	case r.GeneratorBound > 0 && s.lo == 0:
-		r.Note = fmt.Sprintf("generator-bound at %s calls/s: the load generator could not deliver it, and no lower rate passed", fmtRate(s.genBound))
+		r.Note = fmt.Sprintf("generator-bound at %s calls/s: the load generator could not deliver it, and no lower rate passed", format.Rate(s.genBound))
 	case r.GeneratorBound > 0:
-		r.Note = fmt.Sprintf("generator-bound at %s calls/s: the load generator could not deliver more; the server sustains at least %s", fmtRate(s.genBound), fmtRate(s.lo))
+		r.Note = fmt.Sprintf("generator-bound at %s calls/s: the load generator could not deliver more; the server sustains at least %s", format.Rate(s.genBound), format.Rate(s.lo))
 		if s.stopped != "generator-bound" {
 			// Stopped (the time bound) before the lower bound was confirmed.
 			r.Note += " in short probes, unconfirmed: " + s.stopped
@@ -368,11 +370,4 @@ func (s *Searcher) Result() Result {
 		r.Note = fmt.Sprintf("held in %d of %d boundary probes", r.Held, r.Boundary)
 	}
 	return r
-}
-
-func fmtRate(r float64) string {
-	if r >= 100 {
-		return fmt.Sprintf("%.0f", r)
-	}
-	return fmt.Sprintf("%.3g", r)
 }

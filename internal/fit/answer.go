@@ -55,9 +55,9 @@ func PinnedCPUs(t Tier, avail int) (int, string) {
 	}
 	switch {
 	case n < want:
-		return n, fmt.Sprintf("tier %s: measured with the server on %d CPU(s), all this machine (%d CPUs) can pin apart from the load generator; the CPU per call measured there is taken for the tier's %s cores, and --verify checks the saturation predicted for the %d", t.Name, n, avail, num(t.CPUs), n)
+		return n, fmt.Sprintf("tier %s: measured with the server on %d CPU(s), all this machine (%d CPUs) can pin apart from the load generator; the CPU per call measured there is taken for the tier's %s cores, and --verify checks the saturation predicted for the %d", t.Name, n, avail, cpus(t), n)
 	case float64(n) != t.CPUs:
-		return n, fmt.Sprintf("tier %s: measured with the server on %d CPU(s); the tier's %s cores are taken as that share of one", t.Name, n, num(t.CPUs))
+		return n, fmt.Sprintf("tier %s: measured with the server on %d CPU(s); the tier's %s cores are taken as that share of one", t.Name, n, cpus(t))
 	}
 	return n, ""
 }

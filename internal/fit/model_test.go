@@ -38,8 +38,8 @@ func TestEstimateAndVerdict(t *testing.T) {
 	}
 	got := Verdict(p, []results.Fit{rest, grpc})
 	for _, want := range []string{
-		"REST needs 0.93 [0.9, 0.97] of 1 CPU (93%, over the 70% you allow), 41 Mbit/s of answers (41%)",
-		"it does not fit (within the headroom up to 0.753x this traffic)",
+		"REST needs 0.93 [0.90, 0.97] of 1 CPU (93%, over the 70% you allow), 41.0 Mbit/s of answers (41%)",
+		"it does not fit (within the headroom up to 0.75x this traffic)",
 		"gRPC needs 0.38 of 1 CPU (38%)", "it fits, with room for 1.84x this traffic", "CPU binds both.",
 	} {
 		if !strings.Contains(got, want) {
@@ -114,7 +114,7 @@ func TestJudge(t *testing.T) {
 				t.Errorf("%s: %s", name, s)
 			}
 		case "saturated at 1.2":
-			if !strings.Contains(s, "verified: saturation measured at 1.9x, predicted 2x") {
+			if !strings.Contains(s, "verified: saturation measured at 1.90x, predicted 2.0x") {
 				t.Errorf("%s: %s", name, s)
 			}
 		}

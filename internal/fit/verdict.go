@@ -3,9 +3,11 @@ package fit
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -29,11 +31,18 @@ func ResourceName(r string) string {
 	return r
 }
 
-// num formats a figure for prose: three significant digits at most.
-func num(v float64) string { return results.FormatRate(v) }
+// num and pct format a figure and a utilisation for prose, as every
+// output does (internal/format): "0.93", "93%".
+var (
+	num = format.Number
+	pct = format.Percent
+)
 
-// pct formats a utilisation: "93%".
-func pct(u float64) string { return fmt.Sprintf("%.0f%%", 100*u) }
+// ratio formats a scale of the traffic: "1.84x", "0.75x".
+func ratio(v float64) string { return format.Ratio(v) }
+
+// cpus is a tier's CPUs as the tier names them: "1", "0.5".
+func cpus(t Tier) string { return strconv.FormatFloat(t.CPUs, 'g', -1, 64) }
 
 // Sentence is f's verdict: what the traffic needs of p's tier and whether
 // it fits. "REST needs 0.93 of 1 CPU (93%, over the 70% you allow) and 41
@@ -51,7 +60,7 @@ func Sentence(p Plan, f *results.Fit) string {
 	if ci := f.CPUCoresCI; ci != nil {
 		cores += fmt.Sprintf(" [%s, %s]", num(ci.Lo), num(ci.Hi))
 	}
-	needs := []string{fmt.Sprintf("%s of %s CPU (%s)", cores, num(p.Tier.CPUs), over(results.ResourceCPU))}
+	needs := []string{fmt.Sprintf("%s of %s CPU (%s)", cores, cpus(p.Tier), over(results.ResourceCPU))}
 	if p.Tier.HasLink() {
 		needs = append(needs, fmt.Sprintf("%s Mbit/s of answers (%s)", num(f.LinkMbit.Received), over(results.ResourceLinkReceived)),
 			fmt.Sprintf("%s Mbit/s of requests (%s)", num(f.LinkMbit.Sent), over(results.ResourceLinkSent)))
@@ -72,21 +81,21 @@ func Sentence(p Plan, f *results.Fit) string {
 			s += "; by the model it does not fit"
 		}
 	case f.PredictionError != nil && math.Abs(*f.PredictionError) > MaxPredictionError:
-		s += fmt.Sprintf(": the model predicted saturation at %sx this traffic, --verify measured %sx (%s off, more than %s): no verdict",
-			num(*f.PredictedMax), num(*f.MeasuredMax), pct(math.Abs(*f.PredictionError)), pct(MaxPredictionError))
+		s += fmt.Sprintf(": the model predicted saturation at %s this traffic, --verify measured %s (%s off, more than %s): no verdict",
+			ratio(*f.PredictedMax), ratio(*f.MeasuredMax), pct(math.Abs(*f.PredictionError)), pct(MaxPredictionError))
 	case f.PredictedMax != nil && f.MeasuredMax == nil:
-		s += fmt.Sprintf(": --verify did not saturate the server at %sx the predicted limit: the model is off by more than %s, no verdict",
-			num(BeyondScales[len(BeyondScales)-1]), pct(MaxPredictionError))
+		s += fmt.Sprintf(": --verify did not saturate the server at %s the predicted limit: the model is off by more than %s, no verdict",
+			ratio(BeyondScales[len(BeyondScales)-1]), pct(MaxPredictionError))
 	case f.Fits:
-		s += fmt.Sprintf(": it fits, with room for %sx this traffic", num(p.Headroom*f.MaxScale))
+		s += fmt.Sprintf(": it fits, with room for %s this traffic", ratio(p.Headroom*f.MaxScale))
 	default:
 		s += ": it does not fit"
 		if f.MaxScale > 0 {
-			s += fmt.Sprintf(" (within the headroom up to %sx this traffic)", num(p.Headroom*f.MaxScale))
+			s += fmt.Sprintf(" (within the headroom up to %s this traffic)", ratio(p.Headroom*f.MaxScale))
 		}
 	}
 	if f.PredictionError != nil && math.Abs(*f.PredictionError) <= MaxPredictionError {
-		s += fmt.Sprintf(" (verified: saturation measured at %sx, predicted %sx)", num(*f.MeasuredMax), num(*f.PredictedMax))
+		s += fmt.Sprintf(" (verified: saturation measured at %s, predicted %s)", ratio(*f.MeasuredMax), ratio(*f.PredictedMax))
 	}
 	if len(p.Tiers) > 0 {
 		if f.SmallestTier != "" {

@@ -60,7 +60,10 @@ func Verify(ctx context.Context, p Plan, f *results.Fit, probe Prober) error {
 func probeOf(t Tier, scale float64, m results.Mix, c *results.Cell) results.FitProbe {
 	pr := results.FitProbe{
 		Scale: scale, Offered: m.Total(), Achieved: c.RateAchieved, Errors: c.Errors,
-		ServerUtilisation: c.ServerUtilisation, LatencyP99US: c.LatencyUS.P99, GeneratorBound: c.GeneratorBottleneck,
+		ServerUtilisation: c.ServerUtilisation, LatencyP99US: c.LatencyUS.P99,
+	}
+	if c.GeneratorBottleneck {
+		pr.GeneratorBound = c.GeneratorBottleneckReason
 	}
 	if c.ServerCPUUSPerCall != nil {
 		r := c.CallsPerS
@@ -110,11 +113,11 @@ func judge(f *results.Fit, total float64) {
 // tier; "" when it did not.
 func voidProbe(pr results.FitProbe) string {
 	if pr.GeneratorBound != "" {
-		return fmt.Sprintf("at %sx: %s", num(pr.Scale), pr.GeneratorBound)
+		return fmt.Sprintf("at %s: %s", ratio(pr.Scale), pr.GeneratorBound)
 	}
 	if r, _ := binding(pr.Utilisation); r != "" && pr.Utilisation[r] < SaturatedFloor {
-		return fmt.Sprintf("at %sx the traffic fell short of its rate with %s at %s of the tier (under %s): the load generator, or this machine's other work, held it back",
-			num(pr.Scale), ResourceName(r), pct(pr.Utilisation[r]), pct(SaturatedFloor))
+		return fmt.Sprintf("at %s the traffic fell short of its rate with %s at %s of the tier (under %s): the load generator, or this machine's other work, held it back",
+			ratio(pr.Scale), ResourceName(r), pct(pr.Utilisation[r]), pct(SaturatedFloor))
 	}
 	return ""
 }

@@ -2,6 +2,7 @@ package fit_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
 	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/timing"
 )
 
 // A server of known cost: every data call takes 2 ms of its one CPU (the
@@ -19,11 +21,10 @@ import (
 // cost at its rates, predicts the scale at which a 1cpu tier saturates,
 // and fit --verify's probes must find that saturation within 20%.
 //
-// Timing-dependent (a loaded machine delays the load generator): up to
-// three attempts, every attempt's figures logged. When every failed
-// attempt failed because the load generator could not deliver the rate
-// (verify says generator-bound), the machine, not the model, is what was
-// measured: the test is skipped, saying so.
+// Timing-dependent (a loaded machine delays the load generator): retried
+// with timing.Retry, every attempt's figures logged. When every miss was
+// the load generator's (verify says generator-bound), the machine, not the
+// model, is what was measured: the test is skipped, saying so.
 func TestVerifyPredictsAKnownCapacity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three probes per protocol")
@@ -42,10 +43,8 @@ func TestVerifyPredictsAKnownCapacity(t *testing.T) {
 	defer s.Close()
 	prober := fit.SessionProber(s, p, base, 0)
 
-	var failures []string
-	generatorOnly := true
-	for attempt := 1; attempt <= 3; attempt++ {
-		failures = failures[:0]
+	generatorOnly := true // every miss so far: the load generator could not deliver the rate
+	timing.Retry(t, timing.Attempts, func(attempt int) (misses []string) {
 		for _, pr := range base.Protocols {
 			c, err := prober(ctx, pr, traffic)
 			if err != nil {
@@ -61,30 +60,27 @@ func TestVerifyPredictsAKnownCapacity(t *testing.T) {
 				t.Fatal(err)
 			}
 			predicted := f.MaxScale * traffic.Total()
-			t.Logf("attempt %d, %s: %.3f cores at %v calls/s; predicted saturation %.0f calls/s (known %.0f)", attempt, pr, f.CPUCores, traffic.Total(), predicted, capacity)
+			t.Logf("timing: attempt %d, %s: %.3f cores at %v calls/s; predicted saturation %.0f calls/s (known %.0f)", attempt, pr, f.CPUCores, traffic.Total(), predicted, capacity)
 			for _, pb := range f.Probes {
-				t.Logf("   probe %.2fx: offered %.0f, achieved %.0f calls/s, saturated %v, errors %d, generator %q", pb.Scale, pb.Offered, pb.Achieved, pb.Saturated, pb.Errors, pb.GeneratorBound)
+				t.Logf("timing:    probe %.2fx: offered %.0f, achieved %.0f calls/s, saturated %v, errors %d, generator %q", pb.Scale, pb.Offered, pb.Achieved, pb.Saturated, pb.Errors, pb.GeneratorBound)
 			}
 			switch {
 			case math.Abs(predicted-capacity)/capacity > 0.05:
-				failures = append(failures, string(pr)+": the model's prediction is not the known capacity")
+				misses = append(misses, fmt.Sprintf("%s: predicted %.0f calls/s, not the known %.0f", pr, predicted, capacity))
 				generatorOnly = false
 			case f.MeasuredMax == nil:
-				failures = append(failures, string(pr)+": verify measured no saturation ("+f.GeneratorBound+")")
+				misses = append(misses, fmt.Sprintf("%s: verify measured no saturation (%s)", pr, f.GeneratorBound))
 				generatorOnly = generatorOnly && f.GeneratorBound != ""
 			case math.Abs(*f.PredictionError) > fit.MaxPredictionError:
-				failures = append(failures, string(pr)+": prediction off by more than 20%")
+				misses = append(misses, fmt.Sprintf("%s: prediction off by %+.0f%% (more than 20%%)", pr, 100**f.PredictionError))
 				generatorOnly = false
 			default:
-				t.Logf("   measured saturation %.0f calls/s: prediction error %+.1f%%", *f.MeasuredMax*traffic.Total(), 100**f.PredictionError)
+				t.Logf("timing:    measured saturation %.0f calls/s: prediction error %+.1f%%", *f.MeasuredMax*traffic.Total(), 100**f.PredictionError)
 			}
 		}
-		if len(failures) == 0 {
-			return
+		if len(misses) > 0 && attempt == timing.Attempts && generatorOnly {
+			timing.Skip(t, "the load generator could not deliver the probes' rates in %d attempts (a loaded machine): %v", attempt, misses)
 		}
-	}
-	if generatorOnly {
-		t.Skipf("the load generator could not deliver the probes' rates in three attempts (a loaded machine); the last: %v", failures)
-	}
-	t.Fatalf("three attempts failed; the last: %v", failures)
+		return misses
+	})
 }

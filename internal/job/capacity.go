@@ -7,6 +7,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/internal/analysis"
 	"github.com/meteorbench/meteorbench/internal/capacity"
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -31,7 +32,7 @@ func Capacity(ctx context.Context, p *capacity.Plan, o Options) error {
 			why = " (" + pr.Why + ")"
 		}
 		ui.note("%s %s%s · %s %s calls/s → %s%s", k.Scenario, k.Protocol, features(k.Condition), pr.Phase,
-			results.FormatRate(pr.Outcome.Offered), pr.Verdict, why)
+			format.Rate(pr.Outcome.Offered), pr.Verdict, why)
 	}
 	p.OnSearch = func(i, k int) { ui.note("capacity search %d of %d", i, k) }
 	ui.note("capacity search: %s, up to %v", p.Objective, p.MaxTime)

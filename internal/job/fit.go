@@ -8,6 +8,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/internal/analysis"
 	"github.com/meteorbench/meteorbench/internal/fit"
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -35,8 +36,8 @@ func Fit(ctx context.Context, cfg loadgen.Config, fo fit.Options, from *results.
 		if pr.Saturated {
 			sat = " (saturated)"
 		}
-		ui.note("verify %s at %sx the traffic: %s of %s calls/s%s", f.Protocol, results.FormatRate(pr.Scale),
-			results.FormatRate(pr.Achieved), results.FormatRate(pr.Offered), sat)
+		ui.note("verify %s at %sx the traffic: %s of %s calls/s%s", f.Protocol, format.Rate(pr.Scale),
+			format.Rate(pr.Achieved), format.Rate(pr.Offered), sat)
 	}
 	started := time.Now()
 	s, err := loadgen.Open(ctx, fo.Plan.Config(cfg, fo.Plan.Traffic, fo.Workers))

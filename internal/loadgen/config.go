@@ -18,14 +18,15 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"log/slog"
 	"slices"
 	"time"
 
 	"github.com/meteorbench/meteorbench/api"
-
+	"github.com/meteorbench/meteorbench/internal/format"
+	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"github.com/meteorbench/meteorbench/internal/link"
+	"github.com/meteorbench/meteorbench/internal/loadgen/endpointcall"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -116,6 +117,13 @@ type Config struct {
 	// (leave them unset).
 	Mix results.Mix
 
+	// Endpoints, when set, are the user's own endpoints the run measures
+	// instead of the contract's calls (endpoints.go): one scenario,
+	// endpointcall.Scenario, over the protocols the endpoints have. Target
+	// is then one of them (for the run's record); each side's metrics are
+	// read at its own address when it serves meteorbench's.
+	Endpoints *endpointcall.Endpoints
+
 	// Duration is the measured time per cell. Zero means DefaultDuration,
 	// unless Iterations is set, in which case the cell is bounded by
 	// Iterations and CellLimit. With both set, the first bound reached ends
@@ -200,6 +208,9 @@ type Config struct {
 // withDefaults fills the zero values.
 func (c Config) withDefaults() Config {
 	c = c.mixDefaults()
+	if c.Endpoints != nil {
+		c = c.withEndpoints() // endpoints.go
+	}
 	if len(c.Protocols) == 0 {
 		c.Protocols = api.Protocols()
 	}
@@ -253,17 +264,21 @@ func (c Config) Validate() error {
 	if c.Target == "" {
 		return errors.New("no target")
 	}
+	protocols, scenarios := api.Protocols(), api.Scenarios()
+	if c.Endpoints != nil {
+		protocols, scenarios = c.Endpoints.Protocols(), []api.Scenario{endpointcall.Scenario}
+	}
 	for _, p := range c.Protocols {
-		if !slices.Contains(api.Protocols(), p) {
-			return fmt.Errorf("proto: unknown value %q (want %s)", p, join(api.Protocols()))
+		if !slices.Contains(protocols, p) {
+			return fmt.Errorf("proto: unknown value %q (want %s)", p, join(protocols))
 		}
 	}
 	if err := unique("proto", c.Protocols); err != nil {
 		return err
 	}
 	for _, s := range c.Scenarios {
-		if !slices.Contains(api.Scenarios(), s) && (s != results.MixScenario || len(c.Mix) == 0) {
-			return fmt.Errorf("scenario: unknown value %q (want %s)", s, join(api.Scenarios()))
+		if !slices.Contains(scenarios, s) && (s != results.MixScenario || len(c.Mix) == 0) {
+			return fmt.Errorf("scenario: unknown value %q (want %s)", s, join(scenarios))
 		}
 	}
 	if err := unique("scenario", c.Scenarios); err != nil {
@@ -282,17 +297,22 @@ func (c Config) Validate() error {
 			return err
 		}
 	}
+	for _, s := range []struct {
+		name     string
+		value    any
+		negative bool
+	}{
+		{"connections", c.Connections, c.Connections < 0},
+		{"duration", c.Duration, c.Duration < 0},
+		{"iterations", c.Iterations, c.Iterations < 0},
+		{"cell limit", c.CellLimit, c.CellLimit < 0},
+		{"timeout", c.Timeout, c.Timeout < 0},
+	} {
+		if s.negative {
+			return fmt.Errorf("%s %v: must not be negative", s.name, s.value)
+		}
+	}
 	switch {
-	case c.Connections < 0:
-		return fmt.Errorf("connections %d: must not be negative", c.Connections)
-	case c.Duration < 0:
-		return fmt.Errorf("duration %v: must not be negative", c.Duration)
-	case c.Iterations < 0:
-		return fmt.Errorf("iterations %d: must not be negative", c.Iterations)
-	case c.CellLimit < 0:
-		return fmt.Errorf("cell limit %v: must not be negative", c.CellLimit)
-	case c.Timeout < 0:
-		return fmt.Errorf("timeout %v: must not be negative", c.Timeout)
 	case c.Repeat < 0:
 		return fmt.Errorf("repeat %d: must be at least 1", c.Repeat)
 	case c.Segment.Count < 0 || (c.Segment.Count > 1 && (c.Segment.Index < 1 || c.Segment.Index > c.Segment.Count)):
@@ -312,16 +332,8 @@ func unique[T ~string](what string, names []T) error {
 	return nil
 }
 
-func join[T ~string](names []T) string {
-	s := ""
-	for i, n := range names {
-		if i > 0 {
-			s += ", "
-		}
-		s += string(n)
-	}
-	return s
-}
+// join lists names as format.Names does: "rest, grpc".
+func join[T ~string](names []T) string { return format.Names(names) }
 
 // mode names the load mode.
 func (c Config) mode() string {

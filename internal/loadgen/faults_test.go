@@ -62,7 +62,7 @@ func TestRunErrorClasses(t *testing.T) {
 		name  string
 		cfg   loadgentest.Config
 		proto api.Protocol
-		class string
+		class results.ErrorClass
 		run   func(*loadgen.Config)
 	}{
 		{"http 503 json", loadgentest.Config{Status: http.StatusServiceUnavailable}, api.REST, "http-503", nil},
@@ -172,7 +172,7 @@ func dyingServer(t *testing.T, n int64) *loadgentest.Server {
 // A server that dies mid-run: partial results, the errors counted, an
 // error returned, no hang.
 func TestRunServerDies(t *testing.T) {
-	for proto, class := range map[api.Protocol]string{api.REST: "transport", api.GRPC: "grpc-Unavailable"} {
+	for proto, class := range map[api.Protocol]results.ErrorClass{api.REST: results.ClassTransport, api.GRPC: results.GRPCClass("Unavailable")} {
 		t.Run(string(proto), func(t *testing.T) {
 			srv := dyingServer(t, 100)
 			cfg := quick(srv.Addr)
@@ -202,7 +202,7 @@ func TestRunServerDies(t *testing.T) {
 				t.Errorf("error classes %v, want %s", c.ErrorClasses, class)
 			}
 			for cl := range c.ErrorClasses {
-				if cl != "transport" && cl != "grpc-Unavailable" && cl != "invalid-response" {
+				if !cl.Unreachable() && !cl.InvalidResponse() {
 					t.Errorf("error class %q for a dead server", cl)
 				}
 			}

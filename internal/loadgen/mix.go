@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -114,9 +115,9 @@ func (c Config) servedKeys(spec cellSpec) []string {
 	return out
 }
 
-// served is how many calls the server counted under keys between two
+// servedCount is how many calls the server counted under keys between two
 // samples, and the keys as one name.
-func served(keys []string, before, after *ServerSample) (int64, string) {
+func servedCount(keys []string, before, after *ServerSample) (int64, string) {
 	n := 0.0
 	for _, k := range keys {
 		n += after.Requests[k] - before.Requests[k]
@@ -148,7 +149,7 @@ func (c Config) mixStats(ph phaseResult) ([]results.MixStat, []string) {
 			s.LatencyUS = latency(h, t.sum[results.KindLatency])
 		}
 		if s.AchievedRate < (1-MixShortfall)*p.Rate {
-			warns = append(warns, fmt.Sprintf("mix: %s achieved %s of the %s calls/s offered", p.Scenario, results.FormatRate(s.AchievedRate), results.FormatRate(p.Rate)))
+			warns = append(warns, fmt.Sprintf("mix: %s achieved %s of the %s calls/s offered", p.Scenario, format.Rate(s.AchievedRate), format.Rate(p.Rate)))
 		}
 		out[i] = s
 	}

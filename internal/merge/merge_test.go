@@ -3,6 +3,7 @@ package merge
 import (
 	"context"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/analysis"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -107,8 +109,12 @@ func TestMergePercentilesExact(t *testing.T) {
 	if m.Merged == nil || m.Merged.Segments != "segments 1, 2, 3 of 3" || len(m.Merged.Instances) != 3 || m.Settings.Segment != nil {
 		t.Errorf("merged info %+v, settings segment %v", m.Merged, m.Settings.Segment)
 	}
-	if len(m.Verdicts) == 0 {
-		t.Error("verdicts not recomputed")
+	// The verdicts are the merged cells', as analysis draws them.
+	fresh := *m
+	fresh.Verdicts, fresh.Crossovers = nil, nil
+	analysis.Apply(&fresh)
+	if len(m.Verdicts) == 0 || !reflect.DeepEqual(m.Verdicts, fresh.Verdicts) {
+		t.Errorf("verdicts %+v, want those of the merged cells %+v", m.Verdicts, fresh.Verdicts)
 	}
 }
 

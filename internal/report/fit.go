@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/meteorbench/meteorbench/internal/fit"
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -20,19 +21,17 @@ import (
 // fitTitle names the question: "Fit · tier 1cpu/100mbit · traffic
 // small=800,large=20 · headroom 70%".
 func fitTitle(p *results.FitPlan) string {
-	t := fmt.Sprintf("Fit · tier %s · traffic %s · headroom %s", p.Tier, p.Traffic, fmtPct(p.Headroom))
+	t := fmt.Sprintf("Fit · tier %s · traffic %s · headroom %s", p.Tier, p.Traffic, format.Percent(p.Headroom))
 	if p.SameHost {
 		t += " · callers on the same host"
 	}
 	return t + " · costs " + p.Source
 }
 
-func fmtPct(u float64) string { return strconv.FormatFloat(100*u, 'f', 0, 64) + "%" }
-
 // fitUse is a need and its utilisation: "0.93 (93%)".
 func fitUse(need string, f *results.Fit, resource string) string {
 	if u, ok := f.Utilisation[resource]; ok {
-		return need + " (" + fmtPct(u) + ")"
+		return need + " (" + format.Percent(u) + ")"
 	}
 	return need
 }
@@ -48,9 +47,9 @@ func fitRows(r *results.Result) (header []string, rows [][]string) {
 		val   func(f *results.Fit) string
 	}{
 		{"CPU cores", func(f *results.Fit) string {
-			s := sig3(f.CPUCores)
+			s := format.Number(f.CPUCores)
 			if ci := f.CPUCoresCI; ci != nil {
-				s += " [" + sig3(ci.Lo) + ", " + sig3(ci.Hi) + "]"
+				s += " [" + format.Number(ci.Lo) + ", " + format.Number(ci.Hi) + "]"
 			}
 			return fitUse(s, f, results.ResourceCPU)
 		}},
@@ -64,21 +63,21 @@ func fitRows(r *results.Result) (header []string, rows [][]string) {
 			if f.MemoryMiB == nil {
 				return "n/a"
 			}
-			s := fitUse(sig3(*f.MemoryMiB)+" MiB", f, results.ResourceMemory)
+			s := fitUse(format.Number(*f.MemoryMiB)+" MiB", f, results.ResourceMemory)
 			if f.HeapMiB != nil {
-				s += ", heap " + sig3(*f.HeapMiB) + " MiB"
+				s += ", heap " + format.Number(*f.HeapMiB) + " MiB"
 			}
 			return s
 		}},
 		{"binding", func(f *results.Fit) string { return fit.ResourceName(f.Binding) }},
-		{"max scale (saturation)", func(f *results.Fit) string { return sig3(f.MaxScale) + "x" }},
-		{"fits within " + fmtPct(r.FitPlan.Headroom), func(f *results.Fit) string { return yesNo(f.Fits) }},
+		{"max scale (saturation)", func(f *results.Fit) string { return format.Number(f.MaxScale) + "x" }},
+		{"fits within " + format.Percent(r.FitPlan.Headroom), func(f *results.Fit) string { return yesNo(f.Fits) }},
 		{"smallest tier", func(f *results.Fit) string { return orDash(f.SmallestTier, len(r.FitPlan.Tiers) > 0) }},
 		{"measured at", func(f *results.Fit) string {
 			if f.MeasuredAt == nil {
 				return "n/a"
 			}
-			return "server " + fmtPct(*f.MeasuredAt) + " busy"
+			return "server " + format.Percent(*f.MeasuredAt) + " busy"
 		}},
 	}
 	verified := false
@@ -121,9 +120,9 @@ func fitRows(r *results.Result) (header []string, rows [][]string) {
 // linkText is one direction of the link in Mbit/s, with its interval
 // when the cells were repeated and it is not a point.
 func linkText(f *results.Fit, dir func(l *results.FitLink) float64) string {
-	s := sig3(dir(&f.LinkMbit))
+	s := format.Number(dir(&f.LinkMbit))
 	if f.LinkMbitLo != nil && f.LinkMbitHi != nil && dir(f.LinkMbitLo) != dir(f.LinkMbitHi) {
-		s += " [" + sig3(dir(f.LinkMbitLo)) + ", " + sig3(dir(f.LinkMbitHi)) + "]"
+		s += " [" + format.Number(dir(f.LinkMbitLo)) + ", " + format.Number(dir(f.LinkMbitHi)) + "]"
 	}
 	return s + " Mbit/s"
 }
@@ -132,7 +131,7 @@ func optScale(v *float64) string {
 	if v == nil {
 		return "n/a"
 	}
-	return sig3(*v) + "x"
+	return format.Number(*v) + "x"
 }
 
 func yesNo(b bool) string {

@@ -1,11 +1,12 @@
 package report
 
 import (
+	"gonum.org/v1/plot/vg"
+
 	"github.com/meteorbench/meteorbench/internal/fit"
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/report/chart"
 	"github.com/meteorbench/meteorbench/internal/results"
-
-	"gonum.org/v1/plot/vg"
 )
 
 // fitResources are the resources a fit chart shows, in order, with their
@@ -27,10 +28,10 @@ func fitFigure(r *results.Result) *chart.Figure {
 	p := &chart.BarPanel{
 		Title:  "tier " + r.FitPlan.Tier + " · traffic " + r.FitPlan.Traffic,
 		YLabel: "utilisation of the tier (%)",
-		Tick:   tickNum,
+		Tick:   format.Tick,
 		Refs: []chart.Ref{
 			{Y: 100, Name: "the tier (100%)"},
-			{Y: 100 * r.FitPlan.Headroom, Name: "headroom " + fmtPct(r.FitPlan.Headroom), Dashes: []vg.Length{4, 2}},
+			{Y: 100 * r.FitPlan.Headroom, Name: "headroom " + format.Percent(r.FitPlan.Headroom), Dashes: []vg.Length{4, 2}},
 		},
 	}
 	var keys []string
@@ -49,7 +50,7 @@ func fitFigure(r *results.Result) *chart.Figure {
 				s.Bars = append(s.Bars, chart.Bar{Category: j, Label: "n/a", NA: true})
 				continue
 			}
-			b := chart.Bar{Category: j, Value: 100 * u, Lo: 100 * u, Hi: 100 * u, Label: fmtPct(u)}
+			b := chart.Bar{Category: j, Value: 100 * u, Lo: 100 * u, Hi: 100 * u, Label: format.Percent(u)}
 			if ci := f.CPUCoresCI; k == results.ResourceCPU && ci != nil && f.CPUCores > 0 {
 				b.Lo, b.Hi = b.Value*ci.Lo/f.CPUCores, b.Value*ci.Hi/f.CPUCores
 			}

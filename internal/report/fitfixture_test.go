@@ -6,6 +6,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/fit"
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/report/chart"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -74,7 +75,7 @@ func TestFitChart(t *testing.T) {
 	}
 	d := parseSVG(t, render(t, "svg", r))
 	for _, s := range []string{"utilisation of the tier (%)", "the tier (100%)", "headroom 70%", "CPU", "link sent (requests)",
-		"link received (answers)", "memory", "rest", "grpc", fmtPct(r.Fit[0].Utilisation[results.ResourceLinkSent])} {
+		"link received (answers)", "memory", "rest", "grpc", format.Percent(r.Fit[0].Utilisation[results.ResourceLinkSent])} {
 		if !d.hasText(s) {
 			t.Errorf("svg has no text %q", s)
 		}

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -33,14 +34,14 @@ func mixRows(g *group) []rowDef {
 		defs = append(defs,
 			rowDef{string(sc) + ": rate achieved", func(c *results.Cell) string {
 				return stat(c, func(m *results.MixStat) string {
-					return fmtRate(m.AchievedRate) + "/s of " + fmtRate(m.OfferedRate)
+					return format.Rate(m.AchievedRate) + "/s of " + format.Rate(m.OfferedRate)
 				})
 			}},
 			rowDef{string(sc) + ": latency p50", func(c *results.Cell) string {
-				return stat(c, func(m *results.MixStat) string { return fmtUS(m.LatencyUS.P50) })
+				return stat(c, func(m *results.MixStat) string { return format.US(m.LatencyUS.P50) })
 			}},
 			rowDef{string(sc) + ": latency p99", func(c *results.Cell) string {
-				return stat(c, func(m *results.MixStat) string { return fmtUS(m.LatencyUS.P99) })
+				return stat(c, func(m *results.MixStat) string { return format.US(m.LatencyUS.P99) })
 			}},
 		)
 	}
