@@ -103,7 +103,10 @@ func fitRows(r *results.Result) (header []string, rows [][]string) {
 				if f.PredictionError == nil {
 					return "n/a"
 				}
-				return fmt.Sprintf("%+.0f%%", 100**f.PredictionError)
+				if e := *f.PredictionError; e < 0 {
+					return "-" + format.Percent(-e)
+				}
+				return "+" + format.Percent(*f.PredictionError)
 			}},
 		}...)
 	}
