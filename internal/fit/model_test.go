@@ -86,12 +86,13 @@ func TestJudge(t *testing.T) {
 		measured float64 // 0: none
 		gen      bool
 	}{
-		"saturated at 1.2": {probes: []results.FitProbe{{Scale: 1.6, Achieved: 160}, {Scale: 2, Achieved: 198}, {Scale: 2.4, Achieved: 190, Saturated: true}}, measured: 1.9},
-		"saturated at 1":   {probes: []results.FitProbe{{Scale: 1.6, Achieved: 160}, {Scale: 2, Achieved: 150, Saturated: true}, {Scale: 2.4, Achieved: 152, Saturated: true}}, measured: 1.5},
-		"generator":        {probes: []results.FitProbe{{Scale: 1.6, Achieved: 160}, {Scale: 2, Achieved: 150, Saturated: true, GeneratorBound: "busy"}}, gen: true},
-		"void then held":   {probes: []results.FitProbe{{Scale: 1.6, Achieved: 120, Saturated: true, Utilisation: map[string]float64{"cpu": 0.5}}, {Scale: 2, Achieved: 199}, {Scale: 2.4, Achieved: 196, Saturated: true, Utilisation: map[string]float64{"cpu": 0.97}}}, measured: 1.96},
-		"idle tier":        {probes: []results.FitProbe{{Scale: 1.6, Achieved: 120, Saturated: true, Utilisation: map[string]float64{"cpu": 0.5}}}, gen: true},
-		"never":            {probes: []results.FitProbe{{Scale: 1.6, Achieved: 160}, {Scale: 2.4, Achieved: 240}}},
+		"saturated at 1.2":    {probes: []results.FitProbe{{Scale: 1.6, Achieved: 160}, {Scale: 2, Achieved: 198}, {Scale: 2.4, Achieved: 190, Saturated: true}}, measured: 1.9},
+		"saturated at 1":      {probes: []results.FitProbe{{Scale: 1.6, Achieved: 160}, {Scale: 2, Achieved: 150, Saturated: true}, {Scale: 2.4, Achieved: 152, Saturated: true}}, measured: 1.5},
+		"generator":           {probes: []results.FitProbe{{Scale: 1.6, Achieved: 160}, {Scale: 2, Achieved: 150, Saturated: true, GeneratorBound: "busy"}}, gen: true},
+		"void then held":      {probes: []results.FitProbe{{Scale: 1.6, Achieved: 120, Saturated: true, Utilisation: map[string]float64{"cpu": 0.5}}, {Scale: 2, Achieved: 199}, {Scale: 2.4, Achieved: 196, Saturated: true, Utilisation: map[string]float64{"cpu": 0.97}}}, measured: 1.96},
+		"void then delivered": {probes: []results.FitProbe{{Scale: 1.6, Achieved: 120, Saturated: true, Utilisation: map[string]float64{"cpu": 0.5}}, {Scale: 2, Achieved: 200}, {Scale: 2.4, Achieved: 240}}},
+		"idle tier":           {probes: []results.FitProbe{{Scale: 1.6, Achieved: 120, Saturated: true, Utilisation: map[string]float64{"cpu": 0.5}}}, gen: true},
+		"never":               {probes: []results.FitProbe{{Scale: 1.6, Achieved: 160}, {Scale: 2.4, Achieved: 240}}},
 	} {
 		f := &results.Fit{Protocol: api.GRPC, PredictedMax: &pred, Probes: tc.probes, MaxScale: pred}
 		judge(f, 100)

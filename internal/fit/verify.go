@@ -87,12 +87,14 @@ const SaturatedFloor = 0.8
 // the first saturated one, as a scale of the traffic of total calls/s. A
 // probe that fell short because of the load generator (its own CPU, or
 // the tier's resources all under SaturatedFloor) is void, as capacity's
-// are: the next one is read. With only void ones, f is generator-bound.
+// are: the next one is read. When the last probes read are void, f is
+// generator-bound; a void probe followed by a delivered one is not.
 func judge(f *results.Fit, total float64) {
 	f.MeasuredMax, f.PredictionError, f.GeneratorBound = nil, nil, ""
 	void := ""
 	for _, pr := range f.Probes {
 		if !pr.Saturated && pr.GeneratorBound == "" {
+			void = "" // a higher rate was delivered: the earlier void probe was the machine's moment
 			continue
 		}
 		if why := voidProbe(pr); why != "" {
