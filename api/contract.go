@@ -38,6 +38,9 @@ const (
 	// MetricJSONCodec counts the rest calls by the JSON codec the server
 	// encoded and decoded them with.
 	MetricJSONCodec = "meteorbench_json_codec_requests_total" // {codec}
+	// MetricPeakRSS is the server process's peak resident set since it
+	// started (getrusage's maxrss), in bytes.
+	MetricPeakRSS = "meteorbench_peak_rss_bytes"
 )
 
 // The payload a server serves instead of the meteorites (serve --payload):

@@ -86,6 +86,7 @@ func newRootCmd() *cobra.Command {
 		newReportCmd(),
 		newCompareCmd(),
 		newCapacityCmd(),
+		newFitCmd(),
 		newMergeCmd(),
 		newSchemaCmd(), // payload.go
 	)

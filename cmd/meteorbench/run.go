@@ -48,6 +48,7 @@ type runFlags struct {
 	serverCPUs  int
 	segment     string // --segment i/N
 	startAt     string // --start-at RFC 3339 or +DURATION
+	mix         string // run --mix (mix.go)
 	// capacity is set by the capacity command: its probes are open loop.
 	capacity bool
 	tls      runTLSFlags  // runtls.go
@@ -127,6 +128,7 @@ stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
 	}
 	f.addFlags(cmd.Flags())
 	f.endpoints.register(cmd.Flags())
+	cmd.Flags().StringVar(&f.mix, "mix", "", mixUsage)
 	return cmd
 }
 
@@ -248,7 +250,7 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		Segment:     segment,
 		StartAt:     startAt,
 	}
-	if err := ownserver.Pin(&cfg, f.serverCPUs, f.rate > 0 || f.capacity); err != nil {
+	if err := ownserver.Pin(&cfg, f.serverCPUs, f.rate > 0 || f.capacity || f.mix != ""); err != nil {
 		return cfg, err
 	}
 	if fl.Changed("records") {
@@ -272,6 +274,9 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		return cfg, err
 	}
 	if err := f.endpoints.Apply(cmd.Context(), &cfg); err != nil {
+		return cfg, err
+	}
+	if err := f.applyMix(cmd, &cfg); err != nil {
 		return cfg, err
 	}
 	check := cfg

@@ -63,16 +63,15 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 		return nil, fmt.Errorf("%s: %w", spec, err)
 	}
 	defer client.Close()
-	callers := make([]call.Caller, sh.workers)
-	for i := range callers {
-		if callers[i], err = client.Caller(spec.Scenario); err != nil {
-			return nil, fmt.Errorf("%s: %w", spec, err)
-		}
+	callers, err := partCallers(client, spec, cfg.Mix, sh.workers) // mix.go
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", spec, err)
 	}
+	scheds := cfg.schedules(spec, sh)
 	grace := min(cellGrace, cfg.Timeout)
 
 	if cfg.Warmup > 0 {
-		runPhase(ctx, callers, spec.Batch, cfg.Timeout, sh.sched, bounds{soft: cfg.Warmup, hard: cfg.Warmup + grace})
+		runParts(ctx, callers, spec.Batch, cfg.Timeout, scheds, bounds{soft: cfg.Warmup, hard: cfg.Warmup + grace})
 		if ctx.Err() != nil {
 			return nil, nil // interrupted before anything was measured
 		}
@@ -89,7 +88,7 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 	var before, after snapshot
 	r.scrapeInto(ctx, spec, &before)
 	before.readClient(dialer)
-	ph := runPhase(ctx, callers, spec.Batch, cfg.Timeout, sh.sched, bounds{soft: soft, hard: soft + grace, iterations: sh.iterations})
+	ph := runParts(ctx, callers, spec.Batch, cfg.Timeout, scheds, bounds{soft: soft, hard: soft + grace, iterations: sh.iterations})
 	after.readClient(dialer)
 	r.scrapeInto(ctx, spec, &after)
 
@@ -214,6 +213,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 			v := float64(serverCPU.Microseconds()) / float64(t.calls)
 			c.ServerCPUUSPerCall = &v
 		}
+		c.ServerMemory = serverMemory(after.server) // memory.go
 		if procs := after.server.Procs; procs > 0 && secs > 0 {
 			u := serverCPU.Seconds() / secs / procs
 			c.ServerUtilisation = &u
@@ -221,8 +221,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 		if serverCPU < ServerCPUMin {
 			warn("server CPU %s in the cell (< %v): server CPU per call is imprecise; measure longer", format.Duration(serverCPU), ServerCPUMin)
 		}
-		key := string(spec.Protocol) + "/" + spec.Scenario.Method()
-		served := int64(after.server.Requests[key] - before.server.Requests[key])
+		served, key := servedCount(cfg.servedKeys(spec), before.server, after.server) // mix.go
 		// Calls cut short by an interruption reached the server too.
 		switch sent := attempts + t.cancelled; {
 		case spec.Scenario.Method() == "":
@@ -274,6 +273,9 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 	if t.calls == 0 {
 		warn("no successful call")
 	}
+	var mixWarns []string
+	c.Mix, mixWarns = cfg.mixStats(ph) // mix.go
+	c.Warnings = append(c.Warnings, mixWarns...)
 	c.Suspect = r.check(&c, spec, sh, ph) // check.go
 	return c
 }

@@ -121,7 +121,7 @@ func WokeLate(c *results.Cell) (bool, string) {
 // recordsAsked is how many records a call of spec carries: 0 for small.
 func recordsAsked(spec cellSpec) int {
 	switch {
-	case spec.Scenario == api.Small, spec.Scenario.Method() == "": // small, or a user's endpoint
+	case spec.Scenario == api.Small, spec.Scenario.Method() == "": // small, a user's endpoint, or a mix (its bytes per call average its scenarios')
 		return 0
 	case spec.Records > 0:
 		return spec.Records

@@ -116,6 +116,11 @@ type Config struct {
 	// of the meteorites (run --payload): the calls carry and check its
 	// items, and a target serving another payload is refused (payload.go).
 	Payload *payload.Payload
+	// Mix, when set, is mixed traffic (mix.go): its scenarios at once, each
+	// at its own rate, open loop, one cell per protocol and condition of
+	// scenario results.MixScenario. Scenarios and Rate are then the mix's
+	// (leave them unset).
+	Mix results.Mix
 
 	// Endpoints, when set, are the user's own endpoints the run measures
 	// instead of the contract's calls (endpoints.go): one scenario,
@@ -207,6 +212,7 @@ type Config struct {
 
 // withDefaults fills the zero values.
 func (c Config) withDefaults() Config {
+	c = c.mixDefaults()
 	if c.Endpoints != nil {
 		c = c.withEndpoints() // endpoints.go
 	}
@@ -276,7 +282,7 @@ func (c Config) Validate() error {
 		return err
 	}
 	for _, s := range c.Scenarios {
-		if !slices.Contains(scenarios, s) {
+		if !slices.Contains(scenarios, s) && (s != results.MixScenario || len(c.Mix) == 0) {
 			return fmt.Errorf("scenario: unknown value %q (want %s)", s, join(scenarios))
 		}
 	}

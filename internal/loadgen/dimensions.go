@@ -197,6 +197,20 @@ var planDimensions = []planDimension{
 		},
 		only: func(*Config, results.Condition) {},
 	},
+	{
+		field: "traffic",
+		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
+			return one(func(k *results.Condition) { k.Mix = c.Mix.String() })
+		},
+		only: func(c *Config, k results.Condition) {
+			c.Mix = nil
+			if m, err := results.ParseMix(k.Mix); err == nil {
+				c.Mix = m
+			}
+		},
+		settings: func(c Config, s *results.Settings) { s.Mix = c.Mix.String() },
+		validate: func(c Config) error { return c.validateMix() }, // mix.go
+	},
 }
 
 // each is one setter per value.

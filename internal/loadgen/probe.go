@@ -110,17 +110,23 @@ func (r *runner) probeOne(ctx context.Context, spec cellSpec) error {
 		return err
 	}
 	defer client.Close()
-	caller, err := client.Caller(spec.Scenario)
+	callers, err := partCallers(client, spec, r.cfg.Mix, 1)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, HealthTimeout)
 	defer cancel()
-	_, err = caller.Call(ctx)
-	if err != nil && spec.Protocol == api.GRPC && spec.Scenario.Method() != "" {
-		return fmt.Errorf("gRPC %s: %w", spec.Scenario.Method(), err)
+	scenarios := r.cfg.servedScenarios(spec)
+	for i, caller := range callers[0] { // a mix: one call of each of its scenarios
+		_, err = caller.Call(ctx)
+		if err != nil && spec.Protocol == api.GRPC && scenarios[i].Method() != "" {
+			return fmt.Errorf("gRPC %s: %w", scenarios[i].Method(), err)
+		}
+		if err != nil {
+			return err
+		}
 	}
-	return err
+	return nil
 }
 
 // oneLine is an error's text on one line.

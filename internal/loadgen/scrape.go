@@ -27,6 +27,9 @@ type ServerSample struct {
 	// Procs is the server's GOMAXPROCS (the Go collector's
 	// go_sched_gomaxprocs_threads), the CPUs it may use; 0 when absent.
 	Procs float64
+	// Memory, in bytes (0 when absent): the resident set now and at its
+	// peak since the server started, and the Go heap in use now.
+	RSS, PeakRSS, Heap float64
 }
 
 // scraper reads the target's /metrics over its own connection, not
@@ -78,6 +81,12 @@ func Scrape(target string) (ServerSample, error) {
 // metricProcs is the Go collector's GOMAXPROCS gauge.
 const metricProcs = "go_sched_gomaxprocs_threads"
 
+// The process collector's resident set and the Go collector's heap in use.
+const (
+	metricRSS  = "process_resident_memory_bytes"
+	metricHeap = "go_memstats_heap_inuse_bytes"
+)
+
 // ParseMetrics reads the Prometheus text format (with prometheus/common's
 // own parser) and keeps what the load generator needs: the server's CPU
 // counter and its request counters.
@@ -95,8 +104,10 @@ func ParseMetrics(r io.Reader) (ServerSample, error) {
 		CPU:      time.Duration(metricValue(cpu.GetMetric()[0]) * float64(time.Second)),
 		Requests: map[string]float64{},
 	}
-	if g := fams[metricProcs].GetMetric(); len(g) == 1 {
-		out.Procs = metricValue(g[0])
+	for name, v := range map[string]*float64{metricProcs: &out.Procs, metricRSS: &out.RSS, api.MetricPeakRSS: &out.PeakRSS, metricHeap: &out.Heap} {
+		if g := fams[name].GetMetric(); len(g) == 1 {
+			*v = metricValue(g[0])
+		}
 	}
 	for _, m := range fams[api.MetricRequests].GetMetric() {
 		var proto, method string

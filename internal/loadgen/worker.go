@@ -4,16 +4,12 @@ import (
 	"context"
 	"errors"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
-
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/meteorbench/meteorbench/internal/clock"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/pace"
-	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 // errCellEnd is the cause of a phase's hard end: calls it cuts short are
@@ -63,11 +59,12 @@ type phase struct {
 	softEnd time.Time
 	// closed-loop: batches left to claim, when bounded by count.
 	remaining *atomic.Int64
-	// open-loop: the schedule, the due calls the dispatcher hands out, and
-	// the calls started.
-	pacer pace.Constant
-	free  *freeWorkers
-	sent  atomic.Uint64
+	// open-loop: the schedule of each part of the traffic (one, or a
+	// mix's scenarios), the due calls the dispatcher hands out, and the
+	// calls started of each part.
+	pacers []pace.Constant
+	free   *freeWorkers
+	sent   []atomic.Uint64
 	// downSince is when (ns since began, +1) the first transport error after
 	// the last other outcome ended; 0 when the last outcome was not one.
 	downSince atomic.Int64
@@ -75,16 +72,30 @@ type phase struct {
 }
 
 // worker runs calls of one Caller into its shard of the phase's tallies.
+// In open loop with mixed traffic it has a Caller and a shard per part
+// (parts; part 0 is caller and s).
 type worker struct {
 	caller  call.Caller
 	s       *shard
+	parts   []workerPart
 	in      chan tick // open loop: the call the dispatcher hands this worker
 	p       *phase
 	backoff time.Duration // the next wait after a transport error
 }
 
+// workerPart is a worker's Caller and shard for one part of mixed traffic.
+type workerPart struct {
+	caller call.Caller
+	s      *shard
+}
+
 // one makes a call and records it, whatever way the call ends.
-func (w *worker) one(ctx context.Context, intended, start time.Time, pre record) (rec record) {
+func (w *worker) one(ctx context.Context, intended, start time.Time, pre record) record {
+	return w.oneOf(ctx, workerPart{w.caller, w.s}, intended, start, pre)
+}
+
+// oneOf makes a call of part wp and records it in wp's shard.
+func (w *worker) oneOf(ctx context.Context, wp workerPart, intended, start time.Time, pre record) (rec record) {
 	rec = pre
 	rec.intended, rec.start = intended, start
 	cctx, cancel := context.WithDeadline(ctx, start.Add(w.p.timeout)) // no extra clock read
@@ -97,9 +108,9 @@ func (w *worker) one(ctx context.Context, intended, start time.Time, pre record)
 			}
 		}
 		cancel()
-		w.s.add(&rec)
+		wp.s.add(&rec)
 	}()
-	rec.out, rec.err = w.caller.Call(cctx)
+	rec.out, rec.err = wp.caller.Call(cctx)
 	return rec
 }
 
@@ -185,8 +196,12 @@ func (w *worker) closedLoop(ctx context.Context) {
 const OpenLoopSpin = 100 * time.Microsecond
 
 // tick is one scheduled call as the dispatcher hands it out: when it was
-// due and when the dispatcher's wait for it ended.
-type tick struct{ due, woke time.Time }
+// due, when the dispatcher's wait for it ended, and its part of the
+// traffic (0 but in a mix).
+type tick struct {
+	due, woke time.Time
+	part      int
+}
 
 // dispatch hands out the schedule: one goroutine waits for each due time
 // precisely (a clock.Waiter, parked in the netpoller so that it never keeps
@@ -203,12 +218,10 @@ func (p *phase) dispatch(ctx context.Context) {
 	defer cancel()
 	w := clock.NewWaiter(soft.Done()).Spin(OpenLoopSpin)
 	defer w.Close()
-	for k := uint64(0); ; k++ {
-		if _, stop := p.pacer.Pace(0, k); stop {
-			return
-		}
-		due := p.began.Add(p.pacer.Intended(k))
-		if !due.Before(p.softEnd) || !w.Until(due) {
+	next := make([]uint64, len(p.pacers)) // each part's next call
+	for {
+		part, due, ok := p.nextDue(next)
+		if !ok || !due.Before(p.softEnd) || !w.Until(due) {
 			return
 		}
 		woke := time.Now()
@@ -216,7 +229,8 @@ func (p *phase) dispatch(ctx context.Context) {
 		if !ok {
 			return
 		}
-		free.in <- tick{due: due, woke: woke} // it waits for it: never blocks
+		free.in <- tick{due: due, woke: woke, part: part} // it waits for it: never blocks
+		next[part]++
 		// Yield the processor at once, so the worker just readied runs on
 		// it now instead of waiting to be stolen by another thread while
 		// this one sleeps in a system call. Without it the hand-off put
@@ -230,6 +244,21 @@ func (p *phase) dispatch(ctx context.Context) {
 	}
 }
 
+// nextDue is the earliest due call among the parts' next ones (next[i] is
+// part i's next call): its part and due time; ok is false when every
+// part's schedule has ended. With one part it is that part's next call.
+func (p *phase) nextDue(next []uint64) (part int, due time.Time, ok bool) {
+	for i, pc := range p.pacers {
+		if _, stop := pc.Pace(0, next[i]); stop {
+			continue
+		}
+		if d := p.began.Add(pc.Intended(next[i])); !ok || d.Before(due) {
+			part, due, ok = i, d, true
+		}
+	}
+	return part, due, ok
+}
+
 // openLoop makes the calls the dispatcher hands out. Open-loop calls are
 // not grouped in batches: the pauses between them are the schedule's, not
 // the server's.
@@ -238,7 +267,7 @@ func (w *worker) openLoop(ctx context.Context) {
 	p.free.put(w)
 	for t := range w.in {
 		start := time.Now()
-		p.sent.Add(1)
+		p.sent[t.part].Add(1)
 		rec := record{handoff: start.Sub(t.woke)}
 		if start.Sub(t.due) > LateThreshold {
 			rec.late = true
@@ -246,109 +275,14 @@ func (w *worker) openLoop(ctx context.Context) {
 			// generator's own, not queueing behind a slow server.
 			rec.lateWoken = t.woke.Sub(t.due) > LateThreshold
 		}
-		rec = w.one(ctx, t.due, start, rec)
+		wp := workerPart{w.caller, w.s}
+		if t.part > 0 {
+			wp = w.parts[t.part]
+		}
+		rec = w.oneOf(ctx, wp, t.due, start, rec)
 		if !w.settle(ctx, &rec) {
 			return // not freed again: the dispatcher hands it nothing more
 		}
 		p.free.put(w)
 	}
-}
-
-// phaseResult is a phase's merged tally and how long it took.
-type phaseResult struct {
-	t       *tally
-	elapsed time.Duration
-	// open-loop: calls due before the soft end that were never sent.
-	missed uint64
-	// stop is results.StopTargetDown when the target stopped answering, else "".
-	stop results.StopReason
-	// wake is the canary's lateness: how late goroutines woken by the
-	// netpoller ran during the phase (canary.go).
-	wake *hdrhistogram.Histogram
-}
-
-// schedule is a phase's open-loop schedule: every stride-th call, from call
-// phase on, of the schedule at rate calls/s (a segment's share, see
-// segment.go); rate 0 is closed loop.
-type schedule struct {
-	rate          float64
-	phase, stride uint64
-}
-
-// runPhase runs the callers (one per worker) until the bounds, and merges
-// their tallies. In open loop b.iterations counts calls of this schedule.
-func runPhase(ctx context.Context, callers []call.Caller, batch int, timeout time.Duration, sched schedule, b bounds) phaseResult {
-	rate := sched.rate
-	began := time.Now()
-	ctx, cancel := context.WithDeadlineCause(ctx, began.Add(b.hard), errCellEnd)
-	defer cancel()
-	ctx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
-	p := &phase{batch: batch, timeout: timeout, began: began, softEnd: began.Add(b.soft), stop: stop}
-	open := rate > 0
-	if open {
-		p.pacer = pace.Constant{Rate: rate, Duration: b.soft, Calls: uint64(b.iterations), Stride: sched.stride, Phase: sched.phase}
-		p.free = newFreeWorkers(len(callers))
-	} else if b.iterations > 0 {
-		p.remaining = new(atomic.Int64)
-		p.remaining.Store(int64(b.iterations))
-	}
-	shards := newShards(len(callers), open)
-	workers := make([]*worker, len(callers))
-	for i, c := range callers {
-		workers[i] = &worker{caller: c, s: shards[i%len(shards)], p: p}
-		if open {
-			workers[i].in = make(chan tick, 1)
-		}
-	}
-	var wg sync.WaitGroup
-	var dispatched sync.WaitGroup
-	if open {
-		dispatched.Go(func() {
-			p.dispatch(ctx)
-			for _, w := range workers { // the schedule is over: every worker ends
-				close(w.in)
-			}
-		})
-	}
-	wake := startCanary(ctx, began)
-	for _, w := range workers {
-		wg.Go(func() {
-			if open {
-				w.openLoop(ctx)
-			} else {
-				w.closedLoop(ctx)
-			}
-		})
-	}
-	wg.Wait()
-	dispatched.Wait()
-	res := phaseResult{t: shards[0].t, elapsed: time.Since(began), wake: wake.stop()}
-	for _, sh := range shards[1:] {
-		res.t.merge(sh.t)
-	}
-	if errors.Is(context.Cause(ctx), errTargetDown) {
-		res.stop = results.StopTargetDown
-	}
-	if open {
-		if due, sent := dueBefore(p.pacer, b.soft), p.sent.Load(); due > sent {
-			res.missed = due - sent
-		}
-	}
-	return res
-}
-
-// dueBefore counts the calls a pacer schedules before soft.
-func dueBefore(p pace.Constant, soft time.Duration) uint64 {
-	n := uint64(soft.Seconds() * p.Offered()) // about; then settle exactly
-	for n > 0 && p.Intended(n-1) >= soft {
-		n--
-	}
-	for p.Intended(n) < soft {
-		n++
-	}
-	if p.Calls > 0 && n > p.Calls {
-		n = p.Calls
-	}
-	return n
 }

@@ -148,7 +148,7 @@ const JSONRecordBound = 512
 // UploadBound is an upper bound of the largest request body cfg sends, in
 // bytes: 0 without the post scenario.
 func UploadBound(cfg loadgen.Config) int64 {
-	if !slices.Contains(cfg.Scenarios, api.Post) {
+	if !slices.Contains(cfg.Scenarios, api.Post) && cfg.Mix.Rate(api.Post) == 0 {
 		return 0
 	}
 	n, bound := api.DefaultRecords, int64(JSONRecordBound)

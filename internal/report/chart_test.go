@@ -188,6 +188,10 @@ func TestSVG(t *testing.T) {
 						bars--
 					}
 				}
+				// A fit document's chart: a bar per resource and a swatch.
+				if f := fitFigure(r); f != nil {
+					bars += len(f.Panels[0].(*chart.BarPanel).Categories) + 1
+				}
 				// A --records sweep spans four decades on the bars' linear
 				// axis: its smallest bars round to nothing and are not drawn.
 				if got := d.countStyle(barFill(p)); got != bars && !(len(r.Settings.Records) > 0 && got <= bars && got >= bars-4) {

@@ -114,6 +114,9 @@ func figures(r *results.Result) []*chart.Figure {
 	if f := capacityFigure(r); f != nil {
 		out = append(out, f)
 	}
+	if f := fitFigure(r); f != nil { // fitchart.go
+		out = append(out, f)
+	}
 	return out
 }
 

@@ -47,6 +47,9 @@ var cellCSVHeader = []string{
 // writeCSV writes one row per cell (CSVHeader); a capacity document, which
 // has no cells, one row per probe (CapacityCSVHeader).
 func writeCSV(w io.Writer, r *results.Result) error {
+	if r.FitPlan != nil {
+		return writeFitCSV(w, r) // fit.go
+	}
 	if len(r.Cells) == 0 && len(r.Capacity) > 0 {
 		return writeCapacityCSV(w, r)
 	}

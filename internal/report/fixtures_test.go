@@ -581,6 +581,8 @@ func fixtureCapacityRepeat() *results.Result {
 var fixtures = map[string]func() *results.Result{
 	"capacity":        fixtureCapacity,
 	"capacity-repeat": fixtureCapacityRepeat,
+	"fit":             fixtureFit, // fitfixture_test.go
+	"mix":             fixtureMix, // fitfixture_test.go
 	"basic":           fixtureBasic,
 	"repeats":         fixtureRepeats,
 	"interrupted":     fixtureInterrupted,

@@ -24,6 +24,7 @@ type htmlPage struct {
 	Figures     []htmlFigure
 	Groups      []htmlGroup
 	Capacity    []htmlCapSection
+	Fit         *htmlFit
 	Generator   string
 }
 
@@ -60,6 +61,7 @@ func writeHTML(ctx context.Context, w io.Writer, r *results.Result) error {
 		SummaryNote: summaryNotes(r),
 		Generator:   "meteorbench " + buildinfo.Version(),
 		Capacity:    htmlCapacity(r),
+		Fit:         htmlFitOf(r), // fit.go
 	}
 	groups := groupCells(r)
 	for i, g := range groups {
@@ -131,6 +133,12 @@ footer { color: #777; font-size: .8rem; margin-top: 3rem; }
 {{range .Figures}}<figure>
 {{.SVG}}<figcaption class="note">{{.Title}}</figcaption>
 </figure>
+{{end}}{{end -}}
+{{with .Fit}}<h2>{{.Title}}</h2>
+<p class="verdict">{{.Verdict}}</p>
+<table class="cells fit">
+{{template "grid" .}}</table>
+{{range .Notes}}<p class="note">{{.}}</p>
 {{end}}{{end -}}
 {{range .Capacity}}<h2>Capacity · {{.Title}}</h2>
 <table class="cells capacity">

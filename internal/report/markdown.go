@@ -58,6 +58,7 @@ func writeMarkdown(w io.Writer, r *results.Result) error {
 		ew.printf("\nNo cells were measured.\n")
 	}
 	markdownCapacity(ew, r)
+	markdownFit(ew, r) // fit.go
 	groups := groupCells(r)
 	for i, g := range groups {
 		ew.printf("\n## %s\n\n", mdEscape(g.title()))

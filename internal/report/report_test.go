@@ -26,7 +26,7 @@ func golden(t *testing.T, name string, got []byte) {
 	goldenfile.Check(t, filepath.Join("testdata", "golden", name), got, *update)
 }
 
-var reportFixtures = []string{"basic", "repeats", "interrupted", "openloop", "records"}
+var reportFixtures = []string{"basic", "repeats", "interrupted", "openloop", "records", "fit", "mix"}
 
 func render(t *testing.T, format string, r *results.Result) []byte {
 	t.Helper()
@@ -116,6 +116,12 @@ func TestCSV(t *testing.T) {
 		recs, err := csv.NewReader(bytes.NewReader(render(t, "csv", r))).ReadAll()
 		if err != nil {
 			t.Fatal(err)
+		}
+		if r.FitPlan != nil { // a fit document: one row per protocol of the answer
+			if !reflect.DeepEqual(recs[0], FitCSVHeader) || len(recs) != len(r.Fit)+1 {
+				t.Fatalf("%s: header %v, %d rows for %d protocols", name, recs[0], len(recs)-1, len(r.Fit))
+			}
+			continue
 		}
 		if !reflect.DeepEqual(recs[0], CSVHeader) {
 			t.Fatalf("%s: header %v", name, recs[0])

@@ -167,6 +167,7 @@ func cellRows(g *group) []row {
 			return ""
 		}},
 	}
+	defs = insertAfter(defs, "late calls", mixRows(g)) // mixrows.go
 	var rows []row
 	for _, d := range defs {
 		r := row{Label: d.label, Vals: make([]string, len(g.Cells))}

@@ -25,6 +25,7 @@ func writeTable(w io.Writer, r *results.Result) error {
 		ew.printf("\nno cells were measured\n")
 	}
 	tableCapacity(ew, r)
+	tableFit(ew, r) // fit.go
 	groups := groupCells(r)
 	ratios := false
 	for i, g := range groups {
@@ -154,6 +155,7 @@ func (l *Live) Finish(r *results.Result) error {
 		l.ew.printf("\n")
 		tableWarnings(l.ew, r)
 	}
+	tableFit(l.ew, r) // a fit document's answer, known only at the end
 	tableSummary(l.ew, r)
 	if r.Interrupted {
 		l.ew.printf("\n*** %s (%s) ***\n", interruptedBanner, orNA(r.Stop.String()))

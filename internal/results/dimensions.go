@@ -200,6 +200,17 @@ var Dimensions = []Dimension{
 		Compare: func(a, b Condition) int { return strings.Compare(a.Payload, b.Payload) },
 		CSV:     func(c Condition) string { return c.Payload },
 	},
+	{
+		Name: "traffic", Field: "traffic",
+		IsSet:   func(c Condition) bool { return c.Mix != "" },
+		Clear:   func(c *Condition) { c.Mix = "" },
+		Key:     func(c Condition) string { return "mix-" + c.Mix },
+		Short:   func(c Condition) string { return c.Mix },
+		Unset:   "one scenario",
+		Prose:   func(c Condition) string { return "mix " + c.Mix },
+		Compare: func(a, b Condition) int { return strings.Compare(a.Mix, b.Mix) },
+		CSV:     func(c Condition) string { return c.Mix },
+	},
 }
 
 // endpointKey is an endpoint's part of a cell key: "ep-" and a hash of its

@@ -49,6 +49,11 @@ type Condition struct {
 	// meteorites (run --payload), by name and hash of schema and data
 	// ("orders.json@1a2b3c4d5e6f"); "" for the meteorites.
 	Payload string `json:"payload,omitempty"`
+	// Mix is the traffic mix of a mixed-traffic cell (run --mix), as
+	// Mix.String writes it ("small=800,large=20"); "" for one scenario.
+	// Its JSON name is "traffic": a cell's "mix" is its per-scenario
+	// figures (Cell.Mix).
+	Mix string `json:"traffic,omitempty"`
 }
 
 // N is the number of records the condition's calls carry: Records, or

@@ -49,6 +49,10 @@ type Result struct {
 	// Capacity holds what `meteorbench capacity` found, one entry per
 	// scenario, protocol and condition; absent from `run` documents.
 	Capacity []Capacity `json:"capacity,omitempty"`
+	// FitPlan and Fit hold what `meteorbench fit` found, one Fit per
+	// protocol; absent from other documents.
+	FitPlan *FitPlan `json:"fit_plan,omitempty"`
+	Fit     []Fit    `json:"fit,omitempty"`
 	// Merged is set on a document `meteorbench merge` made: the inputs
 	// and which segments they were.
 	Merged *Merged `json:"merged,omitempty"`
@@ -126,6 +130,9 @@ type Settings struct {
 	// JSONCodecs lists the JSON codecs swept (--json-codec: "std", "v2",
 	// "sonic"); omitted when only std was.
 	JSONCodecs []string `json:"json_codecs,omitempty"`
+	// Mix is the traffic mix of run --mix ("small=800,large=20"); omitted
+	// without one.
+	Mix string `json:"mix,omitempty"`
 	// Segment is this instance's share of the plan (run --segment i/N);
 	// nil when it ran the whole plan. Concurrency, Rate and Iterations
 	// above are the whole plan's; each cell's Share is what this instance
@@ -220,6 +227,14 @@ type Cell struct {
 	// fraction of the CPUs it had (its pinned CPUs, else the machine's):
 	// the load its CPU per call was measured at. Nil when unknown.
 	ServerUtilisation *float64 `json:"server_utilisation,omitempty"`
+	// ServerMemory is the server's memory read at the cell's end; nil when
+	// unknown. With repeats, the largest of each figure.
+	ServerMemory *ServerMemory `json:"server_memory,omitempty"`
+
+	// Mix is each scenario's rates and latency in a mixed-traffic cell
+	// (Scenario MixScenario, run --mix); the cell's own figures are those
+	// of all its calls together.
+	Mix []MixStat `json:"mix,omitempty"`
 
 	// Repeat > 1 only.
 	CI      map[Figure]Interval `json:"ci,omitempty"`
@@ -257,6 +272,15 @@ func (r *Result) Unusable() []string {
 		}
 	}
 	return out
+}
+
+// ServerMemory is a server's memory in MiB (2^20 bytes): its resident set
+// and Go heap in use when read, and its peak resident set since it started
+// (0 when the server does not say).
+type ServerMemory struct {
+	RSSMiB     float64 `json:"rss_mib"`
+	PeakRSSMiB float64 `json:"peak_rss_mib,omitempty"`
+	HeapMiB    float64 `json:"heap_mib"`
 }
 
 // GeneratorDelay is how long the load generator itself held calls up, in

@@ -4,6 +4,7 @@
 package rusage
 
 import (
+	"runtime"
 	"syscall"
 	"time"
 )
@@ -16,4 +17,18 @@ func CPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// PeakRSS returns the peak resident set size of this process since it
+// started, in bytes (getrusage's maxrss: KiB on Linux, bytes on macOS); 0
+// if the kernel refuses.
+func PeakRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	if runtime.GOOS == "darwin" {
+		return int64(ru.Maxrss)
+	}
+	return int64(ru.Maxrss) * 1024
 }

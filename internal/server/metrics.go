@@ -89,8 +89,12 @@ func newMetrics() *metrics {
 		},
 	})
 	build.Set(1)
+	peak := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: api.MetricPeakRSS,
+		Help: "Peak resident set of the server process since it started, from getrusage(2)'s maxrss, read at scrape time.",
+	}, func() float64 { return float64(rusage.PeakRSS()) })
 	m.reg.MustRegister(
-		requests, errs, codecs, cpu, build,
+		requests, errs, codecs, cpu, build, peak,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

@@ -10,6 +10,7 @@ package loadgentest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -100,6 +101,9 @@ func Start(t testing.TB, cfg Config) *Server {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"status":"ok"}`))
 	})
+	if cfg.Capacity() > 0 {
+		mux.HandleFunc("GET /metrics", s.metrics)
+	}
 	mux.HandleFunc("GET /api/MeteoriteLandings", s.rest(s.hVersion))
 	mux.HandleFunc("GET /api/MeteoriteLandings/LargePayload", s.rest(s.hLarge))
 	mux.HandleFunc("GET /api/MeteoriteLandings/LargePayload/stream", s.rest(s.hStream))
@@ -184,6 +188,16 @@ func (s *Server) serve(ctx context.Context) {
 	case <-t.C:
 	case <-ctx.Done():
 	}
+}
+
+// metrics serves, for a server of known capacity, the CPU counter and the
+// CPUs of a server of known cost: each data call costs ServiceTime of CPU
+// on one of Slots CPUs (the counter counts the calls that entered at
+// ServiceTime each, whatever the test process itself spends).
+func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	fmt.Fprintf(w, "# TYPE %s counter\n%s %g\n", api.MetricCPU, api.MetricCPU, float64(s.Calls.Load())*s.cfg.ServiceTime.Seconds())
+	fmt.Fprintf(w, "# TYPE go_sched_gomaxprocs_threads gauge\ngo_sched_gomaxprocs_threads %d\n", s.cfg.Slots)
 }
 
 // rest wraps a REST data handler with counting, the hook and the status fault.

@@ -21,6 +21,16 @@ type BarPanel struct {
 	Series     []BarSeries
 	// Tick formats a y tick value (in the unit of the bars).
 	Tick func(float64) string
+	// Refs are horizontal lines across the panel (a limit, a target),
+	// each named in the legend.
+	Refs []Ref
+}
+
+// A Ref is a horizontal reference line at Y, dashed when Dashes is set.
+type Ref struct {
+	Y      float64
+	Name   string
+	Dashes []vg.Length
 }
 
 // A BarSeries is one colour of bars, at most one per category. A category
@@ -49,6 +59,9 @@ func (bp *BarPanel) plot() *plot.Plot {
 				top = math.Max(top, math.Max(b.Value, b.Hi))
 			}
 		}
+	}
+	for _, r := range bp.Refs {
+		top = math.Max(top, r.Y)
 	}
 	p := newPanel(bp.Title, "", bp.YLabel, false)
 	dataW := panelW - 2*panelPad - 55 // roughly, after the y axis
@@ -109,6 +122,13 @@ func (bp *BarPanel) plot() *plot.Plot {
 			swatch = &swatchOf{s.Color} // every value n/a
 		}
 		p.Legend.Add(s.Name, swatch)
+	}
+	for _, r := range bp.Refs {
+		if l, err := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: r.Y}, {X: p.X.Max, Y: r.Y}}); err == nil {
+			l.Color, l.Width, l.Dashes = color.Gray{Y: 0x55}, 0.8, r.Dashes
+			p.Add(l)
+			p.Legend.Add(r.Name, l)
+		}
 	}
 	return p
 }

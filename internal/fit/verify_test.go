@@ -1,0 +1,86 @@
+package fit_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/fit"
+	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
+	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/timing"
+)
+
+// A server of known cost: every data call takes 2 ms of its one CPU (the
+// test server's virtual-time slot, which its /metrics count as CPU), so it
+// saturates at 500 calls/s whatever the mix. fit measures the traffic's
+// cost at its rates, predicts the scale at which a 1cpu tier saturates,
+// and fit --verify's probes must find that saturation within 20%.
+//
+// Timing-dependent (a loaded machine delays the load generator): retried
+// with timing.Retry, every attempt's figures logged. When every miss was
+// the load generator's (verify says generator-bound), the machine, not the
+// model, is what was measured: the test is skipped, saying so.
+func TestVerifyPredictsAKnownCapacity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three probes per protocol")
+	}
+	srv := loadgentest.Start(t, loadgentest.Config{Slots: 1, ServiceTime: 2 * time.Millisecond})
+	capacity := 500.0
+	traffic, _ := results.ParseMix("small=100,large=2")
+	tier, _ := fit.ParseTier("1cpu")
+	p := fit.Plan{Tier: tier, Traffic: traffic, Headroom: 0.7}
+	base := loadgen.Config{Target: srv.Addr, Protocols: []api.Protocol{api.REST, api.GRPC}, Duration: time.Second, Warmup: 200 * time.Millisecond}
+	ctx := context.Background()
+	s, err := loadgen.Open(ctx, p.Config(base, traffic, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	prober := fit.SessionProber(s, p, base, 0)
+
+	generatorOnly := true // every miss so far: the load generator could not deliver the rate
+	timing.Retry(t, timing.Attempts, func(attempt int) (misses []string) {
+		for _, pr := range base.Protocols {
+			c, err := prober(ctx, pr, traffic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			costs, _, err := fit.FromCells([]results.Cell{*c}, traffic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, fits := fit.Answer(p, costs, "measured", nil)
+			f := &fits[0]
+			if err := fit.Verify(ctx, p, f, prober); err != nil {
+				t.Fatal(err)
+			}
+			predicted := f.MaxScale * traffic.Total()
+			t.Logf("timing: attempt %d, %s: %.3f cores at %v calls/s; predicted saturation %.0f calls/s (known %.0f)", attempt, pr, f.CPUCores, traffic.Total(), predicted, capacity)
+			for _, pb := range f.Probes {
+				t.Logf("timing:    probe %.2fx: offered %.0f, achieved %.0f calls/s, saturated %v, errors %d, generator %q", pb.Scale, pb.Offered, pb.Achieved, pb.Saturated, pb.Errors, pb.GeneratorBound)
+			}
+			switch {
+			case math.Abs(predicted-capacity)/capacity > 0.05:
+				misses = append(misses, fmt.Sprintf("%s: predicted %.0f calls/s, not the known %.0f", pr, predicted, capacity))
+				generatorOnly = false
+			case f.MeasuredMax == nil:
+				misses = append(misses, fmt.Sprintf("%s: verify measured no saturation (%s)", pr, f.GeneratorBound))
+				generatorOnly = generatorOnly && f.GeneratorBound != ""
+			case math.Abs(*f.PredictionError) > fit.MaxPredictionError:
+				misses = append(misses, fmt.Sprintf("%s: prediction off by %+.0f%% (more than 20%%)", pr, 100**f.PredictionError))
+				generatorOnly = false
+			default:
+				t.Logf("timing:    measured saturation %.0f calls/s: prediction error %+.1f%%", *f.MeasuredMax*traffic.Total(), 100**f.PredictionError)
+			}
+		}
+		if len(misses) > 0 && attempt == timing.Attempts && generatorOnly {
+			timing.Skip(t, "the load generator could not deliver the probes' rates in %d attempts (a loaded machine): %v", attempt, misses)
+		}
+		return misses
+	})
+}

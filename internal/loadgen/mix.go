@@ -1,0 +1,193 @@
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/format"
+	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// Mixed traffic (Config.Mix, run --mix): the scenarios of the mix at once,
+// open loop, each at its own rate, over one client per protocol (so over
+// the same connections: a small call may wait behind a large one on an
+// HTTP/1.1 connection, or share an HTTP/2 connection with it). A mix is
+// one cell per protocol and condition, of scenario results.MixScenario,
+// whose figures are those of all its calls together and whose Mix holds
+// each scenario's rates and latency.
+
+// mixDefaults fills a mix's scenario and total rate.
+func (c Config) mixDefaults() Config {
+	if len(c.Mix) == 0 {
+		return c
+	}
+	if len(c.Scenarios) == 0 {
+		c.Scenarios = []api.Scenario{results.MixScenario}
+	}
+	if c.Rate == 0 {
+		c.Rate = c.Mix.Total()
+	}
+	return c
+}
+
+// validateMix reports what a mix cannot be run with.
+func (c Config) validateMix() error {
+	if len(c.Mix) == 0 {
+		if slices.Contains(c.Scenarios, results.MixScenario) {
+			return errors.New("scenario mix: give the traffic with Mix (run --mix)")
+		}
+		return nil
+	}
+	for _, p := range c.Mix {
+		if !(p.Rate > 0) || math.IsInf(p.Rate, 0) {
+			return fmt.Errorf("mix %s: %s at %v calls/s: every rate must be above 0", c.Mix, p.Scenario, p.Rate)
+		}
+	}
+	switch {
+	case len(c.Scenarios) > 0 && !slices.Equal(c.Scenarios, []api.Scenario{results.MixScenario}):
+		return fmt.Errorf("mix %s: the scenarios are the mix's, not %s", c.Mix, join(c.Scenarios))
+	case c.Rate != 0 && math.Abs(c.Rate-c.Mix.Total()) > 1e-9*c.Mix.Total():
+		return fmt.Errorf("mix %s: the rate is the mix's (%v calls/s), not %v", c.Mix, c.Mix.Total(), c.Rate)
+	case c.Iterations > 0:
+		return fmt.Errorf("mix %s: bounded by duration, not iterations", c.Mix)
+	case !c.Segment.Whole():
+		return fmt.Errorf("mix %s: cannot be split into segments", c.Mix)
+	}
+	return nil
+}
+
+// partCallers are a cell's Callers, callers[w][i] worker w's of part i: one
+// part, the cell's scenario, or each of a mix's scenarios.
+func partCallers(client call.Client, spec cellSpec, mix results.Mix, workers int) ([][]call.Caller, error) {
+	scenarios := Config{Mix: mix}.servedScenarios(spec)
+	out := make([][]call.Caller, workers)
+	for w := range out {
+		out[w] = make([]call.Caller, len(scenarios))
+		for i, sc := range scenarios {
+			c, err := client.Caller(sc)
+			if err != nil {
+				return nil, err
+			}
+			out[w][i] = c
+		}
+	}
+	return out, nil
+}
+
+// schedules are a cell's open-loop schedules by part: the share's, or each
+// of a mix's scenarios at its rate.
+func (c Config) schedules(spec cellSpec, sh cellShare) []schedule {
+	if spec.Scenario != results.MixScenario {
+		return []schedule{sh.sched}
+	}
+	out := make([]schedule, len(c.Mix))
+	for i, p := range c.Mix {
+		out[i] = schedule{rate: p.Rate}
+	}
+	return out
+}
+
+// servedScenarios are the scenarios a cell calls, by part: its own, or
+// its mix's.
+func (c Config) servedScenarios(spec cellSpec) []api.Scenario {
+	if spec.Scenario != results.MixScenario {
+		return []api.Scenario{spec.Scenario}
+	}
+	out := make([]api.Scenario, len(c.Mix))
+	for i, p := range c.Mix {
+		out[i] = p.Scenario
+	}
+	return out
+}
+
+// servedKeys are the server's request counters ("protocol/method") a
+// cell's calls count in.
+func (c Config) servedKeys(spec cellSpec) []string {
+	var out []string
+	for _, sc := range c.servedScenarios(spec) {
+		out = append(out, string(spec.Protocol)+"/"+sc.Method())
+	}
+	return out
+}
+
+// servedCount is how many calls the server counted under keys between two
+// samples, and the keys as one name.
+func servedCount(keys []string, before, after *ServerSample) (int64, string) {
+	n := 0.0
+	for _, k := range keys {
+		n += after.Requests[k] - before.Requests[k]
+	}
+	return int64(n), strings.Join(keys, "+")
+}
+
+// MixShortfall is how far below its offered rate a scenario of a mix may
+// fall before the cell warns: the run --mix test holds each scenario
+// within it below saturation.
+const MixShortfall = 0.02
+
+// mixStats are each scenario's figures of a mixed phase, and the
+// warnings of the scenarios short of their rate.
+func (c Config) mixStats(ph phaseResult) ([]results.MixStat, []string) {
+	if len(ph.parts) != len(c.Mix) || len(c.Mix) == 0 {
+		return nil, nil
+	}
+	secs := ph.elapsed.Seconds()
+	out := make([]results.MixStat, len(c.Mix))
+	var warns []string
+	for i, p := range c.Mix {
+		t := ph.parts[i].t
+		s := results.MixStat{Scenario: p.Scenario, OfferedRate: p.Rate, Calls: t.calls, Errors: t.errors}
+		if secs > 0 {
+			s.AchievedRate = float64(t.calls+t.errors) / secs
+		}
+		if h := t.h[results.KindLatency]; h != nil {
+			s.LatencyUS = latency(h, t.sum[results.KindLatency])
+		}
+		if s.AchievedRate < (1-MixShortfall)*p.Rate {
+			warns = append(warns, fmt.Sprintf("mix: %s achieved %s of the %s calls/s offered", p.Scenario, format.Rate(s.AchievedRate), format.Rate(p.Rate)))
+		}
+		out[i] = s
+	}
+	return out, warns
+}
+
+// mergeMix is the repeats' Mix: per scenario, median rates and latency,
+// total counts; nil unless every repeat has the same scenarios.
+func mergeMix(cs []results.Cell) []results.MixStat {
+	first := cs[0].Mix
+	if len(first) == 0 {
+		return nil
+	}
+	for i := range cs {
+		if len(cs[i].Mix) != len(first) {
+			return nil
+		}
+	}
+	out := make([]results.MixStat, len(first))
+	for j := range first {
+		s := results.MixStat{Scenario: first[j].Scenario, OfferedRate: first[j].OfferedRate}
+		s.AchievedRate = medianOf(cs, func(c *results.Cell) float64 { return c.Mix[j].AchievedRate })
+		s.LatencyUS = *mergeLatency(cs, func(c *results.Cell) *results.Latency { return &c.Mix[j].LatencyUS })
+		for i := range cs {
+			s.Calls += cs[i].Mix[j].Calls
+			s.Errors += cs[i].Mix[j].Errors
+		}
+		out[j] = s
+	}
+	return out
+}
+
+// MixWorkers is the number of workers a mix gets when none is asked for:
+// its calls of 200 ms in flight (Little's law), within [16, 1024], so that
+// slow calls (a large REST answer over a link, a saturated server) do not
+// make the others wait for a worker: the server saturates before the
+// workers run out. The dispatcher hands calls to the most recently freed
+// worker, so the idle ones cost nothing but their connection.
+func MixWorkers(m results.Mix) int {
+	return min(max(int(math.Ceil(m.Total()*0.2)), 16), 1024)
+}
