@@ -9,5 +9,7 @@ func Age(c any) {
 	switch c := c.(type) {
 	case *restClient:
 		c.born = past
+	case *grpcClient:
+		c.born = past
 	}
 }
