@@ -42,6 +42,7 @@ type runFlags struct {
 	records     []int
 	compress    []string
 	jsonCodecs  []string
+	engines     []string
 	connections int
 	duration    time.Duration
 	iterations  int
@@ -165,6 +166,7 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.IntSliceVar(&f.records, "records", []int{api.DefaultRecords}, fmt.Sprintf("payload size of large, stream and post, 1..%d records; a list sweeps (e.g. 1,10,100,1000,10000); small is measured once", api.MaxRecords))
 	fl.StringSliceVar(&f.compress, "compress", []string{loadgen.CompressNone}, "compression both ways: none, gzip; a list sweeps (gRPC per-message gzip, REST Content-Encoding gzip)")
 	fl.StringSliceVar(&f.jsonCodecs, "json-codec", []string{"std"}, "JSON library of the rest (JSON) calls, client and server alike: "+strings.Join(loadgen.JSONCodecs(), ", ")+" (encoding/json, encoding/json/v2, sonic); a list sweeps; rest-protobuf and grpc are measured once")
+	fl.StringSliceVar(&f.engines, "engine", []string{"standard"}, "load generator engine: standard (net/http and grpc-go, every answer decoded, as your own Go clients) or lean (pre-built requests, answers decoded on a sample: the generator's CPU per call near wrk's and h2load's); a list sweeps")
 	fl.IntVar(&f.connections, "connections", 0, "TCP connections per protocol (0: gRPC 1, REST one per worker)")
 	fl.DurationVar(&f.duration, "duration", loadgen.DefaultDuration, "measured time per window of a cell (see --repeat; exclusive with --iterations)")
 	fl.IntVar(&f.iterations, "iterations", 0, "batches per cell instead of --duration (each cell is still capped at 10m)")
@@ -311,6 +313,7 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		Links:       links,
 		Compress:    f.compress,
 		JSONCodecs:  f.jsonCodecs,
+		Engines:     f.engines,
 		Connections: f.connections,
 		Timeout:     f.timeout,
 		Rate:        f.rate,

@@ -49,7 +49,7 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 		defer relay.Close() // after client.Close below
 		dialer.Dial = relay.DialContext
 	}
-	client, err := protocols[spec.Protocol](call.Options{
+	client, err := openClient(spec, call.Options{
 		Target:      cfg.Target,
 		Token:       cfg.Token,
 		Workers:     sh.workers,

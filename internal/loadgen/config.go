@@ -25,6 +25,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 
 	"github.com/meteorbench/meteorbench/internal/link"
+	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -109,6 +110,10 @@ type Config struct {
 	// "v2", "sonic"; a list sweeps. Other protocols are measured once per
 	// other condition. Default: std.
 	JSONCodecs []string
+	// Engines are the load generator's engines (engine.go): "standard"
+	// (net/http and grpc-go) and "lean" (package lean); a list sweeps.
+	// Default: standard.
+	Engines []string
 
 	// Duration is the measured time per cell. Zero means DefaultDuration,
 	// unless Iterations is set, in which case the cell is bounded by
@@ -213,6 +218,9 @@ func (c Config) withDefaults() Config {
 	}
 	if len(c.JSONCodecs) == 0 {
 		c.JSONCodecs = []string{jsoncodec.Std}
+	}
+	if len(c.Engines) == 0 {
+		c.Engines = []string{lean.Standard}
 	}
 	if c.Duration == 0 && c.Iterations == 0 {
 		c.Duration = DefaultDuration

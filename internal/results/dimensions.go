@@ -175,6 +175,19 @@ var Dimensions = []Dimension{
 		CSV:       func(c Condition) string { return c.JSONCodec },
 		Protocols: []api.Protocol{api.REST},
 	},
+	{
+		// The engine last: verdicts are per condition, so they never
+		// compare a lean cell with a standard one.
+		Name: "engine", Field: "engine",
+		IsSet:   func(c Condition) bool { return c.Engine != "" },
+		Clear:   func(c *Condition) { c.Engine = "" },
+		Key:     func(c Condition) string { return "engine-" + c.Engine },
+		Short:   func(c Condition) string { return c.Engine + " engine" },
+		Unset:   "standard engine",
+		Prose:   func(c Condition) string { return c.Engine + " engine" },
+		Compare: func(a, b Condition) int { return strings.Compare(a.Engine, b.Engine) },
+		CSV:     func(c Condition) string { return c.Engine },
+	},
 }
 
 // jsonCodecLess orders JSON codecs as run --json-codec lists them: std

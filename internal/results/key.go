@@ -40,6 +40,10 @@ type Condition struct {
 	// decoded with, on both sides (run --json-codec: "v2", "sonic"); ""
 	// for encoding/json ("std"), and for every other protocol.
 	JSONCodec string `json:"json_codec,omitempty"`
+	// Engine is the load generator's engine (run --engine): "lean" for
+	// the lean engine (package loadgen/lean); "" for the standard one
+	// (net/http and grpc-go, every answer decoded).
+	Engine string `json:"engine,omitempty"`
 }
 
 // N is the number of records the condition's calls carry: Records, or

@@ -123,6 +123,9 @@ type Settings struct {
 	// JSONCodecs lists the JSON codecs swept (--json-codec: "std", "v2",
 	// "sonic"); omitted when only std was.
 	JSONCodecs []string `json:"json_codecs,omitempty"`
+	// Engines lists the load generator's engines swept (--engine:
+	// "standard", "lean"); omitted when only standard was.
+	Engines []string `json:"engines,omitempty"`
 	// Segment is this instance's share of the plan (run --segment i/N);
 	// nil when it ran the whole plan. Concurrency, Rate and Iterations
 	// above are the whole plan's; each cell's Share is what this instance
