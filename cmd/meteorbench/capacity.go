@@ -1,21 +1,16 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
-	"github.com/meteorbench/meteorbench/internal/analysis"
 	"github.com/meteorbench/meteorbench/internal/capacity"
+	"github.com/meteorbench/meteorbench/internal/flagvalue"
+	"github.com/meteorbench/meteorbench/internal/job"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
-	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 // capacityFlags are capacity's own flags; the condition flags are run's.
@@ -90,7 +85,7 @@ workers follows the rate (twice the calls in flight at the bound).`,
 			if err != nil {
 				return usageError{err}
 			}
-			return f.searchCapacity(cmd, plan)
+			return jobError(job.Capacity(cmd.Context(), plan, f.options(cmd)))
 		},
 	}
 	f.addFlags(cmd.Flags())
@@ -99,10 +94,10 @@ workers follows the rate (twice the calls in flight at the bound).`,
 		fl.MarkHidden(name)
 	}
 	// A capacity search compares two protocols on one scenario by default.
-	setDefault(cmd, "scenario", "small")
-	setDefault(cmd, "proto", "rest,grpc")
-	setDefault(cmd, "repeat", "1")    // run's five windows per cell are not capacity's searches
-	setDefault(cmd, "engine", "lean") // a probe measures the server, not the generator
+	flagvalue.SetDefault(cmd.Flags(), "scenario", "small")
+	flagvalue.SetDefault(cmd.Flags(), "proto", "rest,grpc")
+	flagvalue.SetDefault(cmd.Flags(), "repeat", "1")    // run's five windows per cell are not capacity's searches
+	flagvalue.SetDefault(cmd.Flags(), "engine", "lean") // a probe measures the server, not the generator
 	fl.Lookup("repeat").Usage = "run the whole search K times, interleaved per repetition; report each series' median found rate and range"
 	fl.StringVar(&c.slo, "slo", "p99=50ms", "the objective: a latency percentile (p50, p90, p99, p99.9) and its bound, from each call's intended start")
 	fl.StringVar(&c.maxErrors, "max-errors", "0.1%", "the error budget, a percentage of attempts")
@@ -116,45 +111,18 @@ workers follows the rate (twice the calls in flight at the bound).`,
 	return cmd
 }
 
-// setDefault changes a shared flag's default for this command. A slice
-// flag's value is replaced, not Set: after a Set, pflag appends the user's
-// values to it ("--proto rest" would read "rest,grpc,rest").
-func setDefault(cmd *cobra.Command, name, value string) {
-	fl := cmd.Flags().Lookup(name)
-	if sv, ok := fl.Value.(pflag.SliceValue); ok {
-		sv.Replace(strings.Split(value, ","))
-	} else {
-		fl.Value.Set(value)
-	}
-	fl.DefValue = value
-}
-
-// plan checks capacity's flags and builds the search.
+// plan turns capacity's flags into the search, checked by its Validate.
 func (c *capacityFlags) plan(cmd *cobra.Command, cfg loadgen.Config) (*capacity.Plan, error) {
 	obj, err := capacity.ParseSLO(c.slo)
 	if err != nil {
 		return nil, err
 	}
-	if obj.MaxErrors, err = percent("--max-errors", c.maxErrors, 0, 100); err != nil {
+	if obj.MaxErrors, err = flagvalue.ParsePercent("--max-errors", c.maxErrors, 0, 100); err != nil {
 		return nil, err
 	}
-	precision, err := percent("--precision", c.precision, 0.1, 100)
+	precision, err := flagvalue.ParsePercent("--precision", c.precision, 0.1, 100)
 	if err != nil {
 		return nil, err
-	}
-	switch {
-	case c.maxTime < 0:
-		return nil, fmt.Errorf("--max-time %v: must not be negative", c.maxTime)
-	case c.probe <= 0:
-		return nil, fmt.Errorf("--probe %v: must be positive", c.probe)
-	case c.confirm <= 0:
-		return nil, fmt.Errorf("--confirm-probe %v: must be positive", c.confirm)
-	case c.probeWarmup < 0:
-		return nil, fmt.Errorf("--probe-warmup %v: must not be negative", c.probeWarmup)
-	case c.pause < 0:
-		return nil, fmt.Errorf("--pause %v: must not be negative", c.pause)
-	case !(c.start >= 1):
-		return nil, fmt.Errorf("--start %v: must be at least 1 call/s", c.start)
 	}
 	p := &capacity.Plan{
 		Base:         cfg,
@@ -167,6 +135,9 @@ func (c *capacityFlags) plan(cmd *cobra.Command, cfg loadgen.Config) (*capacity.
 		MaxTime:      c.maxTime,
 		Repeat:       cfg.Repeat,
 	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("--%w", err)
+	}
 	if cmd.Flags().Changed("concurrency") {
 		if len(cfg.Concurrency) != 1 {
 			return nil, errors.New("--concurrency: give one worker count (or none: it follows the rate)")
@@ -174,103 +145,7 @@ func (c *capacityFlags) plan(cmd *cobra.Command, cfg loadgen.Config) (*capacity.
 		p.Workers = cfg.Concurrency[0]
 	}
 	if p.MaxTime == 0 {
-		groups := map[string]bool{}
-		for _, k := range p.Series() {
-			groups[string(k.Scenario)+"/"+k.Condition.String()] = true
-		}
-		p.MaxTime = time.Duration(len(groups)*max(1, p.Repeat)) * 2 * time.Minute
+		p.MaxTime = p.DefaultMaxTime()
 	}
 	return p, nil
-}
-
-// percent reads "0.1%" (or a bare number, also in percent) as a fraction
-// within [lo, hi] percent.
-func percent(flag, s string, lo, hi float64) (float64, error) {
-	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
-	if err != nil || v < lo || v > hi {
-		return 0, fmt.Errorf("%s %q: want a percentage from %g%% to %g%%", flag, s, lo, hi)
-	}
-	return v / 100, nil
-}
-
-// searchCapacity runs the search against the target (or the own server) and
-// writes the result document, partial when interrupted.
-func (f *runFlags) searchCapacity(cmd *cobra.Command, p *capacity.Plan) error {
-	ctx := cmd.Context()
-	ui := newRunUI(cmd.ErrOrStderr(), f.quiet)
-	p.Base.Logger = slog.New(slog.DiscardHandler) // probe warnings are summed up by the search
-	if p.Base.OwnServer {
-		stop, err := f.startOwnServer(ctx, ui, &p.Base)
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
-	started := time.Now().UTC().Round(0)
-	p.OnProbe = func(k results.CellKey, pr capacity.Probe) {
-		why := ""
-		if pr.Why != "" {
-			why = " (" + pr.Why + ")"
-		}
-		ui.note("%s %s%s · %s %s calls/s → %s%s", k.Scenario, k.Protocol, features(k.Condition), pr.Phase,
-			results.FormatRate(pr.Outcome.Offered), pr.Verdict, why)
-	}
-	p.OnSearch = func(i, k int) { ui.note("capacity search %d of %d", i, k) }
-	ui.note("capacity search: %s, up to %v", p.Objective, p.MaxTime)
-	found, err := p.Run(ctx)
-	res := &results.Result{
-		Schema:   results.Schema,
-		Env:      capacityEnv(ctx, p),
-		Settings: capacitySettings(p),
-		Started:  started,
-		Finished: time.Now().UTC().Round(0),
-		Cells:    []results.Cell{},
-		Capacity: found,
-	}
-	switch {
-	case err == nil:
-		res.StopReason = "completed"
-	case errors.Is(err, ctx.Err()) && ctx.Err() != nil:
-		res.StopReason, res.Interrupted = "interrupted", true
-	default:
-		res.StopReason = "failed: " + err.Error()
-	}
-	analysis.Apply(res)
-	defer ui.summary(res)
-	if werr := f.write(ui, nil, res); werr != nil {
-		return errors.Join(err, werr)
-	}
-	if res.Interrupted {
-		return &exitError{130, errors.New("interrupted: partial search written")}
-	}
-	if err == nil {
-		err = capacity.Failed(found)
-	}
-	return err
-}
-
-// features is a condition's features for a progress line: " · link ...".
-func features(c results.Condition) string {
-	if f := c.Features(); f != "" {
-		return " · " + f
-	}
-	return ""
-}
-
-// capacityEnv describes the machine and build, as run's documents do.
-func capacityEnv(_ context.Context, p *capacity.Plan) results.Env { return p.Base.Env() }
-
-// capacitySettings records the search's plan: the run settings its probes
-// share (mode open loop, the probe's duration and warm-up).
-func capacitySettings(p *capacity.Plan) results.Settings {
-	cfg := p.Base
-	cfg.Rate = p.Settings.Start
-	cfg.Duration, cfg.Iterations, cfg.Warmup = p.Probe, 0, p.ProbeWarmup
-	cfg.Batches = []int{1}
-	s := cfg.Settings()
-	s.Rate = 0
-	if p.Workers == 0 {
-		s.Concurrency = nil
-	}
-	return s
 }

@@ -67,8 +67,8 @@ func TestCapacityCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Cells) != 0 || len(res.Capacity) != 2 || res.StopReason != "completed" {
-		t.Fatalf("%d cells, %d capacity series, stopped %q", len(res.Cells), len(res.Capacity), res.StopReason)
+	if len(res.Cells) != 0 || len(res.Capacity) != 2 || res.Stop.Reason != results.StopCompleted {
+		t.Fatalf("%d cells, %d capacity series, stopped %q", len(res.Cells), len(res.Capacity), res.Stop)
 	}
 	for i, proto := range []string{"rest", "grpc"} {
 		c := res.Capacity[i]

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/meteorbench/meteorbench/internal/job"
 	"github.com/meteorbench/meteorbench/internal/report"
 )
 
@@ -47,20 +48,7 @@ side) is marked and explained once.`,
 			return usageError{fmt.Errorf("compare: --format %q: want one of %s", format, strings.Join(report.CompareFormats, ", "))}
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			old, err := readResult(cmd.Context(), args[0])
-			if err != nil {
-				return fmt.Errorf("compare: %w", err)
-			}
-			cur, err := readResult(cmd.Context(), args[1])
-			if err != nil {
-				return fmt.Errorf("compare: %w", err)
-			}
-			c, err := interruptible(cmd.Context(), func() (*report.Comparison, error) { return report.Compare(old, cur), nil })
-			if err != nil {
-				return fmt.Errorf("compare: %w", err)
-			}
-			c.Old.Name, c.New.Name = args[0], args[1]
-			return report.WriteComparison(cmd.OutOrStdout(), format, c)
+			return docError(job.Compare(cmd.Context(), args[0], args[1], format, cmd.OutOrStdout()))
 		},
 	}
 	cmd.Flags().StringVarP(&format, "format", "f", "table", "output `format`: "+strings.Join(report.CompareFormats, ", "))

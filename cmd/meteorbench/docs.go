@@ -1,138 +1,17 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
-	"os"
-	"strings"
 
-	"golang.org/x/term"
-
-	"github.com/meteorbench/meteorbench/internal/analysis"
-	"github.com/meteorbench/meteorbench/internal/output"
-	"github.com/meteorbench/meteorbench/internal/report"
-	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/job"
 )
 
-// This file holds what the commands share about documents: reading one
-// (report, compare, merge) and the plan of where output goes (run,
-// capacity, report, merge).
-
-// readResult reads and checks a result document for report, compare and
-// merge (results.Load: size, schema, every value). A document that is no
-// result, too large or holds a bad value is a bad argument (exit 2), named
-// with its file and, for a bad value, its JSON path. A document written
-// before verdicts existed gets them computed, so every format can show its
-// summary.
-func readResult(ctx context.Context, path string) (*results.Result, error) {
-	return interruptible(ctx, func() (*results.Result, error) { return loadResult(ctx, path) })
-}
-
-// interruptible runs work that checks no context (decoding, analysing or
-// merging a document near the size limit takes about a second of CPU) and
-// returns as soon as ctx is cancelled, leaving the work to end with the
-// process. Nothing it abandons writes a file.
-func interruptible[T any](ctx context.Context, work func() (T, error)) (T, error) {
-	type outcome struct {
-		v   T
-		err error
+// docError makes a bad input document of report, compare or merge
+// (job.BadDocumentError) a usage error: exit status 2.
+func docError(err error) error {
+	var bad *job.BadDocumentError
+	if errors.As(err, &bad) {
+		return usageError{err}
 	}
-	done := make(chan outcome, 1)
-	go func() {
-		v, err := work()
-		done <- outcome{v, err}
-	}()
-	select {
-	case o := <-done:
-		return o.v, o.err
-	case <-ctx.Done():
-		var zero T
-		return zero, context.Cause(ctx)
-	}
-}
-
-func loadResult(ctx context.Context, path string) (*results.Result, error) {
-	r, err := results.Load(ctx, path)
-	var nr *results.NotResultError
-	var bad *results.InvalidError
-	switch {
-	case err == nil:
-	case ctx.Err() != nil:
-		return nil, context.Cause(ctx)
-	case errors.As(err, &nr):
-		return nil, usageError{fmt.Errorf("%s: not a meteorbench result (%s)", path, notResultReason(nr.Err))}
-	case errors.As(err, &bad), errors.Is(err, results.ErrTooLarge):
-		return nil, usageError{err}
-	default:
-		return nil, err
-	}
-	if r.Verdicts == nil {
-		analysis.Apply(r)
-	}
-	return r, nil
-}
-
-// notResultReason says why a document is no result, without the package
-// prefixes.
-func notResultReason(err error) string {
-	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.Is(err, io.EOF):
-		return "empty file"
-	case errors.Is(err, io.ErrUnexpectedEOF),
-		errors.As(err, &syntax) && syntax.Error() == "unexpected end of JSON input":
-		return "truncated JSON"
-	case errors.As(err, &syntax):
-		return fmt.Sprintf("not JSON: %v at byte %d", syntax, syntax.Offset)
-	case errors.As(err, &typ):
-		return fmt.Sprintf("JSON of another shape: %v", typ)
-	}
-	return strings.TrimPrefix(err.Error(), "decode: ")
-}
-
-// outputPlan is where a command writes its formats: stdout, or one file
-// each, PREFIX.<ext> (--out). An --out that ends in a format's extension
-// loses it ("--out r1.html" is the prefix r1). fallback names the file the
-// JSON document is saved to when a file cannot be written ("": no
-// fallback).
-func outputPlan(stdout io.Writer, formats []string, out, fallback string) *output.Plan {
-	prefix, _ := output.PrefixOf(out, report.Formats, report.Extension)
-	p := &output.Plan{Stdout: stdout, Prefix: prefix, Formats: formats, Extension: report.Extension, Binary: report.Binary}
-	if fallback != "" {
-		p.Fallback = output.Fallback{Stdout: "table", Save: "json", Name: fallback}
-	}
-	return p
-}
-
-// renderer renders r in each format, stopping when ctx is cancelled.
-func renderer(ctx context.Context, r *results.Result) output.Render {
-	return func(w io.Writer, format string) error { return report.WriteContext(ctx, w, format, r) }
-}
-
-// checkFormats checks a --format list: known formats, each once.
-func checkFormats(formats []string) error {
-	if len(formats) == 0 {
-		return errors.New("--format: no value")
-	}
-	seen := map[string]bool{}
-	for _, f := range formats {
-		if err := report.CheckFormat(f); err != nil {
-			return fmt.Errorf("--format: %w", err)
-		}
-		if seen[f] {
-			return fmt.Errorf("--format %q given twice", f)
-		}
-		seen[f] = true
-	}
-	return nil
-}
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	return err
 }

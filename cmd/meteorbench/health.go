@@ -6,19 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/meteorbench/meteorbench/internal/addrfile"
+	"github.com/meteorbench/meteorbench/internal/flagvalue"
 	"github.com/meteorbench/meteorbench/internal/server"
 )
 
 func newHealthCmd() *cobra.Command {
 	var (
-		addr     = hostPort{"127.0.0.1:8080", 1} // a port to dial
+		addr     = flagvalue.HostPort{Addr: "127.0.0.1:8080", MinPort: 1} // a port to dial
 		addrFile string
 		timeout  time.Duration
 		useTLS   bool
@@ -43,7 +44,7 @@ A wildcard or empty host means 127.0.0.1.`,
 			if err != nil {
 				return usageError{err}
 			}
-			target, err := healthTarget(from)
+			target, err := flagvalue.DialAddr(from)
 			if err != nil {
 				return usageError{err}
 			}
@@ -77,17 +78,12 @@ A wildcard or empty host means 127.0.0.1.`,
 // address file when it exists, else $METEORBENCH_ADDR, else the default. A
 // missing file is not an error (the server may not have started yet); an
 // unreadable or malformed one is.
-func healthAddr(cmd *cobra.Command, addr *hostPort, addrFile string) (string, bool, error) {
+func healthAddr(cmd *cobra.Command, addr *flagvalue.HostPort, addrFile string) (string, bool, error) {
 	if !cmd.Flags().Changed("addr") && addrFile != "" {
-		b, err := os.ReadFile(addrFile)
+		v, tls, err := addrfile.Read(addrFile)
 		switch {
 		case err == nil:
-			// "host:port", or "host:port tls" for a TLS server.
-			v, mode, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
-			if err := checkHostPort(v, 1); err != nil || (mode != "" && mode != "tls") {
-				return "", false, fmt.Errorf("--addr-file %s: %q is not host:port [tls]", addrFile, strings.TrimSpace(string(b)))
-			}
-			return v, mode == "tls", nil
+			return v, tls, nil
 		case !errors.Is(err, fs.ErrNotExist):
 			return "", false, fmt.Errorf("--addr-file: %w", err)
 		}
@@ -95,21 +91,5 @@ func healthAddr(cmd *cobra.Command, addr *hostPort, addrFile string) (string, bo
 	if err := addrFromEnv(cmd, addr); err != nil {
 		return "", false, err
 	}
-	return addr.addr, false, nil
-}
-
-// healthTarget turns a listen address (":8080", "0.0.0.0:8080") into one to
-// dial.
-func healthTarget(addr string) (string, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", fmt.Errorf("--addr %q: %w", addr, err)
-	}
-	if port == "" {
-		return "", errors.New("--addr: no port")
-	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "127.0.0.1"
-	}
-	return net.JoinHostPort(host, port), nil
+	return addr.Addr, false, nil
 }

@@ -81,6 +81,7 @@ func newRootCmd() *cobra.Command {
 		// Each subcommand lives in its own file.
 		newServeCmd(),
 		newHealthCmd(),
+		newCheckCmd(),
 		newRunCmd(),
 		newReportCmd(),
 		newCompareCmd(),

@@ -2,16 +2,13 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/meteorbench/meteorbench/internal/merge"
-	"github.com/meteorbench/meteorbench/internal/output"
+	"github.com/meteorbench/meteorbench/internal/job"
 	"github.com/meteorbench/meteorbench/internal/report"
-	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 func newMergeCmd() *cobra.Command {
@@ -44,38 +41,18 @@ different counts are refused.`,
 			return nil
 		},
 		PreRunE: func(_ *cobra.Command, args []string) error {
-			if err := checkFormats(formats); err != nil {
+			if err := report.CheckFormats(formats); err != nil {
 				return usageError{fmt.Errorf("merge: %w", err)}
 			}
 			return sameFiles(args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			plan := outputPlan(cmd.OutOrStdout(), formats, out, "meteorbench-merged.json")
+			plan := report.OutputPlan(cmd.OutOrStdout(), formats, out, "meteorbench-merged.json")
 			if err := plan.Check("--out"); err != nil {
 				return usageError{fmt.Errorf("merge: %w", err)}
 			}
-			var inputs []merge.Input
-			for _, path := range args {
-				r, err := readResult(ctx, path)
-				if err != nil {
-					return fmt.Errorf("merge: %w", err)
-				}
-				inputs = append(inputs, merge.Input{Name: path, Result: r})
-			}
-			res, err := interruptible(ctx, func() (*results.Result, error) { return merge.Merge(ctx, inputs) })
-			if err != nil {
-				return err
-			}
-			if !quiet {
-				describeMerge(cmd.ErrOrStderr(), res)
-			}
-			plan.Fallback.Name = "meteorbench-merged-" + res.Started.Format("20060102-150405") + ".json"
-			plan.Wrote = func(f output.File, _ int) { fmt.Fprintf(cmd.ErrOrStderr(), "meteorbench merge: wrote %s\n", f.Path) }
-			if err := plan.Write(ctx, renderer(ctx, res)); err != nil {
-				return fmt.Errorf("merge: %w", err)
-			}
-			return nil
+			return docError(job.Merge(ctx, args, plan, cmd.ErrOrStderr(), quiet))
 		},
 	}
 	fl := cmd.Flags()
@@ -101,22 +78,4 @@ func sameFiles(paths []string) error {
 		infos[i] = fi
 	}
 	return nil
-}
-
-// describeMerge says on stderr what was merged: the segments and each
-// instance's start offset.
-func describeMerge(w io.Writer, r *results.Result) {
-	m := r.Merged
-	fmt.Fprintf(w, "meteorbench merge: %s\n", m.Segments)
-	for _, in := range m.Instances {
-		seg := "whole run"
-		if in.Segment != nil {
-			seg = "segment " + in.Segment.String()
-		}
-		off := "no --start-at"
-		if in.StartOffsetUS != nil {
-			off = fmt.Sprintf("started %+.3f ms after --start-at", *in.StartOffsetUS/1e3)
-		}
-		fmt.Fprintf(w, "  %s: %s, %d calls, %s, %s\n", in.File, seg, in.Calls, off, in.StopReason)
-	}
 }

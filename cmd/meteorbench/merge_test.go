@@ -167,31 +167,3 @@ func TestMergeThreeSegments(t *testing.T) {
 		})
 	}
 }
-
-func TestParseSegmentFlags(t *testing.T) {
-	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	seg, at, err := parseSegmentFlags("2/3", "+10s", now)
-	if err != nil || seg != (results.Segment{Index: 2, Count: 3}) || !at.Equal(now.Add(10*time.Second)) {
-		t.Errorf("2/3 +10s: %v %v %v", seg, at, err)
-	}
-	if _, at, err := parseSegmentFlags("", "2026-05-01T12:00:05.5Z", now); err != nil || !at.Equal(now.Add(5500*time.Millisecond)) {
-		t.Errorf("RFC 3339: %v %v", at, err)
-	}
-	// An Indexed Job's pod 2 (0-based) is segment 3.
-	t.Setenv(jobIndexEnv, "2")
-	if seg, _, err := parseSegmentFlags("auto/3", "", now); err != nil || seg != (results.Segment{Index: 3, Count: 3}) {
-		t.Errorf("auto/3 with index 2: %v %v", seg, err)
-	}
-	if _, _, err := parseSegmentFlags("auto/2", "", now); err == nil {
-		t.Error("auto/2 with index 2: no error")
-	}
-	t.Setenv(jobIndexEnv, "")
-	if _, _, err := parseSegmentFlags("auto/3", "", now); err == nil || !strings.Contains(err.Error(), jobIndexEnv) {
-		t.Errorf("auto/3 without the index: %v", err)
-	}
-	for _, bad := range [][2]string{{"0/3", ""}, {"4/3", ""}, {"1/0", ""}, {"x", ""}, {"1/3/4", ""}, {"", "+-1s"}, {"", "tomorrow"}, {"", "+soon"}} {
-		if _, _, err := parseSegmentFlags(bad[0], bad[1], now); err == nil {
-			t.Errorf("%q %q: no error", bad[0], bad[1])
-		}
-	}
-}

@@ -9,13 +9,15 @@ import (
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
-// Open loop with many workers measures the server, not the generator: with
-// the own server on one CPU and the generator on the other, 2,000 small
-// calls/s with 1,024 workers must have a p50 within 1.5x of 4 workers'.
-// (The generator's wait used to hold its only processor, so answers waited
-// for the runtime's 10 ms poll: p50 5.7 ms against 0.2 ms.) Timing-
-// dependent: up to three attempts, each attempt's figures logged.
-func TestOpenLoopManyWorkers(t *testing.T) {
+// Timing-dependent (go test -run Timing selects these): open loop with
+// many workers measures the server, not the generator: with the own server
+// on one CPU and the generator on the other, 2,000 small calls/s with 1,024
+// workers must have a p50 within 1.5x of 4 workers'. (The generator's wait
+// used to hold its only processor, so answers waited for the runtime's
+// 10 ms poll: p50 5.7 ms against 0.2 ms.) A busy machine can miss it once:
+// up to three attempts, every attempt's figures logged; it fails only when
+// all three miss, and skips (saying why) only without two CPUs.
+func TestTimingOpenLoopManyWorkers(t *testing.T) {
 	if avail := cpusOrSkip(t); avail.Len() < 2 {
 		t.Skipf("needs 2 CPUs to pin the server and the generator apart, has %d", avail.Len())
 	}
@@ -37,8 +39,8 @@ func TestOpenLoopManyWorkers(t *testing.T) {
 		}
 		return m
 	}
-	var misses []string
-	for attempt := 1; attempt <= 3; attempt++ {
+	const attempts = 3
+	for attempt := 1; attempt <= attempts; attempt++ {
 		few, many := p50("4"), p50("1024")
 		ok := true
 		for _, p := range []api.Protocol{api.REST, api.GRPC} {
@@ -54,9 +56,10 @@ func TestOpenLoopManyWorkers(t *testing.T) {
 			}
 		}
 		if ok {
+			t.Logf("attempt %d: within 1.5x", attempt)
 			return
 		}
-		misses = append(misses, "attempt failed")
+		t.Logf("attempt %d: missed", attempt)
 	}
-	t.Errorf("1,024 workers' p50 over 1.5x 4 workers' in all %d attempts (figures above)", len(misses))
+	t.Errorf("1,024 workers' p50 over 1.5x 4 workers' in all %d attempts (figures above)", attempts)
 }

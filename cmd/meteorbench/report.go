@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/meteorbench/meteorbench/internal/job"
 	"github.com/meteorbench/meteorbench/internal/output"
 	"github.com/meteorbench/meteorbench/internal/report"
 )
@@ -59,24 +60,14 @@ its first bad value.`,
 					formats = []string{f}
 				}
 			}
-			if err := checkFormats(formats); err != nil {
+			if err := report.CheckFormats(formats); err != nil {
 				return usageError{fmt.Errorf("report: %w", err)}
 			}
-			plan := outputPlan(cmd.OutOrStdout(), formats, out, "")
+			plan := report.OutputPlan(cmd.OutOrStdout(), formats, out, "")
 			if err := plan.Check("--out"); err != nil {
 				return usageError{fmt.Errorf("report: %w", err)}
 			}
-			r, err := readResult(ctx, args[0])
-			if err != nil {
-				return fmt.Errorf("report: %w", err)
-			}
-			plan.Wrote = func(f output.File, n int) {
-				fmt.Fprintf(cmd.ErrOrStderr(), "meteorbench report: wrote %s (%s, %d bytes)\n", f.Path, f.Format, n)
-			}
-			if err := plan.Write(ctx, renderer(ctx, r)); err != nil {
-				return fmt.Errorf("report: %w", err)
-			}
-			return nil
+			return docError(job.Report(ctx, args[0], plan, cmd.ErrOrStderr()))
 		},
 	}
 	cmd.Flags().StringSliceVarP(&formats, "format", "f", nil, "output `formats`: "+strings.Join(report.Formats, ", ")+" (a list: one after another, or one file each with --out; default: from --out's extension, else table)")

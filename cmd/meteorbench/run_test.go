@@ -3,7 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
+	"encoding/csv"
 	"errors"
 	"io"
 	"net"
@@ -20,8 +20,8 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/cpuset"
-	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/report"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
@@ -123,8 +123,8 @@ func TestRunCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Cells) != 12 || res.StopReason != "completed" {
-		t.Fatalf("%d cells, stop reason %q", len(res.Cells), res.StopReason)
+	if len(res.Cells) != 12 || res.Stop.Reason != results.StopCompleted {
+		t.Fatalf("%d cells, stop reason %q", len(res.Cells), res.Stop)
 	}
 	for _, c := range res.Cells {
 		if c.Calls != 2 || c.Errors != 0 {
@@ -143,14 +143,34 @@ func TestRunCommand(t *testing.T) {
 	if !bytes.Contains(page, []byte("<svg")) || !bytes.Contains(page, []byte(res.Env.Target)) {
 		t.Errorf("--report page lacks inline charts or the target (%d bytes)", len(page))
 	}
+	// Each file holds its format of the whole run: every cell, the summary.
+	files := map[string][]byte{}
 	for _, ext := range []string{".json", ".csv", ".txt", ".md", "-report.html"} {
 		b, err := os.ReadFile(prefix + ext)
-		if err != nil || len(b) == 0 {
-			t.Errorf("%s: %v (%d bytes)", ext, err, len(b))
+		if err != nil {
+			t.Errorf("%s: %v", ext, err)
 		}
 		if bytes.Contains(b, []byte("s3cret")) {
 			t.Errorf("%s contains the token", ext)
 		}
+		files[ext] = b
+	}
+	rows, err := csv.NewReader(bytes.NewReader(files[".csv"])).ReadAll()
+	if err != nil || len(rows) != 1+len(res.Cells) || !slices.Equal(rows[0], report.CSVHeader) {
+		t.Errorf("csv: %v, %d rows, want the header and one row per cell (%d)", err, len(rows), len(res.Cells))
+	}
+	for _, sc := range api.Scenarios() {
+		if !bytes.Contains(files[".txt"], []byte("== "+string(sc)+" (")) || !bytes.Contains(files[".md"], []byte("## "+string(sc)+" (")) {
+			t.Errorf("the table or the markdown has no section for %s", sc)
+		}
+	}
+	for _, v := range res.Verdicts {
+		if !bytes.Contains(files[".txt"], []byte(v.Summary)) {
+			t.Errorf("the table lacks the verdict %q", v.Summary)
+		}
+	}
+	if !bytes.Contains(files[".txt"], []byte("== summary ==")) || !bytes.Contains(files[".md"], []byte("## Summary")) {
+		t.Error("the table or the markdown has no summary")
 	}
 
 	// JSON to stdout reads back; stderr (not a terminal) has no progress.
@@ -186,30 +206,6 @@ func TestRunOutMissingFolder(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "meteorbench: summary\n  "+res.Verdicts[0].Summary) {
 		t.Errorf("stderr does not end with the summary:\n%s", stderr)
-	}
-}
-
-// A write that fails after the measurement loses nothing: the table goes
-// to stdout and the JSON to a fallback file the error names.
-func TestRunWriteFailureKeepsResult(t *testing.T) {
-	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
-	res := &results.Result{Schema: results.Schema, Started: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC),
-		Cells: []results.Cell{{CellKey: results.CellKey{Scenario: "small", Protocol: "rest", Batch: 1,
-			Condition: results.Condition{Concurrency: 1}}, Calls: 3, CallsPerS: 100}}}
-	f := &runFlags{formats: []string{"json", "csv"}, out: filepath.Join(tmp, "gone", "run1")} // folder removed after the check
-	var stdout, stderr bytes.Buffer
-	f.plan = f.outputPlan(&stdout)
-	err := f.write(newRunUI(&stderr, false), nil, res)
-	want := filepath.Join(tmp, "meteorbench-20261201-090000.json")
-	if err == nil || !strings.Contains(err.Error(), "saved to "+want) {
-		t.Fatalf("error %v, want one naming %s", err, want)
-	}
-	if _, err := results.ReadFile(want); err != nil {
-		t.Errorf("fallback: %v", err)
-	}
-	if !strings.Contains(stdout.String(), "small") {
-		t.Errorf("stdout has no table:\n%s", stdout.String())
 	}
 }
 
@@ -312,8 +308,8 @@ func TestRunOwnServerInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no partial result on stdout: %v", err)
 	}
-	if !res.Interrupted || res.StopReason != "interrupted" || len(res.Cells) == 0 || res.Cells[0].Calls == 0 {
-		t.Errorf("interrupted %v, stop reason %q, %d cells", res.Interrupted, res.StopReason, len(res.Cells))
+	if !res.Interrupted || res.Stop.Reason != results.StopInterrupted || len(res.Cells) == 0 || res.Cells[0].Calls == 0 {
+		t.Errorf("interrupted %v, stop reason %q, %d cells", res.Interrupted, res.Stop, len(res.Cells))
 	}
 	assertGone(t, addr)
 }
@@ -427,39 +423,6 @@ func TestRunBadRecordsFlags(t *testing.T) {
 		t.Run(v, func(t *testing.T) {
 			wantUsageError(t, "run", "--target", "127.0.0.1:1", "--records", v)
 		})
-	}
-}
-
-// The own server's body limit fits the largest upload, and the bound per
-// record really bounds the JSON the post scenario sends.
-func TestOwnServerArgs(t *testing.T) {
-	base := []string{"serve", "--addr", "127.0.0.1:0"}
-	for _, tc := range []struct {
-		cfg  loadgen.Config
-		want []string
-	}{
-		{loadgen.Config{Scenarios: api.Scenarios()}, base},
-		{loadgen.Config{Scenarios: api.Scenarios(), Records: []int{1, 10000}}, base}, // 5 MB fits in 8 MiB
-		{loadgen.Config{Scenarios: []api.Scenario{api.Large}, Records: []int{100000}}, base},
-		{loadgen.Config{Scenarios: []api.Scenario{api.Post}, Records: []int{100000, 10}},
-			append(slices.Clone(base), "--max-body", strconv.Itoa(100000*jsonRecordBound+1<<20))},
-	} {
-		if got := ownServerArgs(tc.cfg); !slices.Equal(got, tc.want) {
-			t.Errorf("%v %v: %q, want %q", tc.cfg.Scenarios, tc.cfg.Records, got, tc.want)
-		}
-	}
-	ls, err := data.LandingsN(2 * data.Count)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range ls {
-		b, err := json.Marshal(ls[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(b)+1 > jsonRecordBound {
-			t.Fatalf("record %d: %d bytes of JSON, more than jsonRecordBound %d", i, len(b), jsonRecordBound)
-		}
 	}
 }
 

@@ -4,9 +4,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
 
 	"github.com/spf13/pflag"
 
@@ -83,33 +80,4 @@ func (t *runTLSFlags) apply(cfg *loadgen.Config, target string) error {
 	}
 	cfg.TLSConfig = tc
 	return nil
-}
-
-// ownServer returns the serve flags that make the own server TLS (a
-// self-signed certificate written to a temporary file; plaintext too for
-// --tls both), a function that trusts that certificate once the server is
-// up, and a cleanup.
-func (t *runTLSFlags) ownServer(cfg *loadgen.Config) (args []string, trust func() error, cleanup func(), err error) {
-	nothing := func() error { return nil }
-	if len(cfg.TLS) == 0 {
-		return nil, nothing, func() {}, nil
-	}
-	dir, err := os.MkdirTemp("", "meteorbench-tls-*")
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("--tls: %w", err)
-	}
-	certFile := filepath.Join(dir, "cert.pem")
-	args = []string{"--tls-self-signed", "--tls-cert-out", certFile}
-	if slices.Contains(cfg.TLS, false) {
-		args = append(args, "--tls-allow-plaintext")
-	}
-	trust = func() error {
-		pool, err := tlsutil.CertPool(certFile)
-		if err != nil {
-			return fmt.Errorf("own server's certificate: %w", err)
-		}
-		cfg.TLSConfig = &tls.Config{RootCAs: pool}
-		return nil
-	}
-	return args, trust, func() { os.RemoveAll(dir) }, nil
 }

@@ -98,7 +98,7 @@ var startLine = regexp.MustCompile(`^meteorbench serve: listening on (127\.0\.0\
 func TestServeProcess(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			cmd, br := startServeChild(t, []string{tokenEnv + "=env-token"}, "serve", "--addr", "127.0.0.1:0")
+			cmd, br := startServeChild(t, []string{server.TokenEnv + "=env-token"}, "serve", "--addr", "127.0.0.1:0")
 			line, err := br.ReadString('\n')
 			if err != nil {
 				t.Fatalf("reading the start-up line: %v (got %q)", err, line)
@@ -218,46 +218,6 @@ func TestHealthCommand(t *testing.T) {
 	code, stdout, stderr := runServeChild(t, "health", "--addr", closed, "--timeout", "5s")
 	if code != 1 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "not healthy") {
 		t.Errorf("health against a closed port: exit %d, stdout %q, stderr %q", code, stdout, stderr)
-	}
-}
-
-func TestByteSizeFlag(t *testing.T) {
-	for in, want := range map[string]int64{
-		"1": 1, "1048576": 1 << 20, "8MiB": 8 << 20, "512KiB": 512 << 10, "512kib": 512 << 10,
-		"1GiB": 1 << 30, "2MB": 2e6, "10B": 10, " 3 MiB ": 3 << 20,
-	} {
-		var b serveByteSize
-		if err := b.Set(in); err != nil || int64(b) != want {
-			t.Errorf("Set(%q) = %d, %v; want %d", in, b, err, want)
-		}
-	}
-	for _, in := range []string{"", "0", "-1", "MiB", "1.5MiB", "1TiB", "9223372036854775807GiB", "x"} {
-		var b serveByteSize
-		if err := b.Set(in); err == nil {
-			t.Errorf("Set(%q) = %d, want an error", in, b)
-		}
-	}
-	if s := serveByteSize(8 << 20); s.String() != "8MiB" {
-		t.Errorf("String() = %q", s.String())
-	}
-}
-
-func TestHostPortFlag(t *testing.T) {
-	for _, ok := range []string{":8080", ":0", "127.0.0.1:0", "0.0.0.0:65535", "[::]:9000", "[::1]:80", "localhost:80", "my-host.example:1", "[fe80::1%eth0]:80"} {
-		a := hostPort{minPort: 0}
-		if err := a.Set(ok); err != nil || a.addr != ok {
-			t.Errorf("Set(%q) = %q, %v; want it accepted", ok, a.addr, err)
-		}
-	}
-	for _, bad := range []string{"", "8080", ":", ":65536", ":99999", ":-1", ":http", "host", "a b:80", "-x:80", "a..b:80", "[::1:80", "1.2.3.4:80:90"} {
-		a := hostPort{minPort: 0}
-		if err := a.Set(bad); err == nil {
-			t.Errorf("Set(%q) accepted, want an error", bad)
-		}
-	}
-	d := hostPort{minPort: 1}
-	if err := d.Set(":0"); err == nil {
-		t.Error("health: port 0 accepted")
 	}
 }
 

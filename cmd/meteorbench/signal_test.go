@@ -40,10 +40,13 @@ func bigDocument(t *testing.T, n int) string {
 	return writeTemp(t, "big.json", buf.String())
 }
 
-// A signal stops report in the middle of drawing charts within 2 s, with
-// the signal's conventional status, one line on stderr and no file (or
-// temporary file) left. Before, SIGTERM waited for the drawing to end.
-func TestReportStopsOnSignal(t *testing.T) {
+// Timing-dependent (go test -run Timing): a signal stops report in the
+// middle of drawing charts within 2 s, with the signal's conventional
+// status, one line on stderr and no file (or temporary file) left. Before,
+// SIGTERM waited for the drawing to end. The status, the line and the
+// files are checked every time; the 2 s bound, which a busy machine can
+// miss once, gets up to three attempts, each attempt's time logged.
+func TestTimingReportStopsOnSignal(t *testing.T) {
 	bin := meteorbenchBinary(t)
 	doc := bigDocument(t, 4000)
 	for _, tt := range []struct {
@@ -52,51 +55,63 @@ func TestReportStopsOnSignal(t *testing.T) {
 		name string
 	}{{syscall.SIGTERM, 143, "SIGTERM"}, {syscall.SIGINT, 130, "SIGINT"}} {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			cmd := exec.Command(bin, "report", doc, "--format", "svg", "--out", filepath.Join(dir, "r1"))
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
+			const attempts = 3
+			for attempt := 1; attempt <= attempts; attempt++ {
+				took := stopReportWith(t, bin, doc, tt.sig, tt.code, tt.name)
+				t.Logf("attempt %d: stopped %v after %s", attempt, took.Round(time.Millisecond), tt.name)
+				if took <= 2*time.Second {
+					return
+				}
 			}
-			t.Cleanup(func() { cmd.Process.Kill() })
-			// Mid-work: once it has used some CPU (reading, then drawing).
-			waitCPU(t, cmd.Process.Pid, 300*time.Millisecond)
-			sent := time.Now()
-			cmd.Process.Signal(tt.sig)
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(10 * time.Second):
-				t.Fatal("report did not stop within 10 s of the signal")
-			}
-			took := time.Since(sent)
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != tt.code {
-				t.Errorf("exit %v, want status %d", err, tt.code)
-			}
-			if took > 2*time.Second {
-				t.Errorf("stopped %v after the signal, want within 2 s", took)
-			}
-			// One line saying so; a signal that lands while the file is
-			// being written names the file too.
-			msg := stderr.String()
-			said := strings.Contains(msg, "interrupted ("+tt.name+")") || strings.Contains(msg, context.Canceled.Error())
-			if !strings.HasPrefix(msg, "meteorbench: report: ") || !said || strings.Count(msg, "\n") != 1 {
-				t.Errorf("stderr %q, want one line saying report was interrupted (%s)", msg, tt.name)
-			}
-			if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) > 0 {
-				t.Errorf("left behind: %v", left)
-			}
-			hidden, _ := filepath.Glob(filepath.Join(dir, ".*"))
-			if len(hidden) > 0 {
-				t.Errorf("left behind: %v", hidden)
-			}
-			t.Logf("stopped %v after %s", took.Round(time.Millisecond), tt.name)
+			t.Errorf("stopped more than 2 s after %s in all %d attempts (times above)", tt.name, attempts)
 		})
 	}
+}
+
+// stopReportWith starts report drawing charts of doc, sends sig once it is
+// mid-work, checks how it ended (status code, one line on stderr, no file
+// left) and returns how long it took to stop after the signal.
+func stopReportWith(t *testing.T, bin, doc string, sig syscall.Signal, code int, name string) time.Duration {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "report", doc, "--format", "svg", "--out", filepath.Join(dir, "r1"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	// Mid-work: once it has used some CPU (reading, then drawing).
+	waitCPU(t, cmd.Process.Pid, 300*time.Millisecond)
+	sent := time.Now()
+	cmd.Process.Signal(sig)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("report did not stop within 10 s of the signal")
+	}
+	took := time.Since(sent)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != code {
+		t.Errorf("exit %v, want status %d", err, code)
+	}
+	// One line saying so; a signal that lands while the file is being
+	// written names the file too.
+	msg := stderr.String()
+	said := strings.Contains(msg, "interrupted ("+name+")") || strings.Contains(msg, context.Canceled.Error())
+	if !strings.HasPrefix(msg, "meteorbench: report: ") || !said || strings.Count(msg, "\n") != 1 {
+		t.Errorf("stderr %q, want one line saying report was interrupted (%s)", msg, name)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+	if hidden, _ := filepath.Glob(filepath.Join(dir, ".*")); len(hidden) > 0 {
+		t.Errorf("left behind: %v", hidden)
+	}
+	return took
 }
 
 // waitCPU waits until process pid has used at least d of CPU time.

@@ -237,7 +237,7 @@ func TestNotesNoCallsAndDecode(t *testing.T) {
 	}
 	wantNotes := []string{
 		"REST+protobuf: no successful call",
-		"REST: the client's decoding takes 5.3 ms of the 6.3 ms mean latency (84%; wall time, within the client's 5.8 ms of CPU per call): the client, not the server or the wire, dominates it",
+		"REST: the client's decoding takes 5.30 ms of the 6.30 ms mean latency (84%; wall time, within the client's 5.80 ms of CPU per call): the client, not the server or the wire, dominates it",
 	}
 	if !slices.Equal(v.Notes, wantNotes) {
 		t.Errorf("notes\n got %q\nwant %q", v.Notes, wantNotes)
@@ -326,7 +326,7 @@ func TestBandwidthBound(t *testing.T) {
 		cell{p: api.GRPC, s: api.Large, b: 1, c: cond, p50: 64000, mean: 64000, callsPerS: 100, sent: 110, recv: 99970}.build(),
 	)
 	v := analysis.Verdicts(r)[0]
-	want := "REST bandwidth-bound at 56 calls/s: 219.6 KB per call on 100 Mbit/s (98% of the link)"
+	want := "REST bandwidth-bound at 56.0 calls/s: 219.6 KB per call on 100 Mbit/s (98% of the link)"
 	if !slices.Contains(v.Notes, want) || len(v.Notes) != 1 {
 		t.Errorf("notes %q, want only %q (gRPC moves 80%% of the link)", v.Notes, want)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/stats"
 )
@@ -109,19 +110,19 @@ func capacityText(c *results.Capacity) string {
 	case c.Failure != "":
 		return s + c.Failure
 	case c.Rate == 0 && c.GeneratorBound > 0:
-		return s + "generator-bound at " + results.FormatRate(c.GeneratorBound) + " calls/s before any rate passed"
+		return s + "generator-bound at " + format.Rate(c.GeneratorBound) + " calls/s before any rate passed"
 	case c.Rate == 0:
 		return s + "met the objective at no rate tried"
 	case c.GeneratorBound > 0 && len(c.Searches) > 1:
-		return s + "at least " + results.FormatRate(c.Rate) + " calls/s, " + searchRange(c) + " (generator-bound at up to " + results.FormatRate(c.GeneratorBound) + ")"
+		return s + "at least " + format.Rate(c.Rate) + " calls/s, " + searchRange(c) + " (generator-bound at up to " + format.Rate(c.GeneratorBound) + ")"
 	case c.GeneratorBound > 0:
-		return s + "at least " + results.FormatRate(c.Rate) + " calls/s (generator-bound at " + results.FormatRate(c.GeneratorBound) + ")"
+		return s + "at least " + format.Rate(c.Rate) + " calls/s (generator-bound at " + format.Rate(c.GeneratorBound) + ")"
 	}
-	s += results.FormatRate(c.Rate) + " calls/s"
+	s += format.Rate(c.Rate) + " calls/s"
 	if len(c.Searches) > 1 {
 		s += ", " + searchRange(c)
 	} else if c.Hi > 0 {
-		s += " [" + results.FormatRate(c.Lo) + ", " + results.FormatRate(c.Hi) + "]"
+		s += " [" + format.Rate(c.Lo) + ", " + format.Rate(c.Hi) + "]"
 	}
 	if !c.Complete {
 		s += " (search stopped early)"
@@ -132,7 +133,7 @@ func capacityText(c *results.Capacity) string {
 // searchRange is "median of 3 searches [7,100, 7,600]": the found rates'
 // range.
 func searchRange(c *results.Capacity) string {
-	return fmt.Sprintf("median of %d searches [%s, %s]", len(c.Searches), results.FormatRate(c.RateMin), results.FormatRate(c.RateMax))
+	return fmt.Sprintf("median of %d searches [%s, %s]", len(c.Searches), format.Rate(c.RateMin), format.Rate(c.RateMax))
 }
 
 // rangesOverlap says whether two repeated series' found rates overlap.
@@ -159,7 +160,7 @@ func headline(base *results.Capacity, g []*results.Capacity) string {
 		if hi.GeneratorBound > 0 {
 			atLeast = "at least " // the higher one is a lower bound
 		}
-		part := fmt.Sprintf("%s sustains %s%sx more than %s", hi.Protocol.Title(), atLeast, factor(hi.Rate/lo.Rate), lo.Protocol.Title())
+		part := fmt.Sprintf("%s sustains %s%sx more than %s", hi.Protocol.Title(), atLeast, format.Factor(hi.Rate/lo.Rate), lo.Protocol.Title())
 		if len(hi.Searches) > 1 && len(lo.Searches) > 1 {
 			// Repeated: the medians compared; overlapping ranges do not
 			// show a difference the searches agree on.

@@ -25,7 +25,7 @@ func TestCapacityVerdicts(t *testing.T) {
 	want := []string{
 		"small, p99<=50ms: gRPC 7,300 calls/s [7,300, 7,600], REST 9,800 calls/s [9,800, 10,100] → REST sustains 1.34x more than gRPC",
 		"small · server on 1 CPU, p99<=50ms: REST 5,000 calls/s [5,000, 5,200], gRPC at least 3,200 calls/s (generator-bound at 3,490)",
-		"large, p99<=50ms: REST 40 calls/s [40, 42] (search stopped early), gRPC generator-bound at 25 calls/s before any rate passed",
+		"large, p99<=50ms: REST 40.0 calls/s [40.0, 42.0] (search stopped early), gRPC generator-bound at 25.0 calls/s before any rate passed",
 		"stream, p99<=50ms: REST 100 calls/s [100, 105], gRPC at least 300 calls/s (generator-bound at 320) → gRPC sustains at least 3.0x more than REST",
 	}
 	if len(vs) != len(want) {

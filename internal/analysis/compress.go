@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -16,20 +17,8 @@ import (
 // no significance is claimed (it says so only when the run has repeats
 // enough for the verdict's own tests).
 func compressNotes(groups []*cellGroup, out []results.Verdict) {
-	byKey := map[verdictKey]*cellGroup{}
-	for _, g := range groups {
-		byKey[g.key] = g
-	}
-	for i, g := range groups {
-		if g.key.Condition.Compress == "" {
-			continue
-		}
-		k := g.key
-		k.Condition.Compress = ""
-		plain := byKey[k]
-		if plain == nil {
-			continue
-		}
+	againstDefault(groups, "compress", func(i, j int) {
+		g, plain := groups[i], groups[j]
 		var parts []string
 		for _, p := range g.protos {
 			with, without := g.byProto[p], plain.byProto[p]
@@ -46,7 +35,7 @@ func compressNotes(groups []*cellGroup, out []results.Verdict) {
 			}{{results.FigServerCPU, "server CPU"}, {results.FigClientCPU, "client CPU"}} {
 				a, b := median(without, f.fig), median(with, f.fig)
 				if a > 0 && b > 0 && !math.IsNaN(a) && !math.IsNaN(b) {
-					figs = append(figs, fmt.Sprintf("%.2gx the %s", b/a, f.name))
+					figs = append(figs, format.Ratio(b/a)+" the "+f.name)
 				}
 			}
 			if len(figs) > 0 {
@@ -56,6 +45,30 @@ func compressNotes(groups []*cellGroup, out []results.Verdict) {
 		if len(parts) > 0 {
 			out[i].Notes = append(out[i].Notes, fmt.Sprintf("%s against none, per call: %s",
 				g.key.Condition.Compress, strings.Join(parts, "; ")))
+		}
+	})
+}
+
+// againstDefault calls f(i, j) for each group i whose condition sets the
+// dimension of the JSON field, with j the group of the same scenario and
+// condition but that dimension at its default, where there is one.
+func againstDefault(groups []*cellGroup, field string, f func(i, j int)) {
+	d, ok := results.DimensionByField(field)
+	if !ok {
+		panic("analysis: no dimension " + field)
+	}
+	byKey := map[verdictKey]int{}
+	for i, g := range groups {
+		byKey[g.key] = i
+	}
+	for i, g := range groups {
+		if !d.IsSet(g.key.Condition) {
+			continue
+		}
+		k := g.key
+		d.Clear(&k.Condition)
+		if j, ok := byKey[k]; ok {
+			f(i, j)
 		}
 	}
 }
@@ -67,7 +80,7 @@ func ratioWords(without, with float64, what string) string {
 		return ""
 	}
 	if with <= without {
-		return fmt.Sprintf("%.2gx fewer %s", without/with, what)
+		return format.Ratio(without/with) + " fewer " + what
 	}
-	return fmt.Sprintf("%.2gx more %s", with/without, what)
+	return format.Ratio(with/without) + " more " + what
 }

@@ -28,7 +28,7 @@ func TestCompressNote(t *testing.T) {
 			t.Errorf("the verdict without gzip has a compression note: %q", n)
 		}
 	}
-	want := "gzip against none, per call: REST 8x fewer bytes, 3x the server CPU, 1.8x the client CPU; gRPC 2.7x fewer bytes, 3x the server CPU, 2x the client CPU"
+	want := "gzip against none, per call: REST 8.0x fewer bytes, 3.0x the server CPU, 1.80x the client CPU; gRPC 2.7x fewer bytes, 3.0x the server CPU, 2.0x the client CPU"
 	found := false
 	for _, n := range vs[1].Notes {
 		found = found || n == want

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -131,7 +132,7 @@ func crossoverPhrase(f results.Figure, sizes []int, wins []bool, from int) strin
 	case from == len(sizes):
 		return better + " only at " + strings.Join(below, ", ")
 	}
-	s := better + " from " + results.FormatRecords(sizes[from])
+	s := better + " from " + format.Records(sizes[from])
 	if len(below) > 0 {
 		s += ", also at " + strings.Join(below, ", ")
 	}

@@ -1,11 +1,10 @@
 package analysis
 
 import (
-	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -23,15 +22,13 @@ var words = map[results.Figure][4]string{
 // Noise says a ratio whose test did not reject "no difference": the figure
 // and the half-width of its interval, "p50 within noise (±6%)", instead of
 // a direction the data cannot show.
-func Noise(r results.Ratio) string {
-	w := wordsOf(r.Figure)
-	s := w[3] + " within noise"
+func Noise(r results.Ratio) string { return wordsOf(r.Figure)[3] + " " + noise(r) }
+
+// noise is Noise without the figure's name: "within noise (±6%)".
+func noise(r results.Ratio) string {
+	s := "within noise"
 	if r.Lo != nil && r.Hi != nil {
-		if hw := max(*r.Hi-1, 1-*r.Lo); hw >= 0.01 {
-			s += fmt.Sprintf(" (±%.0f%%)", 100*hw)
-		} else {
-			s += " (±<1%)"
-		}
+		s += " (±" + format.Percent(max(*r.Hi-1, 1-*r.Lo)) + ")"
 	}
 	return s
 }
@@ -52,7 +49,7 @@ func Describe(r results.Ratio) string {
 	}
 	w := wordsOf(r.Figure)
 	info, _ := r.Figure.Info()
-	if r.Ratio == 1 || factor(max(r.Ratio, 1/r.Ratio)) == "1.00" {
+	if r.Ratio == 1 || format.Factor(max(r.Ratio, 1/r.Ratio)) == "1.00" {
 		return "the same " + w[3] // "1.00x slower" says nothing
 	}
 	// factor > 1 reads "x better"; flip when lower is better.
@@ -73,24 +70,12 @@ func Describe(r results.Ratio) string {
 			lo, hi = &l, &h
 		}
 	}
-	s := factor(f) + "x"
-	if lo != nil && hi != nil && factor(*lo) != factor(*hi) {
-		s += " [" + factor(*lo) + ", " + factor(*hi) + "]"
+	s := format.Factor(f) + "x"
+	if lo != nil && hi != nil && format.Factor(*lo) != format.Factor(*hi) {
+		s += " [" + format.Factor(*lo) + ", " + format.Factor(*hi) + "]"
 	}
 	s += " " + word + w[2]
 	return s
-}
-
-// factor formats a ratio with two significant figures ("1.03", "3.9", "12").
-func factor(f float64) string {
-	switch {
-	case f >= 9.95:
-		return strconv.FormatFloat(f, 'f', 0, 64)
-	case f >= 1.995:
-		return strconv.FormatFloat(f, 'f', 1, 64)
-	default:
-		return strconv.FormatFloat(f, 'f', 2, 64)
-	}
 }
 
 // Line says one protocol against the baseline in words, every figure:
@@ -174,9 +159,9 @@ func summary(v *results.Verdict) string {
 func shareText(share float64) string {
 	switch {
 	case share >= 0.95:
-		return fmt.Sprintf("all of the gain from the encoding (rest-protobuf, still HTTP/1.1, has %.0f%% of it)", 100*share)
+		return "all of the gain from the encoding (rest-protobuf, still HTTP/1.1, has " + format.Percent(share) + " of it)"
 	case share < 0.05:
-		return fmt.Sprintf("the gain is the transport's, not the encoding's (rest-protobuf has %.0f%% of it)", 100*share)
+		return "the gain is the transport's, not the encoding's (rest-protobuf has " + format.Percent(share) + " of it)"
 	}
-	return fmt.Sprintf("%.0f%% of the gain from the encoding (rest-protobuf)", 100*share)
+	return format.Percent(share) + " of the gain from the encoding (rest-protobuf)"
 }

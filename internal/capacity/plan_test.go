@@ -14,6 +14,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
 	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/timing"
 )
 
 // plan searches the small call over one protocol of srv, with short probes
@@ -50,7 +51,8 @@ func logProbes(t *testing.T, c results.Capacity) {
 // the generator is never the limit on a 2-core machine. The bound (p99 100
 // ms) outlasts this shared machine's stalls, and the probe (2 s) is long
 // enough that 5% over the capacity builds a backlog beyond it.
-// Timing-dependent: a second search when the first is off.
+// Timing-dependent: timing.Retry, a second search when the first is off,
+// each search's probes logged.
 func TestPlanFindsKnownCapacity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a search of about 20 s")
@@ -71,34 +73,29 @@ func TestPlanFindsKnownCapacity(t *testing.T) {
 	p.MaxTime = 50 * time.Second
 	var probes atomic.Int32
 	p.OnProbe = func(results.CellKey, capacity.Probe) { probes.Add(1) }
-	found, err := p.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(found) != 1 {
-		t.Fatalf("%d series", len(found))
-	}
-	c := found[0]
-	logProbes(t, c)
-	if c.GeneratorBound > 0 {
-		t.Fatalf("generator-bound at %v calls/s against a %v calls/s server: %s", c.GeneratorBound, want, c.Note)
-	}
-	if c.Rate < 0.9*want || c.Rate > 1.1*want {
-		// Timing-dependent: under other builds and tests on this 2-core
-		// machine one boundary probe can fail below the capacity (342
-		// found once). One more search must land within 10%.
-		t.Logf("found %v calls/s, capacity %v: more than 10%% off; searching again", c.Rate, want)
+	var c results.Capacity // the search that counted, for the checks below
+	// Under other builds and tests on this 2-core machine one boundary
+	// probe can fail below the capacity (342 found once).
+	timing.Retry(t, 2, func(attempt int) []string {
 		probes.Store(0)
-		again, err := p.Run(context.Background())
+		found, err := p.Run(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		logProbes(t, again[0])
-		if r := again[0].Rate; r < 0.9*want || r > 1.1*want {
-			t.Errorf("found %v then %v calls/s, capacity %v: more than 10%% off twice", c.Rate, r, want)
+		if len(found) != 1 {
+			t.Fatalf("%d series", len(found))
 		}
-		c = again[0] // the checks below are of the search that counted
-	}
+		c = found[0]
+		t.Logf("search %d:", attempt)
+		logProbes(t, c)
+		if c.GeneratorBound > 0 {
+			t.Fatalf("generator-bound at %v calls/s against a %v calls/s server: %s", c.GeneratorBound, want, c.Note)
+		}
+		if c.Rate < 0.9*want || c.Rate > 1.1*want {
+			return []string{fmt.Sprintf("found %v calls/s, capacity %v: more than 10%% off", c.Rate, want)}
+		}
+		return nil
+	})
 	if c.Hi == 0 || c.Lo != c.Rate || c.Hi < c.Lo {
 		t.Errorf("bracket [%v, %v] around %v", c.Lo, c.Hi, c.Rate)
 	}
@@ -128,14 +125,24 @@ func TestPlanOneWorkerIsGeneratorBound(t *testing.T) {
 	p := plan(srv, api.REST, 50)
 	p.Workers = 1
 	p.MaxTime = 25 * time.Second
-	found, err := p.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := found[0]
-	logProbes(t, c)
-	if c.GeneratorBound == 0 || c.Complete || !strings.Contains(c.Note, "generator-bound") {
-		t.Fatalf("not generator-bound: found %v, complete %v (%s)", c.Rate, c.Complete, c.Note)
+	var c results.Capacity
+	// Timing-dependent: on a loaded machine the search can run out of
+	// --max-time before it sees the worker as the limit (timing.Retry).
+	timing.Retry(t, 2, func(attempt int) []string {
+		found, err := p.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c = found[0]
+		t.Logf("search %d:", attempt)
+		logProbes(t, c)
+		if c.GeneratorBound == 0 || c.Complete || !strings.Contains(c.Note, "generator-bound") {
+			return []string{fmt.Sprintf("not generator-bound: found %v, complete %v (%s)", c.Rate, c.Complete, c.Note)}
+		}
+		return nil
+	})
+	if t.Failed() {
+		return
 	}
 	busy := false
 	for _, pr := range c.Probes {

@@ -37,8 +37,8 @@ func TestVoid(t *testing.T) {
 	// reads the answers late too.
 	cpu := cell(80000)
 	cpu.LatencyUncorrectedUS.P99 = 60000
-	cpu.GeneratorBottleneck = "the machine's 2 cores were saturated and the load generator used more CPU than the server (1.27 vs 0.64 cores)"
-	if v, why := judge(cpu); !v || why != cpu.GeneratorBottleneck {
+	cpu.GeneratorBottleneck, cpu.GeneratorBottleneckReason = true, "the machine's 2 cores were saturated and the load generator used more CPU than the server (1.27 vs 0.64 cores)"
+	if v, why := judge(cpu); !v || why != cpu.GeneratorBottleneckReason {
 		t.Errorf("cpu: %v %q", v, why)
 	}
 	busy := cell(80000)
@@ -81,13 +81,13 @@ func TestStalled(t *testing.T) {
 	}{
 		{"clean", func(*results.Cell) {}, ""},
 		{"errors of another class", func(c *results.Cell) {
-			c.Errors, c.ErrorClasses = 3, map[string]int64{"http-503": 3}
+			c.Errors, c.ErrorClasses = 3, results.ErrorCounts{"http-503": 3}
 		}, ""},
 		{"abandoned", func(c *results.Cell) {
-			c.Errors, c.ErrorClasses = 8, map[string]int64{results.ClassAbandoned: 8}
+			c.Errors, c.ErrorClasses = 8, results.ErrorCounts{results.ClassAbandoned: 8}
 		}, "8 calls still running at the probe's hard end (abandoned)"},
 		{"timeout", func(c *results.Cell) {
-			c.Errors, c.ErrorClasses = 1, map[string]int64{"timeout": 1}
+			c.Errors, c.ErrorClasses = 1, results.ErrorCounts{"timeout": 1}
 		}, "1 call timed out (--timeout 10s)"},
 		{"suspect", func(c *results.Cell) {
 			c.Suspect = []string{"Little's law: 8 workers at 43 ms make 185 calls/s, not 26.7"}

@@ -19,95 +19,11 @@
 package capacity
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"math"
-	"time"
 
-	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/format"
 )
-
-// Objective is what a probe must meet to pass.
-type Objective struct {
-	// Percentile (e.g. 99 for p99) and Bound: that latency percentile,
-	// measured from each call's intended start, must be at most Bound.
-	Percentile float64
-	Bound      time.Duration
-	// MaxErrors is the largest fraction of failed calls (0.001 = 0.1%).
-	MaxErrors float64
-	// MinAchieved is the fraction of the offered rate that must be
-	// achieved (default 0.99).
-	MinAchieved float64
-}
-
-// Outcome is what a probe measured.
-type Outcome struct {
-	Offered   float64 // calls/s asked for
-	Achieved  float64 // calls/s sent
-	Latency   float64 // the objective's percentile, µs, from the intended start
-	P50       float64 // µs
-	Calls     int64   // successful
-	Errors    int64
-	Void      bool   // the load generator could not deliver the rate
-	VoidWhy   string // e.g. "31% of calls late with a worker free: the load generator woke late"
-	Duration  time.Duration
-	StopEarly string // the probe's cell stopped early (target down)
-	// Stalled: the probe is no measurement of the server at this rate, as
-	// the target stalled (or the cell is suspect); StallWhy says how, e.g.
-	// "3 calls still running 2s after the probe's end".
-	Stalled  bool
-	StallWhy string
-}
-
-// ErrorRate is the failed fraction of attempts.
-func (o Outcome) ErrorRate() float64 {
-	if n := o.Calls + o.Errors; n > 0 {
-		return float64(o.Errors) / float64(n)
-	}
-	return 0
-}
-
-// Verdict of one probe against the objective.
-type Verdict string
-
-const (
-	Pass Verdict = "pass"
-	Fail Verdict = "fail"
-	Void Verdict = "void"
-)
-
-// Judge says whether an outcome meets the objective, and why not.
-func (obj Objective) Judge(o Outcome) (Verdict, string) {
-	if o.Stalled {
-		// Before anything else: a stalled probe that passes anyway (its
-		// abandoned calls not counted) is no more a measurement.
-		return Void, StallPrefix + o.StallWhy
-	}
-	if o.Void {
-		return Void, o.VoidWhy
-	}
-	minAch := obj.MinAchieved
-	if minAch == 0 {
-		minAch = 0.99
-	}
-	switch {
-	case o.StopEarly != "":
-		return Fail, o.StopEarly
-	case o.Calls == 0:
-		return Fail, "no successful call"
-	case o.ErrorRate() > obj.MaxErrors:
-		return Fail, fmt.Sprintf("errors %.2f%% > %.2f%%", 100*o.ErrorRate(), 100*obj.MaxErrors)
-	case o.Achieved < minAch*o.Offered:
-		return Fail, fmt.Sprintf("achieved %.0f of %.0f calls/s", o.Achieved, o.Offered)
-	case o.Latency > float64(obj.Bound.Microseconds()):
-		return Fail, fmt.Sprintf("p%g %s > %s", obj.Percentile, results.FormatUS(o.Latency), results.FormatUS(float64(obj.Bound.Microseconds())))
-	}
-	return Pass, ""
-}
-
-// StallPrefix starts the why of a probe voided by a stalled target.
-const StallPrefix = "the target stalled: "
 
 // Phase is the part of the search a probe belongs to.
 type Phase string
@@ -223,7 +139,7 @@ func (s *Searcher) Record(o Outcome) {
 		if s.stalls++; s.stalls <= s.set.StallRetries {
 			return
 		}
-		s.failure = fmt.Sprintf("failed: the target stalled in %d probes in a row at %s calls/s (last: %s)", s.stalls, fmtRate(o.Offered), o.StallWhy)
+		s.failure = fmt.Sprintf("failed: the target stalled in %d probes in a row at %s calls/s (last: %s)", s.stalls, format.Rate(o.Offered), o.StallWhy)
 		s.finish(s.failure)
 		return
 	}
@@ -439,9 +355,9 @@ func (s *Searcher) Result() Result {
 		r.Rate, r.GeneratorBound = 0, 0
 		r.Held, r.Boundary = 0, 0
 	case r.GeneratorBound > 0 && s.lo == 0:
-		r.Note = fmt.Sprintf("generator-bound at %s calls/s: the load generator could not deliver it, and no lower rate passed", fmtRate(s.genBound))
+		r.Note = fmt.Sprintf("generator-bound at %s calls/s: the load generator could not deliver it, and no lower rate passed", format.Rate(s.genBound))
 	case r.GeneratorBound > 0:
-		r.Note = fmt.Sprintf("generator-bound at %s calls/s: the load generator could not deliver more; the server sustains at least %s", fmtRate(s.genBound), fmtRate(s.lo))
+		r.Note = fmt.Sprintf("generator-bound at %s calls/s: the load generator could not deliver more; the server sustains at least %s", format.Rate(s.genBound), format.Rate(s.lo))
 		if s.stopped != "generator-bound" {
 			// Stopped (the time bound) before the lower bound was confirmed.
 			r.Note += " in short probes, unconfirmed: " + s.stopped
@@ -454,73 +370,4 @@ func (s *Searcher) Result() Result {
 		r.Note = fmt.Sprintf("held in %d of %d boundary probes", r.Held, r.Boundary)
 	}
 	return r
-}
-
-// Prober measures one probe at an offered rate for the series at index i.
-type Prober func(ctx context.Context, series int, rate float64) (Outcome, error)
-
-// Run drives one searcher per series, interleaving their probes step by
-// step, until all are done, ctx ends, or maxTime passes (then every
-// unfinished search is stopped and reports its best bracket). A Prober
-// error ends the run with the results so far.
-func Run(ctx context.Context, searchers []*Searcher, maxTime time.Duration, pause time.Duration, probe Prober) error {
-	var deadline time.Time
-	if maxTime > 0 {
-		deadline = time.Now().Add(maxTime)
-	}
-	return runUntil(ctx, searchers, deadline, fmt.Sprintf("stopped by --max-time %v: best bracket so far", maxTime), pause, probe)
-}
-
-// runUntil is Run with a deadline (zero: none); stopped by it, every
-// unfinished search says stopped.
-func runUntil(ctx context.Context, searchers []*Searcher, deadline time.Time, stopped string, pause time.Duration, probe Prober) error {
-	for {
-		active := 0
-		for i, s := range searchers {
-			if s.Done() {
-				continue
-			}
-			if !deadline.IsZero() && time.Now().After(deadline) {
-				s.Stop(stopped)
-				continue
-			}
-			active++
-			rate, _ := s.Next()
-			o, err := probe(ctx, i, rate)
-			if err != nil {
-				stopAll(searchers, "stopped: "+err.Error())
-				return err
-			}
-			s.Record(o)
-			if pause > 0 {
-				select {
-				case <-time.After(pause):
-				case <-ctx.Done():
-				}
-			}
-			if ctx.Err() != nil {
-				stopAll(searchers, "interrupted")
-				return ctx.Err()
-			}
-		}
-		if active == 0 {
-			return nil
-		}
-	}
-}
-
-func stopAll(ss []*Searcher, why string) {
-	for _, s := range ss {
-		s.Stop(why)
-	}
-}
-
-// ErrNoSeries is returned by callers with nothing to search.
-var ErrNoSeries = errors.New("capacity: nothing to search")
-
-func fmtRate(r float64) string {
-	if r >= 100 {
-		return fmt.Sprintf("%.0f", r)
-	}
-	return fmt.Sprintf("%.3g", r)
 }

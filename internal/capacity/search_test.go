@@ -105,7 +105,7 @@ func TestSearchGeneratorBound(t *testing.T) {
 	if p := r.Probes[len(r.Probes)-5]; p.Verdict != Void || p.Why != "the load generator woke late" {
 		t.Errorf("last probe before the confirmation %+v", p)
 	}
-	if want := "generator-bound at 3064 calls/s: the load generator could not deliver more; the server sustains at least 2934"; r.Note != want {
+	if want := "generator-bound at 3,064 calls/s: the load generator could not deliver more; the server sustains at least 2,934"; r.Note != want {
 		t.Errorf("note %q", r.Note)
 	}
 	// Each void rate was tried three times (two retries) before it counted.
@@ -317,7 +317,7 @@ func TestSearchGeneratorBoundStopped(t *testing.T) {
 	if r.Complete || r.GeneratorBound == 0 {
 		t.Fatalf("result %+v", r)
 	}
-	if want := "the server sustains at least 2934 in short probes, unconfirmed: stopped by --max-time 2m0s"; !strings.Contains(r.Note, want) {
+	if want := "the server sustains at least 2,934 in short probes, unconfirmed: stopped by --max-time 2m0s"; !strings.Contains(r.Note, want) {
 		t.Errorf("note %q, want it to contain %q", r.Note, want)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/meteorbench/meteorbench/internal/testproc"
 )
@@ -18,18 +17,13 @@ import (
 // the CPU list in it (see TestPinHelperProcess).
 const pinChildEnv = "CPUSET_TEST_PIN_CHILD"
 
-const hangGuard = 30 * time.Second
-
 // TestPinHelperProcess is not a test: run with $CPUSET_TEST_PIN_CHILD set,
 // it starts threads that are locked and idle (as the Go runtime's own
 // threads may be), pins the process, starts more threads, writes
 // "pinned GOMAXPROCS=N" and waits for its standard input to close, so that
 // the parent can read its threads' masks from outside.
 func TestPinHelperProcess(t *testing.T) {
-	list, ok := os.LookupEnv(pinChildEnv)
-	if !ok {
-		t.Skip("runs only as a child of TestPin")
-	}
+	list := testproc.ChildEnv(t, pinChildEnv, "TestPin")
 	s, err := Parse(list)
 	if err != nil {
 		fmt.Println("error:", err)
@@ -71,20 +65,10 @@ func TestPin(t *testing.T) {
 	}
 	for _, cpu := range []int{avail.CPUs()[0], avail.CPUs()[avail.Len()-1]} {
 		t.Run(strconv.Itoa(cpu), func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+			ctx, cancel := context.WithTimeout(context.Background(), testproc.HangGuard)
 			defer cancel()
 			cmd := testproc.Child(ctx, "TestPinHelperProcess", pinChildEnv+"="+strconv.Itoa(cpu))
-			stdin, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			stdin, stdout := testproc.StartPiped(t, cmd)
 			defer func() {
 				stdin.Close()
 				_ = cmd.Wait()

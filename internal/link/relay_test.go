@@ -2,12 +2,15 @@ package link
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"sort"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/meteorbench/meteorbench/internal/timing"
 )
 
 // serve starts a loopback TCP server that answers every request byte with
@@ -83,57 +86,72 @@ func calls(t *testing.T, c net.Conn, reply int, d time.Duration) []time.Duration
 }
 
 // A small call takes one RTT, a little more for the emulator's floor.
+// Below the RTT is physics; the p50's slack depends on this machine's
+// scheduling: timing.Retry, each attempt's figures logged.
 func TestRelayRTT(t *testing.T) {
 	r := relay(t, "1gbit/20ms", serve(t, 100))
-	t0 := time.Now()
-	c, err := r.DialContext(context.Background(), "tcp", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if d := time.Since(t0); d < 20*time.Millisecond {
-		t.Errorf("dial took %v, want at least the RTT", d)
-	}
-	lat := calls(t, c, 100, time.Second)
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	p50 := lat[len(lat)/2]
-	t.Logf("%d calls, min %v, p50 %v, max %v", len(lat), lat[0], p50, lat[len(lat)-1])
-	if lat[0] < 20*time.Millisecond || p50 > 22*time.Millisecond {
-		t.Errorf("min %v, p50 %v: want min >= 20 ms, p50 <= 22 ms", lat[0], p50)
-	}
+	timing.Retry(t, 3, func(attempt int) []string {
+		t0 := time.Now()
+		c, err := r.DialContext(context.Background(), "tcp", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if d := time.Since(t0); d < 20*time.Millisecond {
+			t.Fatalf("dial took %v, want at least the RTT", d)
+		}
+		lat := calls(t, c, 100, time.Second)
+		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+		p50 := lat[len(lat)/2]
+		t.Logf("attempt %d: %d calls, min %v, p50 %v, max %v", attempt, len(lat), lat[0], p50, lat[len(lat)-1])
+		if lat[0] < 20*time.Millisecond {
+			t.Fatalf("min %v: want at least the 20 ms RTT", lat[0])
+		}
+		if p50 > 22*time.Millisecond {
+			return []string{fmt.Sprintf("p50 %v, want at most 22 ms", p50)}
+		}
+		return nil
+	})
 }
 
 // With the bandwidth the limit, connections share it: together they get
-// the link's rate, not one rate each.
+// the link's rate, not one rate each. Above the rate is physics; how close
+// below it they get depends on this machine's scheduling: timing.Retry.
 func TestRelayBandwidthShared(t *testing.T) {
 	const reply = 50_000
 	r := relay(t, "10mbit/2ms", serve(t, reply))
-	var mu sync.Mutex
-	n := 0
-	var wg sync.WaitGroup
-	const d = 2 * time.Second
-	t0 := time.Now()
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c, err := r.DialContext(context.Background(), "tcp", "")
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer c.Close()
-			k := len(calls(t, c, reply, d))
-			mu.Lock()
-			n += k
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	secs := time.Since(t0).Seconds()
-	rate := float64(n*reply) / secs
-	t.Logf("%d calls of %d B in %.2f s: %.3f MB/s (link 1.25 MB/s)", n, reply, secs, rate/1e6)
-	if rate > 1.25e6 || rate < 0.9*1.25e6 {
-		t.Errorf("%.3f MB/s: want within 10%% below the link's 1.25 MB/s", rate/1e6)
-	}
+	timing.Retry(t, 3, func(attempt int) []string {
+		var mu sync.Mutex
+		n := 0
+		var wg sync.WaitGroup
+		const d = 2 * time.Second
+		t0 := time.Now()
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c, err := r.DialContext(context.Background(), "tcp", "")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer c.Close()
+				k := len(calls(t, c, reply, d))
+				mu.Lock()
+				n += k
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		secs := time.Since(t0).Seconds()
+		rate := float64(n*reply) / secs
+		t.Logf("attempt %d: %d calls of %d B in %.2f s: %.3f MB/s (link 1.25 MB/s)", attempt, n, reply, secs, rate/1e6)
+		if rate > 1.25e6 {
+			t.Fatalf("%.3f MB/s: more than the link's 1.25 MB/s", rate/1e6)
+		}
+		if rate < 0.9*1.25e6 {
+			return []string{fmt.Sprintf("%.3f MB/s, want within 10%% below the link's 1.25 MB/s", rate/1e6)}
+		}
+		return nil
+	})
 }

@@ -3,12 +3,11 @@ package loadgen
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
@@ -42,14 +41,14 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", spec, err)
 		}
-		relay, err := link.Listen(l, cfg.Target)
+		relay, err := link.Listen(l, r.addrOf(spec)) // endpoints.go
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", spec, err)
 		}
 		defer relay.Close() // after client.Close below
 		dialer.Dial = relay.DialContext
 	}
-	client, err := openClient(spec, call.Options{
+	client, err := r.newClient(spec, call.Options{
 		Target:      cfg.Target,
 		Token:       cfg.Token,
 		Workers:     sh.workers,
@@ -87,11 +86,11 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 	// phase's (the CPU per call and the generator's share of its cores
 	// divide by the phase's time).
 	var before, after snapshot
-	r.scrapeInto(ctx, &before)
+	r.scrapeInto(ctx, spec, &before)
 	before.readClient(dialer)
 	ph := runPhase(ctx, callers, spec.Batch, cfg.Timeout, sh.sched, bounds{soft: soft, hard: soft + grace, iterations: sh.iterations})
 	after.readClient(dialer)
-	r.scrapeInto(ctx, &after)
+	r.scrapeInto(ctx, spec, &after)
 
 	m := &measured{spec: spec, cell: r.summarize(spec, sh, ph, before, after, dialer.Stats().Dials), hists: ph.t.hists()}
 	m.cell.TLSHandshakeUS = handshakeLatency(dialer)
@@ -103,7 +102,7 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 		m.cell.Warnings = append(m.cell.Warnings, "interrupted: partial measurement")
 	case ph.stop == results.StopTargetDown:
 		m.cell.StopReason = results.StopTargetDown
-		m.cell.Warnings = append(m.cell.Warnings, fmt.Sprintf("stopped after %.1f s: %v of nothing but transport errors (the target is down?)", ph.elapsed.Seconds(), TargetDownAfter))
+		m.cell.Warnings = append(m.cell.Warnings, fmt.Sprintf("stopped after %s: %v of nothing but transport errors (the target is down?)", format.Seconds(ph.elapsed.Seconds()), TargetDownAfter))
 	}
 	return m, nil
 }
@@ -131,11 +130,12 @@ func (s *snapshot) readClient(d *wire.Dialer) {
 
 // scrapeInto reads the server's counters from its /metrics, when the run
 // reads them.
-func (r *runner) scrapeInto(ctx context.Context, s *snapshot) {
-	if !r.metrics {
+func (r *runner) scrapeInto(ctx context.Context, spec cellSpec, s *snapshot) {
+	sc := r.scraperOf(spec) // endpoints.go
+	if sc == nil {
 		return
 	}
-	if ss, err := r.scraper.scrape(ctx); err != nil {
+	if ss, err := sc.scrape(ctx); err != nil {
 		s.serverErr = err
 	} else {
 		s.server = &ss
@@ -200,7 +200,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 	warn := func(format string, args ...any) { c.Warnings = append(c.Warnings, fmt.Sprintf(format, args...)) }
 	var serverCPU time.Duration = -1
 	switch {
-	case !r.metrics:
+	case r.scraperOf(spec) == nil:
 	case before.server == nil || after.server == nil:
 		err := before.serverErr
 		if err == nil {
@@ -218,12 +218,15 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 			c.ServerUtilisation = &u
 		}
 		if serverCPU < ServerCPUMin {
-			warn("server CPU %.1f ms in the cell (< %v): server CPU per call is imprecise; measure longer", float64(serverCPU.Microseconds())/1e3, ServerCPUMin)
+			warn("server CPU %s in the cell (< %v): server CPU per call is imprecise; measure longer", format.Duration(serverCPU), ServerCPUMin)
 		}
 		key := string(spec.Protocol) + "/" + spec.Scenario.Method()
 		served := int64(after.server.Requests[key] - before.server.Requests[key])
 		// Calls cut short by an interruption reached the server too.
 		switch sent := attempts + t.cancelled; {
+		case spec.Scenario.Method() == "":
+			// A user's endpoint: not one of the contract's methods the
+			// server counts.
 		case served > sent && !cfg.Segment.Whole():
 			// The other segments load the same server at the same time:
 			// expected, and merge accounts for it.
@@ -241,7 +244,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 			su = serverCPU.Seconds() / secs
 		}
 		if why := generatorBottleneck(clientCPU.Seconds()/secs, su); why != "" {
-			c.GeneratorBottleneck = why
+			c.GeneratorBottleneck, c.GeneratorBottleneckReason = true, why
 			warn("%s: it may be the bottleneck", why)
 		}
 		if cfg.Rate == 0 && attempts > 0 {
@@ -252,7 +255,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 				working = sh.iterations
 			}
 			if busy := t.busy.Seconds() / (secs * float64(working)); busy < 0.8 {
-				warn("workers were in calls only %.0f%% of the time: the load generator could not keep them busy", busy*100)
+				warn("workers were in calls only %s of the time: the load generator could not keep them busy", format.Percent(busy))
 			}
 		}
 	}
@@ -265,7 +268,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 		}
 	}
 	if t.errors > 0 {
-		warn("%d of %d calls failed (%s)", t.errors, attempts, classList(t.classes))
+		warn("%d of %d calls failed (%s)", t.errors, attempts, t.classes)
 	}
 	if t.calls == 0 {
 		warn("no successful call")
@@ -311,27 +314,4 @@ func count(n int64, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
-}
-
-// classList formats error counts by class, largest first.
-func classList(m map[string]int64) string {
-	type kv struct {
-		k string
-		v int64
-	}
-	var kvs []kv
-	for k, v := range m {
-		kvs = append(kvs, kv{k, v})
-	}
-	sort.Slice(kvs, func(i, j int) bool {
-		if kvs[i].v != kvs[j].v {
-			return kvs[i].v > kvs[j].v
-		}
-		return kvs[i].k < kvs[j].k
-	})
-	parts := make([]string, len(kvs))
-	for i, e := range kvs {
-		parts[i] = fmt.Sprintf("%s: %d", e.k, e.v)
-	}
-	return strings.Join(parts, ", ")
 }

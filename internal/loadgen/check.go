@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -67,16 +68,16 @@ func (r *runner) check(c *results.Cell, spec cellSpec, sh cellShare, ph phaseRes
 		// Little's law: calls in flight = calls/s × mean time in flight.
 		inFlight := (t.sum[results.KindLatency] + t.errSum) / 1e9 / secs
 		if inFlight < LittleMin*float64(working) || inFlight > 1.05*float64(working) {
-			add("Little's law does not hold: %.1f calls/s × %s mean time in flight = %.2f calls in flight, but %d workers ran back to back",
-				float64(attempts)/secs, results.FormatUS(float64(t.sum[results.KindLatency]+t.errSum)/float64(attempts)/1e3), inFlight, working)
+			add("Little's law does not hold: %s calls/s × %s mean time in flight = %.2f calls in flight, but %d workers ran back to back",
+				format.Rate(float64(attempts)/secs), format.US(float64(t.sum[results.KindLatency]+t.errSum)/float64(attempts)/1e3), inFlight, working)
 		}
 		// Time per batch: successful batches fill the workers' time, less
 		// at most one batch per worker cut by the end.
 		if b := t.batch; b.N > 0 && t.errors == 0 && spec.Batch > 1 {
 			timed, cut := float64(b.N)*b.Mean/1e9, float64(working)*b.Mean/1e9
 			if timed+cut < LittleMin*secs*float64(working) || timed > 1.05*secs*float64(working) {
-				add("the time per batch does not add up: %d batches × %s = %.2f s of %d workers' %.2f s",
-					b.N, results.FormatUS(b.Mean/1e3), timed, working, secs)
+				add("the time per batch does not add up: %d batches × %s = %s of %d workers' %s",
+					b.N, format.US(b.Mean/1e3), format.Seconds(timed), working, format.Seconds(secs))
 			}
 		}
 	}
@@ -86,14 +87,14 @@ func (r *runner) check(c *results.Cell, spec cellSpec, sh cellShare, ph phaseRes
 			got, dir = c.BytesPerCall.Sent, "sent"
 		}
 		if got < float64(want*MinBytesPerRecord) {
-			add("%.0f B %s per call cannot carry the %d records asked for (at least %d B each)", got, dir, want, MinBytesPerRecord)
+			add("%s %s per call cannot carry the %d records asked for (at least %d B each)", format.Bytes(got), dir, want, MinBytesPerRecord)
 		}
 	}
 	if g := c.GeneratorDelayUS; g != nil && t.calls > 0 && r.cfg.Rate > 0 {
 		wake := time.Duration(g.Wake.P50 * 1e3)
 		if wake > WakeMin && g.Wake.P50 > WakeShare*c.LatencyUS.P50 {
 			add("the load generator ran goroutines woken by the network %s late at the median (p99 %s) against a median latency of %s: the latency is largely its own",
-				results.FormatUS(g.Wake.P50), results.FormatUS(g.Wake.P99), results.FormatUS(c.LatencyUS.P50))
+				format.US(g.Wake.P50), format.US(g.Wake.P99), format.US(c.LatencyUS.P50))
 		}
 	}
 	return why
@@ -102,7 +103,7 @@ func (r *runner) check(c *results.Cell, spec cellSpec, sh cellShare, ph phaseRes
 // recordsAsked is how many records a call of spec carries: 0 for small.
 func recordsAsked(spec cellSpec) int {
 	switch {
-	case spec.Scenario == api.Small:
+	case spec.Scenario == api.Small, spec.Scenario.Method() == "": // small, or a user's endpoint
 		return 0
 	case spec.Records > 0:
 		return spec.Records

@@ -57,7 +57,7 @@ func TestCheckCell(t *testing.T) {
 		}(), cell: results.Cell{DurationS: 1}},
 		{name: "generator's own wake-up", rate: 2000, spec: key(api.Small, 1024), ph: closed(1024, 6000, 5700*time.Microsecond),
 			cell: results.Cell{DurationS: 3, LatencyUS: results.Latency{P50: 5700}, GeneratorDelayUS: &results.GeneratorDelay{Wake: results.Latency{P50: 5100, P99: 10100}}},
-			want: "woken by the network 5.1 ms late"},
+			want: "woken by the network 5.10 ms late"},
 	}
 	for _, tc := range cases {
 		r := &runner{cfg: Config{Rate: tc.rate, Timeout: 10 * time.Second}}

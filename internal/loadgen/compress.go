@@ -19,10 +19,10 @@ func Compressions() []string { return []string{CompressNone, CompressGzip} }
 func validCompress(zs []string) error {
 	for _, z := range zs {
 		if !slices.Contains(Compressions(), z) {
-			return fmt.Errorf("unknown compression %q (want none or gzip)", z)
+			return fmt.Errorf("compress: unknown compression %q (want none or gzip)", z)
 		}
 	}
-	return unique("compression", zs)
+	return unique("compress", zs)
 }
 
 // conditionCompress is a compression as a cell's condition and the

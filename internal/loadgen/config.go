@@ -10,21 +10,23 @@
 //	tallies ──merge──▶ summary ──▶ results.Cell (one per repeat)
 //	repeats ──mergeRepeats()──▶ results.Cell (medians, CI) ──▶ results.Result ──▶ reporters
 //
-// Run is the entry point; the cmd package only turns flags into a Config.
+// Run is the entry point; package job runs it for the commands, which only
+// turn flags into a Config.
 package loadgen
 
 import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"log/slog"
 	"slices"
 	"time"
 
 	"github.com/meteorbench/meteorbench/api"
-
+	"github.com/meteorbench/meteorbench/internal/format"
+	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"github.com/meteorbench/meteorbench/internal/link"
+	"github.com/meteorbench/meteorbench/internal/loadgen/endpointcall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -115,6 +117,13 @@ type Config struct {
 	// Default: standard.
 	Engines []string
 
+	// Endpoints, when set, are the user's own endpoints the run measures
+	// instead of the contract's calls (endpoints.go): one scenario,
+	// endpointcall.Scenario, over the protocols the endpoints have. Target
+	// is then one of them (for the run's record); each side's metrics are
+	// read at its own address when it serves meteorbench's.
+	Endpoints *endpointcall.Endpoints
+
 	// Duration is the measured time per cell. Zero means DefaultDuration,
 	// unless Iterations is set, in which case the cell is bounded by
 	// Iterations and CellLimit. With both set, the first bound reached ends
@@ -198,6 +207,9 @@ type Config struct {
 
 // withDefaults fills the zero values.
 func (c Config) withDefaults() Config {
+	if c.Endpoints != nil {
+		c = c.withEndpoints() // endpoints.go
+	}
 	if len(c.Protocols) == 0 {
 		c.Protocols = api.Protocols()
 	}
@@ -246,22 +258,29 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Validate reports the first bad setting, as one line.
+// Validate reports the first bad setting, as one line that starts with
+// the setting's name as run's flag has it ("batch 0: must be at least
+// 1"), so the command prefixes "--" and says no more: every check of a
+// run's settings lives here.
 func (c Config) Validate() error {
 	if c.Target == "" {
 		return errors.New("no target")
 	}
+	protocols, scenarios := api.Protocols(), api.Scenarios()
+	if c.Endpoints != nil {
+		protocols, scenarios = c.Endpoints.Protocols(), []api.Scenario{endpointcall.Scenario}
+	}
 	for _, p := range c.Protocols {
-		if !slices.Contains(api.Protocols(), p) {
-			return fmt.Errorf("unknown protocol %q (want %s)", p, join(api.Protocols()))
+		if !slices.Contains(protocols, p) {
+			return fmt.Errorf("proto: unknown value %q (want %s)", p, join(protocols))
 		}
 	}
-	if err := unique("protocol", c.Protocols); err != nil {
+	if err := unique("proto", c.Protocols); err != nil {
 		return err
 	}
 	for _, s := range c.Scenarios {
-		if !slices.Contains(api.Scenarios(), s) {
-			return fmt.Errorf("unknown scenario %q (want %s)", s, join(api.Scenarios()))
+		if !slices.Contains(scenarios, s) {
+			return fmt.Errorf("scenario: unknown value %q (want %s)", s, join(scenarios))
 		}
 	}
 	if err := unique("scenario", c.Scenarios); err != nil {
@@ -280,17 +299,22 @@ func (c Config) Validate() error {
 			return err
 		}
 	}
+	for _, s := range []struct {
+		name     string
+		value    any
+		negative bool
+	}{
+		{"connections", c.Connections, c.Connections < 0},
+		{"duration", c.Duration, c.Duration < 0},
+		{"iterations", c.Iterations, c.Iterations < 0},
+		{"cell limit", c.CellLimit, c.CellLimit < 0},
+		{"timeout", c.Timeout, c.Timeout < 0},
+	} {
+		if s.negative {
+			return fmt.Errorf("%s %v: must not be negative", s.name, s.value)
+		}
+	}
 	switch {
-	case c.Connections < 0:
-		return fmt.Errorf("connections %d: must not be negative", c.Connections)
-	case c.Duration < 0:
-		return fmt.Errorf("duration %v: must not be negative", c.Duration)
-	case c.Iterations < 0:
-		return fmt.Errorf("iterations %d: must not be negative", c.Iterations)
-	case c.CellLimit < 0:
-		return fmt.Errorf("cell limit %v: must not be negative", c.CellLimit)
-	case c.Timeout < 0:
-		return fmt.Errorf("timeout %v: must not be negative", c.Timeout)
 	case c.Repeat < 0:
 		return fmt.Errorf("repeat %d: must be at least 1", c.Repeat)
 	case c.Segment.Count < 0 || (c.Segment.Count > 1 && (c.Segment.Index < 1 || c.Segment.Index > c.Segment.Count)):
@@ -310,16 +334,8 @@ func unique[T ~string](what string, names []T) error {
 	return nil
 }
 
-func join[T ~string](names []T) string {
-	s := ""
-	for i, n := range names {
-		if i > 0 {
-			s += ", "
-		}
-		s += string(n)
-	}
-	return s
-}
+// join lists names as format.Names does: "rest, grpc".
+func join[T ~string](names []T) string { return format.Names(names) }
 
 // mode names the load mode.
 func (c Config) mode() string {

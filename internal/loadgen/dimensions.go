@@ -7,6 +7,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/link"
+	"github.com/meteorbench/meteorbench/internal/loadgen/endpointcall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -52,7 +53,7 @@ var planDimensions = []planDimension{
 		settings: func(c Config, s *results.Settings) { s.Rate = c.Rate },
 		validate: func(c Config) error {
 			if c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) {
-				return fmt.Errorf("rate %v: must be a positive number of calls per second (or 0 for closed-loop)", c.Rate)
+				return fmt.Errorf("rate %v: must be a positive number of calls/s (or 0 for closed-loop)", c.Rate)
 			}
 			return nil
 		},
@@ -175,6 +176,19 @@ var planDimensions = []planDimension{
 		settings:  func(c Config, s *results.Settings) { s.JSONCodecs = settingsJSONCodecs(c.JSONCodecs) },
 		validate:  func(c Config) error { return validJSONCodecs(c.JSONCodecs) },
 		appliesTo: jsonCodecApplies,
+	},
+	{
+		// The user's endpoints: one value, the pair's name, on their cells.
+		field: "endpoint",
+		values: func(c Config, sc api.Scenario) []func(*results.Condition) {
+			return one(func(k *results.Condition) {
+				if sc == endpointcall.Scenario && c.Endpoints != nil {
+					k.Endpoint = c.Endpoints.Name()
+				}
+			})
+		},
+		only:     func(*Config, results.Condition) {},                   // one value per run
+		validate: func(c Config) error { return c.validateEndpoints() }, // endpoints.go
 	},
 	{
 		// The engine innermost: a cell's engines are measured one after

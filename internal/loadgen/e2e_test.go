@@ -31,8 +31,8 @@ func TestRunAgainstRealServer(t *testing.T) {
 	res := run(t, cfg)
 	after := serverCounts(t, addr)
 
-	if res.Schema != results.Schema || res.StopReason != "completed" || res.Interrupted {
-		t.Errorf("schema %q, stop reason %q, interrupted %v", res.Schema, res.StopReason, res.Interrupted)
+	if res.Schema != results.Schema || res.Stop.Reason != results.StopCompleted || res.Interrupted {
+		t.Errorf("schema %q, stop reason %q, interrupted %v", res.Schema, res.Stop, res.Interrupted)
 	}
 	if res.Env.Target != addr || res.Env.GOMAXPROCS < 1 || res.Env.GoVersion == "" || res.Env.GRPCVersion == "" {
 		t.Errorf("env not stamped: %+v", res.Env)

@@ -19,6 +19,9 @@ func validEngines(c Config) error {
 		if !slices.Contains(lean.Engines(), e) {
 			return fmt.Errorf("unknown engine %q (want standard or lean)", e)
 		}
+		if e == lean.Lean && c.Endpoints != nil {
+			return fmt.Errorf("engine lean calls the contract only: your own endpoints are called by the standard engine")
+		}
 		if e == lean.Lean && slices.ContainsFunc(c.Compress, func(z string) bool { return z != CompressNone }) {
 			return fmt.Errorf("engine lean: no compression (--compress %s): it sends requests built once, uncompressed", join(c.Compress))
 		}

@@ -62,7 +62,7 @@ func TestRunErrorClasses(t *testing.T) {
 		name  string
 		cfg   loadgentest.Config
 		proto api.Protocol
-		class string
+		class results.ErrorClass
 		run   func(*loadgen.Config)
 	}{
 		{"http 503 json", loadgentest.Config{Status: http.StatusServiceUnavailable}, api.REST, "http-503", nil},
@@ -108,7 +108,7 @@ func TestRunStopsOnRefusedToken(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "http-401") || !strings.Contains(err.Error(), "token") {
 		t.Fatalf("Run error = %v, want one naming http-401 and the token", err)
 	}
-	if res == nil || len(res.Cells) != 1 || !strings.HasPrefix(res.StopReason, "failed: ") {
+	if res == nil || len(res.Cells) != 1 || (res.Stop.Reason != results.StopFailed || res.Stop.Err == "") {
 		t.Fatalf("result %+v, want the one failed cell and a failed stop reason", res)
 	}
 	if got := res.Cells[0].ErrorExamples["http-401"]; got != "status 401: injected fault" {
@@ -136,8 +136,8 @@ func TestRunInterrupted(t *testing.T) {
 	if !errors.Is(err, loadgen.ErrInterrupted) {
 		t.Fatalf("Run error = %v, want ErrInterrupted", err)
 	}
-	if !res.Interrupted || res.StopReason != "interrupted" {
-		t.Errorf("interrupted %v, stop reason %q", res.Interrupted, res.StopReason)
+	if !res.Interrupted || res.Stop.Reason != results.StopInterrupted {
+		t.Errorf("interrupted %v, stop reason %q", res.Interrupted, res.Stop)
 	}
 	if len(res.Cells) != 2 {
 		t.Fatalf("%d cells, want the complete one and the partial one", len(res.Cells))
@@ -172,7 +172,7 @@ func dyingServer(t *testing.T, n int64) *loadgentest.Server {
 // A server that dies mid-run: partial results, the errors counted, an
 // error returned, no hang.
 func TestRunServerDies(t *testing.T) {
-	for proto, class := range map[api.Protocol]string{api.REST: "transport", api.GRPC: "grpc-Unavailable"} {
+	for proto, class := range map[api.Protocol]results.ErrorClass{api.REST: results.ClassTransport, api.GRPC: results.GRPCClass("Unavailable")} {
 		t.Run(string(proto), func(t *testing.T) {
 			srv := dyingServer(t, 100)
 			cfg := quick(srv.Addr)
@@ -188,7 +188,7 @@ func TestRunServerDies(t *testing.T) {
 			if err == nil || errors.Is(err, loadgen.ErrInterrupted) || !strings.Contains(err.Error(), "went away") {
 				t.Fatalf("Run error = %v, want 'went away'", err)
 			}
-			if res == nil || !strings.HasPrefix(res.StopReason, "failed: ") || res.Interrupted {
+			if res == nil || (res.Stop.Reason != results.StopFailed || res.Stop.Err == "") || res.Interrupted {
 				t.Fatalf("result %+v, want a failed stop reason", res)
 			}
 			if len(res.Cells) != 1 {
@@ -202,7 +202,7 @@ func TestRunServerDies(t *testing.T) {
 				t.Errorf("error classes %v, want %s", c.ErrorClasses, class)
 			}
 			for cl := range c.ErrorClasses {
-				if cl != "transport" && cl != "grpc-Unavailable" && cl != "invalid-response" {
+				if !cl.Unreachable() && !cl.InvalidResponse() {
 					t.Errorf("error class %q for a dead server", cl)
 				}
 			}

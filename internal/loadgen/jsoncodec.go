@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/meteorbench/meteorbench/api"
@@ -15,10 +16,10 @@ func JSONCodecs() []string { return jsoncodec.Names() }
 func validJSONCodecs(cs []string) error {
 	for _, c := range cs {
 		if _, err := jsoncodec.Get(c); err != nil {
-			return err
+			return fmt.Errorf("json-codec: %w", err)
 		}
 	}
-	return unique("JSON codec", cs)
+	return unique("json-codec", cs)
 }
 
 // jsonCodecApplies: a JSON codec changes only the JSON protocol's calls;

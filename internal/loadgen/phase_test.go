@@ -75,7 +75,7 @@ func TestSummarizePerSuccessfulCall(t *testing.T) {
 	for i := range 100 {
 		rec := record{intended: base, start: base, end: base.Add(time.Millisecond)}
 		if i >= 10 {
-			rec.err, rec.class = call.Invalid("record %d: id 7, want 12", i), call.ClassInvalid
+			rec.err, rec.class = call.Invalid("record %d: id 7, want 12", i), results.ClassInvalid
 		}
 		tl.add(&rec)
 	}
@@ -99,7 +99,7 @@ func TestSummarizePerSuccessfulCall(t *testing.T) {
 	if c.Batches != 0 || c.BatchMS != (results.Spread{}) {
 		t.Errorf("open-loop cell with time per batch: %d, %+v", c.Batches, c.BatchMS)
 	}
-	if got := c.ErrorExamples[call.ClassInvalid]; got != "record 10: id 7, want 12" {
+	if got := c.ErrorExamples[results.ClassInvalid]; got != "record 10: id 7, want 12" {
 		t.Errorf("error example %q, want the first one without its class", got)
 	}
 }
@@ -134,8 +134,8 @@ func TestTallyKeepsFirstErrorPerClass(t *testing.T) {
 func TestMergeCellKeepsOneExample(t *testing.T) {
 	k := results.CellKey{Protocol: "rest", Scenario: "small", Batch: 1, Condition: results.Condition{Concurrency: 1}}
 	m := mergeCell([]results.Cell{
-		{CellKey: k, Errors: 1, ErrorClasses: map[string]int64{"timeout": 1}, ErrorExamples: map[string]string{"timeout": "first"}},
-		{CellKey: k, Errors: 2, ErrorClasses: map[string]int64{"timeout": 1, "transport": 1}, ErrorExamples: map[string]string{"timeout": "second", "transport": "refused"}},
+		{CellKey: k, Errors: 1, ErrorClasses: results.ErrorCounts{"timeout": 1}, ErrorExamples: map[results.ErrorClass]string{"timeout": "first"}},
+		{CellKey: k, Errors: 2, ErrorClasses: results.ErrorCounts{"timeout": 1, "transport": 1}, ErrorExamples: map[results.ErrorClass]string{"timeout": "second", "transport": "refused"}},
 	})
 	if m.ErrorExamples["timeout"] != "first" || m.ErrorExamples["transport"] != "refused" || len(m.ErrorExamples) != 2 {
 		t.Errorf("merged examples %q", m.ErrorExamples)

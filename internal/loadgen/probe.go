@@ -3,15 +3,21 @@ package loadgen
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 // ErrNotContract is the error (wrapped) of a target that answered none of
 // the plan's probe calls correctly.
 var ErrNotContract = fmt.Errorf("does not serve the meteorbench contract")
+
+// ErrEndpoints is the error (wrapped) of a user's endpoints that answered
+// none of the probe calls correctly.
+var ErrEndpoints = fmt.Errorf("answered no probe call correctly")
 
 // probeContract makes one call of every scenario and protocol of the plan
 // (its first condition of each) before the first cell, each over a client
@@ -20,12 +26,13 @@ var ErrNotContract = fmt.Errorf("does not serve the meteorbench contract")
 // serve the meteorbench contract: small rest: http-404: ..."), instead of
 // every cell running to its end on errors. It asks nothing of the target
 // but the calls: no /healthz, no /metrics, which servers written from the
-// contract elsewhere need not serve. The answers that failed among others
-// that did are returned as notes.
-func (r *runner) probeContract(ctx context.Context) (notes []string, err error) {
+// contract elsewhere need not serve. The scenarios and protocols that
+// failed among others that did are returned as not served: run measures
+// what the target serves and records the rest (Result.NotServed).
+func (r *runner) probeContract(ctx context.Context) (notServed []results.NotServed, err error) {
 	seen := map[[2]string]bool{}
 	var failed []string
-	ok := 0
+	ok, refused := 0, 0
 	for _, spec := range plan(r.cfg) {
 		k := [2]string{string(spec.Scenario), string(spec.Protocol)}
 		if seen[k] || r.cfg.shareOf(spec).empty {
@@ -37,22 +44,56 @@ func (r *runner) probeContract(ctx context.Context) (notes []string, err error) 
 				return nil, ErrInterrupted
 			}
 			failed = append(failed, fmt.Sprintf("%s %s: %v", spec.Scenario, spec.Protocol, perr))
+			if call.Classify(context.Background(), perr).Auth() {
+				// Refused credentials are the run's to fix, not a part
+				// the target lacks: measured, the run stops on them
+				// (afterCell) naming --token.
+				refused++
+				continue
+			}
+			notServed = append(notServed, results.NotServed{Scenario: spec.Scenario, Protocol: spec.Protocol, Why: oneLine(perr)})
 			continue
 		}
 		ok++
 	}
+	if ok == 0 && refused > 0 && refused == len(failed) {
+		return nil, fmt.Errorf("target %s refused every probe call for its credentials (%s): check --token", r.cfg.Target, strings.Join(failed, "; "))
+	}
+	if ok == 0 && len(failed) > 0 && r.cfg.Endpoints != nil {
+		return nil, fmt.Errorf("%s %w: %s", r.cfg.Endpoints.Name(), ErrEndpoints, strings.Join(failed, "; "))
+	}
 	if ok == 0 && len(failed) > 0 {
 		return nil, fmt.Errorf("target %s %w: %s", r.cfg.Target, ErrNotContract, strings.Join(failed, "; "))
 	}
-	for _, f := range failed {
-		notes = append(notes, "probe call failed before measuring: "+f)
+	return notServed, nil
+}
+
+// NotServed are the scenarios and protocols of the session's plan that the
+// target did not serve when probed: a capacity search leaves them out too.
+func (s *Session) NotServed() []results.NotServed { return slices.Clone(s.notServed) }
+
+// Serves reports whether the target served k's scenario and protocol when
+// probed.
+func (s *Session) Serves(k results.CellKey) bool {
+	return len(served([]cellSpec{{CellKey: k}}, s.notServed)) == 1
+}
+
+// served drops from specs the scenarios and protocols the target does not
+// serve.
+func served(specs []cellSpec, not []results.NotServed) []cellSpec {
+	if len(not) == 0 {
+		return specs
 	}
-	return notes, nil
+	return slices.DeleteFunc(specs, func(s cellSpec) bool {
+		return slices.ContainsFunc(not, func(n results.NotServed) bool {
+			return n.Scenario == s.Scenario && n.Protocol == s.Protocol
+		})
+	})
 }
 
 // probeOne makes one call of spec's scenario and protocol.
 func (r *runner) probeOne(ctx context.Context, spec cellSpec) error {
-	client, err := protocols[spec.Protocol](call.Options{
+	client, err := r.newClient(spec, call.Options{
 		Target:    r.cfg.Target,
 		Token:     r.cfg.Token,
 		Workers:   1,
@@ -72,8 +113,13 @@ func (r *runner) probeOne(ctx context.Context, spec cellSpec) error {
 	ctx, cancel := context.WithTimeout(ctx, HealthTimeout)
 	defer cancel()
 	_, err = caller.Call(ctx)
-	if err != nil && spec.Protocol == api.GRPC {
+	if err != nil && spec.Protocol == api.GRPC && spec.Scenario.Method() != "" {
 		return fmt.Errorf("gRPC %s: %w", spec.Scenario.Method(), err)
 	}
 	return err
+}
+
+// oneLine is an error's text on one line.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
 }

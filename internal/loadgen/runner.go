@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/buildinfo"
 	"github.com/meteorbench/meteorbench/internal/clock"
 	"github.com/meteorbench/meteorbench/internal/results"
@@ -34,6 +35,9 @@ type runner struct {
 	health  *http.Client
 	scraper *scraper
 	metrics bool // the target serves meteorbench_cpu_seconds_total
+	// sides are the scrapers of the endpoints' servers that serve
+	// meteorbench's metrics, by protocol (endpoints.go).
+	sides map[api.Protocol]*scraper
 }
 
 func newRunner(cfg Config) *runner {
@@ -54,8 +58,11 @@ func newRunner(cfg Config) *runner {
 // 260 ms between two probes, most of it the 200 ms scheduling
 // calibration).
 type Session struct {
-	r          *runner
-	warnings   []string // the target's notes, kept in every result
+	r        *runner
+	warnings []string // the target's notes, kept in every result
+	// notServed are the plan's scenarios and protocols the target did not
+	// answer correctly when probed: left out of every plan (probe.go).
+	notServed  []results.NotServed
 	scheduling *results.Scheduling
 }
 
@@ -73,7 +80,11 @@ func Open(ctx context.Context, cfg Config) (*Session, error) {
 		s.warnings = append(s.warnings, msg)
 		cfg.Logger.Warn(msg)
 	}
-	note, err := checkHealth(ctx, s.r.health, cfg.Target, HealthTimeout)
+	var note string
+	var err error
+	if cfg.Endpoints == nil { // a user's endpoint need not serve /healthz, or HTTP/1.1 at all
+		note, err = checkHealth(ctx, s.r.health, cfg.Target, HealthTimeout)
+	}
 	if err != nil {
 		s.Close()
 		if ctx.Err() != nil {
@@ -85,16 +96,19 @@ func Open(ctx context.Context, cfg Config) (*Session, error) {
 		warn(fmt.Sprintf("target %s: %s", cfg.Target, note))
 	}
 	if !cfg.NoProbe {
-		notes, err := s.r.probeContract(ctx) // probe.go
+		not, err := s.r.probeContract(ctx) // probe.go
 		if err != nil {
 			s.Close()
 			return nil, err
 		}
-		for _, n := range notes {
-			warn(fmt.Sprintf("target %s: %s", cfg.Target, n))
+		s.notServed = not
+		for _, n := range not {
+			cfg.Logger.Warn(fmt.Sprintf("target %s does not serve %s %s: not measured (%s)", cfg.Target, n.Scenario, n.Protocol, n.Why))
 		}
 	}
-	if _, err := s.r.scraper.scrape(ctx); err != nil {
+	if cfg.Endpoints != nil {
+		s.r.openSides(ctx, warn) // endpoints.go
+	} else if _, err := s.r.scraper.scrape(ctx); err != nil {
 		warn(fmt.Sprintf("server CPU per call not reported: target %s has no usable /metrics (%v)", cfg.Target, err))
 	} else {
 		s.r.metrics = true
@@ -103,13 +117,18 @@ func Open(ctx context.Context, cfg Config) (*Session, error) {
 }
 
 // Close releases the session's connections.
-func (s *Session) Close() { s.r.scraper.close() }
+func (s *Session) Close() {
+	s.r.scraper.close()
+	for _, sc := range s.r.sides {
+		sc.close()
+	}
+}
 
 // Run measures every cell of the plan and returns the result document: a
 // session opened for it, then closed.
 //
-// Stop reasons: "completed"; "interrupted" (ctx cancelled: the cells
-// measured so far are returned, with ErrInterrupted); "failed: ..." (the
+// Stop reasons: completed; interrupted (ctx cancelled: the cells
+// measured so far are returned, with ErrInterrupted); failed (the
 // target went away or refused the calls: the partial result is returned
 // with an error). A target that does not answer its health check, or none
 // of the contract's calls, fails before anything is measured, with a nil
@@ -133,14 +152,15 @@ func (s *Session) Run(ctx context.Context, cfg Config) (*results.Result, error) 
 	if cfg.Target != s.r.cfg.Target {
 		return nil, fmt.Errorf("a session of %s cannot measure %s", s.r.cfg.Target, cfg.Target)
 	}
-	r := &runner{cfg: cfg, health: s.r.health, scraper: s.r.scraper, metrics: s.r.metrics}
+	r := &runner{cfg: cfg, health: s.r.health, scraper: s.r.scraper, metrics: s.r.metrics, sides: s.r.sides}
 	res := &results.Result{
-		Schema:   results.Schema,
-		Env:      cfg.Env(),
-		Settings: cfg.Settings(),
-		Started:  time.Now().UTC().Round(0), // wall clock only: the document round-trips exactly
-		Cells:    []results.Cell{},
-		Warnings: slices.Clone(s.warnings),
+		Schema:    results.Schema,
+		Env:       cfg.Env(),
+		Settings:  cfg.Settings(),
+		Started:   time.Now().UTC().Round(0), // wall clock only: the document round-trips exactly
+		Cells:     []results.Cell{},
+		Warnings:  slices.Clone(s.warnings),
+		NotServed: slices.Clone(s.notServed),
 	}
 	warn := func(msg string) {
 		res.Warnings = append(res.Warnings, msg)
@@ -171,7 +191,7 @@ func (s *Session) Run(ctx context.Context, cfg Config) (*results.Result, error) 
 		}
 	}
 
-	specs := plan(cfg)
+	specs := served(plan(cfg), s.notServed) // probe.go
 	var (
 		done   []measured // the measurements of the current group
 		runErr error
@@ -232,12 +252,12 @@ func (s *Session) Run(ctx context.Context, cfg Config) (*results.Result, error) 
 	res.Finished = time.Now().UTC().Round(0)
 	switch {
 	case runErr == nil:
-		res.StopReason = "completed"
+		res.Stop = results.Stop{Reason: results.StopCompleted}
 	case errors.Is(runErr, ErrInterrupted):
-		res.StopReason = "interrupted"
+		res.Stop = results.Stop{Reason: results.StopInterrupted}
 		res.Interrupted = true
 	default:
-		res.StopReason = "failed: " + runErr.Error()
+		res.Stop = results.Failed(runErr)
 	}
 	return res, runErr
 }
@@ -285,9 +305,6 @@ func scheduling(ctx context.Context) *results.Scheduling {
 	}
 }
 
-// authClasses are answers that mean the target refused our credentials.
-var authClasses = []string{"http-401", "http-403", "grpc-Unauthenticated", "grpc-PermissionDenied"}
-
 // afterCell ends the run when a cell suggests going on is pointless: the
 // target no longer answers its health check, or it refused every call for
 // lack of (the right) credentials.
@@ -296,8 +313,8 @@ func (r *runner) afterCell(ctx context.Context, spec cellSpec, m *measured) erro
 		return nil
 	}
 	c := &m.cell
-	if c.Errors == 0 && c.Calls > 0 {
-		return nil
+	if (c.Errors == 0 && c.Calls > 0) || r.cfg.Endpoints != nil {
+		return nil // a user's endpoint has no /healthz to ask
 	}
 	if _, err := checkHealth(ctx, r.health, r.cfg.Target, HealthTimeout); err != nil {
 		if ctx.Err() != nil {
@@ -307,11 +324,11 @@ func (r *runner) afterCell(ctx context.Context, spec cellSpec, m *measured) erro
 	}
 	if c.Calls == 0 && c.Errors > 0 {
 		for class := range c.ErrorClasses {
-			if !slices.Contains(authClasses, class) {
+			if !class.Auth() {
 				return nil
 			}
 		}
-		return fmt.Errorf("target %s refused every call of %s (%s): check --token", r.cfg.Target, spec, classList(c.ErrorClasses))
+		return fmt.Errorf("target %s refused every call of %s (%s): check --token", r.cfg.Target, spec, c.ErrorClasses)
 	}
 	return nil
 }

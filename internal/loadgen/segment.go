@@ -2,6 +2,10 @@ package loadgen
 
 import (
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -122,4 +126,44 @@ func (sh cellShare) result(s results.Segment) *results.Share {
 		out.Rate = sh.sched.rate / float64(max(sh.sched.stride, 1))
 	}
 	return out
+}
+
+// JobIndexEnv is where a Kubernetes Indexed Job puts its pod's index,
+// which ParseSegment reads for "auto/N".
+const JobIndexEnv = "JOB_COMPLETION_INDEX"
+
+// ParseSegment reads run --segment: "i/N", or "auto/N" with i from an
+// Indexed Job's $JOB_COMPLETION_INDEX (0-based) + 1; "" is the whole plan.
+func ParseSegment(text string) (results.Segment, error) {
+	if n, ok := strings.CutPrefix(text, "auto/"); ok {
+		idx, err := strconv.Atoi(os.Getenv(JobIndexEnv))
+		if err != nil || idx < 0 {
+			return results.Segment{}, fmt.Errorf("segment auto/%s: $%s is %q, want the 0-based index of an Indexed Job's pod", n, JobIndexEnv, os.Getenv(JobIndexEnv))
+		}
+		text = strconv.Itoa(idx+1) + "/" + n
+	}
+	if text == "" {
+		return results.Segment{}, nil
+	}
+	return results.ParseSegment(text)
+}
+
+// ParseStartAt reads run --start-at: an RFC 3339 time, or +DURATION from
+// now; "" is no start time (the zero time).
+func ParseStartAt(text string, now time.Time) (time.Time, error) {
+	switch {
+	case text == "":
+		return time.Time{}, nil
+	case strings.HasPrefix(text, "+"):
+		d, err := time.ParseDuration(text[1:])
+		if err != nil || d < 0 {
+			return time.Time{}, fmt.Errorf("start-at %q: want +DURATION (e.g. +10s) or an RFC 3339 time", text)
+		}
+		return now.Add(d), nil
+	}
+	t, err := time.Parse(time.RFC3339, text)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("start-at %q: want an RFC 3339 time (e.g. 2026-05-01T12:00:00Z) or +DURATION", text)
+	}
+	return t, nil
 }

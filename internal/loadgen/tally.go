@@ -36,7 +36,7 @@ type record struct {
 	end      time.Time
 	out      call.Outcome
 	err      error
-	class    string // set when err != nil
+	class    results.ErrorClass // set when err != nil
 	// Open loop: the time from the dispatcher's wake-up for the call to its
 	// send (the hand-off to a free worker), and whether the call started
 	// more than LateThreshold after it was due (lateWoken: because the
@@ -49,7 +49,7 @@ type record struct {
 // error: the run was interrupted. A call still running at the cell's hard
 // end is an error of class results.ClassAbandoned: the target stalled it.
 const (
-	classCancelled = call.ClassCancelled
+	classCancelled = results.ClassCancelled
 	classAbandoned = results.ClassAbandoned
 )
 
@@ -70,18 +70,18 @@ type tally struct {
 	errSum float64
 
 	calls, errors int64
-	classes       map[string]int64
-	examples      map[string]string // the first error message of each class
-	cancelled     int64             // dropped: the run was interrupted
-	abandoned     int64             // of the errors, still running at the cell's hard end
-	late          int64             // open-loop: sent more than LateThreshold after due
-	lateWoken     int64             // of those, claimed in time by a free worker that woke late
+	classes       results.ErrorCounts
+	examples      map[results.ErrorClass]string // the first error message of each class
+	cancelled     int64                         // dropped: the run was interrupted
+	abandoned     int64                         // of the errors, still running at the cell's hard end
+	late          int64                         // open-loop: sent more than LateThreshold after due
+	lateWoken     int64                         // of those, claimed in time by a free worker that woke late
 	busy          time.Duration
 	batch         results.Welford // time per batch of successful calls, ns
 }
 
 func newTally(open bool) *tally {
-	t := &tally{classes: map[string]int64{}}
+	t := &tally{classes: results.ErrorCounts{}}
 	t.h[results.KindLatency] = newHist()
 	if open {
 		t.h[results.KindUncorrected], t.handoff = newHist(), newHist()
@@ -115,7 +115,7 @@ func (t *tally) add(r *record) {
 		t.classes[r.class]++
 		if _, ok := t.examples[r.class]; !ok {
 			if t.examples == nil {
-				t.examples = map[string]string{}
+				t.examples = map[results.ErrorClass]string{}
 			}
 			t.examples[r.class] = message(r.err, r.class)
 		}
@@ -146,7 +146,7 @@ func (t *tally) record(k results.LatencyKind, d time.Duration) {
 
 // message is an error's text without its class: a call.Error of the class
 // gives its cause ("record 3: id 7, want 12", not "invalid-response: ...").
-func message(err error, class string) string {
+func message(err error, class results.ErrorClass) string {
 	if err == nil {
 		return ""
 	}

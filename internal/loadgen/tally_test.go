@@ -102,15 +102,15 @@ func TestClassify(t *testing.T) {
 	for _, tc := range []struct {
 		ctx  context.Context
 		err  error
-		want string
+		want results.ErrorClass
 	}{
-		{bg, call.Invalid("bad"), call.ClassInvalid},
+		{bg, call.Invalid("bad"), results.ClassInvalid},
 		{bg, call.HTTPStatus(503, ""), "http-503"},
 		{bg, call.GRPCCode("Unavailable", errors.New("x")), "grpc-Unavailable"},
-		{bg, errors.New("connection refused"), call.ClassTransport},
-		{bg, context.DeadlineExceeded, call.ClassTimeout},
-		{expired, call.Invalid("truncated because the deadline hit"), call.ClassTimeout},
-		{cancelled, errors.New("anything"), call.ClassCancelled},
+		{bg, errors.New("connection refused"), results.ClassTransport},
+		{bg, context.DeadlineExceeded, results.ClassTimeout},
+		{expired, call.Invalid("truncated because the deadline hit"), results.ClassTimeout},
+		{cancelled, errors.New("anything"), results.ClassCancelled},
 	} {
 		if got := call.Classify(tc.ctx, tc.err); got != tc.want {
 			t.Errorf("Classify(%v) = %q, want %q", tc.err, got, tc.want)

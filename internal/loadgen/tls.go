@@ -61,8 +61,13 @@ func (r *runner) controlOverTLS() {
 		return
 	}
 	for _, tr := range []*http.Transport{r.health.Transport.(*http.Transport), r.scraper.hc.Transport.(*http.Transport)} {
-		tr.DialContext = (&wire.Dialer{TLS: r.cfg.clientTLS(api.REST)}).DialContext
+		r.dialOverTLS(tr)
 	}
+}
+
+// dialOverTLS makes a control transport's connections TLS (ALPN http/1.1).
+func (r *runner) dialOverTLS(tr *http.Transport) {
+	tr.DialContext = (&wire.Dialer{TLS: r.cfg.clientTLS(api.REST)}).DialContext
 }
 
 // handshakeLatency is the cell's TLS handshake times; nil without TLS.

@@ -26,8 +26,7 @@ var errCellEnd = errors.New("cell time bound reached")
 var errTargetDown = errors.New("target down")
 
 // TargetDownAfter is how long a phase goes on while its calls end in
-// nothing but transport errors (ClassTransport, or grpc-Unavailable, which
-// is how grpc-go reports a connection it cannot make) before it stops with
+// nothing but transport errors (results.ErrorClass.Unreachable) before it stops with
 // Cell.StopReason = results.StopTargetDown. Any other outcome, success or
 // error, restarts the clock. A second is far beyond a connection hiccup and
 // short enough that a dead server is not hammered for the rest of the cell;
@@ -44,12 +43,6 @@ const (
 	TransportBackoffMin = 1 * time.Millisecond
 	TransportBackoffMax = 50 * time.Millisecond
 )
-
-// unreachable reports whether an error class means the target could not be
-// reached at all.
-func unreachable(class string) bool {
-	return class == call.ClassTransport || class == "grpc-Unavailable"
-}
 
 // bounds end a phase (the warm-up or the measurement of a cell).
 type bounds struct {
@@ -99,7 +92,7 @@ func (w *worker) one(ctx context.Context, intended, start time.Time, pre record)
 		rec.end = time.Now()
 		if rec.err != nil {
 			rec.class = call.Classify(cctx, rec.err)
-			if rec.class == call.ClassTimeout && context.Cause(cctx) == errCellEnd {
+			if rec.class.Timeout() && context.Cause(cctx) == errCellEnd {
 				rec.class = classAbandoned
 			}
 		}
@@ -118,7 +111,7 @@ func (w *worker) settle(ctx context.Context, rec *record) bool {
 	switch {
 	case rec.class == classCancelled || rec.class == classAbandoned:
 		return false
-	case !unreachable(rec.class):
+	case !rec.class.Unreachable():
 		w.backoff = 0
 		if w.p.downSince.Load() != 0 {
 			w.p.downSince.Store(0)
@@ -268,7 +261,7 @@ type phaseResult struct {
 	// open-loop: calls due before the soft end that were never sent.
 	missed uint64
 	// stop is results.StopTargetDown when the target stopped answering, else "".
-	stop string
+	stop results.StopReason
 	// wake is the canary's lateness: how late goroutines woken by the
 	// netpoller ran during the phase (canary.go).
 	wake *hdrhistogram.Histogram

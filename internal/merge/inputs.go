@@ -83,7 +83,7 @@ func segments(inputs []Input) (*results.Merged, error) {
 		r := in.Result
 		inst := results.Instance{
 			File: in.Name, Target: r.Env.Target, Started: r.Started, Finished: r.Finished,
-			StartOffsetUS: r.Env.StartOffsetUS, StopReason: r.StopReason,
+			StartOffsetUS: r.Env.StartOffsetUS, StopReason: r.Stop,
 		}
 		for i := range r.Cells {
 			sum, err := results.AddInt64(inst.Calls, r.Cells[i].Calls)

@@ -87,14 +87,14 @@ func Merge(ctx context.Context, inputs []Input) (*results.Result, error) {
 	}
 
 	out := &results.Result{
-		Schema:     results.Schema,
-		Env:        first.Result.Env,
-		Settings:   first.Result.Settings,
-		Started:    first.Result.Started,
-		Finished:   first.Result.Finished,
-		StopReason: "completed",
-		Cells:      []results.Cell{},
-		Merged:     info,
+		Schema:   results.Schema,
+		Env:      first.Result.Env,
+		Settings: first.Result.Settings,
+		Started:  first.Result.Started,
+		Finished: first.Result.Finished,
+		Stop:     results.Stop{Reason: results.StopCompleted},
+		Cells:    []results.Cell{},
+		Merged:   info,
 	}
 	out.Env.StartOffsetUS = nil
 	out.Env.Scheduling = nil // each instance measured its own; see the inputs
@@ -116,8 +116,9 @@ func Merge(ctx context.Context, inputs []Input) (*results.Result, error) {
 		if r.Finished.After(out.Finished) {
 			out.Finished = r.Finished
 		}
-		if r.StopReason != "completed" && out.StopReason == "completed" {
-			out.StopReason = r.StopReason + " (" + in.Name + ")"
+		if r.Stop.Reason != results.StopCompleted && out.Stop.Reason == results.StopCompleted {
+			out.Stop = r.Stop
+			out.Stop.Input = in.Name
 		}
 		out.Interrupted = out.Interrupted || r.Interrupted
 		targets[r.Env.Target] = true

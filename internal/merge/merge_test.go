@@ -3,6 +3,7 @@ package merge
 import (
 	"context"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/analysis"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -33,12 +35,12 @@ func doc(t *testing.T, seg *results.Segment, calls int, seed uint64) (*results.R
 	cpu := 40.0
 	started := time.Date(2026, 5, 1, 12, 0, 0, int(seed), time.UTC)
 	r := &results.Result{
-		Schema:     results.Schema,
-		Env:        results.Env{Target: "10.0.0.1:8080", MeteorbenchVersion: "v1"},
-		Settings:   results.Settings{Protocols: []api.Protocol{api.GRPC}, Scenarios: []api.Scenario{api.Small}, Batches: []int{10}, Concurrency: []int{3}, Iterations: 30, Mode: results.ModeClosed, Repeat: 1, Segment: seg},
-		Started:    started,
-		Finished:   started.Add(time.Second),
-		StopReason: "completed",
+		Schema:   results.Schema,
+		Env:      results.Env{Target: "10.0.0.1:8080", MeteorbenchVersion: "v1"},
+		Settings: results.Settings{Protocols: []api.Protocol{api.GRPC}, Scenarios: []api.Scenario{api.Small}, Batches: []int{10}, Concurrency: []int{3}, Iterations: 30, Mode: results.ModeClosed, Repeat: 1, Segment: seg},
+		Started:  started,
+		Finished: started.Add(time.Second),
+		Stop:     results.Stop{Reason: results.StopCompleted},
 		Cells: []results.Cell{{
 			CellKey: results.CellKey{Scenario: api.Small, Protocol: api.GRPC, Batch: 10, Condition: results.Condition{Concurrency: 3}},
 			Mode:    results.ModeClosed, Calls: int64(calls), DurationS: 1, CallsPerS: float64(calls),
@@ -107,8 +109,12 @@ func TestMergePercentilesExact(t *testing.T) {
 	if m.Merged == nil || m.Merged.Segments != "segments 1, 2, 3 of 3" || len(m.Merged.Instances) != 3 || m.Settings.Segment != nil {
 		t.Errorf("merged info %+v, settings segment %v", m.Merged, m.Settings.Segment)
 	}
-	if len(m.Verdicts) == 0 {
-		t.Error("verdicts not recomputed")
+	// The verdicts are the merged cells', as analysis draws them.
+	fresh := *m
+	fresh.Verdicts, fresh.Crossovers = nil, nil
+	analysis.Apply(&fresh)
+	if len(m.Verdicts) == 0 || !reflect.DeepEqual(m.Verdicts, fresh.Verdicts) {
+		t.Errorf("verdicts %+v, want those of the merged cells %+v", m.Verdicts, fresh.Verdicts)
 	}
 }
 

@@ -78,7 +78,7 @@ func (p *Plan) Files() []File {
 // folders of every file, trying a file in each: a command calls it before
 // doing any work, so a bad flag fails at once. flag names the option.
 func (p *Plan) Check(flag string) error {
-	if p.Prefix == "" && isTerminal(p.Stdout) {
+	if p.Prefix == "" && IsTerminal(p.Stdout) {
 		for _, f := range p.Formats {
 			if p.Binary != nil && p.Binary(f) {
 				return fmt.Errorf("--format %s is binary: give %s or redirect stdout", f, flag)
@@ -170,8 +170,8 @@ func (p *Plan) fallback(render Render, toStdout map[string]bool) []error {
 	return append(errs, errors.New("the result could not be saved anywhere: the table above is all that is left"))
 }
 
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

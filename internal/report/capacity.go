@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -75,7 +76,7 @@ func capSeriesRow(c *results.Capacity) []string {
 func capSearches(c *results.Capacity) string {
 	n := strconv.Itoa(c.Repeated())
 	if len(c.Searches) > 1 && c.RateMax > 0 {
-		n += " [" + fmtRate(c.RateMin) + ", " + fmtRate(c.RateMax) + "]"
+		n += " [" + format.Rate(c.RateMin) + ", " + format.Rate(c.RateMax) + "]"
 	}
 	return n
 }
@@ -89,9 +90,9 @@ func capFound(c *results.Capacity) string {
 	case c.Rate == 0:
 		return "none"
 	case c.GeneratorBound > 0:
-		return "≥ " + fmtRate(c.Rate) + " calls/s" + capMedian(c)
+		return "≥ " + format.Rate(c.Rate) + " calls/s" + capMedian(c)
 	}
-	return fmtRate(c.Rate) + " calls/s" + capMedian(c)
+	return format.Rate(c.Rate) + " calls/s" + capMedian(c)
 }
 
 // capMedian marks a found rate that is the median of several searches.
@@ -109,9 +110,9 @@ func capBracket(c *results.Capacity) string {
 	}
 	hi := "–"
 	if c.Hi > 0 {
-		hi = fmtRate(c.Hi)
+		hi = format.Rate(c.Hi)
 	}
-	return "[" + fmtRate(c.Lo) + ", " + hi + "]"
+	return "[" + format.Rate(c.Lo) + ", " + hi + "]"
 }
 
 func capHeld(c *results.Capacity) string {
@@ -136,7 +137,7 @@ func capEnd(c *results.Capacity) string {
 	case c.Failure != "":
 		return c.Failure
 	case c.GeneratorBound > 0:
-		return "generator-bound at " + fmtRate(c.GeneratorBound) + " calls/s"
+		return "generator-bound at " + format.Rate(c.GeneratorBound) + " calls/s"
 	case c.Complete && c.Note != "":
 		return "complete (" + c.Note + ")"
 	case c.Complete:
@@ -186,7 +187,7 @@ func capProbeRows(c *results.Capacity, probes []results.CapacityProbe) [][]strin
 	var out [][]string
 	for i, p := range probes {
 		out = append(out, []string{
-			strconv.Itoa(i + 1), p.Phase, fmtRate(p.Offered), fmtRate(p.Achieved),
+			strconv.Itoa(i + 1), p.Phase, format.Rate(p.Offered), format.Rate(p.Achieved),
 			fmtLatency(p.LatencyUS.P50), fmtLatency(p.LatencyUS.At(c.Percentile)),
 			capErrors(p), p.Verdict, p.Why,
 		})
@@ -199,14 +200,14 @@ func capErrors(p results.CapacityProbe) string {
 	if p.Errors == 0 {
 		return "0"
 	}
-	return fmt.Sprintf("%s (%.2f%%)", fmtCount(p.Errors), 100*float64(p.Errors)/float64(p.Calls+p.Errors))
+	return format.Count(p.Errors) + " (" + format.Percent(float64(p.Errors)/float64(p.Calls+p.Errors)) + ")"
 }
 
 func fmtLatency(us float64) string {
 	if us <= 0 {
 		return "–"
 	}
-	return fmtUS(us)
+	return format.US(us)
 }
 
 // tableCapacity prints the capacity sections in the table format.
@@ -221,7 +222,7 @@ func tableCapacity(ew *errWriter, r *results.Result) {
 		tw.Flush()
 		for _, c := range s.Series {
 			for _, run := range capRuns(c) {
-				ew.printf("\n-- %s (%s, errors ≤ %s, achieved ≥ 99%% of offered) --\n", run.Title, c.Objective, fmtFraction(c.MaxErrors))
+				ew.printf("\n-- %s (%s, errors ≤ %s, achieved ≥ 99%% of offered) --\n", run.Title, c.Objective, format.Percent(c.MaxErrors))
 				if len(run.Probes) == 0 {
 					ew.printf("no probe ran\n")
 					continue
@@ -267,7 +268,7 @@ func markdownCapacity(ew *errWriter, r *results.Result) {
 		for _, c := range s.Series {
 			for _, run := range capRuns(c) {
 				ew.printf("\n### %s\n\n", mdEscape(run.Title))
-				ew.printf("<sub>%s, errors ≤ %s, achieved ≥ 99%% of offered</sub>\n\n", mdEscape(c.Objective), mdEscape(fmtFraction(c.MaxErrors)))
+				ew.printf("<sub>%s, errors ≤ %s, achieved ≥ 99%% of offered</sub>\n\n", mdEscape(c.Objective), mdEscape(format.Percent(c.MaxErrors)))
 				if len(run.Probes) == 0 {
 					ew.printf("No probe ran.\n")
 					continue
@@ -276,11 +277,6 @@ func markdownCapacity(ew *errWriter, r *results.Result) {
 			}
 		}
 	}
-}
-
-// fmtFraction formats an error budget: "0.1%".
-func fmtFraction(f float64) string {
-	return strconv.FormatFloat(100*f, 'g', 3, 64) + "%"
 }
 
 // htmlCapSection is a capacity section as the html template sees it.
@@ -307,7 +303,7 @@ func htmlCapacity(r *results.Result) []htmlCapSection {
 			for _, run := range capRuns(c) {
 				h.Series = append(h.Series, htmlCapSeries{
 					Title:  run.Title,
-					Note:   fmt.Sprintf("%s, errors ≤ %s, achieved ≥ 99%% of offered", c.Objective, fmtFraction(c.MaxErrors)),
+					Note:   fmt.Sprintf("%s, errors ≤ %s, achieved ≥ 99%% of offered", c.Objective, format.Percent(c.MaxErrors)),
 					Header: capProbeHeader(c),
 					Rows:   capProbeRows(c, run.Probes),
 				})

@@ -51,14 +51,7 @@ func TestCapacityRepeatFormats(t *testing.T) {
 			t.Errorf("%s: names --repeat 5, which capacity refuses", format)
 		}
 	}
-	recs, err := csv.NewReader(bytes.NewReader(render(t, "csv", r))).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range CapacityCSVHeader {
-		col[h] = i
-	}
+	recs, col := capacityCSV(t, r)
 	n := 0
 	for _, c := range r.Capacity {
 		for _, s := range c.Searches {
@@ -86,7 +79,7 @@ func TestCapacityFormats(t *testing.T) {
 		if strings.Contains(strings.ToLower(out), "no cells were measured") {
 			t.Errorf("%s: says no cells were measured", format)
 		}
-		for _, want := range []string{"small (GetVersion) · p99", "server on 1 CPU", "generator-bound at 3,064 calls/s", "3 of 3", "achieved 10279 of 12800 calls/s"} {
+		for _, want := range []string{"small (GetVersion) · p99", "server on 1 CPU", "generator-bound at 3,064 calls/s", "3 of 3", "achieved 10,279 of 12,800 calls/s"} {
 			if !strings.Contains(out, want) && !strings.Contains(out, mdEscape(want)) {
 				t.Errorf("%s: lacks %q", format, want)
 			}
@@ -97,17 +90,7 @@ func TestCapacityFormats(t *testing.T) {
 		t.Errorf("html: no capacity tables or chart, or an empty cells section")
 	}
 
-	recs, err := csv.NewReader(bytes.NewReader(render(t, "csv", r))).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Join(recs[0], ",") != strings.Join(CapacityCSVHeader, ",") {
-		t.Fatalf("csv header %v", recs[0])
-	}
-	col := map[string]int{}
-	for i, h := range CapacityCSVHeader {
-		col[h] = i
-	}
+	recs, col := capacityCSV(t, r)
 	row := 1
 	for _, c := range r.Capacity {
 		for _, p := range c.Probes {
@@ -214,4 +197,22 @@ func TestCompareCapacity(t *testing.T) {
 	if err := WriteComparison(&buf, "markdown", cmp); err != nil || !strings.Contains(buf.String(), "## Capacity") {
 		t.Errorf("markdown: %v\n%s", err, buf.String())
 	}
+}
+
+// capacityCSV renders r as csv and parses it back, with the header checked
+// and each column's index by name.
+func capacityCSV(t *testing.T, r *results.Result) ([][]string, map[string]int) {
+	t.Helper()
+	recs, err := csv.NewReader(bytes.NewReader(render(t, "csv", r))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) == 0 || strings.Join(recs[0], ",") != strings.Join(CapacityCSVHeader, ",") {
+		t.Fatalf("csv header %v", recs)
+	}
+	col := map[string]int{}
+	for i, h := range CapacityCSVHeader {
+		col[h] = i
+	}
+	return recs, col
 }

@@ -349,7 +349,7 @@ func TestChartsDegenerate(t *testing.T) {
 	r.Cells = r.Cells[:2]
 	r.Cells[0].Distribution = nil               // falls back to the percentiles
 	r.Cells[1].Calls, r.Cells[1].Errors = 0, 10 // all failed
-	r.Cells[1].ErrorClasses = map[string]int64{"unavailable": 10}
+	r.Cells[1].ErrorClasses = results.ErrorCounts{"unavailable": 10}
 	for _, f := range []string{"svg", "html"} { // png draws the same canvas, more slowly
 		render(t, f, r)
 	}

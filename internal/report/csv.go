@@ -91,7 +91,7 @@ func writeCSV(w io.Writer, r *results.Result) error {
 			f(c.ClientCPUUSPerCall), server,
 			first,
 			rateReq, rateAch, late,
-			opt(results.FigLastByteP50), opt(results.FigDecodeMean), c.StopReason,
+			opt(results.FigLastByteP50), opt(results.FigDecodeMean), string(c.StopReason),
 			strings.Join(c.Suspect, "; "), util, wake,
 		}
 		rec = appendDimensions(rec, cellCSVHeader, c.Condition)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -30,6 +31,9 @@ func envLines(r *results.Result) [][2]string {
 		target += " (own server child, loopback)"
 	}
 	lines = append(lines, [2]string{"target", target})
+	for _, n := range r.NotServed {
+		lines = append(lines, [2]string{"not served", fmt.Sprintf("%s %s: not measured (%s)", n.Scenario, n.Protocol, n.Why)})
+	}
 	lines = append(lines, [2]string{"plan", planLine(s)})
 	lines = append(lines, [2]string{"load", loadLine(s)})
 	if s.Repeat > 1 {
@@ -37,11 +41,11 @@ func envLines(r *results.Result) [][2]string {
 	}
 	run := r.Started.UTC().Format("2006-01-02 15:04:05 MST")
 	if !r.Finished.IsZero() && r.Finished.After(r.Started) {
-		run += ", took " + fmtSeconds(r.Finished.Sub(r.Started).Seconds())
+		run += ", took " + format.Seconds(r.Finished.Sub(r.Started).Seconds())
 	}
 	lines = append(lines, [2]string{"run", run})
-	if r.StopReason != "" || !r.Finished.IsZero() {
-		lines = append(lines, [2]string{"stopped", orNA(r.StopReason)})
+	if r.Stop != (results.Stop{}) || !r.Finished.IsZero() {
+		lines = append(lines, [2]string{"stopped", orNA(r.Stop.String())})
 	}
 	if len(e.Flags) > 0 {
 		lines = append(lines, [2]string{"command", strings.Join(e.Flags, " ")})
@@ -85,7 +89,7 @@ func planLine(s *results.Settings) string {
 		conc = "following the rate" // a capacity search's probes
 	}
 	return fmt.Sprintf("protocols %s · scenarios %s · batches %s · concurrency %s",
-		joinNames(s.Protocols), joinNames(s.Scenarios), ints(s.Batches), conc)
+		format.Names(s.Protocols), format.Names(s.Scenarios), ints(s.Batches), conc)
 }
 
 // loadLine describes the load: mode, bounds, warm-up, timeout, connections.
@@ -94,21 +98,21 @@ func loadLine(s *results.Settings) string {
 	if s.Mode == results.ModeOpen {
 		m := "open loop"
 		if s.Rate > 0 {
-			m += " at " + fmtRate(s.Rate) + " calls/s per cell"
+			m += " at " + format.Rate(s.Rate) + " calls/s per cell"
 		}
 		parts = append(parts, m+" (latency from the intended start)")
 	} else {
 		parts = append(parts, "closed loop")
 	}
 	if s.DurationS > 0 {
-		parts = append(parts, fmtSeconds(s.DurationS)+" per cell")
+		parts = append(parts, format.Seconds(s.DurationS)+" per cell")
 	}
 	if s.Iterations > 0 {
 		parts = append(parts, plural(s.Iterations, "batch", "batches")+" per cell")
 	}
-	parts = append(parts, "warm-up "+fmtSeconds(s.WarmupS))
+	parts = append(parts, "warm-up "+format.Seconds(s.WarmupS))
 	if s.TimeoutS > 0 {
-		parts = append(parts, "timeout "+fmtSeconds(s.TimeoutS))
+		parts = append(parts, "timeout "+format.Seconds(s.TimeoutS))
 	}
 	if s.Connections > 0 {
 		parts = append(parts, plural(s.Connections, "connection", "connections")+" per protocol")
@@ -137,16 +141,7 @@ func repeatLine(r *results.Result) string {
 	}
 	s := fmt.Sprintf("%d per cell, interleaved; figures are median [lo, hi]", r.Settings.Repeat)
 	if conf > 0 {
-		s += fmt.Sprintf(" at %.0f%% confidence", conf*100)
+		s += " at " + format.Percent(conf) + " confidence"
 	}
 	return s
-}
-
-// joinNames lists typed names: "rest, grpc".
-func joinNames[T ~string](names []T) string {
-	parts := make([]string, len(names))
-	for i, n := range names {
-		parts[i] = string(n)
-	}
-	return strings.Join(parts, ", ")
 }

@@ -250,7 +250,7 @@ func fixtureEnv(flags ...string) results.Env {
 }
 
 func newResult(env results.Env, set results.Settings) *results.Result {
-	return &results.Result{Schema: results.Schema, Env: env, Settings: set, Started: fixtureStart, StopReason: "completed"}
+	return &results.Result{Schema: results.Schema, Env: env, Settings: set, Started: fixtureStart, Stop: results.Stop{Reason: results.StopCompleted}}
 }
 
 // finish sets Finished from the cells' measured time plus warm-ups, and
@@ -319,7 +319,7 @@ func fixtureInterrupted() *results.Result {
 	scen := []api.Scenario{api.Small, api.Large}
 	r := newResult(fixtureEnv("--scenarios", "small,large", "--timeout", "2ms"), closedSettings(protos, scen, []int{100, 200}, 1))
 	r.Settings.TimeoutS = 0.002
-	r.StopReason = "interrupted"
+	r.Stop = results.Stop{Reason: results.StopInterrupted}
 	r.Interrupted = true
 	r.Warnings = []string{"interrupted during cell 8 of 8: large/grpc/b200/c4 was not measured"}
 	for _, sc := range scen {
@@ -335,8 +335,8 @@ func fixtureInterrupted() *results.Result {
 				c := drawCell(s)
 				switch {
 				case sc == api.Large && b == 100 && p == api.REST:
-					c.ErrorClasses = map[string]int64{"deadline_exceeded": 37, "http_503": 2}
-					c.ErrorExamples = map[string]string{
+					c.ErrorClasses = results.ErrorCounts{"deadline_exceeded": 37, "http_503": 2}
+					c.ErrorExamples = map[results.ErrorClass]string{
 						"deadline_exceeded": `Get "http://127.0.0.1:41234/api/MeteoriteLandings/LargePayload": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`,
 						"http_503":          "503 Service Unavailable: server overloaded",
 					}
@@ -350,8 +350,8 @@ func fixtureInterrupted() *results.Result {
 					c.Warnings = []string{"cut short by the interrupt: 1.5s measured of 10s"}
 				case sc == api.Small && b == 200 && p == api.GRPC:
 					c.Errors = 1000
-					c.ErrorClasses = map[string]int64{"invalid-response": 1000}
-					c.ErrorExamples = map[string]string{"invalid-response": "record 3: id 7 does not match the data set:\n" +
+					c.ErrorClasses = results.ErrorCounts{"invalid-response": 1000}
+					c.ErrorExamples = map[results.ErrorClass]string{"invalid-response": "record 3: id 7 does not match the data set:\n" +
 						`want {"name":"Aarhus","id":"7","mass":"720"}, got {"name":"Aarhus","id":"7","mass":"0"} (field mass)`}
 				}
 				r.Cells = append(r.Cells, c)

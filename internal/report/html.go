@@ -52,7 +52,7 @@ func writeHTML(ctx context.Context, w io.Writer, r *results.Result) error {
 	page := htmlPage{
 		Title:       "meteorbench: REST vs gRPC",
 		Interrupted: r.Interrupted,
-		StopReason:  orNA(r.StopReason),
+		StopReason:  orNA(r.Stop.String()),
 		Env:         envLines(r),
 		Warnings:    r.Warnings,
 		Summary:     summary(r),

@@ -24,7 +24,7 @@ func writeMarkdown(w io.Writer, r *results.Result) error {
 	ew := &errWriter{w: w}
 	ew.printf("# meteorbench results\n\n")
 	if r.Interrupted {
-		ew.printf("> **%s** (stopped: %s)\n\n", interruptedBanner, mdEscape(orNA(r.StopReason)))
+		ew.printf("> **%s** (stopped: %s)\n\n", interruptedBanner, mdEscape(orNA(r.Stop.String())))
 	}
 	for _, l := range envLines(r) {
 		v := mdEscape(l[1])

@@ -2,10 +2,10 @@ package report
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/stats"
 )
@@ -34,17 +34,17 @@ func interval(c *results.Cell, f results.Figure) (results.Interval, bool) {
 }
 
 // kindOf says how a figure is formatted, from its unit.
-func kindOf(f results.Figure) kind {
+func kindOf(f results.Figure) format.Kind {
 	info, _ := f.Info()
 	switch info.Unit {
 	case "µs":
-		return kindUS
+		return format.KindUS
 	case "ms":
-		return kindMS
+		return format.KindMS
 	case "B":
-		return kindBytes
+		return format.KindBytes
 	}
-	return kindRate
+	return format.KindRate
 }
 
 // figureText formats a figure of c, as "median [lo, hi]" when repeated;
@@ -55,9 +55,9 @@ func figureText(c *results.Cell, f results.Figure) (string, bool) {
 		return "", false
 	}
 	if iv, ok := interval(c, f); ok {
-		return fmtInterval(iv, kindOf(f)), true
+		return format.Interval(iv.Median, iv.Lo, iv.Hi, kindOf(f)), true
 	}
-	return fmtValue(v, kindOf(f)), true
+	return format.Value(v, kindOf(f)), true
 }
 
 // A rowDef is one row of a group's table.
@@ -91,7 +91,7 @@ func figRow(f results.Figure, optional bool) rowDef {
 func latRow(label string, l func(c *results.Cell) *results.Latency, v func(l *results.Latency) float64) rowDef {
 	return rowDef{label, func(c *results.Cell) string {
 		if lat := l(c); lat != nil && c.Calls > 0 {
-			return fmtUS(v(lat))
+			return format.US(v(lat))
 		}
 		return ""
 	}}
@@ -116,16 +116,16 @@ func p99(l *results.Latency) float64 { return l.P99 }
 // byte and decode time when the adapters report neither) are left out.
 func cellRows(g *group) []row {
 	defs := []rowDef{
-		{"calls", func(c *results.Cell) string { return fmtCount(c.Calls) }},
+		{"calls", func(c *results.Cell) string { return format.Count(c.Calls) }},
 		{"errors", func(c *results.Cell) string { return fmtErrors(c.Errors, c.ErrorClasses) }},
-		{"stopped", func(c *results.Cell) string { return c.StopReason }},
-		{"duration", func(c *results.Cell) string { return fmtSeconds(c.DurationS) }},
+		{"stopped", func(c *results.Cell) string { return string(c.StopReason) }},
+		{"duration", func(c *results.Cell) string { return format.Seconds(c.DurationS) }},
 		{"connections", func(c *results.Cell) string { return strconv.Itoa(c.Connections) }},
 		figRow(results.FigCallsPerS, false),
-		{"MB/s", func(c *results.Cell) string { return sig3(c.MBPerS) }},
-		openRow("rate requested", func(c *results.Cell) string { return fmtRate(c.RateRequested) + "/s" }),
-		openRow("rate achieved", func(c *results.Cell) string { return fmtRate(c.RateAchieved) + "/s" }),
-		openRow("late calls", func(c *results.Cell) string { return fmtCount(c.LateCalls) }),
+		{"MB/s", func(c *results.Cell) string { return format.Number(c.MBPerS) }},
+		openRow("rate requested", func(c *results.Cell) string { return format.Rate(c.RateRequested) + "/s" }),
+		openRow("rate achieved", func(c *results.Cell) string { return format.Rate(c.RateAchieved) + "/s" }),
+		openRow("late calls", func(c *results.Cell) string { return format.Count(c.LateCalls) }),
 		figRow(results.FigLatencyP50, false),
 		figRow(results.FigLatencyP90, false),
 		figRow(results.FigLatencyP99, false),
@@ -146,17 +146,17 @@ func cellRows(g *group) []row {
 			if c.ServerUtilisation == nil || c.Calls == 0 {
 				return ""
 			}
-			return fmt.Sprintf("%.0f%%", 100**c.ServerUtilisation)
+			return format.Percent(*c.ServerUtilisation)
 		}},
 		{"generator wake p50/p99", func(c *results.Cell) string {
 			if g := c.GeneratorDelayUS; g != nil {
-				return fmtUS(g.Wake.P50) + " / " + fmtUS(g.Wake.P99)
+				return format.US(g.Wake.P50) + " / " + format.US(g.Wake.P99)
 			}
 			return ""
 		}},
 		openRow("hand-off p50/p99", func(c *results.Cell) string {
 			if g := c.GeneratorDelayUS; g != nil && g.Handoff != nil {
-				return fmtUS(g.Handoff.P50) + " / " + fmtUS(g.Handoff.P99)
+				return format.US(g.Handoff.P50) + " / " + format.US(g.Handoff.P99)
 			}
 			return ""
 		}),
@@ -197,7 +197,7 @@ func batchRow(batch int) rowDef {
 			return "–"
 		}
 		if c.BatchMS.Stddev > 0 {
-			s += " ± " + fmtUS(c.BatchMS.Stddev*1e3)
+			s += " ± " + format.US(c.BatchMS.Stddev*1e3)
 		}
 		return s
 	}}
@@ -214,8 +214,8 @@ func groupNotes(g *group) []string {
 		}
 	}
 	for _, c := range g.Cells {
-		for _, class := range errorClasses(c.ErrorClasses) {
-			s := fmt.Sprintf("%s: %s ×%s", c.Protocol, class, fmtCount(c.ErrorClasses[class]))
+		for _, class := range c.ErrorClasses.Sorted() {
+			s := fmt.Sprintf("%s: %s ×%s", c.Protocol, class, format.Count(c.ErrorClasses[class]))
 			if ex := c.ErrorExamples[class]; ex != "" {
 				s += ": " + truncate(oneLine(ex), maxExample)
 			}
@@ -234,21 +234,6 @@ func groupNotes(g *group) []string {
 // message's gist, short enough for one terminal line.
 const maxExample = 80
 
-// errorClasses returns the classes most frequent first, then by name.
-func errorClasses(classes map[string]int64) []string {
-	names := make([]string, 0, len(classes))
-	for k := range classes {
-		names = append(names, k)
-	}
-	sort.Slice(names, func(i, j int) bool {
-		if classes[names[i]] != classes[names[j]] {
-			return classes[names[i]] > classes[names[j]]
-		}
-		return names[i] < names[j]
-	})
-	return names
-}
-
 // oneLine folds whitespace runs (newlines included) into single spaces.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
@@ -259,4 +244,13 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return strings.TrimRight(string(r[:n-4]), " ") + " ..."
+}
+
+// fmtErrors formats an error count with its classes, most frequent first:
+// "4 (deadline_exceeded 3, unavailable 1)".
+func fmtErrors(n int64, classes results.ErrorCounts) string {
+	if len(classes) == 0 {
+		return format.Count(n)
+	}
+	return format.Count(n) + " (" + classes.String() + ")"
 }

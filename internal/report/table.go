@@ -16,7 +16,7 @@ import (
 func writeTable(w io.Writer, r *results.Result) error {
 	ew := &errWriter{w: w}
 	if r.Interrupted {
-		ew.printf("*** %s (%s) ***\n\n", interruptedBanner, orNA(r.StopReason))
+		ew.printf("*** %s (%s) ***\n\n", interruptedBanner, orNA(r.Stop.String()))
 	}
 	tableEnv(ew, r)
 	tableWarnings(ew, r)
@@ -156,7 +156,7 @@ func (l *Live) Finish(r *results.Result) error {
 	}
 	tableSummary(l.ew, r)
 	if r.Interrupted {
-		l.ew.printf("\n*** %s (%s) ***\n", interruptedBanner, orNA(r.StopReason))
+		l.ew.printf("\n*** %s (%s) ***\n", interruptedBanner, orNA(r.Stop.String()))
 	}
 	return l.ew.err
 }

@@ -2,10 +2,13 @@ package results
 
 import (
 	"cmp"
+	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/link"
 )
 
@@ -89,9 +92,9 @@ var Dimensions = []Dimension{
 		IsSet: func(c Condition) bool { return c.RateRequested > 0 },
 		Clear: func(c *Condition) { c.RateRequested = 0 },
 		Key:   func(c Condition) string { return "r" + strconv.FormatFloat(c.RateRequested, 'g', -1, 64) },
-		Short: func(c Condition) string { return FormatRate(c.RateRequested) + "/s" },
+		Short: func(c Condition) string { return format.Rate(c.RateRequested) + "/s" },
 		Unset: "closed loop",
-		Prose: func(c Condition) string { return "open loop at " + FormatRate(c.RateRequested) + " calls/s" },
+		Prose: func(c Condition) string { return "open loop at " + format.Rate(c.RateRequested) + " calls/s" },
 		Compare: func(a, b Condition) int {
 			return differ(a.RateRequested != b.RateRequested, a.RateRequested < b.RateRequested)
 		},
@@ -134,8 +137,8 @@ var Dimensions = []Dimension{
 		IsSet:   func(c Condition) bool { return c.Records > 0 },
 		Clear:   func(c *Condition) { c.Records = 0 },
 		Key:     func(c Condition) string { return "n" + strconv.Itoa(c.Records) },
-		Short:   func(c Condition) string { return FormatRecords(c.Records) },
-		Prose:   func(c Condition) string { return FormatRecords(c.Records) },
+		Short:   func(c Condition) string { return format.Records(c.Records) },
+		Prose:   func(c Condition) string { return format.Records(c.Records) },
 		Compare: func(a, b Condition) int { return cmp.Compare(a.N(), b.N()) }, // unset is the default size
 		CSV:     func(c Condition) string { return strconv.Itoa(c.Records) },
 	},
@@ -176,6 +179,17 @@ var Dimensions = []Dimension{
 		Protocols: []api.Protocol{api.REST},
 	},
 	{
+		Name: "endpoint", Field: "endpoint",
+		IsSet:   func(c Condition) bool { return c.Endpoint != "" },
+		Clear:   func(c *Condition) { c.Endpoint = "" },
+		Key:     func(c Condition) string { return endpointKey(c.Endpoint) },
+		Short:   func(c Condition) string { return c.Endpoint },
+		Unset:   "the contract",
+		Prose:   func(c Condition) string { return c.Endpoint },
+		Compare: func(a, b Condition) int { return strings.Compare(a.Endpoint, b.Endpoint) },
+		CSV:     func(c Condition) string { return c.Endpoint },
+	},
+	{
 		// The engine last: verdicts are per condition, so they never
 		// compare a lean cell with a standard one.
 		Name: "engine", Field: "engine",
@@ -188,6 +202,14 @@ var Dimensions = []Dimension{
 		Compare: func(a, b Condition) int { return strings.Compare(a.Engine, b.Engine) },
 		CSV:     func(c Condition) string { return c.Engine },
 	},
+}
+
+// endpointKey is an endpoint's part of a cell key: "ep-" and a hash of its
+// name (a URL has slashes, which join a key's parts).
+func endpointKey(name string) string {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return fmt.Sprintf("ep-%08x", h.Sum32())
 }
 
 // jsonCodecLess orders JSON codecs as run --json-codec lists them: std

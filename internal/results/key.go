@@ -40,6 +40,11 @@ type Condition struct {
 	// decoded with, on both sides (run --json-codec: "v2", "sonic"); ""
 	// for encoding/json ("std"), and for every other protocol.
 	JSONCodec string `json:"json_codec,omitempty"`
+	// Endpoint names the user's own endpoints the cell called (run
+	// --rest-url, --grpc-method): "GET http://host/items vs
+	// items.Items/List at host:9090", the same for both protocols of the
+	// pair so that they are compared; "" for the contract's calls.
+	Endpoint string `json:"endpoint,omitempty"`
 	// Engine is the load generator's engine (run --engine): "lean" for
 	// the lean engine (package loadgen/lean); "" for the standard one
 	// (net/http and grpc-go, every answer decoded).
@@ -142,14 +147,6 @@ func linkLess(a, b string) bool {
 	return link.Compare(la, lb) < 0
 }
 
-// FormatRecords names a payload size: "1 record", "10 records", "10,000 records".
-func FormatRecords(n int) string {
-	if n == 1 {
-		return "1 record"
-	}
-	return FormatRate(float64(n)) + " records"
-}
-
 // CellKey identifies a cell within a run and across runs (for compare): the
 // features that vary, in the style of grpc-go's benchmark feature sets.
 type CellKey struct {
@@ -162,31 +159,4 @@ type CellKey struct {
 // Key is the cell key as text: "small/rest/b100/c1", "large/grpc/b100/c4/r300".
 func (k CellKey) Key() string {
 	return fmt.Sprintf("%s/%s/b%d/%s", k.Scenario, k.Protocol, k.Batch, k.Condition)
-}
-
-// FormatUS formats microseconds for prose: "850 µs", "6.2 ms", "1.40 s".
-func FormatUS(us float64) string {
-	switch {
-	case us >= 1e6:
-		return strconv.FormatFloat(us/1e6, 'f', 2, 64) + " s"
-	case us >= 1e3:
-		return strconv.FormatFloat(us/1e3, 'f', 1, 64) + " ms"
-	}
-	return strconv.FormatFloat(us, 'f', 0, 64) + " µs"
-}
-
-// FormatRate formats calls per second for prose: "300", "2.5", "12,000".
-func FormatRate(r float64) string {
-	if r >= 1000 {
-		n := strconv.FormatFloat(r, 'f', 0, 64)
-		var b strings.Builder
-		for i, ch := range n {
-			if i > 0 && (len(n)-i)%3 == 0 {
-				b.WriteByte(',')
-			}
-			b.WriteRune(ch)
-		}
-		return b.String()
-	}
-	return strconv.FormatFloat(r, 'g', 3, 64)
 }

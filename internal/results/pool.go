@@ -54,10 +54,10 @@ func (w Welford) Stddev() float64 {
 
 // AddClasses adds the counts of from to *to (made when first needed): the
 // error classes of two tallies or cells, pooled.
-func AddClasses(to *map[string]int64, from map[string]int64) {
+func AddClasses(to *ErrorCounts, from ErrorCounts) {
 	for k, v := range from {
 		if *to == nil {
-			*to = map[string]int64{}
+			*to = ErrorCounts{}
 		}
 		(*to)[k] += v
 	}
@@ -65,11 +65,11 @@ func AddClasses(to *map[string]int64, from map[string]int64) {
 
 // AddExamples gives *to (made when first needed) from's example of each
 // class it has none of: the first example of a class stays.
-func AddExamples(to *map[string]string, from map[string]string) {
+func AddExamples(to *map[ErrorClass]string, from map[ErrorClass]string) {
 	for k, v := range from {
 		if _, ok := (*to)[k]; !ok {
 			if *to == nil {
-				*to = map[string]string{}
+				*to = map[ErrorClass]string{}
 			}
 			(*to)[k] = v
 		}

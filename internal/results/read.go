@@ -169,3 +169,36 @@ type NotResultError struct{ Err error }
 func (e *NotResultError) Error() string { return "results: " + e.Err.Error() }
 
 func (e *NotResultError) Unwrap() error { return e.Err }
+
+// UnmarshalJSON decodes a cell, and reads generator_bottleneck as older
+// meteorbench/v1 documents wrote it too: a string, the reason, which reads
+// as true with that reason ("" as false).
+func (c *Cell) UnmarshalJSON(data []byte) error {
+	type plain Cell // the same fields, without this method
+	aux := struct {
+		*plain
+		// Shallower than plain's field of the same name: it takes the value.
+		GeneratorBottleneck json.RawMessage `json:"generator_bottleneck,omitempty"`
+	}{plain: (*plain)(c)}
+	if err := json.Unmarshal(data, &aux); err != nil {
+		return err
+	}
+	c.GeneratorBottleneck = false
+	switch raw := bytes.TrimSpace(aux.GeneratorBottleneck); {
+	case len(raw) == 0, string(raw) == "null":
+	case raw[0] == '"':
+		var why string
+		if err := json.Unmarshal(raw, &why); err != nil {
+			return fmt.Errorf("generator_bottleneck: %w", err)
+		}
+		c.GeneratorBottleneck = why != ""
+		if c.GeneratorBottleneckReason == "" {
+			c.GeneratorBottleneckReason = why
+		}
+	default:
+		if err := json.Unmarshal(raw, &c.GeneratorBottleneck); err != nil {
+			return fmt.Errorf("generator_bottleneck: %w", err)
+		}
+	}
+	return nil
+}

@@ -30,11 +30,14 @@ type Result struct {
 	Settings Settings  `json:"settings"`
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
-	// StopReason says why the run ended: "completed", "interrupted" (Ctrl-C),
-	// or "failed: ..." (for instance the server went away mid-run).
-	StopReason  string   `json:"stop_reason"`
+	// Stop says why the run ended: completed, interrupted (Ctrl-C), or
+	// failed with its error (for instance the server went away mid-run).
+	Stop        Stop     `json:"stop_reason"`
 	Interrupted bool     `json:"interrupted"`
 	Warnings    []string `json:"warnings,omitempty"`
+	// NotServed are the scenarios and protocols of the plan the target did
+	// not answer correctly before the first cell: not measured, no cells.
+	NotServed []NotServed `json:"not_served,omitempty"`
 	// Verdicts answer the run's question per scenario and condition, computed
 	// from Cells by package analysis: what the table's summary lines say.
 	Verdicts []Verdict `json:"verdicts"`
@@ -153,14 +156,14 @@ type Cell struct {
 	Errors int64 `json:"errors"` // failed calls (attempts = calls + errors)
 	// ErrorClasses counts failed calls by class; ErrorExamples keeps the
 	// first message seen of each class.
-	ErrorClasses  map[string]int64  `json:"error_classes,omitempty"`
-	ErrorExamples map[string]string `json:"error_examples,omitempty"`
+	ErrorClasses  ErrorCounts           `json:"error_classes,omitempty"`
+	ErrorExamples map[ErrorClass]string `json:"error_examples,omitempty"`
 	// StopReason is why the measurement ended: "" when it ran to its bound,
 	// else one of the Stop* reasons.
-	StopReason string  `json:"stop_reason,omitempty"`
-	DurationS  float64 `json:"duration_s"` // measured time (warm-up excluded)
-	CallsPerS  float64 `json:"calls_per_s"`
-	MBPerS     float64 `json:"mb_per_s"` // bytes sent plus received, 10^6 per second
+	StopReason StopReason `json:"stop_reason,omitempty"`
+	DurationS  float64    `json:"duration_s"` // measured time (warm-up excluded)
+	CallsPerS  float64    `json:"calls_per_s"`
+	MBPerS     float64    `json:"mb_per_s"` // bytes sent plus received, 10^6 per second
 
 	// Open-loop only: achieved rate (attempts per second), calls that
 	// started late. The requested rate is CellKey.RateRequested.
@@ -203,12 +206,16 @@ type Cell struct {
 	ClientCPUUSPerCall float64 `json:"client_cpu_us_per_call"`
 	// ServerCPUUSPerCall is nil when the server's /metrics could not be read.
 	ServerCPUUSPerCall *float64 `json:"server_cpu_us_per_call"`
-	// GeneratorBottleneck says why the load generator's own CPU may have
-	// limited the cell ("" when it did not): it used most of its cores, or
-	// it shares the machine's cores with the server, they were saturated,
-	// and it used more of them than the server. A figure of such a cell
-	// says more of the load generator than of the server.
-	GeneratorBottleneck string `json:"generator_bottleneck,omitempty"`
+	// GeneratorBottleneck says the load generator's own CPU may have
+	// limited the cell, and GeneratorBottleneckReason why: it used most of
+	// its cores, or it shares the machine's cores with the server, they
+	// were saturated, and it used more of them than the server. A figure of
+	// such a cell says more of the load generator than of the server.
+	// (Documents before the reason had its own field wrote the reason as
+	// generator_bottleneck; they read as true with that reason, see
+	// Cell.UnmarshalJSON.)
+	GeneratorBottleneck       bool   `json:"generator_bottleneck,omitempty"`
+	GeneratorBottleneckReason string `json:"generator_bottleneck_reason,omitempty"`
 	// GeneratorDelayUS is the load generator's own delays while the cell
 	// ran; nil in documents from before it was measured.
 	GeneratorDelayUS *GeneratorDelay `json:"generator_delay_us,omitempty"`
@@ -254,17 +261,6 @@ func (r *Result) Unusable() []string {
 	}
 	return out
 }
-
-// ClassAbandoned is the error class of a call still running at a cell's
-// hard end (its soft end plus a grace): the target stalled it. It counts as
-// a failed call in every figure.
-const ClassAbandoned = "abandoned"
-
-// Why a cell's measurement ended early (Cell.StopReason).
-const (
-	StopTargetDown  = "target down" // nothing but transport errors for TargetDownAfter
-	StopInterrupted = "interrupted" // the run was cancelled (Ctrl-C)
-)
 
 // GeneratorDelay is how long the load generator itself held calls up, in
 // microseconds. Wake: how late a goroutine woken by the netpoller ran (a

@@ -82,6 +82,6 @@ type Instance struct {
 	// StartOffsetUS is how late the instance started its first cell after
 	// the shared --start-at time, microseconds; nil without --start-at.
 	StartOffsetUS *float64 `json:"start_offset_us,omitempty"`
-	StopReason    string   `json:"stop_reason"`
+	StopReason    Stop     `json:"stop_reason"`
 	Calls         int64    `json:"calls"` // successful calls over all cells
 }

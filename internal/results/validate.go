@@ -147,7 +147,7 @@ func (v *validator) cell(path string, c *Cell) {
 	v.count(path+".calls", float64(c.Calls))
 	v.count(path+".errors", float64(c.Errors))
 	for _, k := range sortedKeys(c.ErrorClasses) {
-		v.count(path+".error_classes."+k, float64(c.ErrorClasses[k]))
+		v.count(path+".error_classes."+string(k), float64(c.ErrorClasses[k]))
 	}
 	v.finite(path+".duration_s", c.DurationS, 0, MaxSeconds)
 	v.rate(path+".calls_per_s", c.CallsPerS)
@@ -166,6 +166,9 @@ func (v *validator) cell(path string, c *Cell) {
 	if g := c.GeneratorDelayUS; g != nil {
 		v.latency(path+".generator_delay_us.wake", &g.Wake)
 		v.latency(path+".generator_delay_us.handoff", g.Handoff)
+	}
+	if c.GeneratorBottleneckReason != "" && !c.GeneratorBottleneck {
+		v.fail(path+".generator_bottleneck_reason", "%q without generator_bottleneck", c.GeneratorBottleneckReason)
 	}
 	if u := c.ServerUtilisation; u != nil {
 		// A share of the server's CPUs; above 1 only by rounding or a

@@ -67,7 +67,8 @@ func TestValidate(t *testing.T) {
 		{"settings concurrency", func(r *Result) { r.Settings.Concurrency = []int{1, -2} }, "settings.concurrency[1]: -2 is negative"},
 		{"implausible latency", func(r *Result) { r.Cells[0].LatencyUS.Max = 1e300 }, "cells[0].latency_us.max: 1e+300 is above the plausible maximum"},
 		{"quantile above 1", func(r *Result) { r.Cells[0].Distribution = []Quantile{{Q: 1.5, US: 3}} }, "cells[0].distribution[0].q: 1.5 is above"},
-		{"negative error class", func(r *Result) { r.Cells[0].ErrorClasses = map[string]int64{"timeout": -1} }, "cells[0].error_classes.timeout: -1 is negative"},
+		{"negative error class", func(r *Result) { r.Cells[0].ErrorClasses = ErrorCounts{"timeout": -1} }, "cells[0].error_classes.timeout: -1 is negative"},
+		{"bottleneck reason without the flag", func(r *Result) { r.Cells[0].GeneratorBottleneckReason = "cores" }, "cells[0].generator_bottleneck_reason: \"cores\" without generator_bottleneck"},
 		{"histogram count", func(r *Result) { r.Cells[0].Calls = 4 }, "cells[0].histograms.latency: holds 3 values, the cell 4 calls"},
 		{"a breakdown histogram of one value per call", func(r *Result) { r.Cells[0].Histograms.Decode = r.Cells[0].Histograms.Latency; r.Cells[0].Calls = 3 }, ""},
 		{"histogram not base64", func(r *Result) { r.Cells[0].Histograms.Latency = "HISTFAAA%%%" }, "cells[0].histograms.latency: results: decode histogram"},
@@ -219,8 +220,8 @@ func TestAddCountsChecked(t *testing.T) {
 	if m.Calls != math.MaxInt64-1 {
 		t.Errorf("calls changed to %d on a refused add", m.Calls)
 	}
-	m = Cell{ErrorClasses: map[string]int64{"timeout": math.MaxInt64}}
-	if err := m.AddCountsChecked(&Cell{ErrorClasses: map[string]int64{"timeout": 1}}); !errors.Is(err, ErrOverflow) {
+	m = Cell{ErrorClasses: ErrorCounts{"timeout": math.MaxInt64}}
+	if err := m.AddCountsChecked(&Cell{ErrorClasses: ErrorCounts{"timeout": 1}}); !errors.Is(err, ErrOverflow) {
 		t.Fatalf("error classes: %v", err)
 	}
 	if s, err := AddInt64(-5, 3); s != -2 || err != nil {

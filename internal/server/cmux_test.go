@@ -17,8 +17,7 @@ import (
 // grpc-go, Java and C-core clients do) gets them. A cmux matcher that needed
 // the HEADERS frame to decide (HTTP2HeaderField) would hang this client.
 func TestServerSpeaksFirstAfterPreface(t *testing.T) {
-	addr := servertest.Start(t, server.Config{})
-	conn := dialRaw(t, addr)
+	conn := rawServer(t)
 	if _, err := io.WriteString(conn, http2.ClientPreface); err != nil {
 		t.Fatal(err)
 	}

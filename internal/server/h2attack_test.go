@@ -6,7 +6,11 @@ package server_test
 // calling gRPC and REST. Each test asserts that the bystander's calls all
 // succeed (during and after), that the server closed or throttled the
 // attacker, and that the heap of this process (the server runs in it) grew
-// by less than h2HeapBound at its sampled peak. Nothing asserts on timing.
+// by less than h2HeapBound at its sampled peak. The heap bound depends on
+// timing (how many frames the attacker got in before the server reacted,
+// what the collector had not yet reclaimed at the sampled peak), so an
+// attack that only misses it is run again (timing.Retry, each attempt's
+// figures logged); the other assertions do not and are never retried.
 //
 //	go test -run 'TestH[12]' -v ./internal/server/
 //
@@ -33,6 +37,7 @@ import (
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
+	"github.com/meteorbench/meteorbench/internal/timing"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 	"google.golang.org/grpc"
@@ -50,42 +55,45 @@ func h2Attack(t *testing.T, cfg server.Config, warmGenerated bool, attack func(t
 	// GOGC 50 keeps that slack smaller, so the peak is closer to what the
 	// attack makes the server hold.
 	defer debug.SetGCPercent(debug.SetGCPercent(50))
-	addr := servertest.Start(t, cfg)
-	b := newBystander(t, addr, warmGenerated)
-	h := startHeapSampler()
-	stop := b.run()
-	outcome := attack(t, addr, h)
-	grpcOK, restOK := stop()
-	h.finish()
-	if err := b.err(); err != nil {
-		t.Errorf("bystander calls failed during the attack: %v", err)
-	}
-	if grpcOK == 0 || restOK == 0 {
-		t.Errorf("bystander: %d gRPC and %d REST calls succeeded during the attack, want some of each", grpcOK, restOK)
-	}
-	// After the attack: the server still answers.
-	b.grpcOK.Store(0)
-	const rounds = 3
-	for range rounds {
-		b.round(context.Background())
-	}
-	if err := b.err(); err != nil {
-		t.Errorf("bystander calls failed after the attack: %v", err)
-	}
-	r := h2Report{
-		name: t.Name(), outcome: outcome,
-		base: h.base, peak: h.peak, after: settledHeap(),
-		baseG: h.baseG, peakG: h.peakG,
-		grpcOK: grpcOK, restOK: restOK, grpcAfterRounds: rounds,
-	}
-	t.Log(r)
 	bound := int64(h2HeapBound)
 	if raceEnabled {
 		bound *= 2
 	}
-	if g := h.peakGrowth(); g >= bound {
-		t.Errorf("peak heap growth %.1f MiB, want < %d MiB", float64(g)/mib, bound/mib)
-	}
+	timing.Retry(t, 3, func(attempt int) []string {
+		addr := servertest.Start(t, cfg)
+		b := newBystander(t, addr, warmGenerated)
+		h := startHeapSampler()
+		stop := b.run()
+		outcome := attack(t, addr, h)
+		grpcOK, restOK := stop()
+		h.finish()
+		if err := b.err(); err != nil {
+			t.Errorf("bystander calls failed during the attack: %v", err)
+		}
+		if grpcOK == 0 || restOK == 0 {
+			t.Errorf("bystander: %d gRPC and %d REST calls succeeded during the attack, want some of each", grpcOK, restOK)
+		}
+		// After the attack: the server still answers.
+		b.grpcOK.Store(0)
+		const rounds = 3
+		for range rounds {
+			b.round(context.Background())
+		}
+		if err := b.err(); err != nil {
+			t.Errorf("bystander calls failed after the attack: %v", err)
+		}
+		r := h2Report{
+			name: t.Name(), outcome: outcome,
+			base: h.base, peak: h.peak, after: settledHeap(),
+			baseG: h.baseG, peakG: h.peakG,
+			grpcOK: grpcOK, restOK: restOK, grpcAfterRounds: rounds,
+		}
+		t.Logf("attempt %d: %v", attempt, r)
+		if g := h.peakGrowth(); g >= bound {
+			return []string{fmt.Sprintf("peak heap growth %.1f MiB, want < %d MiB", float64(g)/mib, bound/mib)}
+		}
+		return nil
+	})
 }
 
 // h2Refusals counts the RST_STREAM frames the server sends on a

@@ -22,8 +22,7 @@ import (
 // (RFC 9112 §6.3), so nothing after it on the connection is read as a
 // request.
 func TestChunkedWithContentLength(t *testing.T) {
-	addr := servertest.Start(t, server.Config{})
-	conn := dialRaw(t, addr)
+	conn := rawServer(t)
 	// The chunked body is empty; the Content-Length claims 20 bytes, which
 	// a server that believed it would take from the "smuggled" request.
 	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"+

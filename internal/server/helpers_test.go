@@ -304,6 +304,12 @@ func decodeDelimited(t testing.TB, body []byte) []*pb.MeteoriteLanding {
 	}
 }
 
+// rawServer starts a server of the default configuration and returns a
+// bare TCP connection to it (dialRaw's).
+func rawServer(t testing.TB) net.Conn {
+	return dialRaw(t, servertest.Start(t, server.Config{}))
+}
+
 // dialRaw opens a plain TCP connection, closed when the test ends.
 func dialRaw(t testing.TB, addr string) net.Conn {
 	t.Helper()

@@ -44,6 +44,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/server"
+	"github.com/meteorbench/meteorbench/internal/testproc"
 )
 
 const memChildEnv = "METEORBENCH_MEMATTACK_CHILD"
@@ -190,17 +191,7 @@ func startMemChild(t *testing.T, g *memCgroup) (pid int, addr string, limit int6
 		"sh", g.dir, exe)
 	cmd.Env = append(os.Environ(), memChildEnv+"=1", "GOMAXPROCS=2")
 	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := testproc.StartPiped(t, cmd)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {

@@ -11,9 +11,7 @@
 package server
 
 import (
-	"cmp"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -22,168 +20,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
+	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/soheilhy/cmux"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
-
-	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
-	"github.com/meteorbench/meteorbench/internal/data"
 )
-
-// Defaults applied to the zero values of Config.
-const (
-	DefaultMaxBody              = 8 << 20 // 8 MiB
-	DefaultMaxHeaderBytes       = 64 << 10
-	DefaultMaxConcurrentStreams = 1000
-	DefaultHeaderTimeout        = 5 * time.Second
-	DefaultReadTimeout          = 30 * time.Second
-	DefaultWriteTimeout         = 60 * time.Second
-	DefaultIdleTimeout          = 2 * time.Minute
-	DefaultShutdownTimeout      = 8 * time.Second // under Docker's 10 s stop grace period
-)
-
-// minMemoryLimit is the least MemoryLimit: the server's own data take
-// about 30 MB, 60 MB once a client has asked for more than 1000 records.
-const minMemoryLimit = 64 << 20
-
-// fallbackMemoryLimit is MemoryLimit when DefaultMemoryLimit finds nothing.
-const fallbackMemoryLimit = 1 << 30
-
-// maxMaxBody bounds MaxBody: grpc-go takes the limit as an int, and nothing in
-// this benchmark comes close.
-const maxMaxBody = 1 << 30
-
-// Config configures a Server. The zero value is valid: every zero field takes
-// the default named in its comment.
-type Config struct {
-	// Token, when not empty, is required on the four data routes and RPCs:
-	// REST as "Authorization: Bearer <Token>", gRPC as metadata
-	// "authorization: Bearer <Token>". /healthz, /metrics, grpc.health.v1 and
-	// server reflection stay open. It must be printable ASCII without spaces.
-	Token string
-
-	// MaxBody is the largest request body (REST, 413 beyond it) and the
-	// largest received gRPC message (RESOURCE_EXHAUSTED beyond it), in bytes.
-	// Zero means DefaultMaxBody (8 MiB); at most 1 GiB.
-	MaxBody int64
-
-	// MaxHeaderBytes bounds HTTP/1.1 request headers and the gRPC header
-	// list. Zero means DefaultMaxHeaderBytes (64 KiB).
-	MaxHeaderBytes int
-
-	// MaxConcurrentStreams bounds the concurrent gRPC calls on one
-	// connection; calls beyond it wait on the client. Zero means
-	// DefaultMaxConcurrentStreams (1000).
-	MaxConcurrentStreams uint32
-
-	// HeaderTimeout bounds how long a new connection may take to show which
-	// protocol it speaks (cmux), an HTTP/1.1 client to send its request
-	// headers, and a gRPC client to finish the HTTP/2 handshake. Connections
-	// that take longer are closed. A drain also waits (at most this long) for
-	// connections still being identified. Zero means DefaultHeaderTimeout (5 s).
-	HeaderTimeout time.Duration
-
-	// ReadTimeout bounds reading one whole HTTP/1.1 request, body included.
-	// Zero means DefaultReadTimeout (30 s).
-	ReadTimeout time.Duration
-
-	// WriteTimeout bounds writing one HTTP/1.1 response, from the end of the
-	// request headers. Zero means DefaultWriteTimeout (60 s): room for a slow
-	// client to read the 1000 records.
-	WriteTimeout time.Duration
-
-	// IdleTimeout closes connections of either protocol that have carried no
-	// call for this long. Zero means DefaultIdleTimeout (2 min).
-	IdleTimeout time.Duration
-
-	// ShutdownTimeout bounds the graceful drain once the context given to
-	// Serve is done; connections still busy then are closed. Zero means
-	// DefaultShutdownTimeout (8 s, under Docker's 10 s stop grace period).
-	ShutdownTimeout time.Duration
-
-	// TLS, when set, makes the port TLS only: the server terminates TLS
-	// and routes each connection by its ALPN protocol, h2 to gRPC and
-	// http/1.1 (or none) to REST (tls.go). Its certificates are used as
-	// given; NextProtos is set by the server. Plaintext clients fail at
-	// once. Nil: plaintext.
-	TLS *tls.Config
-	// TLSAllowPlaintext, with TLS, also serves plaintext clients on the
-	// same port (for run --tls both). Off for an exposed server.
-	TLSAllowPlaintext bool
-
-	// MemoryLimit is the memory the server may use, in bytes. A quarter of
-	// it is the budget, shared by every connection of both protocols, for
-	// the answers the large calls queue or write and the request bodies
-	// being read (membudget.go): when it is spent, new large calls wait up
-	// to a second, then get 503 / RESOURCE_EXHAUSTED. The rest is the
-	// server's data and the garbage collector's headroom. The server does
-	// not set Go's soft memory limit (debug.SetMemoryLimit): that is the
-	// program's call (serve does). Zero means DefaultMemoryLimit().
-	MemoryLimit int64
-
-	// Logger receives start-up, shutdown and connection-level debug
-	// messages, never one per request. Nil discards them.
-	Logger *slog.Logger
-}
-
-// Validate reports the first invalid field, if any.
-func (c Config) Validate() error {
-	if err := c.validateTLS(); err != nil { // tls.go
-		return err
-	}
-	for i := 0; i < len(c.Token); i++ {
-		if b := c.Token[i]; b <= ' ' || b > '~' {
-			return fmt.Errorf("server: token must be printable ASCII without spaces (byte %d is %#x)", i, b)
-		}
-	}
-	switch {
-	case c.MaxBody < 0:
-		return fmt.Errorf("server: max body %d is negative", c.MaxBody)
-	case c.MaxBody > maxMaxBody:
-		return fmt.Errorf("server: max body %d is over the 1 GiB limit", c.MaxBody)
-	case c.MaxHeaderBytes < 0:
-		return fmt.Errorf("server: max header bytes %d is negative", c.MaxHeaderBytes)
-	case c.MemoryLimit < 0:
-		return fmt.Errorf("server: memory limit %d is negative", c.MemoryLimit)
-	case c.MemoryLimit > 0 && c.MemoryLimit < minMemoryLimit:
-		return fmt.Errorf("server: memory limit %d is under the %d MiB minimum", c.MemoryLimit, minMemoryLimit>>20)
-	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{
-		{"header timeout", c.HeaderTimeout},
-		{"read timeout", c.ReadTimeout},
-		{"write timeout", c.WriteTimeout},
-		{"idle timeout", c.IdleTimeout},
-		{"shutdown timeout", c.ShutdownTimeout},
-	} {
-		if d.v < 0 {
-			return fmt.Errorf("server: %s %v is negative", d.name, d.v)
-		}
-	}
-	return nil
-}
-
-// withDefaults returns c with every zero field replaced by its default.
-func (c Config) withDefaults() Config {
-	c.MaxBody = cmp.Or(c.MaxBody, DefaultMaxBody)
-	c.MaxHeaderBytes = cmp.Or(c.MaxHeaderBytes, DefaultMaxHeaderBytes)
-	c.MaxConcurrentStreams = cmp.Or(c.MaxConcurrentStreams, DefaultMaxConcurrentStreams)
-	c.HeaderTimeout = cmp.Or(c.HeaderTimeout, DefaultHeaderTimeout)
-	c.ReadTimeout = cmp.Or(c.ReadTimeout, DefaultReadTimeout)
-	c.WriteTimeout = cmp.Or(c.WriteTimeout, DefaultWriteTimeout)
-	c.IdleTimeout = cmp.Or(c.IdleTimeout, DefaultIdleTimeout)
-	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, DefaultShutdownTimeout)
-	if c.MemoryLimit == 0 {
-		c.MemoryLimit, _ = DefaultMemoryLimit()
-		c.MemoryLimit = max(cmp.Or(c.MemoryLimit, fallbackMemoryLimit), minMemoryLimit)
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	return c
-}
 
 // Server serves the REST and gRPC APIs on one listener. Create it with New;
 // Serve it once.

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -15,7 +16,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
+
+// HangGuard bounds a test's wait for a child process: far beyond what a
+// healthy child takes, so reaching it means a hang, not a slow machine.
+const HangGuard = 30 * time.Second
 
 // Status is the /proc status file of process pid.
 func Status(pid int) string { return fmt.Sprintf("/proc/%d/status", pid) }
@@ -77,4 +83,33 @@ func Child(ctx context.Context, test string, env ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+test+"$")
 	cmd.Env = append(os.Environ(), env...)
 	return cmd
+}
+
+// ChildEnv is the value of the variable name, which makes this test binary a
+// helper process for the test parent; without it the calling test skips
+// (it runs only as that child).
+func ChildEnv(t testing.TB, name, parent string) string {
+	v, ok := os.LookupEnv(name)
+	if !ok {
+		t.Skip("runs only as a child of " + parent)
+	}
+	return v
+}
+
+// StartPiped starts cmd with a pipe to its standard input and one from its
+// standard output.
+func StartPiped(t testing.TB, cmd *exec.Cmd) (stdin io.WriteCloser, stdout io.ReadCloser) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err = cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return stdin, stdout
 }

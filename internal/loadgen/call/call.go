@@ -19,6 +19,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
+	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 // Caller makes calls of one scenario over one protocol. A Caller belongs to
@@ -120,37 +121,21 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// Error classes. HTTP statuses are "http-<code>" (see HTTPStatus) and gRPC
-// status codes "grpc-<Code>" (see GRPCCode).
-const (
-	// ClassInvalid is an answer that arrived but is wrong: undecodable,
-	// wrong content type, wrong version string, wrong records.
-	ClassInvalid = "invalid-response"
-	// ClassTimeout is a call that did not end within its deadline (the
-	// per-call --timeout, or the cell's hard time bound).
-	ClassTimeout = "timeout"
-	// ClassTransport is a failure to connect, send or receive.
-	ClassTransport = "transport"
-	// ClassCancelled is a call cut short because the run was cancelled
-	// (interrupted); such calls are dropped, not counted as errors.
-	ClassCancelled = "cancelled"
-)
-
 // Error is a call's failure with its class.
 type Error struct {
-	Class string
+	Class results.ErrorClass
 	Err   error
 }
 
 // Error implements error.
-func (e *Error) Error() string { return e.Class + ": " + e.Err.Error() }
+func (e *Error) Error() string { return string(e.Class) + ": " + e.Err.Error() }
 
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Invalid returns an error of class ClassInvalid.
+// Invalid returns an error of class results.ClassInvalid.
 func Invalid(format string, args ...any) error {
-	return &Error{Class: ClassInvalid, Err: fmt.Errorf(format, args...)}
+	return &Error{Class: results.ClassInvalid, Err: fmt.Errorf(format, args...)}
 }
 
 // HTTPStatus returns the error for a response with an unexpected status.
@@ -158,43 +143,43 @@ func HTTPStatus(code int, detail string) error {
 	if detail == "" {
 		detail = "status " + strconv.Itoa(code)
 	}
-	return &Error{Class: "http-" + strconv.Itoa(code), Err: errors.New(detail)}
+	return &Error{Class: results.HTTPClass(code), Err: errors.New(detail)}
 }
 
 // GRPCCode returns the error for a gRPC status code other than OK; code is
 // the code's name as codes.Code.String spells it (e.g. "Unavailable").
 func GRPCCode(code string, err error) error {
-	return &Error{Class: "grpc-" + code, Err: err}
+	return &Error{Class: results.GRPCClass(code), Err: err}
 }
 
 // Classify names the class of a failed call. ctx is the call's context:
 // a call whose deadline passed is a timeout and one whose run was cancelled
 // is cancelled, whatever error the protocol stack made of it.
-func Classify(ctx context.Context, err error) string {
+func Classify(ctx context.Context, err error) results.ErrorClass {
 	if err == nil {
 		return ""
 	}
 	switch ctx.Err() {
 	case context.DeadlineExceeded:
-		return ClassTimeout
+		return results.ClassTimeout
 	case context.Canceled:
-		return ClassCancelled
+		return results.ClassCancelled
 	}
 	var ce *Error
 	if errors.As(err, &ce) {
 		return ce.Class
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return ClassTimeout
+		return results.ClassTimeout
 	}
 	if errors.Is(err, context.Canceled) {
-		return ClassCancelled
+		return results.ClassCancelled
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return ClassTimeout
+		return results.ClassTimeout
 	}
-	return ClassTransport
+	return results.ClassTransport
 }
 
 // Records is what a list or stream answer of n records must deliver: the

@@ -9,112 +9,114 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/meteorbench/meteorbench/internal/addrfile"
 )
 
-// StartTimeout bounds the wait for the child's start-up line.
+// StartTimeout bounds the wait for the child's address file.
 const StartTimeout = 15 * time.Second
 
-// startMarker precedes the bound address in the start-up line:
-// "meteorbench serve: listening on 127.0.0.1:41234 (REST ... gRPC ...)".
-const startMarker = "listening on "
+// pollEvery is how often Start looks for the address file.
+const pollEvery = 5 * time.Millisecond
 
 // Server is a running child server.
 type Server struct {
-	// Addr is the address the child listens on, from its start-up line.
+	// Addr is the address the child listens on, from the address file it
+	// wrote (serve --addr-file).
 	Addr string
 
 	cmd    *exec.Cmd
+	dir    string        // holds the address file; removed once the child is gone
 	exited chan struct{} // closed once the child has been waited for
 	err    error         // its exit status, once exited
 	mu     sync.Mutex
 	tail   []string // its last lines of stderr, for error messages
 }
 
-// Start runs exe with args (e.g. serve --addr 127.0.0.1:0) and extra
-// environment variables, and waits for its start-up line on stderr. The
-// child gets its own process group, so a Ctrl-C in the terminal reaches
-// only the parent, which then stops the child itself (see Stop); on Linux
-// it is also killed if the parent dies.
+// Start runs exe with args (e.g. serve --addr 127.0.0.1:0) followed by
+// --addr-file FILE, and extra environment variables, and waits for FILE:
+// serve writes the address it bound there, atomically, once it listens
+// (package addrfile). The child gets its own process group, so a Ctrl-C in
+// the terminal reaches only the parent, which then stops the child itself
+// (see Stop); on Linux it is also killed if the parent dies.
 func Start(ctx context.Context, exe string, args []string, env []string) (*Server, error) {
-	cmd := exec.Command(exe, args...)
+	dir, err := os.MkdirTemp("", "meteorbench-child-*")
+	if err != nil {
+		return nil, fmt.Errorf("start server: %w", err)
+	}
+	file := filepath.Join(dir, "addr")
+	cmd := exec.Command(exe, append(slices.Clone(args), "--addr-file", file)...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = sysProcAttr()
 	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = cmd.Start()
 	}
-	if err := cmd.Start(); err != nil {
+	if err != nil {
+		os.RemoveAll(dir)
 		return nil, fmt.Errorf("start server: %w", err)
 	}
-	s := &Server{cmd: cmd, exited: make(chan struct{})}
-	addrc := make(chan string, 1)
+	s := &Server{cmd: cmd, dir: dir, exited: make(chan struct{})}
 	go func() {
 		// Wait only after stderr reached EOF (os/exec: Wait closes the
 		// pipe), so the child's last words are in tail before exited is
 		// closed and an error message can quote them.
-		s.readStderr(stderr, addrc)
+		s.readStderr(stderr)
 		s.err = cmd.Wait()
+		os.RemoveAll(dir)
 		close(s.exited)
 	}()
 
 	timer := time.NewTimer(StartTimeout)
 	defer timer.Stop()
-	select {
-	case addr := <-addrc:
-		s.Addr = addr
-		return s, nil
-	case <-s.exited:
-		return nil, fmt.Errorf("server exited before listening (%v)%s", s.err, s.lastLines())
-	case <-timer.C:
-		s.Stop(time.Second)
-		return nil, fmt.Errorf("server printed no start-up line within %v%s", StartTimeout, s.lastLines())
-	case <-ctx.Done():
-		s.Stop(time.Second)
-		return nil, ctx.Err()
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		addr, _, err := addrfile.Read(file)
+		switch {
+		case err == nil:
+			s.Addr = addr
+			return s, nil
+		case !errors.Is(err, fs.ErrNotExist):
+			s.Stop(time.Second)
+			return nil, fmt.Errorf("server's address file: %w", err)
+		}
+		select {
+		case <-tick.C:
+		case <-s.exited:
+			return nil, fmt.Errorf("server exited before listening (%v)%s", s.err, s.lastLines())
+		case <-timer.C:
+			s.Stop(time.Second)
+			return nil, fmt.Errorf("server wrote no address file within %v%s", StartTimeout, s.lastLines())
+		case <-ctx.Done():
+			s.Stop(time.Second)
+			return nil, ctx.Err()
+		}
 	}
 }
 
-// readStderr finds the start-up line, then keeps draining stderr (a full
-// pipe would block the child) while remembering the last few lines.
-func (s *Server) readStderr(r io.Reader, addrc chan<- string) {
+// readStderr drains the child's stderr (a full pipe would block it),
+// remembering the last few lines for error messages.
+func (s *Server) readStderr(r io.Reader) {
 	sc := bufio.NewScanner(r)
-	found := false
 	for sc.Scan() {
-		line := sc.Text()
 		s.mu.Lock()
-		s.tail = append(s.tail, line)
+		s.tail = append(s.tail, sc.Text())
 		if len(s.tail) > 5 {
 			s.tail = s.tail[1:]
 		}
 		s.mu.Unlock()
-		if !found {
-			if addr, ok := ParseStartLine(line); ok {
-				found = true
-				addrc <- addr
-			}
-		}
 	}
 	io.Copy(io.Discard, r)
-}
-
-// ParseStartLine returns the address of a serve start-up line.
-func ParseStartLine(line string) (addr string, ok bool) {
-	_, rest, found := strings.Cut(line, startMarker)
-	if !found {
-		return "", false
-	}
-	addr, _, _ = strings.Cut(rest, " ")
-	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return "", false
-	}
-	return addr, true
 }
 
 func (s *Server) lastLines() string {

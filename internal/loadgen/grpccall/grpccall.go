@@ -25,6 +25,7 @@ import (
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 // MaxRecvMsgSize is the largest response message accepted. grpc-go's
@@ -45,6 +46,22 @@ type Client struct {
 // New opens Connections ClientConns (default 1) to the target and starts
 // connecting them.
 func New(o call.Options) (*Client, error) {
+	conns, err := Dial(o)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{records: o.Records, conns: conns}
+	for _, cc := range conns {
+		c.stubs = append(c.stubs, pb.NewMeteoriteLandingsServiceClient(cc))
+	}
+	return c, nil
+}
+
+// Dial opens Connections ClientConns (default 1) to o.Target over o's
+// counted dialer, with o's compression and token, and starts connecting
+// them: the connections of every gRPC client, the contract's and a user's
+// own method's (endpointcall) alike.
+func Dial(o call.Options) ([]*grpc.ClientConn, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -68,18 +85,19 @@ func New(o call.Options) (*Client, error) {
 	if o.Token != "" {
 		opts = append(opts, grpc.WithPerRPCCredentials(bearer{"authorization": "Bearer " + o.Token}))
 	}
-	c := &Client{records: o.Records}
+	var conns []*grpc.ClientConn
 	for range n {
 		cc, err := grpc.NewClient("passthrough:///"+o.Target, opts...)
 		if err != nil {
-			c.Close()
+			for _, c := range conns {
+				c.Close()
+			}
 			return nil, fmt.Errorf("grpccall: %w", err)
 		}
 		cc.Connect()
-		c.conns = append(c.conns, cc)
-		c.stubs = append(c.stubs, pb.NewMeteoriteLandingsServiceClient(cc))
+		conns = append(conns, cc)
 	}
-	return c, nil
+	return conns, nil
 }
 
 // bearer is the authorization metadata, built once and sent on every call
@@ -112,21 +130,28 @@ func (c *Client) stub() pb.MeteoriteLandingsServiceClient {
 	return c.stubs[c.next.Add(1)%uint64(len(c.stubs))]
 }
 
-// timingCodec is grpc-go's proto codec, timing Unmarshal. grpc-go reads a
+// TimingCodec is grpc-go's proto codec, timing Unmarshal. grpc-go reads a
 // whole message before it unmarshals it, so the call's time minus the
 // decode time is its time to the last byte. Each Caller has its own (a
 // Caller is used by one goroutine, and grpc-go unmarshals in the calling
 // goroutine), so the sum needs no lock.
-type timingCodec struct {
+type TimingCodec struct {
 	encoding.CodecV2 // Name() is "proto": the content type is unchanged
-	decode           time.Duration
+	// Decode is the time spent in Unmarshal since it was last zeroed.
+	Decode time.Duration
+}
+
+// NewTimingCodec is grpc-go's proto codec, timed; force it on a caller's
+// calls with grpc.ForceCodecV2.
+func NewTimingCodec() *TimingCodec {
+	return &TimingCodec{CodecV2: encoding.GetCodecV2(grpcproto.Name)}
 }
 
 // Unmarshal implements encoding.CodecV2.
-func (c *timingCodec) Unmarshal(data mem.BufferSlice, v any) error {
+func (c *TimingCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	t0 := time.Now()
 	err := c.CodecV2.Unmarshal(data, v)
-	c.decode += time.Since(t0)
+	c.Decode += time.Since(t0)
 	return err
 }
 
@@ -134,12 +159,12 @@ func (c *timingCodec) Unmarshal(data mem.BufferSlice, v any) error {
 // codec forced on its calls.
 type caller struct {
 	c     *Client
-	codec *timingCodec
+	codec *TimingCodec
 	opts  []grpc.CallOption
 }
 
 func newCaller(c *Client) caller {
-	codec := &timingCodec{CodecV2: encoding.GetCodecV2(grpcproto.Name)}
+	codec := NewTimingCodec()
 	return caller{c: c, codec: codec, opts: []grpc.CallOption{grpc.ForceCodecV2(codec)}}
 }
 
@@ -162,13 +187,13 @@ func newListCaller(c *Client) (caller, *call.Records, error) {
 
 // start begins timing a call.
 func (a *caller) start() call.Timer {
-	a.codec.decode = 0
+	a.codec.Decode = 0
 	return call.StartTimer()
 }
 
 // outcome ends timing a call.
 func (a *caller) outcome(t *call.Timer) call.Outcome {
-	t.AddDecode(a.codec.decode)
+	t.AddDecode(a.codec.Decode)
 	return t.Outcome()
 }
 
@@ -196,18 +221,18 @@ func (c *Client) Caller(scenario api.Scenario) (call.Caller, error) {
 	return nil, fmt.Errorf("grpccall: unknown scenario %q", scenario)
 }
 
-// classify wraps a gRPC status error with its class: "timeout" for
+// Classify wraps a gRPC status error with its class: "timeout" for
 // DeadlineExceeded (the server may notice the propagated deadline before
 // the client does), else "grpc-<Code>". A cancellation is left to
 // call.Classify, which reads the call's context.
-func classify(err error) error {
+func Classify(err error) error {
 	st, ok := status.FromError(err)
 	if !ok {
 		return err
 	}
 	switch st.Code() {
 	case codes.DeadlineExceeded:
-		return &call.Error{Class: call.ClassTimeout, Err: err}
+		return &call.Error{Class: results.ClassTimeout, Err: err}
 	case codes.Canceled:
 		return err
 	}
@@ -223,7 +248,7 @@ func (a *small) Call(ctx context.Context) (call.Outcome, error) {
 	timer := a.start()
 	v, err := a.c.stub().GetVersion(ctx, empty, a.opts...)
 	if err != nil {
-		return call.Outcome{}, classify(err)
+		return call.Outcome{}, Classify(err)
 	}
 	return a.outcome(&timer), call.CheckString(v.GetApiVersion(), data.Version)
 }
@@ -238,7 +263,7 @@ func (a *large) Call(ctx context.Context) (call.Outcome, error) {
 	timer := a.start()
 	list, err := a.c.stub().GetLargePayloadAsList(ctx, empty, a.opts...)
 	if err != nil {
-		return call.Outcome{}, classify(err)
+		return call.Outcome{}, Classify(err)
 	}
 	return a.outcome(&timer), a.want.CheckMessages(list.GetMeteoriteLandings())
 }
@@ -256,7 +281,7 @@ func (a *stream) Call(ctx context.Context) (call.Outcome, error) {
 	defer cancel()
 	st, err := a.c.stub().GetLargePayload(ctx, empty, a.opts...)
 	if err != nil {
-		return call.Outcome{}, classify(err)
+		return call.Outcome{}, Classify(err)
 	}
 	n := 0
 	for {
@@ -265,7 +290,7 @@ func (a *stream) Call(ctx context.Context) (call.Outcome, error) {
 			break
 		}
 		if err != nil {
-			return call.Outcome{}, classify(err)
+			return call.Outcome{}, Classify(err)
 		}
 		timer.Record()
 		if err := a.want.CheckID(n, m.GetId()); err != nil {
@@ -287,7 +312,7 @@ func (a *post) Call(ctx context.Context) (call.Outcome, error) {
 	timer := a.start()
 	st, err := a.c.stub().PostLargePayload(ctx, a.list, a.opts...)
 	if err != nil {
-		return call.Outcome{}, classify(err)
+		return call.Outcome{}, Classify(err)
 	}
 	return a.outcome(&timer), call.CheckString(st.GetStatus(), data.Success)
 }

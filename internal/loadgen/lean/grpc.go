@@ -19,6 +19,7 @@ import (
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 // grpcClient is the lean gRPC client: Connections HTTP/2 connections
@@ -181,7 +182,7 @@ func (a *grpcCaller) answer(s *stream) error {
 	case s.httpStatus != 200:
 		return call.Invalid("HTTP status %d", s.httpStatus)
 	case s.grpcStatus == int(codes.DeadlineExceeded):
-		return &call.Error{Class: call.ClassTimeout, Err: errors.New(s.grpcMsg)}
+		return &call.Error{Class: results.ClassTimeout, Err: errors.New(s.grpcMsg)}
 	case s.grpcStatus > 0:
 		code := codes.Code(s.grpcStatus)
 		return call.GRPCCode(code.String(), fmt.Errorf("rpc error: code = %v desc = %s", code, s.grpcMsg))

@@ -13,6 +13,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
 	"github.com/meteorbench/meteorbench/internal/loadgen/restcall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
+	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
 )
@@ -115,7 +116,7 @@ func TestWrongAnswerCounted(t *testing.T) {
 				_, err := a.Call(ctx)
 				switch cl := call.Classify(ctx, err); cl {
 				case "":
-				case call.ClassInvalid:
+				case results.ClassInvalid:
 					invalid++
 				default:
 					t.Fatalf("class %q: %v", cl, err)

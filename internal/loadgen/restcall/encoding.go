@@ -103,7 +103,7 @@ func (a *unary[T]) Call(ctx context.Context) (call.Outcome, error) {
 	if err != nil {
 		return call.Outcome{}, err
 	}
-	if err := readBody(&a.buf, resp); err != nil {
+	if err := ReadBody(&a.buf, resp); err != nil {
 		return call.Outcome{}, err
 	}
 	timer.Received()

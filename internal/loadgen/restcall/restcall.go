@@ -75,6 +75,18 @@ func newClient(o call.Options) (*client, error) {
 	if err != nil || root.Host == "" {
 		return nil, fmt.Errorf("restcall: bad target %q", o.Target)
 	}
+	c := &client{tr: Transport(o), root: root, records: o.Records, gzip: o.Compress == call.CompressGzip}
+	if o.Token != "" {
+		c.auth = "Bearer " + o.Token
+	}
+	return c, nil
+}
+
+// Transport is the HTTP/1.1 transport of every REST client, the contract's
+// and a user's own URL's (endpointcall) alike: o's counted connections,
+// one per worker unless o names a number, the transport's own compression
+// off, grpc-go's buffer sizes, no proxy.
+func Transport(o call.Options) *http.Transport {
 	conns := o.Connections
 	if conns == 0 {
 		conns = o.Workers // one connection per worker
@@ -93,11 +105,7 @@ func newClient(o call.Options) (*client, error) {
 		WriteBufferSize:    bufferSize,
 		// No Proxy: load goes straight to the target.
 	}
-	c := &client{tr: tr, root: root, records: o.Records, gzip: o.Compress == call.CompressGzip}
-	if o.Token != "" {
-		c.auth = "Bearer " + o.Token
-	}
-	return c, nil
+	return tr
 }
 
 // Close implements call.Client.
@@ -148,7 +156,7 @@ func (c *client) do(req *http.Request, wantType string) (*http.Response, error) 
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		detail := errorDetail(resp)
+		detail := ErrorDetail(resp)
 		resp.Body.Close()
 		return nil, call.HTTPStatus(resp.StatusCode, detail)
 	}
@@ -172,8 +180,9 @@ func isMediaType(contentType, want string) bool {
 	return strings.EqualFold(strings.TrimSpace(mt), want)
 }
 
-// errorDetail reads the contract's {"error": "..."} body, if any.
-func errorDetail(resp *http.Response) string {
+// ErrorDetail reads the contract's {"error": "..."} body, if any, and
+// drains the rest.
+func ErrorDetail(resp *http.Response) string {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	io.CopyN(io.Discard, resp.Body, MaxBody)
 	var e struct {
@@ -185,10 +194,10 @@ func errorDetail(resp *http.Response) string {
 	return fmt.Sprintf("status %d", resp.StatusCode)
 }
 
-// readBody reads the whole body into buf (reused across a caller's calls)
+// ReadBody reads the whole body into buf (reused across a caller's calls)
 // and closes it. A read failure is a transport error, kept apart from
 // decoding failures, which are invalid responses.
-func readBody(buf *bytes.Buffer, resp *http.Response) error {
+func ReadBody(buf *bytes.Buffer, resp *http.Response) error {
 	defer resp.Body.Close()
 	buf.Reset()
 	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, MaxBody+1)); err != nil {

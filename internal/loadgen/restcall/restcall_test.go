@@ -19,10 +19,11 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/restcall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
+	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 // callOnce makes one call of a scenario against handler and classifies it.
-func callOnce(t *testing.T, protobuf bool, scenario api.Scenario, handler http.HandlerFunc) (call.Outcome, string) {
+func callOnce(t *testing.T, protobuf bool, scenario api.Scenario, handler http.HandlerFunc) (call.Outcome, results.ErrorClass) {
 	t.Helper()
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
@@ -62,7 +63,7 @@ func TestRESTAnswers(t *testing.T) {
 		protobuf bool
 		scenario api.Scenario
 		handler  http.HandlerFunc
-		want     string
+		want     results.ErrorClass
 	}{
 		{"json stream ok", false, api.Stream, func(w http.ResponseWriter, r *http.Request) {
 			if r.Header.Get("Authorization") != "Bearer tok" || r.Header.Get("Accept") != api.TypeNDJSON {
@@ -82,7 +83,7 @@ func TestRESTAnswers(t *testing.T) {
 			b, _ := proto.Marshal(data.MustLandings()[0].Proto())
 			w.Write(protowire.AppendVarint(nil, uint64(len(b))))
 			w.Write(b[:len(b)/2])
-		}, call.ClassInvalid},
+		}, results.ClassInvalid},
 		{"json stream without a final newline", false, api.Stream, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", api.TypeNDJSON)
 			ls := data.MustLandings()
@@ -100,30 +101,30 @@ func TestRESTAnswers(t *testing.T) {
 		{"protobuf asked, JSON answered", true, api.Small, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", api.TypeJSON)
 			fmt.Fprintf(w, "%q", data.Version)
-		}, call.ClassInvalid},
+		}, results.ClassInvalid},
 		{"not JSON", false, api.Large, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", api.TypeJSON)
 			w.Write([]byte("[{]"))
-		}, call.ClassInvalid},
+		}, results.ClassInvalid},
 		{"trailing garbage", false, api.Small, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", api.TypeJSON)
 			fmt.Fprintf(w, "%q x", data.Version)
-		}, call.ClassInvalid},
+		}, results.ClassInvalid},
 		{"garbage line in a stream", false, api.Stream, func(w http.ResponseWriter, r *http.Request) {
 			ndjson(w, 10)
 			w.Write([]byte("{oops\n"))
-		}, call.ClassInvalid},
+		}, results.ClassInvalid},
 		{"records out of order", false, api.Stream, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", api.TypeNDJSON)
 			ls := data.MustLandings()
 			json.NewEncoder(w).Encode(&ls[1])
-		}, call.ClassInvalid},
+		}, results.ClassInvalid},
 		{"stream cut mid-way", false, api.Stream, func(w http.ResponseWriter, r *http.Request) {
 			ndjson(w, 10)
 			w.(http.Flusher).Flush()
 			conn, _, _ := w.(http.Hijacker).Hijack()
 			conn.Close() // chunked body never terminated
-		}, call.ClassTransport},
+		}, results.ClassTransport},
 		{"body shorter than its length", true, api.Large, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", api.TypeProtobuf)
 			w.Header().Set("Content-Length", "100000")
@@ -131,7 +132,7 @@ func TestRESTAnswers(t *testing.T) {
 			w.(http.Flusher).Flush()
 			conn, _, _ := w.(http.Hijacker).Hijack()
 			conn.Close()
-		}, call.ClassTransport},
+		}, results.ClassTransport},
 		{"status 413", false, api.Post, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", api.TypeJSON)
 			w.WriteHeader(http.StatusRequestEntityTooLarge)

@@ -3,12 +3,13 @@ package chart
 import (
 	"image/color"
 	"math"
-	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/meteorbench/meteorbench/internal/format"
 )
 
 // newPanel returns a plot with the chart fonts and sizes.
@@ -46,7 +47,7 @@ func tickFormat(f func(float64) string) func(float64) string {
 	if f != nil {
 		return f
 	}
-	return func(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
+	return format.Tick
 }
 
 // A LatencyPanel is a percentile plot, log-log: one line per series.

@@ -1,4 +1,4 @@
-package main
+package job
 
 import (
 	"bytes"
@@ -13,15 +13,16 @@ import (
 
 	"github.com/meteorbench/meteorbench/internal/analysis"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/output"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
-// runUI is the stderr side of a run: a progress bar on a terminal, one
+// console is the stderr side of a run: a progress bar on a terminal, one
 // progress line per cell elsewhere (a CI log, a file), warnings and notes
 // as lines, and the verdicts' summary at the end; none of it with --quiet
 // except errors. It is the Logger's handler, so warnings clear the bar
 // before they print.
-type runUI struct {
+type console struct {
 	mu    sync.Mutex
 	w     io.Writer
 	quiet bool
@@ -35,12 +36,12 @@ type runUI struct {
 	complete     bool // every planned cell was measured: the bar ends at 100%
 }
 
-func newRunUI(w io.Writer, quiet bool) *runUI {
-	return &runUI{w: w, quiet: quiet, tty: !quiet && isTerminal(w)}
+func newConsole(w io.Writer, quiet bool) *console {
+	return &console{w: w, quiet: quiet, tty: !quiet && output.IsTerminal(w)}
 }
 
 // progress implements loadgen.Config.Progress.
-func (u *runUI) progress(p loadgen.Progress) {
+func (u *console) progress(p loadgen.Progress) {
 	if u.quiet {
 		return
 	}
@@ -81,7 +82,7 @@ func (u *runUI) progress(p loadgen.Progress) {
 }
 
 // tick redraws the bar every second, so its clock moves during long cells.
-func (u *runUI) tick(bar *progressbar.ProgressBar, stop <-chan struct{}) {
+func (u *console) tick(bar *progressbar.ProgressBar, stop <-chan struct{}) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
@@ -99,7 +100,7 @@ func (u *runUI) tick(bar *progressbar.ProgressBar, stop <-chan struct{}) {
 // done ends the bar: at 100% on its own line when every cell was
 // measured (it stayed at the last cell's start, "50% (1/2)", before), else
 // (interrupted, failed) removed rather than shown complete.
-func (u *runUI) done() {
+func (u *console) done() {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.bar == nil {
@@ -116,13 +117,13 @@ func (u *runUI) done() {
 }
 
 // note prints an informational line.
-func (u *runUI) note(format string, args ...any) {
+func (u *console) note(format string, args ...any) {
 	u.line("meteorbench: " + fmt.Sprintf(format, args...))
 }
 
 // summary ends the run with the verdicts and the payload crossovers, the
 // lines people read first.
-func (u *runUI) summary(r *results.Result) {
+func (u *console) summary(r *results.Result) {
 	if len(r.Verdicts) == 0 {
 		return
 	}
@@ -138,7 +139,7 @@ func (u *runUI) summary(r *results.Result) {
 	}
 }
 
-func (u *runUI) line(s string) {
+func (u *console) line(s string) {
 	if u.quiet {
 		return
 	}
@@ -154,29 +155,29 @@ func (u *runUI) line(s string) {
 }
 
 // Enabled implements slog.Handler: warnings and worse.
-func (u *runUI) Enabled(_ context.Context, l slog.Level) bool {
+func (u *console) Enabled(_ context.Context, l slog.Level) bool {
 	return l >= slog.LevelWarn && !u.muteWarnings
 }
 
 // Handle implements slog.Handler: one line per record.
-func (u *runUI) Handle(_ context.Context, r slog.Record) error {
+func (u *console) Handle(_ context.Context, r slog.Record) error {
 	u.line("meteorbench: warning: " + r.Message)
 	return nil
 }
 
 // WithAttrs implements slog.Handler (attributes are not printed).
-func (u *runUI) WithAttrs([]slog.Attr) slog.Handler { return u }
+func (u *console) WithAttrs([]slog.Attr) slog.Handler { return u }
 
 // WithGroup implements slog.Handler.
-func (u *runUI) WithGroup(string) slog.Handler { return u }
+func (u *console) WithGroup(string) slog.Handler { return u }
 
 // stdout returns a buffer for output to w that goes out whole at each
 // flush, with the progress bar cleared first (they may share a terminal).
-func (u *runUI) stdout(w io.Writer) *uiWriter { return &uiWriter{u: u, w: w} }
+func (u *console) stdout(w io.Writer) *uiWriter { return &uiWriter{u: u, w: w} }
 
-// uiWriter buffers stdout between flushes; see runUI.stdout.
+// uiWriter buffers stdout between flushes; see console.stdout.
 type uiWriter struct {
-	u   *runUI
+	u   *console
 	w   io.Writer
 	buf bytes.Buffer
 }

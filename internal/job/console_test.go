@@ -1,4 +1,4 @@
-package main
+package job
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ func lastFrame(out string) string {
 // the run stopped early.
 func TestProgressBarEnd(t *testing.T) {
 	var buf bytes.Buffer
-	u := &runUI{w: &buf, tty: true}
+	u := &console{w: &buf, tty: true}
 	u.progress(loadgen.Progress{Done: 0, Total: 2, Cell: "small rest"})
 	u.progress(loadgen.Progress{Done: 1, Total: 2, Cell: "small grpc"})
 	u.progress(loadgen.Progress{Done: 2, Total: 2})
@@ -33,7 +33,7 @@ func TestProgressBarEnd(t *testing.T) {
 		t.Errorf("last frame %q, want 100%% (2/2)", f)
 	}
 	buf.Reset()
-	u = &runUI{w: &buf, tty: true}
+	u = &console{w: &buf, tty: true}
 	u.progress(loadgen.Progress{Done: 0, Total: 2, Cell: "small rest"})
 	u.progress(loadgen.Progress{Done: 1, Total: 2})
 	u.done()

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bufio"
+	"crypto/tls"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/server"
+	"github.com/meteorbench/meteorbench/internal/server/servertest"
+	"github.com/meteorbench/meteorbench/internal/tlsutil"
+)
+
+// startPythonContractServer starts testdata/contract_server.py, a server
+// of part of the contract written apart from meteorbench (REST JSON: small,
+// large and post; no stream, protobuf, gRPC, records, metrics or health),
+// and returns its address. The test is skipped where python3 is missing.
+func startPythonContractServer(t *testing.T) string {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not on PATH: the contract server written in Python cannot run here")
+	}
+	cmd := exec.Command(py, "testdata/contract_server.py", "../../internal/data/meteorites.json")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(out).ReadString('\n')
+		line <- s
+	}()
+	select {
+	case s := <-line:
+		addr, ok := strings.CutPrefix(strings.TrimSpace(s), "listening ")
+		if !ok {
+			t.Fatalf("contract_server.py printed %q", s)
+		}
+		return addr
+	case <-time.After(20 * time.Second):
+		t.Fatal("contract_server.py did not start within 20 s")
+	}
+	return ""
+}
+
+// check and run against a server written in another language: check says
+// what it serves and lacks, run measures the served cells only and marks
+// the rest as not served.
+func TestCheckAndRunAgainstPythonServer(t *testing.T) {
+	addr := startPythonContractServer(t)
+	stdout, _, err := execute(t, "check", "--target", addr)
+	if err != nil {
+		t.Fatalf("check: %v\n%s", err, stdout)
+	}
+	for _, want := range []string{
+		"serves 3 of 12: small rest, large rest, post rest\n",
+		"ignores the records asked for (run --records does not measure these): large rest\n",
+		"lacks (optional): metrics, health\n",
+		"stream    rest           GET /api/MeteoriteLandings/LargePayload/stream (Accept: application/x-ndjson)    NO: http-404",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("check's table lacks %q:\n%s", want, stdout)
+		}
+	}
+
+	stdout, _, err = execute(t, "check", "--target", addr, "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c results.Contract
+	if err := json.Unmarshal([]byte(stdout), &c); err != nil || !c.Serves() || len(c.Optional) != 2 || c.Optional[0].Served {
+		t.Fatalf("check --format json: %v %+v", err, c)
+	}
+
+	stdout, stderr, err := execute(t, "run", "--target", addr, "--batch", "2", "--duration", "100ms", "--repeat", "1",
+		"--warmup", "0", "--format", "json", "--quiet")
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	res, err := results.Read(strings.NewReader(stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var measured []string
+	for _, cell := range res.Cells {
+		measured = append(measured, string(cell.Scenario)+" "+string(cell.Protocol))
+		if cell.Calls == 0 || cell.Errors != 0 {
+			t.Errorf("%s: %d calls, %d errors", cell.Key(), cell.Calls, cell.Errors)
+		}
+		if cell.ServerCPUUSPerCall != nil {
+			t.Errorf("%s: server CPU %v per call from a server without meteorbench's metrics", cell.Key(), *cell.ServerCPUUSPerCall)
+		}
+	}
+	if got := strings.Join(measured, ", "); got != "small rest, large rest, post rest" {
+		t.Errorf("measured %s, want the served cells only", got)
+	}
+	if len(res.NotServed) != 9 {
+		t.Errorf("%d not served, want 9: %+v", len(res.NotServed), res.NotServed)
+	}
+	for _, n := range res.NotServed {
+		if n.Why == "" || (n.Scenario == api.Stream && n.Protocol == api.REST && !strings.HasPrefix(n.Why, "http-404")) {
+			t.Errorf("not served %+v", n)
+		}
+	}
+	for _, v := range res.Verdicts {
+		if !slices.Contains(v.Notes, "REST+protobuf, gRPC not served by the target: not measured") {
+			t.Errorf("%s verdict's notes %q: want the protocols not served", v.Scenario, v.Notes)
+		}
+	}
+	// A capacity search leaves them out too.
+	stdout, stderr, err = execute(t, "capacity", "--target", addr, "--scenario", "small", "--proto", "rest,grpc",
+		"--probe", "200ms", "--probe-warmup", "0", "--max-time", "1s", "--format", "json", "--quiet")
+	if err != nil {
+		t.Fatalf("capacity: %v\n%s", err, stderr)
+	}
+	if res, err = results.Read(strings.NewReader(stdout)); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.NotServed) != 1 || res.NotServed[0].Protocol != api.GRPC || len(res.Capacity) != 1 || res.Capacity[0].Protocol != api.REST {
+		t.Errorf("capacity: not served %+v, searched %d series", res.NotServed, len(res.Capacity))
+	}
+	// The reporters show them.
+	stdout, _, err = execute(t, "run", "--target", addr, "--scenario", "stream,small", "--proto", "rest", "--batch", "1",
+		"--iterations", "1", "--warmup", "0", "--format", "markdown", "--quiet")
+	if err != nil || !strings.Contains(stdout, "**not served**: stream rest: not measured (http-404") {
+		t.Errorf("markdown: %v\n%s", err, stdout)
+	}
+}
+
+// A server that serves nothing of the contract: check exits 1, run refuses
+// it; a bad target is a usage error.
+func TestCheckServesNothing(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	stdout, _, err := execute(t, "check", "--target", addr)
+	if code := exitCodeQuiet(err); code != 1 || !strings.Contains(stdout, "serves 0 of 12: nothing") {
+		t.Errorf("exit %d (%v)\n%s", code, err, stdout)
+	}
+	if _, _, err := execute(t, "run", "--target", addr, "--iterations", "1", "--quiet"); exitCodeQuiet(err) != 1 || !strings.Contains(err.Error(), "does not serve the meteorbench contract") {
+		t.Errorf("run: %v", err)
+	}
+	wantUsageError(t, "check", "--target", "nohostport")
+	wantUsageError(t, "check", "--target", addr, "--format", "xml")
+}
+
+// check --tls against a TLS server: everything served; in plaintext,
+// nothing, with a hint.
+func TestCheckTLS(t *testing.T) {
+	cert, pemBytes, err := tlsutil.SelfSigned("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := servertest.Start(t, server.Config{TLS: &tls.Config{Certificates: []tls.Certificate{cert}}})
+	ca := writeTemp(t, "ca.pem", string(pemBytes))
+	stdout, _, err := execute(t, "check", "--target", addr, "--tls", "--tls-ca", ca)
+	if err != nil || !strings.Contains(stdout, "serves 12 of 12") {
+		t.Errorf("check --tls: %v\n%s", err, stdout)
+	}
+	_, _, err = execute(t, "check", "--target", addr)
+	if exitCodeQuiet(err) != 1 || !strings.Contains(err.Error(), "a TLS server needs --tls") {
+		t.Errorf("check in plaintext: %v", err)
+	}
+	wantUsageError(t, "check", "--target", addr, "--tls", "both")
+}
+
+// A target that refuses every probe call for its credentials is not one
+// that serves nothing: the error names --token.
+func TestRunRefusedCredentials(t *testing.T) {
+	addr := servertest.Start(t, server.Config{Token: "s3cret"})
+	_, _, err := execute(t, "run", "--target", addr, "--scenario", "small", "--iterations", "1", "--quiet")
+	if exitCodeQuiet(err) != 1 || !strings.Contains(err.Error(), "refused every probe call for its credentials") || !strings.Contains(err.Error(), "check --token") {
+		t.Errorf("run without the token: %v", err)
+	}
+}

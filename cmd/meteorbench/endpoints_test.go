@@ -1,0 +1,217 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+
+	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/server"
+	"github.com/meteorbench/meteorbench/internal/server/servertest"
+)
+
+// startPlainHTTP is a plain net/http server, nothing of meteorbench's: GET
+// /items answers a JSON array, POST /echo answers its body when the
+// request carries X-Test: yes, GET /text answers text.
+func startPlainHTTP(t *testing.T) string {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /items", func(w http.ResponseWriter, _ *http.Request) {
+		items := make([]map[string]any, 50)
+		for i := range items {
+			items[i] = map[string]any{"id": i, "name": "item", "price": 1.5 * float64(i)}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(items)
+	})
+	mux.HandleFunc("POST /echo", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Test") != "yes" {
+			http.Error(w, "no X-Test header", http.StatusBadRequest)
+			return
+		}
+		io.Copy(w, r.Body)
+	})
+	mux.HandleFunc("GET /text", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "not json") })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// startPlainGRPC is a plain grpc-go server with the health service and
+// server reflection, nothing of meteorbench's.
+func startPlainGRPC(t *testing.T) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer()
+	healthpb.RegisterHealthServer(gs, health.NewServer())
+	reflection.Register(gs)
+	go gs.Serve(lis)
+	t.Cleanup(gs.Stop)
+	return lis.Addr().String()
+}
+
+// runEndpoints runs `run` with args, quick and bounded, and returns its
+// JSON result.
+func runEndpoints(t *testing.T, args ...string) *results.Result {
+	t.Helper()
+	args = append([]string{"run", "--batch", "2", "--iterations", "3", "--warmup", "0", "--format", "json", "--quiet"}, args...)
+	stdout, stderr, err := execute(t, args...)
+	if err != nil {
+		t.Fatalf("run %s: %v\n%s", strings.Join(args, " "), err, stderr)
+	}
+	res, err := results.Read(strings.NewReader(stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// Two external endpoints, started here, measured side by side: a plain
+// net/http server and a plain grpc-go server described by its reflection.
+func TestRunExternalEndpoints(t *testing.T) {
+	rest, grpcAddr := startPlainHTTP(t), startPlainGRPC(t)
+	body := writeTemp(t, "body.json", `{"hello": [1, 2, 3]}`)
+	req := writeTemp(t, "req.json", `{"service": ""}`)
+	res := runEndpoints(t, "--rest-url", "http://"+rest+"/echo", "--rest-body", body, "--header", "X-Test: yes",
+		"--grpc-addr", grpcAddr, "--grpc-method", "grpc.health.v1.Health/Check", "--grpc-request", req,
+		"--link", "lan") // each side relayed to its own server
+	name := "POST http://" + rest + "/echo vs grpc.health.v1.Health/Check at " + grpcAddr
+	if len(res.Cells) != 2 {
+		t.Fatalf("%d cells, want rest and grpc", len(res.Cells))
+	}
+	for i, p := range []api.Protocol{api.REST, api.GRPC} {
+		c := res.Cells[i]
+		if c.Protocol != p || c.Scenario != "endpoint" || c.Endpoint != name || c.Link == "" || c.Calls != 6 || c.Errors != 0 {
+			t.Errorf("cell %d: %s %s %q: %d calls, %d errors %v", i, c.Scenario, c.Protocol, c.Endpoint, c.Calls, c.Errors, c.ErrorExamples)
+		}
+		if c.ServerCPUUSPerCall != nil {
+			t.Errorf("%s: server CPU per call %v from a server without meteorbench's metrics: want none", p, *c.ServerCPUUSPerCall)
+		}
+		if c.BytesPerCall.Sent == 0 || c.BytesPerCall.Received == 0 || c.DecodeUS == nil {
+			t.Errorf("%s: bytes %+v, decode %v: counted and timed like any call", p, c.BytesPerCall, c.DecodeUS)
+		}
+	}
+	if len(res.Verdicts) != 1 || res.Verdicts[0].Condition.Endpoint != name || !strings.Contains(res.Verdicts[0].Summary, name) {
+		t.Errorf("verdicts %+v: want one, naming the endpoints", res.Verdicts)
+	}
+
+	// A 2xx that is not JSON is an invalid response: refused by the probe
+	// before measuring, saying so.
+	_, _, err := execute(t, "run", "--rest-url", "http://"+rest+"/text", "--iterations", "1", "--quiet")
+	if exitCodeQuiet(err) != 1 || !strings.Contains(err.Error(), "answered no probe call correctly: endpoint rest: invalid-response: answer is not JSON") {
+		t.Errorf("a text answer: %v", err)
+	}
+}
+
+// originalProto writes the original experiment's MeteoriteLandings.proto,
+// as its clients know it: api/meteor.proto without its two additions,
+// go_package and `optional` (neither changes the wire format).
+func originalProto(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../api/meteor.proto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(l, "option go_package") {
+			lines = append(lines, strings.Replace(l, "  optional ", "  ", 1))
+		}
+	}
+	return writeTemp(t, "MeteoriteLandings.proto", strings.Join(lines, "\n"))
+}
+
+// The seed contract as a user's own service: meteorbench's server, its
+// gRPC method described by the original experiment's .proto (--schema,
+// parsed at run time), its REST route by URL; the server's metrics give
+// both sides' CPU per call.
+func TestRunEndpointsWithSchema(t *testing.T) {
+	addr := servertest.Start(t, server.Config{})
+	res := runEndpoints(t, "--rest-url", "http://"+addr+api.PathList,
+		"--grpc-addr", addr, "--grpc-method", "MeteoriteLandingsService.MeteoriteLandingsService/GetLargePayloadAsList",
+		"--schema", originalProto(t))
+	if len(res.Cells) != 2 {
+		t.Fatalf("%d cells", len(res.Cells))
+	}
+	for _, c := range res.Cells {
+		if c.Calls != 6 || c.Errors != 0 || c.ServerCPUUSPerCall == nil {
+			t.Errorf("%s: %d calls, %d errors %v, server CPU %v", c.Protocol, c.Calls, c.Errors, c.ErrorExamples, c.ServerCPUUSPerCall)
+		}
+		if c.BytesPerCall.Received < 90_000 {
+			t.Errorf("%s: %.0f B received per call: not the 1000 records", c.Protocol, c.BytesPerCall.Received)
+		}
+	}
+	// A streaming method, by the server's reflection.
+	res = runEndpoints(t, "--grpc-addr", addr, "--grpc-method", "MeteoriteLandingsService.MeteoriteLandingsService/GetLargePayload")
+	if c := res.Cells[0]; c.Calls != 6 || c.FirstRecordUS == nil {
+		t.Errorf("stream: %d calls %v, first record %v", c.Calls, c.ErrorExamples, c.FirstRecordUS)
+	}
+}
+
+// Bad endpoint input: one line, exit 2, before any call.
+func TestRunEndpointsBadInput(t *testing.T) {
+	grpcAddr := startPlainGRPC(t)
+	schema := originalProto(t)
+	method := "MeteoriteLandingsService.MeteoriteLandingsService/GetVersion"
+	bad := writeTemp(t, "bad.json", `{"nope": 1}`)
+	badProto := writeTemp(t, "bad.proto", "syntax = \"proto3\";\nmessage {")
+	for _, args := range [][]string{
+		{"--rest-url", "127.0.0.1:8080/items"},                                                                                        // no scheme
+		{"--rest-url", "http://127.0.0.1:1/x", "--header", "no colon"},                                                                // bad header
+		{"--rest-url", "http://127.0.0.1:1/x", "--rest-body", "/does/not/exist.json"},                                                 // unreadable body
+		{"--grpc-addr", "127.0.0.1:1", "--grpc-method", method, "--schema", "/does/not/exist.proto"},                                  // unreadable schema
+		{"--grpc-addr", "127.0.0.1:1", "--grpc-method", method, "--schema", badProto},                                                 // schema that does not parse
+		{"--grpc-addr", "127.0.0.1:1", "--grpc-method", "MeteoriteLandingsService.MeteoriteLandingsService/Nope", "--schema", schema}, // unknown method
+		{"--grpc-addr", "127.0.0.1:1", "--grpc-method", "no.Such/Service", "--schema", schema},                                        // unknown service
+		{"--grpc-addr", "127.0.0.1:1", "--grpc-method", "NoSlash", "--schema", schema},                                                // not Service/Method
+		{"--grpc-addr", "127.0.0.1:1", "--grpc-method", method, "--schema", schema, "--grpc-request", bad},                            // bad request JSON
+		{"--grpc-addr", grpcAddr, "--grpc-method", "grpc.health.v1.Health/Nope"},                                                      // unknown method, by reflection
+		{"--grpc-method", method}, // no address
+		{"--target", "127.0.0.1:1", "--rest-url", "http://127.0.0.1:1/x"}, // exclusive
+		{"--rest-url", "http://127.0.0.1:1/x", "--scenario", "small"},     // the contract's
+		{"--schema", schema}, // nothing to describe
+	} {
+		wantUsageError(t, append([]string{"run"}, args...)...)
+	}
+}
+
+// An https URL and a gRPC method over TLS, as --tls measures them: the
+// handshakes counted, the certificate not verified (--tls-insecure).
+func TestRunEndpointsTLS(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, `{"ok": true}`)
+	}))
+	t.Cleanup(srv.Close)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer(grpc.Creds(credentials.NewServerTLSFromCert(&srv.TLS.Certificates[0])))
+	healthpb.RegisterHealthServer(gs, health.NewServer())
+	reflection.Register(gs)
+	go gs.Serve(lis)
+	t.Cleanup(gs.Stop)
+	res := runEndpoints(t, "--rest-url", srv.URL+"/x", "--grpc-addr", lis.Addr().String(),
+		"--grpc-method", "grpc.health.v1.Health/Check", "--tls", "--tls-insecure")
+	for _, c := range res.Cells {
+		if c.Calls != 6 || !c.TLS || c.TLSHandshakeUS == nil {
+			t.Errorf("%s: %d calls %v, TLS %v, handshake %v", c.Protocol, c.Calls, c.ErrorExamples, c.TLS, c.TLSHandshakeUS)
+		}
+	}
+	wantUsageError(t, "run", "--rest-url", "http://"+srv.Listener.Addr().String(), "--tls", "--tls-insecure") // TLS to an http:// URL
+}

@@ -1,0 +1,192 @@
+package capacity
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// Plan is a capacity search over every cell of a load generator config.
+type Plan struct {
+	// Base is the run's config: target, protocols, scenarios and every
+	// condition; its rate, repeats, duration and concurrency are set per
+	// probe.
+	Base loadgen.Config
+	// Objective and Settings apply to every series.
+	Objective Objective
+	Settings  Settings
+	// Probe and ProbeWarmup are each probe's measured time and warm-up.
+	Probe, ProbeWarmup time.Duration
+	// ConfirmProbe is the measured time of the confirmation and boundary
+	// probes at the found rate (0: Probe): a rate found at the boundary by
+	// short probes must hold over a run as long as the one a user would
+	// check it with.
+	ConfirmProbe time.Duration
+	// Pause is the idle time between probes, so one probe's backlog does
+	// not spill into the next.
+	Pause time.Duration
+	// MaxTime bounds the whole search; 0: unbounded.
+	MaxTime time.Duration
+	// Workers is the number of open-loop workers per probe; 0 chooses it
+	// from the rate and the bound (Little's law with headroom).
+	Workers int
+	// OnProbe, when set, is called after every probe (progress).
+	OnProbe func(series results.CellKey, p Probe)
+	// Repeat is how many times the whole search runs (0, 1: once); the
+	// series then report the median found rate and the range.
+	Repeat int
+	// OnSearch, when set, is called as each of several searches starts
+	// (i of k, from 1).
+	OnSearch func(i, k int)
+
+	// NotServed, set by Run, are the scenarios and protocols the target
+	// did not serve when probed: not searched.
+	NotServed []results.NotServed
+
+	session *loadgen.Session // during Run: every probe measures through it
+}
+
+// workers is the number of workers a probe at rate has: Plan.Workers, or
+// AutoWorkers.
+func (p *Plan) workers(rate float64) int {
+	if p.Workers > 0 {
+		return p.Workers
+	}
+	return AutoWorkers(rate, p.Objective.Bound)
+}
+
+// AutoWorkers is the number of workers a probe at rate needs under a
+// latency bound: enough for every call in flight at the bound (Little's
+// law), twice over, within [8, 1024].
+func AutoWorkers(rate float64, bound time.Duration) int {
+	n := int(math.Ceil(2 * rate * bound.Seconds()))
+	return min(max(n, 8), 1024)
+}
+
+// Series are the cells searched: one per scenario, protocol and condition
+// (batches do not matter in open loop; the first is used).
+func (p *Plan) Series() []results.CellKey {
+	base := p.Base
+	base.Rate, base.Repeat = 1, 1
+	base.Concurrency = []int{1}
+	base.Batches = []int{1}
+	var out []results.CellKey
+	for _, k := range base.Cells() {
+		k.RateRequested = 0
+		out = append(out, k)
+	}
+	return out
+}
+
+// Run searches every series Repeat times and returns what it found, in
+// series order, with every probe. Each repetition searches every series
+// again from the start, their probes interleaved step by step, so drift
+// of the machine hits the series alike; a series whose search failed (the
+// target stalled) is not searched again. MaxTime is shared out: each
+// repetition may use up to its share, plus what earlier ones left.
+func (p *Plan) Run(ctx context.Context) ([]results.Capacity, error) {
+	series := p.Series()
+	if len(series) == 0 {
+		return nil, ErrNoSeries
+	}
+	// One session for every probe: the target's health, contract and
+	// metrics are checked once, and the open-loop wait calibrated once. A
+	// target that stalls later fails its probes as a stall.
+	sess, err := loadgen.Open(ctx, p.Base)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	p.session = sess
+	defer func() { p.session = nil }()
+	// What the target does not serve is not searched, and said so.
+	p.NotServed = sess.NotServed()
+	series = slices.DeleteFunc(series, func(k results.CellKey) bool { return !sess.Serves(k) })
+	k := max(1, p.Repeat)
+	found := make([][]Result, len(series))
+	start := time.Now()
+	for rep := 0; rep < k && err == nil; rep++ {
+		var idx []int // the series searched in this repetition
+		for i := range series {
+			if n := len(found[i]); n == 0 || found[i][n-1].Failure == "" {
+				idx = append(idx, i)
+			}
+		}
+		if len(idx) == 0 {
+			break
+		}
+		if p.OnSearch != nil && k > 1 {
+			p.OnSearch(rep+1, k)
+		}
+		var deadline time.Time
+		stopped := fmt.Sprintf("stopped by --max-time %v: best bracket so far", p.MaxTime)
+		if p.MaxTime > 0 {
+			deadline = start.Add(p.MaxTime * time.Duration(rep+1) / time.Duration(k))
+			if k > 1 {
+				stopped = fmt.Sprintf("stopped by --max-time %v (%v per search of %d): best bracket so far", p.MaxTime, p.MaxTime/time.Duration(k), k)
+			}
+		}
+		searchers := make([]*Searcher, len(idx))
+		for j := range searchers {
+			searchers[j] = NewSearcher(p.Objective, p.Settings)
+		}
+		err = runUntil(ctx, searchers, deadline, stopped, p.Pause, func(ctx context.Context, j int, rate float64) (Outcome, error) {
+			d := p.Probe
+			_, phase := searchers[j].Next()
+			if (phase == Confirm || phase == Boundary) && p.ConfirmProbe > 0 {
+				d = p.ConfirmProbe
+			}
+			o, err := p.probe(ctx, series[idx[j]], rate, d)
+			if err == nil && p.OnProbe != nil {
+				v, why := p.Objective.Judge(o)
+				p.OnProbe(series[idx[j]], Probe{Phase: phase, Outcome: o, Verdict: v, Why: why})
+			}
+			return o, err
+		})
+		for j, s := range searchers {
+			found[idx[j]] = append(found[idx[j]], s.Result())
+		}
+	}
+	out := make([]results.Capacity, len(series))
+	for i := range series {
+		out[i] = p.Capacity(series[i], found[i], k)
+	}
+	return out, err
+}
+
+// Validate reports the first bad setting of the search (its Base is
+// loadgen.Config.Validate's), as one line that starts with the setting's
+// name as the capacity command's flag has it.
+func (p *Plan) Validate() error {
+	switch {
+	case p.MaxTime < 0:
+		return fmt.Errorf("max-time %v: must not be negative", p.MaxTime)
+	case p.Probe <= 0:
+		return fmt.Errorf("probe %v: must be positive", p.Probe)
+	case p.ConfirmProbe <= 0:
+		return fmt.Errorf("confirm-probe %v: must be positive", p.ConfirmProbe)
+	case p.ProbeWarmup < 0:
+		return fmt.Errorf("probe-warmup %v: must not be negative", p.ProbeWarmup)
+	case p.Pause < 0:
+		return fmt.Errorf("pause %v: must not be negative", p.Pause)
+	case !(p.Settings.Start >= 1):
+		return fmt.Errorf("start %v: must be at least 1 call/s", p.Settings.Start)
+	}
+	return nil
+}
+
+// DefaultMaxTime is the capacity command's bound of a whole search: 2
+// minutes per scenario and condition (the protocols compared side by
+// side share them) and per repetition.
+func (p *Plan) DefaultMaxTime() time.Duration {
+	groups := map[string]bool{}
+	for _, k := range p.Series() {
+		groups[string(k.Scenario)+"/"+k.Condition.String()] = true
+	}
+	return time.Duration(len(groups)*max(1, p.Repeat)) * 2 * time.Minute
+}

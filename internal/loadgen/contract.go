@@ -1,0 +1,101 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/meteorbench/meteorbench/api"
+	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// ContractRecords is the payload size `check` asks the list and stream
+// calls for, to see that the target honours api.QueryRecords and
+// api.MetadataRecords: small, and not the default answer.
+const ContractRecords = 10
+
+// CheckContract asks the target of cfg every call of the contract once, as
+// run's probe does (every scenario over every protocol, the records asked
+// for on the list and stream calls that answered), and for the optional
+// parts: meteorbench's /metrics (server CPU per call) and /healthz. It
+// measures nothing. An unreachable target fails; a target that serves
+// nothing is a result (Contract.Serves).
+func CheckContract(ctx context.Context, cfg Config) (*results.Contract, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	r := newRunner(cfg)
+	defer r.scraper.close()
+	out := &results.Contract{Target: cfg.Target}
+	health, err := checkHealth(ctx, r.health, cfg.Target, HealthTimeout)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ErrInterrupted
+		}
+		return nil, fmt.Errorf("target %s: %w", cfg.Target, err)
+	}
+	ask := func(spec cellSpec) (served bool) {
+		k := results.ContractCall{Scenario: spec.Scenario, Protocol: spec.Protocol, Records: spec.Records, Request: contractRequest(spec)}
+		if err := r.probeOne(ctx, spec); err != nil {
+			k.Why = oneLine(err)
+		} else {
+			k.Served = true
+		}
+		out.Calls = append(out.Calls, k)
+		return k.Served
+	}
+	for _, sc := range api.Scenarios() {
+		for _, p := range api.Protocols() {
+			spec := cellSpec{CellKey: results.CellKey{Scenario: sc, Protocol: p, Batch: 1, Condition: results.Condition{Concurrency: 1, TLS: cfg.tlsOnly()}}}
+			if ask(spec) && (sc == api.Large || sc == api.Stream) {
+				spec.Records = ContractRecords
+				ask(spec)
+			}
+			if ctx.Err() != nil {
+				return nil, ErrInterrupted
+			}
+		}
+	}
+	metrics := results.ContractCall{Part: "metrics", Request: "GET " + api.PathMetrics + " (" + api.MetricCPU + ": server CPU per call)", Served: true}
+	if _, err := r.scraper.scrape(ctx); err != nil {
+		metrics.Served, metrics.Why = false, oneLine(err)+": server CPU per call not reported"
+	}
+	healthz := results.ContractCall{Part: "health", Request: "GET " + api.PathHealth, Served: health == ""}
+	if health != "" {
+		healthz.Why = health
+	}
+	out.Optional = []results.ContractCall{metrics, healthz}
+	return out, nil
+}
+
+// contractRequest says what a probe of spec asks: the route, method and
+// media type, or the RPC and its metadata.
+func contractRequest(spec cellSpec) string {
+	records := func(before, after string) string {
+		if spec.Records == 0 {
+			return ""
+		}
+		return before + strconv.Itoa(spec.Records) + after
+	}
+	if spec.Protocol == api.GRPC {
+		return "/" + pb.MeteoriteLandingsService_ServiceDesc.ServiceName + "/" + spec.Scenario.Method() + records(" (metadata "+api.MetadataRecords+": ", ")")
+	}
+	mt := api.TypeJSON
+	if spec.Protocol == api.RESTProtobuf {
+		mt = api.TypeProtobuf
+	}
+	switch spec.Scenario {
+	case api.Small:
+		return "GET " + api.PathVersion + " (Accept: " + mt + ")"
+	case api.Large:
+		return "GET " + api.PathList + records("?"+api.QueryRecords+"=", "") + " (Accept: " + mt + ")"
+	case api.Stream:
+		if mt == api.TypeJSON {
+			mt = api.TypeNDJSON
+		}
+		return "GET " + api.PathStream + records("?"+api.QueryRecords+"=", "") + " (Accept: " + mt + ")"
+	}
+	return "POST " + api.PathList + " (Content-Type: " + mt + ")"
+}

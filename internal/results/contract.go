@@ -1,0 +1,55 @@
+package results
+
+import "github.com/meteorbench/meteorbench/api"
+
+// NotServed is a scenario and protocol of the plan that the target did not
+// answer correctly when probed before the first cell (a server written
+// elsewhere from the contract may serve only part of it), so run did not
+// measure it: Result.NotServed lists them instead of cells full of errors.
+type NotServed struct {
+	Scenario api.Scenario `json:"scenario"`
+	Protocol api.Protocol `json:"protocol"`
+	// Why is what the probe call got: "http-404: status 404".
+	Why string `json:"why"`
+}
+
+// Contract is what `meteorbench check` found a target serves of the
+// contract (docs/contract.md): one probe call per scenario and protocol,
+// the records asked for, and the optional parts.
+type Contract struct {
+	Target string `json:"target"`
+	// Calls are the contract's calls, in scenario then protocol order; a
+	// call with Records set asked for that many records instead of the
+	// default answer.
+	Calls []ContractCall `json:"calls"`
+	// Optional are the parts a server may lack and still be measured
+	// (meteorbench's metrics: without them, no server CPU per call).
+	Optional []ContractCall `json:"optional"`
+}
+
+// ContractCall is one request made to the target and how it went.
+type ContractCall struct {
+	Scenario api.Scenario `json:"scenario,omitempty"`
+	Protocol api.Protocol `json:"protocol,omitempty"`
+	// Part names an optional part ("metrics"); empty for a call.
+	Part string `json:"part,omitempty"`
+	// Records is the payload size asked for (api.QueryRecords); 0: none.
+	Records int `json:"records,omitempty"`
+	// Request says what was asked: "GET /api/MeteoriteLandings
+	// (Accept: application/json)".
+	Request string `json:"request"`
+	Served  bool   `json:"served"`
+	// Why is what went wrong, when not served.
+	Why string `json:"why,omitempty"`
+}
+
+// Serves reports whether the target answered at least one of the
+// contract's calls correctly.
+func (c *Contract) Serves() bool {
+	for _, k := range c.Calls {
+		if k.Served {
+			return true
+		}
+	}
+	return false
+}
