@@ -27,7 +27,7 @@ type capacityFlags struct {
 }
 
 // runOnly are run's flags that capacity sets itself per probe.
-var runOnly = []string{"rate", "batch", "iterations", "duration", "warmup", "report", "cpuprofile"}
+var runOnly = []string{"rate", "max-workers", "batch", "iterations", "duration", "warmup", "report", "cpuprofile"}
 
 func newCapacityCmd() *cobra.Command {
 	var f runFlags

@@ -35,6 +35,7 @@ type runFlags struct {
 	compress    []string
 	jsonCodecs  []string
 	engines     []string
+	maxWorkers  int
 	connections int
 	duration    time.Duration
 	iterations  int
@@ -151,6 +152,7 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.DurationVar(&f.warmup, "warmup", loadgen.DefaultWarmup, "unmeasured time before each window, over its fresh connections (0: none)")
 	fl.DurationVar(&f.timeout, "timeout", loadgen.DefaultTimeout, "per-call timeout")
 	fl.Float64Var(&f.rate, "rate", 0, "open-loop: calls/s per cell shared by all workers (0: closed-loop)")
+	fl.IntVar(&f.maxWorkers, "max-workers", 0, "with --rate and no --concurrency, the workers grow as calls would otherwise start late, up to this many (default: enough for 10 s of latency at the rate); each cell records workers_used")
 	fl.IntVar(&f.repeat, "repeat", loadgen.DefaultRepeat, "measure every cell as K windows, interleaved with the other protocols'; report medians with confidence intervals and test every ratio (default 1 with --iterations, which counts the batches exactly)")
 	fl.StringSliceVar(&f.formats, "format", []string{"table"}, "output formats: "+strings.Join(report.Formats, ", ")+" (several: one after another, or one file each with --out)")
 	fl.StringVar(&f.out, "out", "", "write one file per format to PREFIX.<ext> instead of stdout")
@@ -253,6 +255,7 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		Connections: f.connections,
 		Timeout:     f.timeout,
 		Rate:        f.rate,
+		MaxWorkers:  loadgen.MaxWorkersFor(f.rate, fl.Changed("concurrency"), f.maxWorkers),
 		Repeat:      f.repeat,
 		CommandLine: flagvalue.CommandLine(cmd.Name(), cmd.Flags(), "token"),
 		OwnServer:   f.target.Addr == "",

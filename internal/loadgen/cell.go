@@ -51,7 +51,7 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 	client, err := r.newClient(spec, call.Options{
 		Target:      cfg.Target,
 		Token:       cfg.Token,
-		Workers:     sh.workers,
+		Workers:     max(sh.workers, sh.maxWorkers),
 		Connections: cfg.Connections,
 		Records:     spec.Records,
 		Dialer:      dialer,
@@ -62,16 +62,16 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 		return nil, fmt.Errorf("%s: %w", spec, err)
 	}
 	defer client.Close()
-	callers := make([]call.Caller, sh.workers)
-	for i := range callers {
-		if callers[i], err = client.Caller(spec.Scenario); err != nil {
+	cs := &callers{list: make([]call.Caller, sh.workers), client: client, sc: spec.Scenario, max: sh.maxWorkers}
+	for i := range cs.list {
+		if cs.list[i], err = client.Caller(spec.Scenario); err != nil {
 			return nil, fmt.Errorf("%s: %w", spec, err)
 		}
 	}
 	grace := min(cellGrace, cfg.Timeout)
 
 	if cfg.Warmup > 0 {
-		runPhase(ctx, callers, spec.Batch, cfg.Timeout, sh.sched, bounds{soft: cfg.Warmup, hard: cfg.Warmup + grace})
+		runPhase(ctx, cs, spec.Batch, cfg.Timeout, sh.sched, bounds{soft: cfg.Warmup, hard: cfg.Warmup + grace})
 		if ctx.Err() != nil {
 			return nil, nil // interrupted before anything was measured
 		}
@@ -88,11 +88,14 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 	var before, after snapshot
 	r.scrapeInto(ctx, spec, &before)
 	before.readClient(dialer)
-	ph := runPhase(ctx, callers, spec.Batch, cfg.Timeout, sh.sched, bounds{soft: soft, hard: soft + grace, iterations: sh.iterations})
+	ph := runPhase(ctx, cs, spec.Batch, cfg.Timeout, sh.sched, bounds{soft: soft, hard: soft + grace, iterations: sh.iterations})
 	after.readClient(dialer)
 	r.scrapeInto(ctx, spec, &after)
 
 	m := &measured{spec: spec, cell: r.summarize(spec, sh, ph, before, after, dialer.Stats().Dials), hists: ph.t.hists()}
+	if sh.maxWorkers > 0 {
+		m.cell.WorkersUsed = len(cs.list)
+	}
 	m.cell.TLSHandshakeUS = handshakeLatency(dialer)
 	m.hists[results.KindTLSHandshake], _ = dialer.Handshakes()
 	m.cell.Share = sh.result(cfg.Segment)

@@ -146,6 +146,11 @@ type Config struct {
 	// cell, shared by all workers, each call scheduled at a fixed intended
 	// start. Zero means closed-loop.
 	Rate float64
+	// MaxWorkers, when > 0 in open loop, makes the workers grow from the
+	// concurrency as calls would otherwise start late, up to MaxWorkers
+	// (grow.go; DefaultMaxWorkers is run's default); each cell records
+	// how many it used (Cell.WorkersUsed). Zero: the workers are fixed.
+	MaxWorkers int
 	// Repeat is how many times each cell is measured (interleaved with the
 	// other protocols). Zero means 1.
 	Repeat int
@@ -315,6 +320,8 @@ func (c Config) Validate() error {
 		}
 	}
 	switch {
+	case c.MaxWorkers < 0 || c.MaxWorkers > 0 && c.Rate == 0:
+		return fmt.Errorf("max workers %d: want a positive bound on an open loop's workers (with a rate)", c.MaxWorkers)
 	case c.Repeat < 0:
 		return fmt.Errorf("repeat %d: must be at least 1", c.Repeat)
 	case c.Segment.Count < 0 || (c.Segment.Count > 1 && (c.Segment.Index < 1 || c.Segment.Index > c.Segment.Count)):

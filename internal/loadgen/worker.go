@@ -68,6 +68,9 @@ type phase struct {
 	pacer pace.Constant
 	free  *freeWorkers
 	sent  atomic.Uint64
+	// grow, when set, adds a free worker when a call is due and every
+	// worker is busy (an open loop that sizes itself); false at its bound.
+	grow func() (*worker, bool)
 	// downSince is when (ns since began, +1) the first transport error after
 	// the last other outcome ended; 0 when the last outcome was not one.
 	downSince atomic.Int64
@@ -212,9 +215,14 @@ func (p *phase) dispatch(ctx context.Context) {
 			return
 		}
 		woke := time.Now()
-		free, ok := p.free.get(soft.Done())
+		free, ok := p.free.take()
+		if !ok && p.grow != nil {
+			free, ok = p.grow()
+		}
 		if !ok {
-			return
+			if free, ok = p.free.get(soft.Done()); !ok {
+				return
+			}
 		}
 		free.in <- tick{due: due, woke: woke} // it waits for it: never blocks
 		// Yield the processor at once, so the worker just readied runs on
@@ -277,7 +285,7 @@ type schedule struct {
 
 // runPhase runs the callers (one per worker) until the bounds, and merges
 // their tallies. In open loop b.iterations counts calls of this schedule.
-func runPhase(ctx context.Context, callers []call.Caller, batch int, timeout time.Duration, sched schedule, b bounds) phaseResult {
+func runPhase(ctx context.Context, cs *callers, batch int, timeout time.Duration, sched schedule, b bounds) phaseResult {
 	rate := sched.rate
 	began := time.Now()
 	ctx, cancel := context.WithDeadlineCause(ctx, began.Add(b.hard), errCellEnd)
@@ -288,14 +296,18 @@ func runPhase(ctx context.Context, callers []call.Caller, batch int, timeout tim
 	open := rate > 0
 	if open {
 		p.pacer = pace.Constant{Rate: rate, Duration: b.soft, Calls: uint64(b.iterations), Stride: sched.stride, Phase: sched.phase}
-		p.free = newFreeWorkers(len(callers))
+		p.free = newFreeWorkers(len(cs.list))
 	} else if b.iterations > 0 {
 		p.remaining = new(atomic.Int64)
 		p.remaining.Store(int64(b.iterations))
 	}
-	shards := newShards(len(callers), open)
-	workers := make([]*worker, len(callers))
-	for i, c := range callers {
+	nShards := len(cs.list)
+	if open && cs.max > 0 {
+		nShards = cs.max
+	}
+	shards := newShards(nShards, open)
+	workers := make([]*worker, len(cs.list))
+	for i, c := range cs.list {
 		workers[i] = &worker{caller: c, s: shards[i%len(shards)], p: p}
 		if open {
 			workers[i].in = make(chan tick, 1)
@@ -304,11 +316,28 @@ func runPhase(ctx context.Context, callers []call.Caller, batch int, timeout tim
 	var wg sync.WaitGroup
 	var dispatched sync.WaitGroup
 	if open {
+		// The workers grow adds are the dispatcher's own: it starts them,
+		// and ends them with the others.
+		var grown sync.WaitGroup
+		var extra []*worker
+		if cs.max > 0 {
+			p.grow = func() (*worker, bool) {
+				c, ok := cs.grow()
+				if !ok {
+					return nil, false
+				}
+				w := &worker{caller: c, s: shards[(len(workers)+len(extra))%len(shards)], p: p, in: make(chan tick, 1)}
+				extra = append(extra, w)
+				grown.Go(func() { w.openLoop(ctx) })
+				return w, true
+			}
+		}
 		dispatched.Go(func() {
 			p.dispatch(ctx)
-			for _, w := range workers { // the schedule is over: every worker ends
+			for _, w := range append(workers, extra...) { // the schedule is over: every worker ends
 				close(w.in)
 			}
+			grown.Wait()
 		})
 	}
 	wake := startCanary(ctx, began)

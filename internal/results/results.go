@@ -150,6 +150,10 @@ type Settings struct {
 type Cell struct {
 	CellKey
 	Connections int    `json:"connections"` // TCP connections actually opened
+	// WorkersUsed is how many workers an open loop that sizes itself
+	// (run --rate without --concurrency) grew to; 0 when the workers were
+	// fixed (the concurrency).
+	WorkersUsed int `json:"workers_used,omitempty"`
 	Mode        string `json:"mode"`
 
 	Calls  int64 `json:"calls"`  // successful calls
