@@ -149,11 +149,11 @@ type Settings struct {
 // call; a cell without one has none of them (see Cell.Figure).
 type Cell struct {
 	CellKey
-	Connections int    `json:"connections"` // TCP connections actually opened
+	Connections int `json:"connections"` // TCP connections actually opened
 	// WorkersUsed is how many workers an open loop that sizes itself
 	// (run --rate without --concurrency) grew to; 0 when the workers were
 	// fixed (the concurrency).
-	WorkersUsed int `json:"workers_used,omitempty"`
+	WorkersUsed int    `json:"workers_used,omitempty"`
 	Mode        string `json:"mode"`
 
 	Calls  int64 `json:"calls"`  // successful calls
