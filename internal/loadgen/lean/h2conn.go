@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"sync"
 
@@ -45,6 +46,9 @@ type h2conn struct {
 	sendWin  int64 // the connection's send window
 	peerWin  int64 // the peer's SETTINGS_INITIAL_WINDOW_SIZE
 	maxFrame int   // the peer's SETTINGS_MAX_FRAME_SIZE
+	// active counts the streams open or about to be (reserved before
+	// wmu), at most maxStreams, the peer's SETTINGS_MAX_CONCURRENT_STREAMS.
+	active, maxStreams int
 	goaway   bool  // no new stream: the peer is going away
 	err      error // why the connection ended; nil while it lives
 
@@ -93,7 +97,7 @@ func dialH2(ctx context.Context, dial func(context.Context, string, string) (net
 	}
 	c := &h2conn{
 		nc: nc, blocks: map[*method]*block{}, nextID: 1,
-		streams: map[uint32]*stream{}, sendWin: 65535, peerWin: 65535, maxFrame: 16384,
+		streams: map[uint32]*stream{}, sendWin: 65535, peerWin: 65535, maxFrame: 16384, maxStreams: math.MaxInt,
 	}
 	c.cond = sync.NewCond(&c.mu)
 	c.henc = hpack.NewEncoder(&c.hbuf)
@@ -142,6 +146,8 @@ func (c *h2conn) failLocked(err error) {
 // endLocked ends a stream: its caller is told.
 func (c *h2conn) endLocked(id uint32, s *stream, err error) {
 	delete(c.streams, id)
+	c.active--
+	c.cond.Broadcast() // a stream slot is free
 	s.ended, s.err = true, err
 	select {
 	case s.done <- struct{}{}:
@@ -181,10 +187,14 @@ func (c *h2conn) headerBlock(m *method) []byte {
 // the peer grants window.
 func (c *h2conn) send(ctx context.Context, s *stream, m *method) error {
 	msg := m.msg
+	if err := c.reserve(ctx); err != nil {
+		return err
+	}
 	c.wmu.Lock()
 	c.mu.Lock()
 	if c.err != nil || c.goaway {
 		err := c.err
+		c.active--
 		c.mu.Unlock()
 		c.wmu.Unlock()
 		if err == nil {
@@ -212,6 +222,26 @@ func (c *h2conn) send(ctx context.Context, s *stream, m *method) error {
 	if n < len(msg) {
 		return c.sendRest(ctx, s, msg[n:])
 	}
+	return nil
+}
+
+// reserve waits for a stream slot under the peer's
+// SETTINGS_MAX_CONCURRENT_STREAMS (as grpc-go's client queues its calls)
+// and takes it.
+func (c *h2conn) reserve(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.active >= c.maxStreams {
+		stop := context.AfterFunc(ctx, func() { c.mu.Lock(); c.cond.Broadcast(); c.mu.Unlock() })
+		defer stop()
+		for c.active >= c.maxStreams && c.err == nil && !c.goaway {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			c.cond.Wait()
+		}
+	}
+	c.active++
 	return nil
 }
 

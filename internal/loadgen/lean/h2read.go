@@ -61,6 +61,8 @@ func (c *h2conn) frameLocked(f http2.Frame) {
 				c.peerWin = int64(s.Val)
 			case http2.SettingMaxFrameSize:
 				c.maxFrame = int(s.Val)
+			case http2.SettingMaxConcurrentStreams:
+				c.maxStreams = int(s.Val)
 			}
 			return nil
 		})

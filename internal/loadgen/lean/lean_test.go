@@ -170,3 +170,11 @@ func benchCalls(b *testing.B, open func(api.Protocol, call.Options) (call.Client
 		}
 	}
 }
+
+// A server that allows 2 concurrent streams per connection: 8 callers on
+// the one connection wait for a stream slot, as grpc-go's do, rather than
+// have their streams refused.
+func TestGRPCMaxConcurrentStreams(t *testing.T) {
+	addr := servertest.Start(t, server.Config{MaxConcurrentStreams: 2})
+	perCall(t, lean.New, addr, api.GRPC, api.Large, 8, 80)
+}
