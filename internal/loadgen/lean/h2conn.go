@@ -49,8 +49,8 @@ type h2conn struct {
 	// active counts the streams open or about to be (reserved before
 	// wmu), at most maxStreams, the peer's SETTINGS_MAX_CONCURRENT_STREAMS.
 	active, maxStreams int
-	goaway   bool  // no new stream: the peer is going away
-	err      error // why the connection ended; nil while it lives
+	goaway             bool  // no new stream: the peer is going away
+	err                error // why the connection ended; nil while it lives
 
 	// The reader's own.
 	dec      *hpack.Decoder
