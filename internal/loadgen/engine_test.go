@@ -67,16 +67,8 @@ func TestEnginesAgree(t *testing.T) {
 	// Rates the standard engine sustains on a shared 2-core machine: its
 	// REST client decodes a large answer in about 5 ms.
 	for sc, rate := range map[api.Scenario]float64{api.Small: 300, api.Large: 40} {
-		cfg := quick(addr)
-		cfg.Iterations = 0
-		cfg.Duration = time.Second
-		cfg.Warmup = 200 * time.Millisecond
-		cfg.Rate = rate
+		cfg := openLoop(addr, sc, rate, lean.Standard, lean.Lean)
 		cfg.Concurrency = []int{8}
-		cfg.Batches = []int{1}
-		cfg.Scenarios = []api.Scenario{sc}
-		cfg.Protocols = []api.Protocol{api.REST, api.GRPC}
-		cfg.Engines = []string{lean.Standard, lean.Lean}
 		cells = append(cells, run(t, cfg).Cells...)
 	}
 	byKey := map[string]results.Cell{}

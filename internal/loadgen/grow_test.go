@@ -48,16 +48,8 @@ func TestOpenLoopSizesItself(t *testing.T) {
 			for attempt := 1; attempt <= 3; attempt++ {
 				load := loadAverage()
 				idle = load >= 0 && load < float64(runtime.NumCPU())/2
-				cfg := quick(addr)
-				cfg.Iterations = 0
-				cfg.Duration = time.Second
-				cfg.Warmup = 300 * time.Millisecond
-				cfg.Batches = []int{1}
-				cfg.Scenarios = []api.Scenario{api.Small}
-				cfg.Protocols = []api.Protocol{api.REST, api.GRPC}
-				cfg.Rate = rate
+				cfg := openLoop(addr, api.Small, rate, engine)
 				cfg.MaxWorkers = loadgen.MaxWorkersFor(rate, false, 0)
-				cfg.Engines = []string{engine}
 				res := run(t, cfg)
 				ok := true
 				for _, c := range res.Cells {
@@ -94,15 +86,7 @@ func TestOpenLoopSizesItself(t *testing.T) {
 // worker's goroutine waiting that long to run.
 func TestOpenLoopGrowsWorkers(t *testing.T) {
 	srv := loadgentest.Start(t, loadgentest.Config{Slots: 100, ServiceTime: 20 * time.Millisecond})
-	cfg := quick(srv.Addr)
-	cfg.Iterations = 0
-	cfg.Duration = time.Second
-	cfg.Warmup = 200 * time.Millisecond
-	cfg.Batches = []int{1}
-	cfg.Scenarios = []api.Scenario{api.Small}
-	cfg.Protocols = []api.Protocol{api.REST, api.GRPC}
-	cfg.Engines = []string{lean.Standard, lean.Lean}
-	cfg.Rate = 500
+	cfg := openLoop(srv.Addr, api.Small, 500, lean.Standard, lean.Lean)
 	cfg.MaxWorkers = 1000
 	for _, c := range run(t, cfg).Cells {
 		t.Logf("%s %s: %d calls, %d late (%d the dispatcher woke late for), %d workers used", c.Protocol, c.Engine, c.Calls, c.LateCalls, c.GeneratorLateCalls, c.WorkersUsed)
@@ -113,4 +97,19 @@ func TestOpenLoopGrowsWorkers(t *testing.T) {
 			t.Errorf("%s %s: %d of %d calls late for want of a worker", c.Protocol, c.Engine, c.LateCalls-c.GeneratorLateCalls, c.Calls)
 		}
 	}
+}
+
+// openLoop is a 1 s open-loop run of one scenario at rate over REST and
+// gRPC, with each engine, after 200 ms of warm-up, one call a batch.
+func openLoop(addr string, sc api.Scenario, rate float64, engines ...string) loadgen.Config {
+	cfg := quick(addr)
+	cfg.Iterations = 0
+	cfg.Duration = time.Second
+	cfg.Warmup = 200 * time.Millisecond
+	cfg.Batches = []int{1}
+	cfg.Scenarios = []api.Scenario{sc}
+	cfg.Protocols = []api.Protocol{api.REST, api.GRPC}
+	cfg.Rate = rate
+	cfg.Engines = engines
+	return cfg
 }
