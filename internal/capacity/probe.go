@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -80,7 +81,8 @@ func achieved(c *results.Cell, window time.Duration) float64 {
 }
 
 // void says why the load generator, not the server, made a failing probe
-// fail: its CPU was short (the cell's GeneratorBottleneck), or the server
+// fail: its CPU was short (the cell's GeneratorBottleneck), it woke its
+// goroutines late (loadgen.WokeLate), or the server
 // answered within the bound once each call was sent (the latency from the
 // actual send met the objective, errors within the budget) and the calls
 // were sent late because the generator woke late or had every worker
@@ -101,6 +103,11 @@ func void(c *results.Cell, workers int, obj Objective) (bool, string) {
 		// is in the latency from the send too, so that one cannot clear
 		// the server here.
 		return true, c.GeneratorBottleneckReason
+	}
+	if late, why := loadgen.WokeLate(c); late {
+		// Its goroutines woke late (the cell is suspect for it): the
+		// answers waited for the generator, not the server.
+		return true, why
 	}
 	bound := float64(obj.Bound.Microseconds())
 	if c.LatencyUncorrectedUS == nil || c.LatencyUncorrectedUS.At(obj.Percentile) > bound {
@@ -146,8 +153,11 @@ func stalled(c *results.Cell, timeout time.Duration) (bool, string) {
 		}
 		why = append(why, s)
 	}
-	if len(c.Suspect) > 0 {
-		why = append(why, "the cell is suspect: "+strings.Join(c.Suspect, "; "))
+	// The generator's lateness makes a cell suspect too, but it is no
+	// stall of the target (probe: void instead).
+	_, late := loadgen.WokeLate(c)
+	if suspect := slices.DeleteFunc(slices.Clone(c.Suspect), func(s string) bool { return s == late }); len(suspect) > 0 {
+		why = append(why, "the cell is suspect: "+strings.Join(suspect, "; "))
 	}
 	return len(why) > 0, strings.Join(why, "; ")
 }

@@ -90,14 +90,30 @@ func (r *runner) check(c *results.Cell, spec cellSpec, sh cellShare, ph phaseRes
 			add("%s %s per call cannot carry the %d records asked for (at least %d B each)", format.Bytes(got), dir, want, MinBytesPerRecord)
 		}
 	}
-	if g := c.GeneratorDelayUS; g != nil && t.calls > 0 && r.cfg.Rate > 0 {
-		wake := time.Duration(g.Wake.P50 * 1e3)
-		if wake > WakeMin && g.Wake.P50 > WakeShare*c.LatencyUS.P50 {
-			add("the load generator ran goroutines woken by the network %s late at the median (p99 %s) against a median latency of %s: the latency is largely its own",
-				format.US(g.Wake.P50), format.US(g.Wake.P99), format.US(c.LatencyUS.P50))
+	if r.cfg.Rate > 0 && t.calls > 0 {
+		if late, how := WokeLate(c); late {
+			why = append(why, how)
 		}
 	}
 	return why
+}
+
+// WokeLate says whether an open-loop cell's load generator woke its
+// goroutines so late, at the median, that the cell's latency is largely
+// its own (later than both WakeMin and WakeShare of the median latency),
+// and how late. Such a cell is suspect; a capacity probe that gives one is
+// void, the generator's, never a stall of the target.
+func WokeLate(c *results.Cell) (bool, string) {
+	g := c.GeneratorDelayUS
+	if g == nil {
+		return false, ""
+	}
+	wake := time.Duration(g.Wake.P50 * 1e3)
+	if wake <= WakeMin || g.Wake.P50 <= WakeShare*c.LatencyUS.P50 {
+		return false, ""
+	}
+	return true, fmt.Sprintf("the load generator ran goroutines woken by the network %s late at the median (p99 %s) against a median latency of %s: the latency is largely its own",
+		format.US(g.Wake.P50), format.US(g.Wake.P99), format.US(c.LatencyUS.P50))
 }
 
 // recordsAsked is how many records a call of spec carries: 0 for small.
