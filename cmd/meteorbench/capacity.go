@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -111,41 +110,11 @@ workers follows the rate (twice the calls in flight at the bound).`,
 	return cmd
 }
 
-// plan turns capacity's flags into the search, checked by its Validate.
+// plan turns capacity's flags into the search (capacity.Options.Plan).
 func (c *capacityFlags) plan(cmd *cobra.Command, cfg loadgen.Config) (*capacity.Plan, error) {
-	obj, err := capacity.ParseSLO(c.slo)
-	if err != nil {
-		return nil, err
-	}
-	if obj.MaxErrors, err = flagvalue.ParsePercent("--max-errors", c.maxErrors, 0, 100); err != nil {
-		return nil, err
-	}
-	precision, err := flagvalue.ParsePercent("--precision", c.precision, 0.1, 100)
-	if err != nil {
-		return nil, err
-	}
-	p := &capacity.Plan{
-		Base:         cfg,
-		Objective:    obj,
-		Settings:     capacity.Settings{Start: c.start, Precision: precision},
-		Probe:        c.probe,
-		ConfirmProbe: c.confirm,
-		ProbeWarmup:  c.probeWarmup,
-		Pause:        c.pause,
-		MaxTime:      c.maxTime,
-		Repeat:       cfg.Repeat,
-	}
-	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("--%w", err)
-	}
-	if cmd.Flags().Changed("concurrency") {
-		if len(cfg.Concurrency) != 1 {
-			return nil, errors.New("--concurrency: give one worker count (or none: it follows the rate)")
-		}
-		p.Workers = cfg.Concurrency[0]
-	}
-	if p.MaxTime == 0 {
-		p.MaxTime = p.DefaultMaxTime()
-	}
-	return p, nil
+	return capacity.Options{
+		SLO: c.slo, MaxErrors: c.maxErrors, Precision: c.precision, MaxTime: c.maxTime,
+		Probe: c.probe, ConfirmProbe: c.confirm, ProbeWarmup: c.probeWarmup, Pause: c.pause, Start: c.start,
+		WorkersGiven: cmd.Flags().Changed("concurrency"),
+	}.Plan(cfg)
 }

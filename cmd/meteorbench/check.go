@@ -1,16 +1,13 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/meteorbench/meteorbench/internal/job"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
-	"github.com/meteorbench/meteorbench/internal/report"
 	"github.com/meteorbench/meteorbench/internal/server"
 )
 
@@ -38,48 +35,17 @@ and marks the rest as not served.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if _, _, err := net.SplitHostPort(target); err != nil {
-				return usageError{fmt.Errorf("--target %q: want host:port", target)}
-			}
-			if format != "table" && format != "json" {
-				return usageError{fmt.Errorf("--format %q: want table or json", format)}
-			}
 			if !cmd.Flags().Changed("token") {
 				token = os.Getenv(server.TokenEnv)
 			}
-			cfg := loadgen.Config{Target: target, Token: token}
-			if err := tlsFlags.apply(&cfg, target); err != nil {
+			c := job.CheckConfig{Config: loadgen.Config{Target: target, Token: token}, Format: format}
+			if err := tlsFlags.apply(&c.Config, target); err != nil {
 				return usageError{err}
 			}
-			if len(cfg.TLS) > 1 {
-				return usageError{fmt.Errorf("--tls both: check asks over one transport, on or off")}
+			if err := c.Validate(); err != nil {
+				return usageError{err}
 			}
-			c, err := loadgen.CheckContract(cmd.Context(), cfg)
-			if err != nil {
-				if errors.Is(err, loadgen.ErrInterrupted) {
-					return &exitError{130, err}
-				}
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if format == "json" {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				err = enc.Encode(c)
-			} else {
-				err = report.WriteContract(out, c)
-			}
-			if err != nil {
-				return err
-			}
-			if !c.Serves() {
-				hint := ""
-				if len(cfg.TLS) == 0 {
-					hint = " (asked in plaintext: a TLS server needs --tls)"
-				}
-				return &exitError{1, fmt.Errorf("target %s %w%s", target, loadgen.ErrNotContract, hint)}
-			}
-			return nil
+			return jobError(job.Check(cmd.Context(), c, cmd.OutOrStdout()))
 		},
 	}
 	cmd.Flags().StringVar(&target, "target", "", "host:port of the server to check (required)")

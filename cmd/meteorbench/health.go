@@ -1,20 +1,14 @@
 package main
 
 import (
-	"context"
-	"crypto/tls"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/meteorbench/meteorbench/internal/addrfile"
 	"github.com/meteorbench/meteorbench/internal/flagvalue"
-	"github.com/meteorbench/meteorbench/internal/server"
+	"github.com/meteorbench/meteorbench/internal/job"
 )
 
 func newHealthCmd() *cobra.Command {
@@ -40,31 +34,20 @@ A wildcard or empty host means 127.0.0.1.`,
 			if !cmd.Flags().Changed("addr-file") {
 				addrFile = os.Getenv(addrFileEnv)
 			}
-			from, fileTLS, err := healthAddr(cmd, &addr, addrFile)
-			if err != nil {
-				return usageError{err}
+			if cmd.Flags().Changed("addr") {
+				addrFile = "" // --addr wins over the file
 			}
-			target, err := flagvalue.DialAddr(from)
+			target, fileTLS, err := job.HealthTarget(addrFile, func() (string, error) {
+				err := addrFromEnv(cmd, &addr)
+				return addr.Addr, err
+			})
 			if err != nil {
 				return usageError{err}
 			}
 			if timeout <= 0 {
 				return usageError{fmt.Errorf("--timeout %v: must be positive", timeout)}
 			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
-			defer cancel()
-			var tc *tls.Config
-			if useTLS || fileTLS {
-				// A liveness check of a local process: whose certificate
-				// it is does not matter, that it answers does.
-				tc = &tls.Config{InsecureSkipVerify: true}
-			}
-			if err := server.CheckTLS(ctx, target, tc); err != nil {
-				// One line, whatever failed.
-				return fmt.Errorf("%s is not healthy: %s", target, strings.ReplaceAll(err.Error(), "\n", "; "))
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "meteorbench health: %s is healthy (REST /healthz ok, gRPC SERVING)\n", target)
-			return nil
+			return job.Health(cmd.Context(), target, useTLS || fileTLS, timeout, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().Var(&addr, "addr", "`host:port` of the server (an empty or wildcard host means 127.0.0.1); default from --addr-file, $"+addrEnv+", else 127.0.0.1:8080")
@@ -72,24 +55,4 @@ A wildcard or empty host means 127.0.0.1.`,
 	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Second, "give up after this long")
 	cmd.Flags().BoolVar(&useTLS, "tls", false, "check over TLS, without verifying the certificate (default: when the address file says the server is TLS)")
 	return cmd
-}
-
-// healthAddr picks the address to check: --addr when given, else the
-// address file when it exists, else $METEORBENCH_ADDR, else the default. A
-// missing file is not an error (the server may not have started yet); an
-// unreadable or malformed one is.
-func healthAddr(cmd *cobra.Command, addr *flagvalue.HostPort, addrFile string) (string, bool, error) {
-	if !cmd.Flags().Changed("addr") && addrFile != "" {
-		v, tls, err := addrfile.Read(addrFile)
-		switch {
-		case err == nil:
-			return v, tls, nil
-		case !errors.Is(err, fs.ErrNotExist):
-			return "", false, fmt.Errorf("--addr-file: %w", err)
-		}
-	}
-	if err := addrFromEnv(cmd, addr); err != nil {
-		return "", false, err
-	}
-	return addr.Addr, false, nil
 }

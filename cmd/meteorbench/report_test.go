@@ -30,6 +30,17 @@ func execute(t *testing.T, args ...string) (string, string, error) {
 	return out.String(), errOut.String(), err
 }
 
+// wantIn checks that out, what a command printed (named by what), holds
+// every one of wants.
+func wantIn(t *testing.T, what, out string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("%s lacks %q:\n%s", what, want, out)
+		}
+	}
+}
+
 func writeTemp(t *testing.T, name, content string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
@@ -137,11 +148,7 @@ func TestCompareCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"GOMAXPROCS  2 → 4", "large/grpc/b100/c4", "(p=0.008 n=5+5)", "Only in old (" + fixtures + "compare-old.json):"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("want %q in:\n%s", want, out)
-		}
-	}
+	wantIn(t, "compare's table", out, "GOMAXPROCS  2 → 4", "large/grpc/b100/c4", "(p=0.008 n=5+5)", "Only in old ("+fixtures+"compare-old.json):")
 	out, _, err = execute(t, "compare", fixtures+"basic.json", fixtures+"basic.json", "--format", "json")
 	if err != nil || !strings.Contains(out, `"schema": "meteorbench-compare/v1"`) || !strings.Contains(out, `"significance": false`) {
 		t.Errorf("json: %v\n%.300s", err, out)

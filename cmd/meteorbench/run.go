@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -215,16 +214,7 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 	case f.repeat < 1:
 		return cfg, fmt.Errorf("--repeat %d: must be at least 1", f.repeat)
 	}
-	if err := report.CheckFormats(f.formats); err != nil {
-		return cfg, err
-	}
-	if f.report != "" {
-		if _, ok := report.FormatForPath(f.report); !ok {
-			return cfg, fmt.Errorf("--report %q: name a file ending in .html, .svg, .png, .md, .csv or .json", f.report)
-		}
-	}
-	f.plan = f.outputPlan(cmd.OutOrStdout())
-	if err := f.plan.Check("--out"); err != nil {
+	if f.plan, err = report.RunOutput(cmd.OutOrStdout(), f.formats, f.out, f.report); err != nil {
 		return cfg, err
 	}
 	segment, err := loadgen.ParseSegment(f.segment)
@@ -262,7 +252,7 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		Segment:     segment,
 		StartAt:     startAt,
 	}
-	if err := f.pinning(&cfg); err != nil {
+	if err := ownserver.Pin(&cfg, f.serverCPUs, f.rate > 0 || f.capacity); err != nil {
 		return cfg, err
 	}
 	if fl.Changed("records") {
@@ -282,7 +272,7 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 	if err := f.tls.apply(&cfg, f.target.Addr); err != nil {
 		return cfg, err
 	}
-	if err := f.endpoints.apply(cmd.Context(), &cfg); err != nil {
+	if err := f.endpoints.Apply(cmd.Context(), &cfg); err != nil {
 		return cfg, err
 	}
 	check := cfg
@@ -293,39 +283,6 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		return cfg, fmt.Errorf("--%w", err)
 	}
 	return cfg, nil
-}
-
-// pinning sets --server-cpus: the own server's CPUs and the load
-// generator's (ownserver.DefaultCPUs when not given).
-func (f *runFlags) pinning(cfg *loadgen.Config) error {
-	if f.serverCPUs == ownserver.Auto {
-		f.serverCPUs = ownserver.DefaultCPUs(f.target.Addr == "", f.rate > 0 || f.capacity)
-	}
-	if f.serverCPUs == 0 {
-		return nil
-	}
-	if f.target.Addr != "" {
-		return fmt.Errorf("--server-cpus %d pins run's own server: with --target, start the server with 'meteorbench serve --cpus LIST' on its machine", f.serverCPUs)
-	}
-	srv, client, err := ownserver.SplitCPUs(f.serverCPUs)
-	if err != nil {
-		return err
-	}
-	cfg.ServerCPUs = f.serverCPUs
-	cfg.ServerCPUList, cfg.ClientCPUList = srv.String(), client.String()
-	return nil
-}
-
-// outputPlan is where the result goes: --format to stdout or --out, and
-// --report; when a file cannot be written, the table goes to stdout and
-// the JSON document to a fallback file named in the error.
-func (f *runFlags) outputPlan(stdout io.Writer) *output.Plan {
-	p := report.OutputPlan(stdout, f.formats, f.out, "meteorbench.json") // named after the run's start by the job
-	if f.report != "" {
-		format, _ := report.FormatForPath(f.report) // checked in config
-		p.Extra = []output.File{{Path: f.report, Format: format}}
-	}
-	return p
 }
 
 // options are how the job reports: where the result goes (f.plan),

@@ -2,7 +2,9 @@
 // flags are a config: start the own server when there is no target,
 // measure (loadgen.Run, or a capacity search), analyse, and write the
 // document where the output plan says, even a partial one, with progress
-// and the summary on stderr (console). The commands only parse flags:
+// and the summary on stderr (console). It also holds the rules of the
+// options the commands share (Endpoints, ClientTLS) and the work of check
+// and health. The commands only parse flags:
 //
 //	flags ─cmd─▶ loadgen.Config / capacity.Plan ─job─▶ own server ─▶ cells ─▶
 //	results.Result ─analysis.Apply─▶ verdicts ─report (output.Plan)─▶ stdout or files

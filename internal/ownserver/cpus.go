@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/meteorbench/meteorbench/internal/cpuset"
+	"github.com/meteorbench/meteorbench/internal/loadgen"
 )
 
 // Auto asks DefaultCPUs for the own server's CPUs.
@@ -38,4 +39,27 @@ func SplitCPUs(n int) (server, client cpuset.Set, err error) {
 		return server, client, fmt.Errorf("--server-cpus: %w", err)
 	}
 	return cpuset.Split(avail, n)
+}
+
+// Pin sets --server-cpus n on cfg: the own server's CPUs and the load
+// generator's (DefaultCPUs when n is Auto; 0: no pinning). A cfg with a
+// target has no own server to pin. openLoop is a run with a rate or a
+// capacity search.
+func Pin(cfg *loadgen.Config, n int, openLoop bool) error {
+	if n == Auto {
+		n = DefaultCPUs(cfg.Target == "", openLoop)
+	}
+	if n == 0 {
+		return nil
+	}
+	if cfg.Target != "" {
+		return fmt.Errorf("--server-cpus %d pins run's own server: with --target, start the server with 'meteorbench serve --cpus LIST' on its machine", n)
+	}
+	srv, client, err := SplitCPUs(n)
+	if err != nil {
+		return err
+	}
+	cfg.ServerCPUs = n
+	cfg.ServerCPUList, cfg.ClientCPUList = srv.String(), client.String()
+	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/format"
@@ -214,7 +213,7 @@ func fmtLatency(us float64) string {
 func tableCapacity(ew *errWriter, r *results.Result) {
 	for _, s := range capSections(r) {
 		ew.printf("\n== capacity · %s ==\n", s.title())
-		tw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', 0)
+		tw := columns(ew)
 		fmt.Fprintln(tw, strings.Join(capSeriesHeader, "\t"))
 		for _, c := range s.Series {
 			fmt.Fprintln(tw, strings.Join(capSeriesRow(c), "\t"))
@@ -227,7 +226,7 @@ func tableCapacity(ew *errWriter, r *results.Result) {
 					ew.printf("no probe ran\n")
 					continue
 				}
-				tw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', 0)
+				tw := columns(ew)
 				fmt.Fprintln(tw, strings.Join(capProbeHeader(c), "\t"))
 				for _, row := range capProbeRows(c, run.Probes) {
 					fmt.Fprintln(tw, strings.TrimRight(strings.Join(row, "\t"), "\t"))

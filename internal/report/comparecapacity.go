@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"text/tabwriter"
 
 	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/results"
@@ -132,7 +131,7 @@ func compareCapacityText(ew *errWriter, cmp *Comparison, md bool, esc func(strin
 		return
 	}
 	ew.printf("\nCapacity (found calls/s [lo, hi]), old → new:\n")
-	tw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', 0)
+	tw := columns(ew)
 	for _, c := range cmp.Capacity {
 		fmt.Fprintf(tw, "  %s\t%s\t→ %s\t%s\n", c.Key, c.Old.text(), c.New.text(), c.deltaText())
 	}

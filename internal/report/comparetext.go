@@ -139,7 +139,7 @@ func writeCompareText(w io.Writer, cmp *Comparison, md bool) error {
 				ew.printf("| %s | %s | %s |\n", esc(c.Field), esc(c.Old), esc(c.New))
 			}
 		} else {
-			tw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', 0)
+			tw := columns(ew)
 			for _, c := range cmp.EnvChanges {
 				fmt.Fprintf(tw, "  %s\t%s → %s\n", c.Field, c.Old, c.New)
 			}

@@ -3,9 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
-	"strings"
-	"text/tabwriter"
 
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -15,7 +14,7 @@ import (
 func WriteContract(w io.Writer, c *results.Contract) error {
 	ew := &errWriter{w: w}
 	ew.printf("target %s\n\n", c.Target)
-	tw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', 0)
+	tw := columns(ew)
 	fmt.Fprintf(tw, "scenario\tprotocol\trequest\tanswer\n")
 	var served, not, records []string
 	for _, k := range c.Calls {
@@ -43,13 +42,13 @@ func WriteContract(w io.Writer, c *results.Contract) error {
 	tw.Flush()
 	ew.printf("\nserves %d of %d: %s\n", len(served), len(served)+len(not), orNone(served))
 	if len(not) > 0 {
-		ew.printf("not served (run marks them, measures the rest): %s\n", strings.Join(not, ", "))
+		ew.printf("not served (run marks them, measures the rest): %s\n", format.Names(not))
 	}
 	if len(records) > 0 {
-		ew.printf("ignores the records asked for (run --records does not measure these): %s\n", strings.Join(records, ", "))
+		ew.printf("ignores the records asked for (run --records does not measure these): %s\n", format.Names(records))
 	}
 	if len(lacks) > 0 {
-		ew.printf("lacks (optional): %s\n", strings.Join(lacks, ", "))
+		ew.printf("lacks (optional): %s\n", format.Names(lacks))
 	}
 	return ew.err
 }
@@ -66,5 +65,5 @@ func orNone(names []string) string {
 	if len(names) == 0 {
 		return "nothing"
 	}
-	return strings.Join(names, ", ")
+	return format.Names(names)
 }

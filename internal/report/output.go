@@ -48,3 +48,22 @@ func CheckFormats(formats []string) error {
 	}
 	return nil
 }
+
+// RunOutput is the output plan of run and capacity, checked: formats to
+// stdout or one file each (out), and reportFile, a report in the format
+// of its extension; the JSON document falls back to meteorbench.json (the
+// job names it after the run's start).
+func RunOutput(stdout io.Writer, formats []string, out, reportFile string) (*output.Plan, error) {
+	if err := CheckFormats(formats); err != nil {
+		return nil, err
+	}
+	p := OutputPlan(stdout, formats, out, "meteorbench.json")
+	if reportFile != "" {
+		format, ok := FormatForPath(reportFile)
+		if !ok {
+			return nil, fmt.Errorf("--report %q: name a file ending in .html, .svg, .png, .md, .csv or .json", reportFile)
+		}
+		p.Extra = []output.File{{Path: reportFile, Format: format}}
+	}
+	return p, p.Check("--out")
+}

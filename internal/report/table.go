@@ -42,7 +42,7 @@ func writeTable(w io.Writer, r *results.Result) error {
 }
 
 func tableEnv(ew *errWriter, r *results.Result) {
-	tw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', 0)
+	tw := columns(ew)
 	for _, l := range envLines(r) {
 		fmt.Fprintf(tw, "%s\t%s\n", l[0], l[1])
 	}
@@ -81,7 +81,7 @@ func tableSummary(ew *errWriter, r *results.Result) {
 // ratios when given, the cells' error examples and warnings.
 func tableGroup(ew *errWriter, g *group, lines []string, note string) {
 	ew.printf("\n== %s ==\n", g.title())
-	tw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', 0)
+	tw := columns(ew)
 	fmt.Fprintln(tw, "\t"+strings.Join(g.protos(), "\t"))
 	for _, row := range cellRows(g) {
 		vals := make([]string, len(row.Vals))
@@ -160,6 +160,10 @@ func (l *Live) Finish(r *results.Result) error {
 	}
 	return l.ew.err
 }
+
+// columns aligns the tab-separated cells written to it on w, two spaces
+// apart, as every terminal table here does; Flush writes them.
+func columns(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 8, 2, ' ', 0) }
 
 // errWriter keeps the first write error so rendering code stays linear.
 type errWriter struct {

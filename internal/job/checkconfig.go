@@ -1,0 +1,31 @@
+package job
+
+import (
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/meteorbench/meteorbench/internal/loadgen"
+)
+
+// CheckConfig is what `meteorbench check` asks: a target (with its token
+// and TLS) and the format of the answer, table or json.
+type CheckConfig struct {
+	loadgen.Config
+	Format string
+}
+
+// Validate refuses a check that cannot be asked; the messages name
+// check's flags.
+func (c CheckConfig) Validate() error {
+	if _, _, err := net.SplitHostPort(c.Target); err != nil {
+		return fmt.Errorf("--target %q: want host:port", c.Target)
+	}
+	if c.Format != "table" && c.Format != "json" {
+		return fmt.Errorf("--format %q: want table or json", c.Format)
+	}
+	if len(c.TLS) > 1 {
+		return errors.New("--tls both: check asks over one transport, on or off")
+	}
+	return nil
+}
