@@ -26,7 +26,7 @@ type capacityFlags struct {
 }
 
 // runOnly are run's flags that capacity sets itself per probe.
-var runOnly = []string{"rate", "batch", "iterations", "duration", "warmup", "report", "cpuprofile"}
+var runOnly = []string{"rate", "max-workers", "batch", "iterations", "duration", "warmup", "report", "cpuprofile"}
 
 func newCapacityCmd() *cobra.Command {
 	var f runFlags
@@ -95,7 +95,8 @@ workers follows the rate (twice the calls in flight at the bound).`,
 	// A capacity search compares two protocols on one scenario by default.
 	flagvalue.SetDefault(cmd.Flags(), "scenario", "small")
 	flagvalue.SetDefault(cmd.Flags(), "proto", "rest,grpc")
-	flagvalue.SetDefault(cmd.Flags(), "repeat", "1") // run's five windows per cell are not capacity's searches
+	flagvalue.SetDefault(cmd.Flags(), "repeat", "1")    // run's five windows per cell are not capacity's searches
+	flagvalue.SetDefault(cmd.Flags(), "engine", "lean") // a probe measures the server, not the generator
 	fl.Lookup("repeat").Usage = "run the whole search K times, interleaved per repetition; report each series' median found rate and range"
 	fl.StringVar(&c.slo, "slo", "p99=50ms", "the objective: a latency percentile (p50, p90, p99, p99.9) and its bound, from each call's intended start")
 	fl.StringVar(&c.maxErrors, "max-errors", "0.1%", "the error budget, a percentage of attempts")

@@ -33,6 +33,8 @@ type runFlags struct {
 	records     []int
 	compress    []string
 	jsonCodecs  []string
+	engines     []string
+	maxWorkers  int
 	connections int
 	duration    time.Duration
 	iterations  int
@@ -145,12 +147,14 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.IntSliceVar(&f.records, "records", []int{api.DefaultRecords}, fmt.Sprintf("payload size of large, stream and post, 1..%d records; a list sweeps (e.g. 1,10,100,1000,10000); small is measured once", api.MaxRecords))
 	fl.StringSliceVar(&f.compress, "compress", []string{loadgen.CompressNone}, "compression both ways: none, gzip; a list sweeps (gRPC per-message gzip, REST Content-Encoding gzip)")
 	fl.StringSliceVar(&f.jsonCodecs, "json-codec", []string{"std"}, "JSON library of the rest (JSON) calls, client and server alike: "+strings.Join(loadgen.JSONCodecs(), ", ")+" (encoding/json, encoding/json/v2, sonic); a list sweeps; rest-protobuf and grpc are measured once")
+	fl.StringSliceVar(&f.engines, "engine", []string{"standard"}, "load generator engine: standard (net/http and grpc-go, every answer decoded, as your own Go clients) or lean (pre-built requests, answers decoded on a sample: the generator's CPU per call near wrk's and h2load's); a list sweeps")
 	fl.IntVar(&f.connections, "connections", 0, "TCP connections per protocol (0: gRPC 1, REST one per worker)")
 	fl.DurationVar(&f.duration, "duration", loadgen.DefaultDuration, "measured time per window of a cell (see --repeat; exclusive with --iterations)")
 	fl.IntVar(&f.iterations, "iterations", 0, "batches per cell instead of --duration (each cell is still capped at 10m)")
 	fl.DurationVar(&f.warmup, "warmup", loadgen.DefaultWarmup, "unmeasured time before each window, over its fresh connections (0: none)")
 	fl.DurationVar(&f.timeout, "timeout", loadgen.DefaultTimeout, "per-call timeout")
 	fl.Float64Var(&f.rate, "rate", 0, "open-loop: calls/s per cell shared by all workers (0: closed-loop)")
+	fl.IntVar(&f.maxWorkers, "max-workers", 0, "with --rate and no --concurrency, the workers grow as calls would otherwise start late, up to this many (default: enough for 10 s of latency at the rate); each cell records workers_used")
 	fl.IntVar(&f.repeat, "repeat", loadgen.DefaultRepeat, "measure every cell as K windows, interleaved with the other protocols'; report medians with confidence intervals and test every ratio (default 1 with --iterations, which counts the batches exactly)")
 	fl.StringSliceVar(&f.formats, "format", []string{"table"}, "output formats: "+strings.Join(report.Formats, ", ")+" (several: one after another, or one file each with --out)")
 	fl.StringVar(&f.out, "out", "", "write one file per format to PREFIX.<ext> instead of stdout")
@@ -241,9 +245,11 @@ func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		Links:       links,
 		Compress:    f.compress,
 		JSONCodecs:  f.jsonCodecs,
+		Engines:     f.engines,
 		Connections: f.connections,
 		Timeout:     f.timeout,
 		Rate:        f.rate,
+		MaxWorkers:  loadgen.MaxWorkersFor(f.rate, fl.Changed("concurrency"), f.maxWorkers),
 		Repeat:      f.repeat,
 		CommandLine: flagvalue.CommandLine(cmd.Name(), cmd.Flags(), "token"),
 		OwnServer:   f.target.Addr == "",

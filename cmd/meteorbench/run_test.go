@@ -64,6 +64,11 @@ func TestRunBadFlags(t *testing.T) {
 		{"--start-at", "noon"},
 		{"--json-codec", "goccy"},
 		{"--json-codec", "v2,v2"},
+		{"--engine", "turbo"},
+		{"--engine", "lean,lean"},
+		{"--engine", "lean", "--compress", "gzip"},
+		{"--max-workers", "100"},
+		{"--rate", "100", "--max-workers", "-1"},
 		{"--frobnicate"},
 		{"extra-argument"},
 	} {

@@ -51,7 +51,7 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 	client, err := r.newClient(spec, call.Options{
 		Target:      cfg.Target,
 		Token:       cfg.Token,
-		Workers:     sh.workers,
+		Workers:     max(sh.workers, sh.maxWorkers),
 		Connections: cfg.Connections,
 		Records:     spec.Records,
 		Dialer:      dialer,
@@ -63,7 +63,7 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 		return nil, fmt.Errorf("%s: %w", spec, err)
 	}
 	defer client.Close()
-	callers, err := partCallers(client, spec, cfg.Mix, sh.workers) // mix.go
+	callers, err := partCallers(client, spec, cfg.Mix, sh.workers, sh.maxWorkers) // mix.go
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", spec, err)
 	}
@@ -93,6 +93,9 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 	r.scrapeInto(ctx, spec, &after)
 
 	m := &measured{spec: spec, cell: r.summarize(spec, sh, ph, before, after, dialer.Stats().Dials), hists: ph.t.hists()}
+	if sh.maxWorkers > 0 {
+		m.cell.WorkersUsed = len(callers.list)
+	}
 	m.cell.TLSHandshakeUS = handshakeLatency(dialer)
 	m.hists[results.KindTLSHandshake], _ = dialer.Handshakes()
 	m.cell.Share = sh.result(cfg.Segment)

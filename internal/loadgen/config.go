@@ -27,6 +27,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/loadgen/endpointcall"
+	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
 	"github.com/meteorbench/meteorbench/internal/payload"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -121,6 +122,10 @@ type Config struct {
 	// scenario results.MixScenario. Scenarios and Rate are then the mix's
 	// (leave them unset).
 	Mix results.Mix
+	// Engines are the load generator's engines (engine.go): "standard"
+	// (net/http and grpc-go) and "lean" (package lean); a list sweeps.
+	// Default: standard.
+	Engines []string
 
 	// Endpoints, when set, are the user's own endpoints the run measures
 	// instead of the contract's calls (endpoints.go): one scenario,
@@ -151,6 +156,11 @@ type Config struct {
 	// cell, shared by all workers, each call scheduled at a fixed intended
 	// start. Zero means closed-loop.
 	Rate float64
+	// MaxWorkers, when > 0 in open loop, makes the workers grow from the
+	// concurrency as calls would otherwise start late, up to MaxWorkers
+	// (grow.go; DefaultMaxWorkers is run's default); each cell records
+	// how many it used (Cell.WorkersUsed). Zero: the workers are fixed.
+	MaxWorkers int
 	// Repeat is how many times each cell is measured (interleaved with the
 	// other protocols). Zero means 1.
 	Repeat int
@@ -237,6 +247,9 @@ func (c Config) withDefaults() Config {
 	if len(c.JSONCodecs) == 0 {
 		c.JSONCodecs = []string{jsoncodec.Std}
 	}
+	if len(c.Engines) == 0 {
+		c.Engines = []string{lean.Standard}
+	}
 	if c.Duration == 0 && c.Iterations == 0 {
 		c.Duration = DefaultDuration
 	}
@@ -318,6 +331,8 @@ func (c Config) Validate() error {
 		}
 	}
 	switch {
+	case c.MaxWorkers < 0 || c.MaxWorkers > 0 && c.Rate == 0:
+		return fmt.Errorf("max workers %d: want a positive bound on an open loop's workers (with a rate)", c.MaxWorkers)
 	case c.Repeat < 0:
 		return fmt.Errorf("repeat %d: must be at least 1", c.Repeat)
 	case c.Segment.Count < 0 || (c.Segment.Count > 1 && (c.Segment.Index < 1 || c.Segment.Index > c.Segment.Count)):

@@ -8,6 +8,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/loadgen/endpointcall"
+	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -210,6 +211,22 @@ var planDimensions = []planDimension{
 		},
 		settings: func(c Config, s *results.Settings) { s.Mix = c.Mix.String() },
 		validate: func(c Config) error { return c.validateMix() }, // mix.go
+	},
+	{
+		// The engine innermost: a cell's engines are measured one after
+		// the other, every repeat.
+		field: "engine",
+		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
+			return each(c.Engines, func(k *results.Condition, e string) { k.Engine = conditionEngine(e) })
+		},
+		only: func(c *Config, k results.Condition) {
+			c.Engines = []string{lean.Standard}
+			if k.Engine != "" {
+				c.Engines = []string{k.Engine}
+			}
+		},
+		settings: func(c Config, s *results.Settings) { s.Engines = settingsEngines(c.Engines) },
+		validate: func(c Config) error { return validEngines(c) },
 	},
 }
 

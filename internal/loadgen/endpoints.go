@@ -49,7 +49,7 @@ func (r *runner) newClient(spec cellSpec, o call.Options) (call.Client, error) {
 	if spec.Scenario == endpointcall.Scenario && r.cfg.Endpoints != nil {
 		return r.cfg.Endpoints.Client(spec.Protocol, o)
 	}
-	return protocols[spec.Protocol](o)
+	return openClient(spec, o)
 }
 
 // addrOf is the address spec's calls go to: the target's, or for an

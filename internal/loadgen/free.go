@@ -31,18 +31,26 @@ func (f *freeWorkers) put(w *worker) {
 	}
 }
 
+// take takes the most recently freed worker; false when every one is busy.
+func (f *freeWorkers) take() (*worker, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := len(f.stack)
+	if n == 0 {
+		return nil, false
+	}
+	w := f.stack[n-1]
+	f.stack = f.stack[:n-1]
+	return w, true
+}
+
 // get takes the most recently freed worker, waiting for one while all are
 // busy; false when done closes first.
 func (f *freeWorkers) get(done <-chan struct{}) (*worker, bool) {
 	for {
-		f.mu.Lock()
-		if n := len(f.stack); n > 0 {
-			w := f.stack[n-1]
-			f.stack = f.stack[:n-1]
-			f.mu.Unlock()
+		if w, ok := f.take(); ok {
 			return w, true
 		}
-		f.mu.Unlock()
 		select {
 		case <-f.freed:
 		case <-done:

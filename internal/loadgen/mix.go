@@ -61,22 +61,17 @@ func (c Config) validateMix() error {
 	return nil
 }
 
-// partCallers are a cell's Callers, callers[w][i] worker w's of part i: one
-// part, the cell's scenario, or each of a mix's scenarios.
-func partCallers(client call.Client, spec cellSpec, mix results.Mix, workers int) ([][]call.Caller, error) {
-	scenarios := Config{Mix: mix}.servedScenarios(spec)
-	out := make([][]call.Caller, workers)
-	for w := range out {
-		out[w] = make([]call.Caller, len(scenarios))
-		for i, sc := range scenarios {
-			c, err := client.Caller(sc)
-			if err != nil {
-				return nil, err
-			}
-			out[w][i] = c
+// partCallers are a cell's Callers for workers workers, growing up to
+// max (0: no growth): one part, the cell's scenario, or each of a mix's
+// scenarios.
+func partCallers(client call.Client, spec cellSpec, mix results.Mix, workers, max int) (*callers, error) {
+	cs := &callers{client: client, scenarios: Config{Mix: mix}.servedScenarios(spec), max: max}
+	for range workers {
+		if _, err := cs.add(); err != nil {
+			return nil, err
 		}
 	}
-	return out, nil
+	return cs, nil
 }
 
 // schedules are a cell's open-loop schedules by part: the share's, or each

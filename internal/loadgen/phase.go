@@ -44,22 +44,20 @@ type schedule struct {
 	phase, stride uint64
 }
 
-// runPhase runs the callers (one per worker) until the bounds, and merges
-// their tallies. In open loop b.iterations counts calls of this schedule.
-func runPhase(ctx context.Context, callers []call.Caller, batch int, timeout time.Duration, sched schedule, b bounds) phaseResult {
-	parts := make([][]call.Caller, len(callers))
-	for i, c := range callers {
-		parts[i] = []call.Caller{c}
-	}
-	return runParts(ctx, parts, batch, timeout, []schedule{sched}, b)
+// runPhase runs the callers of one part until the bounds (runParts).
+func runPhase(ctx context.Context, cs *callers, batch int, timeout time.Duration, sched schedule, b bounds) phaseResult {
+	return runParts(ctx, cs, batch, timeout, []schedule{sched}, b)
 }
 
-// runParts is runPhase over traffic of one or several parts (a mix's
-// scenarios): callers[w][i] is worker w's Caller of part i, scheds[i] part
-// i's schedule, all open loop when there are several. One dispatcher
-// hands out the calls of every part, in order of due time, to the shared
-// free workers, and each part has its own tallies.
-func runParts(ctx context.Context, callers [][]call.Caller, batch int, timeout time.Duration, scheds []schedule, b bounds) phaseResult {
+// runParts runs the callers until the bounds, and merges their tallies,
+// over traffic of one or several parts (a mix's scenarios):
+// cs.list[w][i] is worker w's Caller of part i, scheds[i] part i's
+// schedule, all open loop when there are several. One dispatcher hands
+// out the calls of every part, in order of due time, to the shared free
+// workers, adding workers as cs grows (an open loop that sizes itself),
+// and each part has its own tallies. In open loop b.iterations counts
+// calls of each schedule.
+func runParts(ctx context.Context, cs *callers, batch int, timeout time.Duration, scheds []schedule, b bounds) phaseResult {
 	began := time.Now()
 	ctx, cancel := context.WithDeadlineCause(ctx, began.Add(b.hard), errCellEnd)
 	defer cancel()
@@ -72,37 +70,61 @@ func runParts(ctx context.Context, callers [][]call.Caller, batch int, timeout t
 			p.pacers = append(p.pacers, pace.Constant{Rate: sc.rate, Duration: b.soft, Calls: uint64(b.iterations), Stride: sc.stride, Phase: sc.phase})
 		}
 		p.sent = make([]atomic.Uint64, len(scheds))
-		p.free = newFreeWorkers(len(callers))
+		p.free = newFreeWorkers(len(cs.list))
 	} else if b.iterations > 0 {
 		p.remaining = new(atomic.Int64)
 		p.remaining.Store(int64(b.iterations))
 	}
+	nShards := len(cs.list)
+	if open && cs.max > 0 {
+		nShards = cs.max
+	}
 	shards := make([][]*shard, len(scheds)) // by part
 	for i := range shards {
-		shards[i] = newShards(len(callers), open)
+		shards[i] = newShards(nShards, open)
 	}
-	workers := make([]*worker, len(callers))
-	for i, cs := range callers {
-		w := &worker{caller: cs[0], s: shards[0][i%len(shards[0])], p: p}
-		if len(cs) > 1 {
-			w.parts = make([]workerPart, len(cs))
-			for j, c := range cs {
+	newWorker := func(i int, callers []call.Caller) *worker {
+		w := &worker{caller: callers[0], s: shards[0][i%len(shards[0])], p: p}
+		if len(callers) > 1 {
+			w.parts = make([]workerPart, len(callers))
+			for j, c := range callers {
 				w.parts[j] = workerPart{c, shards[j][i%len(shards[j])]}
 			}
 		}
 		if open {
 			w.in = make(chan tick, 1)
 		}
-		workers[i] = w
+		return w
+	}
+	workers := make([]*worker, len(cs.list))
+	for i, callers := range cs.list {
+		workers[i] = newWorker(i, callers)
 	}
 	var wg sync.WaitGroup
 	var dispatched sync.WaitGroup
 	if open {
+		// The workers grow adds are the dispatcher's own: it starts them,
+		// and ends them with the others.
+		var grown sync.WaitGroup
+		var extra []*worker
+		if cs.max > 0 {
+			p.grow = func() (*worker, bool) {
+				callers, ok := cs.grow()
+				if !ok {
+					return nil, false
+				}
+				w := newWorker(len(workers)+len(extra), callers)
+				extra = append(extra, w)
+				grown.Go(func() { w.openLoop(ctx) })
+				return w, true
+			}
+		}
 		dispatched.Go(func() {
 			p.dispatch(ctx)
-			for _, w := range workers { // the schedule is over: every worker ends
+			for _, w := range append(workers, extra...) { // the schedule is over: every worker ends
 				close(w.in)
 			}
+			grown.Wait()
 		})
 	}
 	wake := startCanary(ctx, began)

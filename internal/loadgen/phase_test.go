@@ -28,7 +28,7 @@ func (c slowCaller) Call(ctx context.Context) (call.Outcome, error) {
 // calls due before the 20 ms soft end are missed, not sent late.
 func TestOpenLoopNoCallAfterSoftEnd(t *testing.T) {
 	soft := 20 * time.Millisecond
-	res := runPhase(context.Background(), []call.Caller{slowCaller{100 * time.Millisecond}}, 1, time.Minute, schedule{rate: 1000}, bounds{soft: soft, hard: time.Minute})
+	res := runPhase(context.Background(), singleCallers(slowCaller{100 * time.Millisecond}), 1, time.Minute, schedule{rate: 1000}, bounds{soft: soft, hard: time.Minute})
 	if n := res.t.calls + res.t.errors; n != 1 {
 		t.Errorf("%d calls sent, want 1", n)
 	}

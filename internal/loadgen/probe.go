@@ -110,14 +110,14 @@ func (r *runner) probeOne(ctx context.Context, spec cellSpec) error {
 		return err
 	}
 	defer client.Close()
-	callers, err := partCallers(client, spec, r.cfg.Mix, 1)
+	callers, err := partCallers(client, spec, r.cfg.Mix, 1, 0)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, HealthTimeout)
 	defer cancel()
 	scenarios := r.cfg.servedScenarios(spec)
-	for i, caller := range callers[0] { // a mix: one call of each of its scenarios
+	for i, caller := range callers.list[0] { // a mix: one call of each of its scenarios
 		_, err = caller.Call(ctx)
 		if err != nil && spec.Protocol == api.GRPC && scenarios[i].Method() != "" {
 			return fmt.Errorf("gRPC %s: %w", scenarios[i].Method(), err)

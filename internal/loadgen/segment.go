@@ -76,6 +76,9 @@ func strided(s results.Segment, x int) int {
 // cellShare is what this instance runs of a cell.
 type cellShare struct {
 	workers int
+	// maxWorkers, when > 0, is the most workers an open loop that sizes
+	// itself may grow to (Config.MaxWorkers' share).
+	maxWorkers int
 	// iterations: closed loop, batches; open loop, calls; 0: no count bound.
 	iterations int
 	sched      schedule
@@ -93,6 +96,9 @@ func (c Config) shareOf(spec cellSpec) cellShare {
 			sh.sched.stride, sh.sched.phase = uint64(s.Count), uint64(s.Index-1)
 		}
 		sh.workers = max(sh.workers, 1)
+		if c.MaxWorkers > 0 {
+			sh.maxWorkers = max(share(s, c.MaxWorkers), sh.workers)
+		}
 		if c.Iterations > 0 {
 			total := c.Iterations * spec.Batch
 			if sh.iterations = strided(s, total); sh.iterations == 0 {

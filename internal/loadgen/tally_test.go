@@ -174,8 +174,8 @@ func BenchmarkHarnessPerCall(b *testing.B) {
 // the ceiling the harness puts on calls/s per core.
 func BenchmarkClosedLoop(b *testing.B) {
 	b.ReportAllocs()
-	callers := []call.Caller{nopCaller{}}
-	res := runPhase(context.Background(), callers, b.N, time.Minute, schedule{}, bounds{soft: time.Hour, hard: time.Hour, iterations: 1})
+	cs := singleCallers(nopCaller{})
+	res := runPhase(context.Background(), cs, b.N, time.Minute, schedule{}, bounds{soft: time.Hour, hard: time.Hour, iterations: 1})
 	if res.t.calls != int64(b.N) {
 		b.Fatalf("%d calls, want %d", res.t.calls, b.N)
 	}

@@ -65,6 +65,9 @@ type phase struct {
 	pacers []pace.Constant
 	free   *freeWorkers
 	sent   []atomic.Uint64
+	// grow, when set, adds a free worker when a call is due and every
+	// worker is busy (an open loop that sizes itself); false at its bound.
+	grow func() (*worker, bool)
 	// downSince is when (ns since began, +1) the first transport error after
 	// the last other outcome ended; 0 when the last outcome was not one.
 	downSince atomic.Int64
@@ -225,9 +228,14 @@ func (p *phase) dispatch(ctx context.Context) {
 			return
 		}
 		woke := time.Now()
-		free, ok := p.free.get(soft.Done())
+		free, ok := p.free.take()
+		if !ok && p.grow != nil {
+			free, ok = p.grow()
+		}
 		if !ok {
-			return
+			if free, ok = p.free.get(soft.Done()); !ok {
+				return
+			}
 		}
 		free.in <- tick{due: due, woke: woke, part: part} // it waits for it: never blocks
 		next[part]++

@@ -211,6 +211,19 @@ var Dimensions = []Dimension{
 		Compare: func(a, b Condition) int { return strings.Compare(a.Mix, b.Mix) },
 		CSV:     func(c Condition) string { return c.Mix },
 	},
+	{
+		// The engine last: verdicts are per condition, so they never
+		// compare a lean cell with a standard one.
+		Name: "engine", Field: "engine",
+		IsSet:   func(c Condition) bool { return c.Engine != "" },
+		Clear:   func(c *Condition) { c.Engine = "" },
+		Key:     func(c Condition) string { return "engine-" + c.Engine },
+		Short:   func(c Condition) string { return c.Engine + " engine" },
+		Unset:   "standard engine",
+		Prose:   func(c Condition) string { return c.Engine + " engine" },
+		Compare: func(a, b Condition) int { return strings.Compare(a.Engine, b.Engine) },
+		CSV:     func(c Condition) string { return c.Engine },
+	},
 }
 
 // endpointKey is an endpoint's part of a cell key: "ep-" and a hash of its

@@ -54,6 +54,10 @@ type Condition struct {
 	// Its JSON name is "traffic": a cell's "mix" is its per-scenario
 	// figures (Cell.Mix).
 	Mix string `json:"traffic,omitempty"`
+	// Engine is the load generator's engine (run --engine): "lean" for
+	// the lean engine (package loadgen/lean); "" for the standard one
+	// (net/http and grpc-go, every answer decoded).
+	Engine string `json:"engine,omitempty"`
 }
 
 // N is the number of records the condition's calls carry: Records, or

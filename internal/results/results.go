@@ -133,6 +133,9 @@ type Settings struct {
 	// Mix is the traffic mix of run --mix ("small=800,large=20"); omitted
 	// without one.
 	Mix string `json:"mix,omitempty"`
+	// Engines lists the load generator's engines swept (--engine:
+	// "standard", "lean"); omitted when only standard was.
+	Engines []string `json:"engines,omitempty"`
 	// Segment is this instance's share of the plan (run --segment i/N);
 	// nil when it ran the whole plan. Concurrency, Rate and Iterations
 	// above are the whole plan's; each cell's Share is what this instance
@@ -153,7 +156,11 @@ type Settings struct {
 // call; a cell without one has none of them (see Cell.Figure).
 type Cell struct {
 	CellKey
-	Connections int    `json:"connections"` // TCP connections actually opened
+	Connections int `json:"connections"` // TCP connections actually opened
+	// WorkersUsed is how many workers an open loop that sizes itself
+	// (run --rate without --concurrency) grew to; 0 when the workers were
+	// fixed (the concurrency).
+	WorkersUsed int    `json:"workers_used,omitempty"`
 	Mode        string `json:"mode"`
 
 	Calls  int64 `json:"calls"`  // successful calls

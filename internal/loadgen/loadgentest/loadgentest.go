@@ -35,6 +35,9 @@ import (
 type Config struct {
 	// Version is the small call's answer; "" means data.Version.
 	Version string
+	// WrongEvery, when > 0, makes every WrongEvery-th data call (numbered
+	// as Hook's) of the small scenario answer a wrong version.
+	WrongEvery int64
 	// Records is how many records large and stream deliver; 0 means all.
 	Records int
 	// Status, when non-zero, is the HTTP status every REST data route
@@ -136,7 +139,10 @@ func (s *Server) Close() {
 	})
 }
 
-func (s *Server) version() string {
+func (s *Server) version(ctx context.Context) string {
+	if n, _ := ctx.Value(callNumber{}).(int64); s.cfg.WrongEvery > 0 && n%s.cfg.WrongEvery == 0 {
+		return "API Version 0.9"
+	}
 	if s.cfg.Version != "" {
 		return s.cfg.Version
 	}
@@ -151,17 +157,22 @@ func (s *Server) landings() []data.Landing {
 	return ls
 }
 
+// callNumber is the context key of a data call's number.
+type callNumber struct{}
+
 // enter counts a data call and runs the hook. It returns the context's
-// error when the call ended (deadline, cancellation) while the hook held it.
-func (s *Server) enter(ctx context.Context) error {
+// error when the call ended (deadline, cancellation) while the hook held it,
+// and the context with the call's number (callNumber).
+func (s *Server) enter(ctx context.Context) (context.Context, error) {
 	n := s.Calls.Add(1)
+	ctx = context.WithValue(ctx, callNumber{}, n)
 	if s.cfg.Hook != nil {
 		s.cfg.Hook(ctx, n)
 	}
 	if s.slotFree != nil {
 		s.serve(ctx)
 	}
-	return ctx.Err()
+	return ctx, ctx.Err()
 }
 
 // serve queues a call for the earliest free slot and holds it for the
@@ -203,9 +214,11 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) {
 // rest wraps a REST data handler with counting, the hook and the status fault.
 func (s *Server) rest(h func(w http.ResponseWriter, r *http.Request, protobuf bool)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if s.enter(r.Context()) != nil {
+		ctx, err := s.enter(r.Context())
+		if err != nil {
 			return // the client is gone
 		}
+		r = r.WithContext(ctx)
 		if s.cfg.Status != 0 {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(s.cfg.Status)
@@ -227,12 +240,12 @@ func writeProto(w http.ResponseWriter, m proto.Message) {
 	w.Write(b)
 }
 
-func (s *Server) hVersion(w http.ResponseWriter, _ *http.Request, protobuf bool) {
+func (s *Server) hVersion(w http.ResponseWriter, r *http.Request, protobuf bool) {
 	if protobuf {
-		writeProto(w, &pb.Version{ApiVersion: s.version()})
+		writeProto(w, &pb.Version{ApiVersion: s.version(r.Context())})
 		return
 	}
-	writeJSON(w, s.version())
+	writeJSON(w, s.version(r.Context()))
 }
 
 func (s *Server) hLarge(w http.ResponseWriter, _ *http.Request, protobuf bool) {
@@ -288,32 +301,34 @@ type grpcService struct {
 	s *Server
 }
 
-func (g *grpcService) fault(ctx context.Context) error {
-	if err := g.s.enter(ctx); err != nil {
-		return status.FromContextError(err).Err()
+func (g *grpcService) fault(ctx context.Context) (context.Context, error) {
+	ctx, err := g.s.enter(ctx)
+	if err != nil {
+		return ctx, status.FromContextError(err).Err()
 	}
 	if g.s.cfg.Code != codes.OK {
-		return status.Error(g.s.cfg.Code, "injected fault")
+		return ctx, status.Error(g.s.cfg.Code, "injected fault")
 	}
-	return nil
+	return ctx, nil
 }
 
 func (g *grpcService) GetVersion(ctx context.Context, _ *pb.EmptyRequest) (*pb.Version, error) {
-	if err := g.fault(ctx); err != nil {
+	ctx, err := g.fault(ctx)
+	if err != nil {
 		return nil, err
 	}
-	return &pb.Version{ApiVersion: g.s.version()}, nil
+	return &pb.Version{ApiVersion: g.s.version(ctx)}, nil
 }
 
 func (g *grpcService) GetLargePayloadAsList(ctx context.Context, _ *pb.EmptyRequest) (*pb.MeteoriteLandingList, error) {
-	if err := g.fault(ctx); err != nil {
+	if _, err := g.fault(ctx); err != nil {
 		return nil, err
 	}
 	return data.ProtoList(g.s.landings()), nil
 }
 
 func (g *grpcService) GetLargePayload(_ *pb.EmptyRequest, st grpc.ServerStreamingServer[pb.MeteoriteLanding]) error {
-	if err := g.fault(st.Context()); err != nil {
+	if _, err := g.fault(st.Context()); err != nil {
 		return err
 	}
 	for _, l := range g.s.landings() {
@@ -325,7 +340,7 @@ func (g *grpcService) GetLargePayload(_ *pb.EmptyRequest, st grpc.ServerStreamin
 }
 
 func (g *grpcService) PostLargePayload(ctx context.Context, list *pb.MeteoriteLandingList) (*pb.StatusResponse, error) {
-	if err := g.fault(ctx); err != nil {
+	if _, err := g.fault(ctx); err != nil {
 		return nil, err
 	}
 	if len(list.GetMeteoriteLandings()) == 0 {

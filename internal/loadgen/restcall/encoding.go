@@ -106,28 +106,42 @@ func (a *unary[T]) Call(ctx context.Context) (call.Outcome, error) {
 		return call.Outcome{}, err
 	}
 	timer.Received()
+	err = a.checkBody(&timer, a.buf.Bytes())
+	return timer.Outcome(), err
+}
+
+// checkBody decodes a whole answer into a fresh T (timed, when timer is
+// not nil) and checks it.
+func (a *unary[T]) checkBody(timer *call.Timer, b []byte) error {
 	t0 := time.Now()
 	var v T
-	err = a.decode(a.buf.Bytes(), &v)
-	timer.Decoded(t0)
-	if err != nil {
-		return call.Outcome{}, call.Invalid("decode %s: %v", a.what, err)
+	err := a.decode(b, &v)
+	if timer != nil {
+		timer.Decoded(t0)
 	}
-	return timer.Outcome(), a.check(&v)
+	if err != nil {
+		return call.Invalid("decode %s: %v", a.what, err)
+	}
+	return a.check(&v)
 }
 
 // recorder decodes one streamed record into a fresh T (timed on its own:
-// reading its bytes is not decoding) and checks it is the n-th one wanted.
+// reading its bytes is not decoding; not timed when timer is nil) and
+// checks it is the n-th one wanted.
 func recorder[T any](decode func([]byte, *T) error, check func(n int, v *T) error) func(*call.Timer, int, []byte) error {
 	return func(timer *call.Timer, n int, b []byte) error {
 		t0 := time.Now()
 		v := new(T)
 		err := decode(b, v)
-		timer.Decoded(t0)
+		if timer != nil {
+			timer.Decoded(t0)
+		}
 		if err != nil {
 			return call.Invalid("decode record: %v", err)
 		}
-		timer.Record()
+		if timer != nil {
+			timer.Record()
+		}
 		return check(n, v)
 	}
 }

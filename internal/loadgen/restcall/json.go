@@ -83,6 +83,15 @@ func (a *jsonStream) Call(ctx context.Context) (call.Outcome, error) {
 		return call.Outcome{}, err
 	}
 	defer resp.Body.Close()
+	if err := a.records(&timer, body); err != nil {
+		return call.Outcome{}, err
+	}
+	return timer.Outcome(), nil
+}
+
+// records reads, decodes and checks the records of the answer a.br reads
+// (body tracks its read failures), and their count. timer may be nil.
+func (a *jsonStream) records(timer *call.Timer, body *trackReader) error {
 	n := 0
 	for {
 		line, rerr := a.readLine()
@@ -90,13 +99,13 @@ func (a *jsonStream) Call(ctx context.Context) (call.Outcome, error) {
 		switch {
 		case rerr == nil, rerr == io.EOF:
 		case errors.As(rerr, &ce):
-			return call.Outcome{}, rerr
+			return rerr
 		default:
-			return call.Outcome{}, body.decodeErr("stream", rerr)
+			return body.decodeErr("stream", rerr)
 		}
 		if line = bytes.TrimSpace(line); len(line) > 0 {
-			if err := a.record(&timer, n, line); err != nil {
-				return call.Outcome{}, err
+			if err := a.record(timer, n, line); err != nil {
+				return err
 			}
 			n++
 		}
@@ -104,7 +113,7 @@ func (a *jsonStream) Call(ctx context.Context) (call.Outcome, error) {
 			break
 		}
 	}
-	return timer.Outcome(), a.want.CheckCount(n)
+	return a.want.CheckCount(n)
 }
 
 // readLine returns the next line (valid until the next read), or the last

@@ -77,31 +77,40 @@ func (a *pbStream) Call(ctx context.Context) (call.Outcome, error) {
 		return call.Outcome{}, err
 	}
 	defer resp.Body.Close()
+	if err := a.records(&timer, body); err != nil {
+		return call.Outcome{}, err
+	}
+	return timer.Outcome(), nil
+}
+
+// records reads, decodes and checks the records of the answer a.br reads
+// (body tracks its read failures), and their count. timer may be nil.
+func (a *pbStream) records(timer *call.Timer, body *trackReader) error {
 	n := 0
 	for {
 		size, err := binary.ReadUvarint(a.br)
 		if err == io.EOF {
 			break
 		} else if err != nil {
-			return call.Outcome{}, body.decodeErr("record", err)
+			return body.decodeErr("record", err)
 		}
 		if size > maxStreamMessage {
-			return call.Outcome{}, call.Invalid("record %d: %d bytes, more than %d", n, size, maxStreamMessage)
+			return call.Invalid("record %d: %d bytes, more than %d", n, size, maxStreamMessage)
 		}
 		if uint64(cap(a.msg)) < size {
 			a.msg = make([]byte, size)
 		}
 		buf := a.msg[:size]
 		if _, err := io.ReadFull(a.br, buf); err != nil {
-			return call.Outcome{}, body.decodeErr("record", err)
+			return body.decodeErr("record", err)
 		}
-		if err := a.record(&timer, n, buf); err != nil {
-			return call.Outcome{}, err
+		if err := a.record(timer, n, buf); err != nil {
+			return err
 		}
 		n++
 	}
 	if body.err != nil {
-		return call.Outcome{}, body.decodeErr("stream", body.err)
+		return body.decodeErr("stream", body.err)
 	}
-	return timer.Outcome(), a.want.CheckCount(n)
+	return a.want.CheckCount(n)
 }

@@ -1,0 +1,225 @@
+package lean
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/net/http2/hpack"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/meteorbench/meteorbench/api"
+	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
+	"github.com/meteorbench/meteorbench/internal/data"
+	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// grpcClient is the lean gRPC client: Connections HTTP/2 connections
+// (default 1), each carrying the streams of every caller that picks it,
+// round-robin; a connection that failed or is going away is replaced by a
+// new one at the next call that picks it.
+type grpcClient struct {
+	o    call.Options
+	born time.Time
+	next atomic.Uint64
+
+	mu    sync.Mutex
+	conns []*h2conn
+}
+
+func newGRPC(o call.Options) *grpcClient {
+	n := o.Connections
+	if n == 0 {
+		n = 1
+	}
+	return &grpcClient{o: o, born: time.Now(), conns: make([]*h2conn, n)}
+}
+
+// conn is the next connection, dialled when it is not usable.
+func (c *grpcClient) conn(ctx context.Context) (*h2conn, error) {
+	i := 0
+	if len(c.conns) > 1 {
+		i = int(c.next.Add(1) % uint64(len(c.conns)))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h := c.conns[i]; h != nil && h.usable() {
+		return h, nil
+	}
+	h, err := dialH2(ctx, c.o.Dialer.DialContext, c.o.Target)
+	if err != nil {
+		return nil, err
+	}
+	if old := c.conns[i]; old != nil {
+		old.close(errors.New("replaced")) // streams still on it were told already, or end now
+	}
+	c.conns[i] = h
+	return h, nil
+}
+
+// Close implements call.Client.
+func (c *grpcClient) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, h := range c.conns {
+		if h != nil {
+			h.close(errors.New("client closed"))
+		}
+	}
+	return nil
+}
+
+// method is one scenario's request, built once: its header fields (as
+// grpc-go's client sends them, but grpc-timeout: the deadline is the
+// client's to keep) and its length-prefixed message.
+type method struct {
+	fields []hpack.HeaderField
+	msg    []byte
+	unary  bool // the answer is one message
+}
+
+// Caller implements call.Client.
+func (c *grpcClient) Caller(scenario api.Scenario) (call.Caller, error) {
+	path := map[api.Scenario]string{
+		api.Small:  pb.MeteoriteLandingsService_GetVersion_FullMethodName,
+		api.Large:  pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName,
+		api.Stream: pb.MeteoriteLandingsService_GetLargePayload_FullMethodName,
+		api.Post:   pb.MeteoriteLandingsService_PostLargePayload_FullMethodName,
+	}[scenario]
+	if path == "" {
+		return nil, fmt.Errorf("lean: unknown scenario %q", scenario)
+	}
+	m := &method{unary: scenario != api.Stream, fields: []hpack.HeaderField{
+		{Name: ":method", Value: "POST"}, {Name: ":scheme", Value: "http"},
+		{Name: ":path", Value: path}, {Name: ":authority", Value: c.o.Target},
+		{Name: "content-type", Value: "application/grpc"},
+		{Name: "user-agent", Value: "grpc-go/" + grpc.Version},
+		{Name: "te", Value: "trailers"},
+	}}
+	if c.o.Token != "" {
+		m.fields = append(m.fields, hpack.HeaderField{Name: "authorization", Value: "Bearer " + c.o.Token})
+	}
+	if c.o.Records != 0 && (scenario == api.Large || scenario == api.Stream) {
+		m.fields = append(m.fields, hpack.HeaderField{Name: api.MetadataRecords, Value: strconv.Itoa(c.o.Records)})
+	}
+	var body []byte
+	check, err := grpcCheck(scenario, c.o.Records)
+	if err == nil && scenario == api.Post {
+		var ls []data.Landing
+		if ls, err = data.LandingsN(call.Size(c.o.Records)); err == nil {
+			body, err = proto.Marshal(data.ProtoList(ls))
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lean: %w", err)
+	}
+	m.msg = binary.BigEndian.AppendUint32([]byte{0}, uint32(len(body)))
+	m.msg = append(m.msg, body...)
+	a := &grpcCaller{c: c, m: m, v: verifier{check: check, born: c.born}}
+	a.s.done = make(chan struct{}, 1)
+	return a, nil
+}
+
+// grpcCaller makes one scenario's calls, one stream at a time.
+type grpcCaller struct {
+	c *grpcClient
+	m *method
+	s stream
+	v verifier
+}
+
+// Call implements call.Caller.
+func (a *grpcCaller) Call(ctx context.Context) (call.Outcome, error) {
+	timer := call.StartTimer()
+	start := time.Now()
+	if err := ctx.Err(); err != nil {
+		return call.Outcome{}, err
+	}
+	h, err := a.c.conn(ctx)
+	if err != nil {
+		return call.Outcome{}, err
+	}
+	s := &a.s
+	select { // a token left by a cancelled call
+	case <-s.done:
+	default:
+	}
+	s.body, s.httpStatus, s.grpcStatus, s.grpcMsg, s.typeOK, s.ended, s.err, s.unacked = s.body[:0], 0, -1, "", false, false, nil, 0
+	if err := h.send(ctx, s, a.m); err != nil {
+		return call.Outcome{}, err
+	}
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		h.cancel(s)
+		return call.Outcome{}, ctx.Err()
+	}
+	if err := a.answer(s); err != nil {
+		return call.Outcome{}, err
+	}
+	timer.Received()
+	t0 := time.Now()
+	err = a.v.verify(s.body, start)
+	timer.Decoded(t0)
+	return timer.Outcome(), err
+}
+
+// answer checks what every answer must be: a 200 of content type
+// application/grpc with grpc-status 0, and messages that are uncompressed
+// and fill the DATA exactly (one for a unary call).
+func (a *grpcCaller) answer(s *stream) error {
+	switch {
+	case s.err != nil && !(errors.Is(s.err, errNoTrailers) && s.httpStatus != 0):
+		return s.err
+	case s.httpStatus != 200:
+		return call.Invalid("HTTP status %d", s.httpStatus)
+	case s.grpcStatus == int(codes.DeadlineExceeded):
+		return &call.Error{Class: results.ClassTimeout, Err: errors.New(s.grpcMsg)}
+	case s.grpcStatus > 0:
+		code := codes.Code(s.grpcStatus)
+		return call.GRPCCode(code.String(), fmt.Errorf("rpc error: code = %v desc = %s", code, s.grpcMsg))
+	case s.grpcStatus != 0:
+		return call.Invalid("no grpc-status")
+	case !s.typeOK:
+		return call.Invalid("content type is not application/grpc")
+	}
+	n, err := frames(s.body, nil)
+	if err == nil && a.m.unary && n != 1 {
+		err = call.Invalid("%d messages, want 1", n)
+	}
+	return err
+}
+
+// frames walks the length-prefixed messages of b, handing each to each
+// (when not nil), and counts them.
+func frames(b []byte, each func([]byte) error) (int, error) {
+	n := 0
+	for len(b) > 0 {
+		if len(b) < 5 {
+			return n, call.Invalid("message %d: %d bytes of a 5-byte prefix", n, len(b))
+		}
+		if b[0] != 0 {
+			return n, call.Invalid("message %d compressed", n)
+		}
+		size := int(binary.BigEndian.Uint32(b[1:5]))
+		if size > len(b)-5 {
+			return n, call.Invalid("message %d: %d bytes, %d received", n, size, len(b)-5)
+		}
+		if each != nil {
+			if err := each(b[5 : 5+size]); err != nil {
+				return n, err
+			}
+		}
+		b = b[5+size:]
+		n++
+	}
+	return n, nil
+}

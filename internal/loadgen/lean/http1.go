@@ -1,0 +1,315 @@
+package lean
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/loadgen/restcall"
+)
+
+// h1conn is one kept-alive HTTP/1.1 connection and its read buffer: a
+// request is one Write of pre-built bytes, and the answer is parsed in
+// place (status line, the headers that matter, a Content-Length or
+// chunked body read exactly), with no allocation once the buffers have
+// grown to the answer's size.
+type h1conn struct {
+	c     net.Conn
+	buf   []byte // read buffer; buf[r:w] is read but not consumed
+	r, w  int
+	abort func() // sets a past deadline: a cancelled call ends now
+}
+
+// bufSize is the read buffer's size, grpc-go's and the standard engine's
+// socket buffer size.
+const bufSize = 32 << 10
+
+// maxLine bounds a status line, a header line or a chunk-size line.
+const maxLine = 16 << 10
+
+var errLineTooLong = errors.New("line too long")
+
+func newH1Conn(c net.Conn) *h1conn {
+	h := &h1conn{c: c, buf: make([]byte, bufSize)}
+	h.abort = func() { h.c.SetDeadline(time.Unix(1, 0)) }
+	return h
+}
+
+// fill reads more bytes into the buffer, moving the unconsumed ones to its
+// start when it is full.
+func (h *h1conn) fill() error {
+	if h.r > 0 && h.w == len(h.buf) {
+		h.w = copy(h.buf, h.buf[h.r:h.w])
+		h.r = 0
+	}
+	if h.w == len(h.buf) {
+		return errLineTooLong
+	}
+	n, err := h.c.Read(h.buf[h.w:])
+	h.w += n
+	if n > 0 {
+		return nil
+	}
+	if err == nil {
+		err = io.ErrNoProgress
+	}
+	return err
+}
+
+// line returns the next line without its CRLF (or LF), valid until the
+// next read.
+func (h *h1conn) line() ([]byte, error) {
+	for {
+		if i := bytes.IndexByte(h.buf[h.r:h.w], '\n'); i >= 0 {
+			l := h.buf[h.r : h.r+i]
+			h.r += i + 1
+			return bytes.TrimSuffix(l, []byte{'\r'}), nil
+		}
+		if h.w-h.r >= maxLine {
+			return nil, errLineTooLong
+		}
+		if err := h.fill(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// readN appends exactly n bytes of the answer to dst.
+func (h *h1conn) readN(dst []byte, n int) ([]byte, error) {
+	if have := min(h.w-h.r, n); have > 0 {
+		dst = append(dst, h.buf[h.r:h.r+have]...)
+		h.r += have
+		n -= have
+	}
+	if n == 0 {
+		return dst, nil
+	}
+	l := len(dst)
+	dst = grow(dst, n)
+	_, err := io.ReadFull(h.c, dst[l:l+n])
+	return dst, err
+}
+
+// grow extends b by n bytes, reallocating only when its capacity is short.
+func grow(b []byte, n int) []byte {
+	if cap(b)-len(b) < n {
+		nb := make([]byte, len(b), 2*cap(b)+n)
+		copy(nb, b)
+		b = nb
+	}
+	return b[:len(b)+n]
+}
+
+// head is what the lean engine reads of an answer's headers.
+type head struct {
+	status  int
+	length  int // Content-Length; -1 when absent
+	chunked bool
+	close   bool // Connection: close, or HTTP/1.0
+	typeOK  bool // Content-Type is the media type wanted
+	coded   bool // a Content-Encoding other than identity
+}
+
+// readHead parses a status line and headers; accept is the media type a
+// 200 answer must carry.
+func (h *h1conn) readHead(accept string) (head, error) {
+	hd := head{length: -1}
+	l, err := h.line()
+	if err != nil {
+		return hd, err
+	}
+	// "HTTP/1.1 200 OK"
+	if len(l) < 12 || !bytes.HasPrefix(l, []byte("HTTP/1.")) || l[8] != ' ' {
+		return hd, call.Invalid("bad status line %q", l)
+	}
+	hd.close = l[7] == '0'
+	hd.status, err = atoi(l[9:12])
+	if err != nil {
+		return hd, call.Invalid("bad status line %q", l)
+	}
+	for {
+		l, err := h.line()
+		if err != nil {
+			return hd, err
+		}
+		if len(l) == 0 {
+			return hd, nil
+		}
+		k, v, ok := bytes.Cut(l, []byte{':'})
+		if !ok {
+			return hd, call.Invalid("bad header line %q", l)
+		}
+		v = bytes.TrimSpace(v)
+		switch {
+		case equalFold(k, "content-length"):
+			if hd.length, err = atoi(v); err != nil {
+				return hd, call.Invalid("bad Content-Length %q", v)
+			}
+		case equalFold(k, "transfer-encoding"):
+			hd.chunked = equalFold(v, "chunked")
+			if !hd.chunked {
+				return hd, call.Invalid("transfer encoding %q", v)
+			}
+		case equalFold(k, "connection"):
+			hd.close = hd.close || equalFold(v, "close")
+		case equalFold(k, "content-type"):
+			mt, _, _ := bytes.Cut(v, []byte{';'})
+			hd.typeOK = equalFold(bytes.TrimSpace(mt), accept)
+		case equalFold(k, "content-encoding"):
+			hd.coded = !equalFold(v, "identity")
+		}
+	}
+}
+
+// readBody appends the answer's body to dst: Content-Length bytes, or
+// the chunks up to the last one and its trailers.
+func (h *h1conn) readBody(dst []byte, hd head) ([]byte, error) {
+	if !hd.chunked {
+		if hd.length < 0 {
+			return dst, call.Invalid("no Content-Length and not chunked")
+		}
+		if hd.length > restcall.MaxBody {
+			return dst, call.Invalid("body of %d bytes, more than %d", hd.length, restcall.MaxBody)
+		}
+		return h.readN(dst, hd.length)
+	}
+	for {
+		l, err := h.line()
+		if err != nil {
+			return dst, err
+		}
+		l, _, _ = bytes.Cut(l, []byte{';'}) // chunk extensions
+		n, err := hexSize(bytes.TrimSpace(l))
+		if err != nil {
+			return dst, call.Invalid("bad chunk size %q", l)
+		}
+		if n == 0 {
+			for { // trailers, up to the empty line
+				if l, err = h.line(); err != nil || len(l) == 0 {
+					return dst, err
+				}
+			}
+		}
+		if len(dst)+n > restcall.MaxBody {
+			return dst, call.Invalid("body larger than %d bytes", restcall.MaxBody)
+		}
+		if dst, err = h.readN(dst, n); err != nil {
+			return dst, err
+		}
+		if l, err = h.line(); err != nil {
+			return dst, err
+		} else if len(l) != 0 {
+			return dst, call.Invalid("chunk longer than its size")
+		}
+	}
+}
+
+// roundTrip writes req and reads the answer's body into body[:0]; a non-200
+// answer is a call.HTTPStatus error, a wrong media type or content coding
+// an invalid response. It reports whether the connection can be reused.
+func (h *h1conn) roundTrip(ctx context.Context, req []byte, accept string, body []byte) ([]byte, bool, error) {
+	if d, ok := ctx.Deadline(); ok {
+		h.c.SetDeadline(d)
+	} else {
+		h.c.SetDeadline(time.Time{})
+	}
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, h.abort)
+		defer stop()
+	}
+	if _, err := h.c.Write(req); err != nil {
+		return body, false, err
+	}
+	hd, err := h.readHead(accept)
+	if err != nil {
+		return body, false, err
+	}
+	body, err = h.readBody(body[:0], hd)
+	if err != nil {
+		return body, false, err
+	}
+	keep := !hd.close
+	switch {
+	case hd.status != 200:
+		return body, keep, call.HTTPStatus(hd.status, errorDetail(hd.status, body))
+	case !hd.typeOK:
+		return body, keep, call.Invalid("content type is not %q", accept)
+	case hd.coded:
+		return body, keep, call.Invalid("a content coding the lean engine did not ask for")
+	}
+	return body, keep, nil
+}
+
+// errorDetail reads the contract's {"error": "..."} body, if any.
+func errorDetail(status int, b []byte) string {
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(b, &e) == nil && e.Error != "" {
+		return fmt.Sprintf("status %d: %s", status, e.Error)
+	}
+	return ""
+}
+
+// hexSize parses a chunk size without allocating.
+func hexSize(b []byte) (int, error) {
+	if len(b) == 0 || len(b) > 7 { // at most 256 MiB, far above MaxBody
+		return 0, errors.New("bad chunk size")
+	}
+	n := 0
+	for _, c := range b {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, errors.New("bad chunk size")
+		}
+		n = n<<4 | int(c)
+	}
+	return n, nil
+}
+
+// atoi parses a non-negative decimal number without allocating.
+func atoi(b []byte) (int, error) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, errors.New("bad number")
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, errors.New("bad number")
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, nil
+}
+
+// equalFold is ASCII case-insensitive equality of b and s.
+func equalFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(b) {
+		x, y := b[i], s[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}

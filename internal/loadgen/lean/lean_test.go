@@ -1,0 +1,180 @@
+package lean_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/loadgen/grpccall"
+	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
+	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
+	"github.com/meteorbench/meteorbench/internal/loadgen/restcall"
+	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
+	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/server"
+	"github.com/meteorbench/meteorbench/internal/server/servertest"
+)
+
+// standard opens the standard engine's client of protocol.
+func standard(protocol api.Protocol, o call.Options) (call.Client, error) {
+	switch protocol {
+	case api.REST:
+		return restcall.NewJSON(o)
+	case api.RESTProtobuf:
+		return restcall.NewProtobuf(o)
+	}
+	return grpccall.New(o)
+}
+
+// perCall makes n calls of a scenario with workers callers in parallel and
+// returns the wire bytes per call; every call must succeed.
+func perCall(t testing.TB, open func(api.Protocol, call.Options) (call.Client, error), addr string, p api.Protocol, sc api.Scenario, workers, n int) wire.Stats {
+	t.Helper()
+	d := &wire.Dialer{}
+	c, err := open(p, call.Options{Target: addr, Workers: workers, Dialer: d, Token: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	callers := make([]call.Caller, workers)
+	for i := range callers {
+		if callers[i], err = c.Caller(sc); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := callers[i].Call(context.Background()); err != nil { // connect, warm up
+			t.Fatalf("%s %s: %v", p, sc, err)
+		}
+	}
+	before := d.Stats()
+	var wg sync.WaitGroup
+	for _, a := range callers {
+		wg.Go(func() {
+			for range n / workers {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				_, err := a.Call(ctx)
+				cancel()
+				if err != nil {
+					t.Errorf("%s %s: %v", p, sc, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return d.Stats().Sub(before)
+}
+
+// TestLeanAgreesOnBytes: every scenario of every protocol succeeds over
+// the lean engine against the real server, concurrently, and its bytes per
+// call (both ways) are within 2% of the standard engine's. REST's are the
+// same bytes; gRPC's differ by grpc-go's control frames (window updates on
+// every large answer, BDP pings), a few hundred bytes on a 100 KB call.
+// gRPC's small call is the exception: grpc-go adds about 50 bytes of
+// control frames to its ~100 (TestGRPCFrames says which), so it is only
+// logged here.
+func TestLeanAgreesOnBytes(t *testing.T) {
+	addr := servertest.Start(t, server.Config{Token: "tok"})
+	for _, p := range api.Protocols() {
+		for _, sc := range api.Scenarios() {
+			t.Run(string(p)+"/"+string(sc), func(t *testing.T) {
+				const n = 40
+				l := perCall(t, lean.New, addr, p, sc, 4, n)
+				s := perCall(t, standard, addr, p, sc, 4, n)
+				lt, st := float64(l.Sent+l.Received)/n, float64(s.Sent+s.Received)/n
+				t.Logf("bytes per call: lean %.1f sent + %.1f received, standard %.1f + %.1f", float64(l.Sent)/n, float64(l.Received)/n, float64(s.Sent)/n, float64(s.Received)/n)
+				if d := lt/st - 1; (d > 0.02 || d < -0.02) && !(p == api.GRPC && sc == api.Small) {
+					t.Errorf("bytes per call: lean %.1f, standard %.1f (%+.1f%%)", lt, st, 100*d)
+				}
+			})
+		}
+	}
+}
+
+// TestWrongAnswerCounted: a server that answers a wrong version on 1 call
+// in 500 has every one of them reported as an invalid response, though the
+// lean engine fully decodes only a sample.
+func TestWrongAnswerCounted(t *testing.T) {
+	for _, p := range api.Protocols() {
+		t.Run(string(p), func(t *testing.T) {
+			srv := loadgentest.Start(t, loadgentest.Config{WrongEvery: 500})
+			c, err := lean.New(p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			a, err := c.Caller(api.Small)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const calls = 2000
+			invalid := 0
+			for range calls {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				_, err := a.Call(ctx)
+				switch cl := call.Classify(ctx, err); cl {
+				case "":
+				case results.ClassInvalid:
+					invalid++
+				default:
+					t.Fatalf("class %q: %v", cl, err)
+				}
+				cancel()
+			}
+			if want := calls / 500; invalid != want {
+				t.Errorf("%d invalid responses, want %d", invalid, want)
+			}
+		})
+	}
+}
+
+// BenchmarkLean is one small call per iteration over each engine and
+// protocol against the real server in this process (ns/op is client plus
+// server); allocs/op are the client's and the server's.
+func BenchmarkLean(b *testing.B) {
+	addr := servertest.Start(b, server.Config{})
+	engines := map[string]func(api.Protocol, call.Options) (call.Client, error){"lean": lean.New, "standard": standard}
+	for _, e := range []string{"lean", "standard"} {
+		for _, p := range api.Protocols() {
+			for _, sc := range []api.Scenario{api.Small, api.Large} {
+				b.Run(e+"/"+string(p)+"/"+string(sc), func(b *testing.B) {
+					benchCalls(b, engines[e], p, sc, addr, false)
+				})
+			}
+		}
+	}
+}
+
+// benchCalls makes b.N calls of a scenario, one at a time; aged, a lean
+// client is past its first second (lean.Age).
+func benchCalls(b *testing.B, open func(api.Protocol, call.Options) (call.Client, error), p api.Protocol, sc api.Scenario, addr string, aged bool) {
+	c, err := open(p, call.Options{Target: addr, Workers: 1, Dialer: &wire.Dialer{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	if aged {
+		lean.Age(c)
+	}
+	a, err := c.Caller(sc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := a.Call(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// A server that allows 2 concurrent streams per connection: 8 callers on
+// the one connection wait for a stream slot, as grpc-go's do, rather than
+// have their streams refused.
+func TestGRPCMaxConcurrentStreams(t *testing.T) {
+	addr := servertest.Start(t, server.Config{MaxConcurrentStreams: 2})
+	perCall(t, lean.New, addr, api.GRPC, api.Large, 8, 80)
+}

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The lean engine side by side with the anchors of the field (issue 19):
+# Debian's wrk (REST) and h2load (gRPC) and `meteorbench run --engine lean`
+# against the same meteorbench server, pinned to one CPU, each tool pinned to
+# another, interleaved (every tool once per round, ROUNDS rounds), small and
+# large calls, 16 in flight (wrk: 16 connections; h2load and run's gRPC: one
+# connection x 16 streams). For each it prints calls/s, the client's CPU per
+# call and the server's CPU per call (from the server's getrusage counter,
+# meteorbench_cpu_seconds_total, read before and after each tool).
+#
+# Client CPU: wrk's and h2load's is their whole process (user + system from
+# /usr/bin/time: they do nothing but the load); run's is its measured window
+# only (the cell's client_cpu_us_per_call: getrusage deltas around the
+# window, without its start-up, health check, probe and warm-up).
+#
+# Figures need a quiet machine: run nothing else meanwhile.
+#
+#   apt-get install -y wrk nghttp2-client jq
+#   bash tools/anchors.sh                       # 5 s per tool, 2 rounds
+#   DURATION=2 ROUNDS=1 SCENARIOS=small bash tools/anchors.sh   # a quick look
+#   SERVER_CPU=0 CLIENT_CPU=1 bash tools/anchors.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DURATION=${DURATION:-5}
+ROUNDS=${ROUNDS:-2}
+SCENARIOS=${SCENARIOS:-small large}
+SERVER_CPU=${SERVER_CPU:-0}
+CLIENT_CPU=${CLIENT_CPU:-1}
+INFLIGHT=${INFLIGHT:-16}
+OUT=${OUT:-$(mktemp -d /tmp/meteorbench-anchors.XXXXXX)}
+for tool in wrk h2load jq taskset; do
+	command -v "$tool" >/dev/null || { echo "anchors: $tool not found (apt-get install -y wrk nghttp2-client jq util-linux)" >&2; exit 2; }
+done
+[ -x /usr/bin/time ] || { echo "anchors: /usr/bin/time not found (apt-get install -y time)" >&2; exit 2; }
+
+bin="$OUT/meteorbench"
+go build -o "$bin" ./cmd/meteorbench
+"$bin" serve --addr 127.0.0.1:0 --addr-file "$OUT/addr" --cpus "$SERVER_CPU" 2>"$OUT/serve.log" &
+server=$!
+trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true' EXIT
+for _ in $(seq 100); do [ -s "$OUT/addr" ] && break; sleep 0.1; done
+addr=$(cat "$OUT/addr")
+printf '\0\0\0\0\0' >"$OUT/empty.grpc" # the 5-byte gRPC prefix of an empty request
+
+server_cpu() { curl -s "http://$addr/metrics" | awk '$1 == "meteorbench_cpu_seconds_total" { print $2 }'; }
+client() { taskset -c "$CLIENT_CPU" /usr/bin/time -f '%U %S' -o "$OUT/time" "$@"; }
+# report TOOL SCENARIO CALLS SECONDS CLIENT_CPU_S SERVER_CPU_S
+report() {
+	awk -v t="$1" -v s="$2" -v n="$3" -v d="$4" -v c="$5" -v sv="$6" 'BEGIN {
+		if (n <= 0) { printf "%-22s %-6s no successful calls\n", t, s; exit }
+		printf "%-22s %-6s %10.0f calls/s   client %7.1f us/call   server %7.1f us/call\n", t, s, n / d, c * 1e6 / n, sv * 1e6 / n }'
+}
+time_cpu() { awk '{ print $1 + $2 }' "$OUT/time"; }
+
+path_rest() { case $1 in small) echo /api/MeteoriteLandings ;; large) echo /api/MeteoriteLandings/LargePayload ;; esac; }
+method_grpc() { case $1 in small) echo GetVersion ;; large) echo GetLargePayloadAsList ;; esac; }
+
+run_wrk() {
+	local before after
+	before=$(server_cpu)
+	client wrk -t1 -c"$INFLIGHT" -d"${DURATION}s" "http://$addr$(path_rest "$1")" >"$OUT/wrk-$1.txt"
+	after=$(server_cpu)
+	local n non2xx
+	n=$(awk '/requests in/ { print $1 }' "$OUT/wrk-$1.txt")
+	non2xx=$(awk '/Non-2xx/ { print $NF }' "$OUT/wrk-$1.txt")
+	report "wrk REST" "$1" $((n - ${non2xx:-0})) "$DURATION" "$(time_cpu)" "$(echo "$after - $before" | bc -l)"
+}
+
+run_h2load() {
+	local before after
+	before=$(server_cpu)
+	client h2load -c1 -m"$INFLIGHT" -D "$DURATION" -d "$OUT/empty.grpc" -H 'content-type: application/grpc' -H 'te: trailers' \
+		"http://$addr/MeteoriteLandingsService.MeteoriteLandingsService/$(method_grpc "$1")" >"$OUT/h2load-$1.txt"
+	after=$(server_cpu)
+	# h2load counts HTTP 2xx: a gRPC error would still count (NOTES.md).
+	local n
+	n=$(awk '/^requests:/ { print $8 }' "$OUT/h2load-$1.txt")
+	report "h2load gRPC" "$1" "$n" "$DURATION" "$(time_cpu)" "$(echo "$after - $before" | bc -l)"
+}
+
+run_lean() { # PROTOCOL SCENARIO
+	local extra=(--concurrency "$INFLIGHT")
+	[ "$1" = grpc ] && extra+=(--connections 1)
+	taskset -c "$CLIENT_CPU" "$bin" run --target "$addr" --engine lean --proto "$1" --scenario "$2" "${extra[@]}" \
+		--batch 1 --duration "${DURATION}s" --warmup 1s --repeat 1 --format json --quiet >"$OUT/lean-$1-$2.json" || true
+	local n d c sv
+	read -r n d c sv < <(jq -r '.cells[0] | "\(.calls) \(.duration_s) \(.client_cpu_us_per_call * .calls / 1e6) \((.server_cpu_us_per_call // 0) * .calls / 1e6)"' "$OUT/lean-$1-$2.json")
+	report "run --engine lean $1" "$2" "$n" "$d" "$c" "$sv"
+}
+
+echo "server $addr on CPU $SERVER_CPU, tools on CPU $CLIENT_CPU, $INFLIGHT in flight, ${DURATION}s each, load $(cut -d' ' -f1-3 /proc/loadavg); logs in $OUT"
+for round in $(seq "$ROUNDS"); do
+	echo "== round $round"
+	for sc in $SCENARIOS; do
+		run_wrk "$sc"
+		run_lean rest "$sc"
+		run_h2load "$sc"
+		run_lean grpc "$sc"
+	done
+done
