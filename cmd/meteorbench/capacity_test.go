@@ -87,7 +87,7 @@ func TestCapacityCommand(t *testing.T) {
 			t.Errorf("%s: first probe %+v, want grow at --start 50", proto, c.Probes[0])
 		}
 	}
-	if len(res.Verdicts) != 1 || !strings.HasPrefix(res.Verdicts[0].Summary, "small, p99<=50ms: REST ") {
+	if len(res.Verdicts) != 1 || !strings.HasPrefix(res.Verdicts[0].Summary, "small · lean engine, p99<=50ms: REST ") {
 		t.Errorf("verdicts %+v", res.Verdicts)
 	}
 	table, err := os.ReadFile(prefix + ".txt")
@@ -122,7 +122,7 @@ func TestCapacityStalledTargetFails(t *testing.T) {
 	_, stderr, err := execute(t, "capacity", "--target", srv.Addr, "--proto", "rest", "--scenario", "small",
 		"--timeout", "1s", "--probe", "300ms", "--probe-warmup", "100ms", "--pause", "50ms", "--start", "100",
 		"--max-time", "20s", "--format", "json", "--out", prefix)
-	if code := exitCodeQuiet(err); code != 1 || !strings.Contains(err.Error(), "capacity small REST: failed: the target stalled in 3 probes in a row at 100 calls/s") {
+	if code := exitCodeQuiet(err); code != 1 || !strings.Contains(err.Error(), "capacity small REST · lean engine: failed: the target stalled in 3 probes in a row at 100 calls/s") {
 		t.Fatalf("exit status %d (%v), want 1 naming the stall\n%s", code, err, stderr)
 	}
 	res, rerr := results.ReadFile(prefix + ".json")
