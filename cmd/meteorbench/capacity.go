@@ -25,13 +25,11 @@ type capacityFlags struct {
 	start       float64
 }
 
-// runOnly are run's flags that capacity sets itself per probe.
-var runOnly = []string{"rate", "max-workers", "batch", "iterations", "duration", "warmup", "report", "cpuprofile"}
-
 func newCapacityCmd() *cobra.Command {
 	var f runFlags
 	var c capacityFlags
-	f.capacity = true
+	var refuse func() error // run's flags capacity sets itself
+	f.Capacity = true
 	cmd := &cobra.Command{
 		Use:   "capacity",
 		Short: "Find the highest rate each protocol sustains under a latency objective",
@@ -64,18 +62,16 @@ workers follows the rate (twice the calls in flight at the bound).`,
   meteorbench capacity --scenario post --server-cpus 1 --repeat 3
   meteorbench capacity --scenario large --link 100mbit/20ms --format json --out results/cap`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if args = f.tls.takeModeArg(cmd.Flags(), args); len(args) > 0 {
+			if args = f.TLS.Mode.TakeArg(cmd.Flags(), args); len(args) > 0 {
 				return usageError{fmt.Errorf("capacity takes no arguments, got %q", args[0])}
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			for _, name := range runOnly {
-				if cmd.Flags().Changed(name) {
-					return usageError{fmt.Errorf("--%s is set per probe by capacity (see --probe, --probe-warmup, --start)", name)}
-				}
+			if err := refuse(); err != nil {
+				return err
 			}
-			cfg, err := f.config(cmd)
+			cfg, o, err := f.config(cmd)
 			if err != nil {
 				return usageError{err}
 			}
@@ -84,14 +80,13 @@ workers follows the rate (twice the calls in flight at the bound).`,
 			if err != nil {
 				return usageError{err}
 			}
-			return jobError(job.Capacity(cmd.Context(), plan, f.options(cmd)))
+			return jobError(job.Capacity(cmd.Context(), plan, o))
 		},
 	}
 	f.addFlags(cmd.Flags())
 	fl := cmd.Flags()
-	for _, name := range runOnly {
-		fl.MarkHidden(name)
-	}
+	refuse = takeOver(fl, "set per probe by capacity (see --probe, --probe-warmup, --start)",
+		"rate", "max-workers", "batch", "iterations", "duration", "warmup", "report", "cpuprofile")
 	// A capacity search compares two protocols on one scenario by default.
 	flagvalue.SetDefault(cmd.Flags(), "scenario", "small")
 	flagvalue.SetDefault(cmd.Flags(), "proto", "rest,grpc")

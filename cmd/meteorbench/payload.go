@@ -14,28 +14,13 @@ import (
 	"github.com/meteorbench/meteorbench/internal/payload"
 )
 
-// payloadFlags are the flags that name a payload.
-type payloadFlags struct{ payload.Flags }
-
-func (f *payloadFlags) register(fl *pflag.FlagSet) {
+// registerPayload defines the flags that name a payload (checked and
+// loaded by payload.Flags.Load). --schema is shared with run's
+// --grpc-method (endpoints.go), which it may describe instead.
+func registerPayload(fl *pflag.FlagSet, f *payload.Flags) {
 	fl.StringVar(&f.File, "payload", "", "serve and measure your own data instead of the meteorites: a JSON sample of one of your responses, an array of objects (the list's items) or one object (one item); its protobuf schema is derived unless --schema is given (see 'meteorbench schema')")
 	fl.StringVar(&f.Schema, "schema", "", "with --payload: your own .proto `file`, instead of deriving one (the sample is read with the protobuf JSON mapping); with --grpc-method (run): the .proto that defines it, instead of the server's reflection")
 	fl.StringVar(&f.Message, "message", "", "with --schema: the item message (the list's element type), e.g. MeteoriteLanding")
-}
-
-// load loads the payload the flags name (payload.Flags.Load), its warnings
-// to w; a sample or schema that cannot be served is a usage error: one
-// line, exit status 2, before anything is served. --schema is shared with
-// run's --grpc-method (endpoints.go), which it may describe instead.
-func (f *payloadFlags) load(fl *pflag.FlagSet, w io.Writer) (*payload.Payload, error) {
-	p, err := f.Load(fl.Changed("grpc-method"))
-	if err != nil {
-		return nil, usageError{err}
-	}
-	if p != nil {
-		warn(w, p.Warnings)
-	}
-	return p, nil
 }
 
 func newSchemaCmd() *cobra.Command {
