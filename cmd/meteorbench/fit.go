@@ -86,10 +86,7 @@ verdict says so instead of claiming a fit.`,
 	fl := cmd.Flags()
 	refuse = takeOver(fl, "fit's to set (the traffic is --traffic, the link the tier's)",
 		"scenario", "rate", "iterations", "batch", "link", "segment", "start-at", "cpuprofile")
-	flagvalue.SetDefault(fl, "proto", "rest,grpc")
-	flagvalue.SetDefault(fl, "repeat", "3")
-	flagvalue.SetDefault(fl, "duration", "2s")
-	flagvalue.SetDefault(fl, "warmup", "500ms")
+	flagvalue.SetDefaults(fl, "proto=rest,grpc", "repeat=3", "duration=2s", "warmup=500ms")
 	fl.Lookup("concurrency").Usage = "workers of the measurement and of every probe; auto: 200 ms of the traffic's calls in flight, 16 to 1024"
 	fl.Lookup("concurrency").DefValue = "auto"
 	fl.StringVar(&c.Tier, "tier", "", "the tier: CPUs[/MEMORY][/BANDWIDTH[/RTT]], e.g. 1cpu/100mbit, 1cpu/2gb/100mbit (bandwidth each way; gb and mb are 2^30 and 2^20 bytes)")
