@@ -9,29 +9,13 @@ import (
 	"github.com/meteorbench/meteorbench/internal/capacity"
 	"github.com/meteorbench/meteorbench/internal/flagvalue"
 	"github.com/meteorbench/meteorbench/internal/job"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
 )
-
-// capacityFlags are capacity's own flags; the condition flags are run's.
-type capacityFlags struct {
-	slo         string
-	maxErrors   string
-	precision   string
-	maxTime     time.Duration
-	probe       time.Duration
-	confirm     time.Duration
-	probeWarmup time.Duration
-	pause       time.Duration
-	start       float64
-}
-
-// runOnly are run's flags that capacity sets itself per probe.
-var runOnly = []string{"rate", "max-workers", "batch", "iterations", "duration", "warmup", "report", "cpuprofile"}
 
 func newCapacityCmd() *cobra.Command {
 	var f runFlags
-	var c capacityFlags
-	f.capacity = true
+	var c capacity.Options  // capacity's own flags; the condition flags are run's
+	var refuse func() error // run's flags capacity sets itself
+	f.Capacity = true
 	cmd := &cobra.Command{
 		Use:   "capacity",
 		Short: "Find the highest rate each protocol sustains under a latency objective",
@@ -64,57 +48,45 @@ workers follows the rate (twice the calls in flight at the bound).`,
   meteorbench capacity --scenario post --server-cpus 1 --repeat 3
   meteorbench capacity --scenario large --link 100mbit/20ms --format json --out results/cap`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if args = f.tls.takeModeArg(cmd.Flags(), args); len(args) > 0 {
+			if args = f.TLS.Mode.TakeArg(cmd.Flags(), args); len(args) > 0 {
 				return usageError{fmt.Errorf("capacity takes no arguments, got %q", args[0])}
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			for _, name := range runOnly {
-				if cmd.Flags().Changed(name) {
-					return usageError{fmt.Errorf("--%s is set per probe by capacity (see --probe, --probe-warmup, --start)", name)}
-				}
+			if err := refuse(); err != nil {
+				return err
 			}
-			cfg, err := f.config(cmd)
+			cfg, o, err := f.config(cmd)
 			if err != nil {
 				return usageError{err}
 			}
 			cfg.GOGC = tuneGeneratorGC()
-			plan, err := c.plan(cmd, cfg)
+			c.WorkersGiven = cmd.Flags().Changed("concurrency")
+			plan, err := c.Plan(cfg)
 			if err != nil {
 				return usageError{err}
 			}
-			return jobError(job.Capacity(cmd.Context(), plan, f.options(cmd)))
+			return jobError(job.Capacity(cmd.Context(), plan, o))
 		},
 	}
 	f.addFlags(cmd.Flags())
 	fl := cmd.Flags()
-	for _, name := range runOnly {
-		fl.MarkHidden(name)
-	}
+	refuse = takeOver(fl, "set per probe by capacity (see --probe, --probe-warmup, --start)",
+		"rate", "max-workers", "batch", "iterations", "duration", "warmup", "report", "cpuprofile")
 	// A capacity search compares two protocols on one scenario by default.
-	flagvalue.SetDefault(cmd.Flags(), "scenario", "small")
-	flagvalue.SetDefault(cmd.Flags(), "proto", "rest,grpc")
-	flagvalue.SetDefault(cmd.Flags(), "repeat", "1")    // run's five windows per cell are not capacity's searches
-	flagvalue.SetDefault(cmd.Flags(), "engine", "lean") // a probe measures the server, not the generator
+	flagvalue.SetDefaults(fl, "scenario=small", "proto=rest,grpc",
+		"repeat=1",    // run's five windows per cell are not capacity's searches
+		"engine=lean") // a probe measures the server, not the generator
 	fl.Lookup("repeat").Usage = "run the whole search K times, interleaved per repetition; report each series' median found rate and range"
-	fl.StringVar(&c.slo, "slo", "p99=50ms", "the objective: a latency percentile (p50, p90, p99, p99.9) and its bound, from each call's intended start")
-	fl.StringVar(&c.maxErrors, "max-errors", "0.1%", "the error budget, a percentage of attempts")
-	fl.StringVar(&c.precision, "precision", "5%", "stop bisecting when the bracket is this narrow")
-	fl.DurationVar(&c.maxTime, "max-time", 0, "bound the whole search, every repetition (default: 2m per scenario and condition and repetition)")
-	fl.DurationVar(&c.probe, "probe", 2*time.Second, "measured time of each probe")
-	fl.DurationVar(&c.confirm, "confirm-probe", 5*time.Second, "measured time of the confirmation and boundary probes at the found rate, so the rate holds over a run that long")
-	fl.DurationVar(&c.probeWarmup, "probe-warmup", 500*time.Millisecond, "unmeasured time before each probe, at its rate")
-	fl.DurationVar(&c.pause, "pause", 300*time.Millisecond, "idle time between probes")
-	fl.Float64Var(&c.start, "start", 100, "first offered rate, calls/s")
+	fl.StringVar(&c.SLO, "slo", "p99=50ms", "the objective: a latency percentile (p50, p90, p99, p99.9) and its bound, from each call's intended start")
+	fl.StringVar(&c.MaxErrors, "max-errors", "0.1%", "the error budget, a percentage of attempts")
+	fl.StringVar(&c.Precision, "precision", "5%", "stop bisecting when the bracket is this narrow")
+	fl.DurationVar(&c.MaxTime, "max-time", 0, "bound the whole search, every repetition (default: 2m per scenario and condition and repetition)")
+	fl.DurationVar(&c.Probe, "probe", 2*time.Second, "measured time of each probe")
+	fl.DurationVar(&c.ConfirmProbe, "confirm-probe", 5*time.Second, "measured time of the confirmation and boundary probes at the found rate, so the rate holds over a run that long")
+	fl.DurationVar(&c.ProbeWarmup, "probe-warmup", 500*time.Millisecond, "unmeasured time before each probe, at its rate")
+	fl.DurationVar(&c.Pause, "pause", 300*time.Millisecond, "idle time between probes")
+	fl.Float64Var(&c.Start, "start", 100, "first offered rate, calls/s")
 	return cmd
-}
-
-// plan turns capacity's flags into the search (capacity.Options.Plan).
-func (c *capacityFlags) plan(cmd *cobra.Command, cfg loadgen.Config) (*capacity.Plan, error) {
-	return capacity.Options{
-		SLO: c.slo, MaxErrors: c.maxErrors, Precision: c.precision, MaxTime: c.maxTime,
-		Probe: c.probe, ConfirmProbe: c.confirm, ProbeWarmup: c.probeWarmup, Pause: c.pause, Start: c.start,
-		WorkersGiven: cmd.Flags().Changed("concurrency"),
-	}.Plan(cfg)
 }

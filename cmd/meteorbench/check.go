@@ -13,7 +13,7 @@ import (
 
 func newCheckCmd() *cobra.Command {
 	var target, token, format string
-	var tlsFlags runTLSFlags
+	var tlsFlags job.ClientTLS
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Say which scenarios and protocols a target serves of the contract (exit 0 something, 1 nothing)",
@@ -29,7 +29,7 @@ and marks the rest as not served.`,
 		Example: `  meteorbench check --target 127.0.0.1:8080
   meteorbench check --target 127.0.0.1:8080 --format json | jq '.calls[] | select(.served)'`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if args = tlsFlags.takeModeArg(cmd.Flags(), args); len(args) > 0 {
+			if args = tlsFlags.Mode.TakeArg(cmd.Flags(), args); len(args) > 0 {
 				return usageError{fmt.Errorf("check takes no arguments, got %q", args[0])}
 			}
 			return nil
@@ -39,7 +39,7 @@ and marks the rest as not served.`,
 				token = os.Getenv(server.TokenEnv)
 			}
 			c := job.CheckConfig{Config: loadgen.Config{Target: target, Token: token}, Format: format}
-			if err := tlsFlags.apply(&c.Config, target); err != nil {
+			if err := tlsFlags.Apply(&c.Config, target); err != nil {
 				return usageError{err}
 			}
 			if err := c.Validate(); err != nil {
@@ -51,6 +51,6 @@ and marks the rest as not served.`,
 	cmd.Flags().StringVar(&target, "target", "", "host:port of the server to check (required)")
 	cmd.Flags().StringVar(&token, "token", "", "bearer token for a protected server (default $"+server.TokenEnv+")")
 	cmd.Flags().StringVar(&format, "format", "table", "table or json")
-	tlsFlags.register(cmd.Flags())
+	registerClientTLS(cmd.Flags(), &tlsFlags)
 	return cmd
 }

@@ -14,41 +14,13 @@ import (
 	"github.com/meteorbench/meteorbench/internal/payload"
 )
 
-// payloadFlags are the flags that name a payload.
-type payloadFlags struct {
-	file, schema, message string
-}
-
-func (f *payloadFlags) register(fl *pflag.FlagSet) {
-	fl.StringVar(&f.file, "payload", "", "serve and measure your own data instead of the meteorites: a JSON sample of one of your responses, an array of objects (the list's items) or one object (one item); its protobuf schema is derived unless --schema is given (see 'meteorbench schema')")
-	fl.StringVar(&f.schema, "schema", "", "with --payload: your own .proto `file`, instead of deriving one (the sample is read with the protobuf JSON mapping); with --grpc-method (run): the .proto that defines it, instead of the server's reflection")
-	fl.StringVar(&f.message, "message", "", "with --schema: the item message (the list's element type), e.g. MeteoriteLanding")
-}
-
-// load loads the payload the flags name (nil without --payload). Its
-// warnings go to w; a sample or schema that cannot be served is a usage
-// error: one line, exit status 2, before anything is served. --schema is
-// shared with run's --grpc-method (endpoints.go), which it may describe
-// instead.
-func (f *payloadFlags) load(fl *pflag.FlagSet, w io.Writer) (*payload.Payload, error) {
-	if f.file == "" {
-		method := fl.Lookup("grpc-method")
-		switch {
-		case f.message != "":
-			return nil, usageError{fmt.Errorf("--message needs --payload")}
-		case f.schema != "" && (method == nil || !method.Changed):
-			return nil, usageError{fmt.Errorf("--schema needs --payload (with --message) or --grpc-method")}
-		}
-		return nil, nil
-	}
-	p, err := payload.Load(f.file, payload.Options{Schema: f.schema, Message: f.message})
-	if err != nil {
-		return nil, usageError{err}
-	}
-	for _, warn := range p.Warnings {
-		fmt.Fprintln(w, "meteorbench: warning:", warn)
-	}
-	return p, nil
+// registerPayload defines the flags that name a payload (checked and
+// loaded by payload.Flags.Load). --schema is shared with run's
+// --grpc-method (endpoints.go), which it may describe instead.
+func registerPayload(fl *pflag.FlagSet, f *payload.Flags) {
+	fl.StringVar(&f.File, "payload", "", "serve and measure your own data instead of the meteorites: a JSON sample of one of your responses, an array of objects (the list's items) or one object (one item); its protobuf schema is derived unless --schema is given (see 'meteorbench schema')")
+	fl.StringVar(&f.Schema, "schema", "", "with --payload: your own .proto `file`, instead of deriving one (the sample is read with the protobuf JSON mapping); with --grpc-method (run): the .proto that defines it, instead of the server's reflection")
+	fl.StringVar(&f.Message, "message", "", "with --schema: the item message (the list's element type), e.g. MeteoriteLanding")
 }
 
 func newSchemaCmd() *cobra.Command {
@@ -73,11 +45,16 @@ calls. protoc and grpcurl accept it; edit it and give it back with --schema.`,
 			if err != nil {
 				return usageError{err}
 			}
-			for _, w := range d.Warnings {
-				fmt.Fprintln(cmd.ErrOrStderr(), "meteorbench: warning:", w)
-			}
+			warn(cmd.ErrOrStderr(), d.Warnings)
 			_, err = io.WriteString(cmd.OutOrStdout(), strings.TrimLeft(d.Proto, "\n"))
 			return err
 		},
+	}
+}
+
+// warn prints warnings on w, one line each.
+func warn(w io.Writer, warnings []string) {
+	for _, s := range warnings {
+		fmt.Fprintln(w, "meteorbench: warning:", s)
 	}
 }

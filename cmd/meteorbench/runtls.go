@@ -4,23 +4,14 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/meteorbench/meteorbench/internal/job"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
 )
 
-// runTLSFlags are run's TLS flags (checked and applied by job.ClientTLS).
-type runTLSFlags struct{ job.ClientTLS }
-
-func (t *runTLSFlags) register(fl *pflag.FlagSet) {
+// registerClientTLS defines the load generator's TLS flags (run, capacity,
+// fit, check; checked and applied by job.ClientTLS).
+func registerClientTLS(fl *pflag.FlagSet, t *job.ClientTLS) {
 	t.Mode = "off"
 	fl.Var(&t.Mode, "tls", "TLS: off, on (every cell over TLS; --tls alone), or both (every cell plaintext, then over TLS: the target must serve both, as the own server then does)")
 	fl.Lookup("tls").NoOptDefVal = "on"
 	fl.StringVar(&t.CA, "tls-ca", "", "with --tls and --target: trust the PEM certificate(s) in this `file` (e.g. serve --tls-cert-out); default: the system's roots")
 	fl.BoolVar(&t.Insecure, "tls-insecure", false, "with --tls and --target: do not verify the server's certificate (its traffic is still encrypted)")
 }
-
-// takeModeArg takes "both" of "--tls both" (flagvalue.TLSMode.TakeArg).
-func (t *runTLSFlags) takeModeArg(fl *pflag.FlagSet, args []string) []string {
-	return t.Mode.TakeArg(fl, args)
-}
-
-func (t *runTLSFlags) apply(cfg *loadgen.Config, target string) error { return t.Apply(cfg, target) }

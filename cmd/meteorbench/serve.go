@@ -14,6 +14,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/internal/cpuset"
 	"github.com/meteorbench/meteorbench/internal/flagvalue"
+	"github.com/meteorbench/meteorbench/internal/payload"
 	"github.com/meteorbench/meteorbench/internal/server"
 )
 
@@ -39,7 +40,7 @@ func newServeCmd() *cobra.Command {
 		cpus     flagvalue.CPUs
 		cfg      server.Config
 		tlsFlags server.TLSFlags
-		payload  payloadFlags // payload.go
+		payloadF payload.Flags // payload.go
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -105,8 +106,10 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 			} else if err != nil {
 				return err
 			}
-			if cfg.Payload, err = payload.load(cmd.Flags(), cmd.ErrOrStderr()); err != nil {
-				return err
+			if cfg.Payload, err = payloadF.Load(false); err != nil {
+				return usageError{err}
+			} else if cfg.Payload != nil {
+				warn(cmd.ErrOrStderr(), cfg.Payload.Warnings)
 			}
 			if cfg.MemoryLimit > 0 {
 				// The runtime collects harder and returns memory to the
@@ -130,7 +133,7 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "time in-flight calls get to finish after SIGINT/SIGTERM")
 	f.Var(&cpus, "cpus", "pin the server to these CPUs, a Linux CPU `list` such as 0, 0-1 or 0,2-3 (GOMAXPROCS becomes their number); default: unpinned")
 	registerTLSFlags(f, &tlsFlags)
-	payload.register(f)
+	registerPayload(f, &payloadF)
 	f.StringVar(&logLevel, "log-level", "info", "stderr log level: debug|info|warn|error (nothing is logged per request)")
 	return cmd
 }

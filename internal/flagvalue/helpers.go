@@ -11,18 +11,21 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// SetDefault changes a flag's default in fs (a command sharing another's
-// flags). A slice flag's value is replaced, not Set: after a Set, pflag
-// appends the user's values to it ("--proto rest" would read
-// "rest,grpc,rest").
-func SetDefault(fs *pflag.FlagSet, name, value string) {
-	fl := fs.Lookup(name)
-	if sv, ok := fl.Value.(pflag.SliceValue); ok {
-		sv.Replace(strings.Split(value, ","))
-	} else {
-		fl.Value.Set(value)
+// SetDefaults changes flags' defaults in fs (a command sharing another's
+// flags), each given as NAME=VALUE. A slice flag's value is replaced, not
+// Set: after a Set, pflag appends the user's values to it ("--proto rest"
+// would read "rest,grpc,rest").
+func SetDefaults(fs *pflag.FlagSet, defaults ...string) {
+	for _, d := range defaults {
+		name, value, _ := strings.Cut(d, "=")
+		fl := fs.Lookup(name)
+		if sv, ok := fl.Value.(pflag.SliceValue); ok {
+			sv.Replace(strings.Split(value, ","))
+		} else {
+			fl.Value.Set(value)
+		}
+		fl.DefValue = value
 	}
-	fl.DefValue = value
 }
 
 // ParsePercent reads "0.1%" (or a bare number, also in percent) as a

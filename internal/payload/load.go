@@ -51,6 +51,29 @@ func Derive(file string) (*Derived, error) {
 	return derive(file, raw)
 }
 
+// Flags name a payload as serve's, run's and capacity's flags give it:
+// --payload File, --schema and --message.
+type Flags struct {
+	File string
+	Options
+}
+
+// Load loads the payload the flags name: nil without --payload. Without
+// it, --message is refused, and so is --schema unless it describes
+// something else (run's --grpc-method: schemaUsed). Every error is one
+// line naming the flag: a usage error.
+func (f Flags) Load(schemaUsed bool) (*Payload, error) {
+	switch {
+	case f.File != "":
+		return Load(f.File, f.Options)
+	case f.Message != "":
+		return nil, errors.New("--message needs --payload")
+	case f.Schema != "" && !schemaUsed:
+		return nil, errors.New("--schema needs --payload (with --message) or --grpc-method")
+	}
+	return nil, nil
+}
+
 // Load reads a sample and readies it to serve. Every error is one line
 // naming the place; a *PathError for the sample's own faults.
 func Load(file string, o Options) (*Payload, error) {

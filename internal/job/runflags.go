@@ -1,0 +1,228 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/flagvalue"
+	"github.com/meteorbench/meteorbench/internal/link"
+	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/ownserver"
+	"github.com/meteorbench/meteorbench/internal/payload"
+	"github.com/meteorbench/meteorbench/internal/report"
+	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/server"
+)
+
+// RunFlags are the flags of run, which capacity and fit share, as given:
+// Config turns them into the load generator's config and the job's
+// options. The messages name the flags.
+type RunFlags struct {
+	Target      flagvalue.HostPort // checked when parsed: a port to dial
+	Token       string
+	Protocols   []string
+	Scenarios   []string
+	Batches     []int
+	Concurrency []int
+	Links       []string
+	Records     []int
+	Compress    []string
+	JSONCodecs  []string
+	Engines     []string
+	MaxWorkers  int
+	Connections int
+	Duration    time.Duration
+	Iterations  int
+	Warmup      time.Duration
+	Timeout     time.Duration
+	Rate        float64
+	Repeat      int
+	Formats     []string
+	Out         string
+	Report      string
+	Quiet       bool
+	CPUProfile  string
+	ServerCPUs  int
+	Segment     string // --segment i/N
+	StartAt     string // --start-at RFC 3339 or +DURATION
+	Mix         string // run --mix
+	// Capacity is a capacity search: its probes are open loop.
+	Capacity  bool
+	TLS       ClientTLS
+	Payload   payload.Flags
+	Endpoints Endpoints // run's own endpoints
+	// Changed reports whether the flag of that name was given.
+	Changed func(name string) bool
+	// CommandLine is the command line as the document records it.
+	CommandLine []string
+}
+
+// Output is where the job's document goes (--format, --out, --report) and
+// how it reports on stderr.
+func (f *RunFlags) Output(stdout, stderr io.Writer) (Options, error) {
+	p, err := report.RunOutput(stdout, f.Formats, f.Out, f.Report)
+	return Options{Output: p, Stderr: stderr, Quiet: f.Quiet, CPUProfile: f.CPUProfile}, err
+}
+
+// Config turns the flags into the load generator's config, checked by its
+// Validate, and the job's options; payload warnings go to stderr. It does
+// no work: a bad flag fails here with one line (a usage error).
+func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (loadgen.Config, Options, error) {
+	var cfg loadgen.Config
+	var o Options
+	f.Endpoints.Changed, f.Endpoints.Schema, f.Endpoints.SchemaChecked = f.Changed, f.Payload.Schema, true // --payload's check covers --schema
+	target, err := f.Endpoints.Target(f.Target.Addr)
+	if err != nil {
+		return cfg, o, err
+	}
+	f.Target.Addr = target
+	var links []link.Spec
+	for _, text := range f.Links {
+		l, err := link.Parse(text)
+		if err != nil {
+			return cfg, o, fmt.Errorf("--%w", err)
+		}
+		links = append(links, l)
+	}
+	if !f.Changed("repeat") && f.Iterations > 0 {
+		f.Repeat = 1 // --iterations asks for a count of batches, not five times it
+	}
+	// What the config reads as "the default" (an empty list, a zero) is
+	// no value a flag may give.
+	switch {
+	case len(f.Protocols) == 0:
+		return cfg, o, errors.New("--proto: no value")
+	case len(f.Scenarios) == 0:
+		return cfg, o, errors.New("--scenario: no value")
+	case len(links) == 0:
+		return cfg, o, errors.New("--link: no value")
+	case len(f.Records) == 0:
+		return cfg, o, errors.New("--records: no value")
+	case len(f.Batches) == 0:
+		return cfg, o, errors.New("--batch: no value")
+	case len(f.Concurrency) == 0:
+		return cfg, o, errors.New("--concurrency: no value")
+	case f.Changed("duration") && f.Changed("iterations"):
+		return cfg, o, errors.New("--duration and --iterations are exclusive: give one")
+	case f.Duration <= 0:
+		return cfg, o, fmt.Errorf("--duration %v: must be positive", f.Duration)
+	case f.Changed("iterations") && f.Iterations < 1:
+		return cfg, o, fmt.Errorf("--iterations %d: must be at least 1", f.Iterations)
+	case f.Warmup < 0:
+		return cfg, o, fmt.Errorf("--warmup %v: must not be negative", f.Warmup)
+	case f.Timeout <= 0:
+		return cfg, o, fmt.Errorf("--timeout %v: must be positive", f.Timeout)
+	case f.Repeat < 1:
+		return cfg, o, fmt.Errorf("--repeat %d: must be at least 1", f.Repeat)
+	}
+	if o, err = f.Output(stdout, stderr); err != nil {
+		return cfg, o, err
+	}
+	segment, err := loadgen.ParseSegment(f.Segment)
+	if err != nil {
+		return cfg, o, fmt.Errorf("--%w", err)
+	}
+	startAt, err := loadgen.ParseStartAt(f.StartAt, time.Now())
+	if err != nil {
+		return cfg, o, fmt.Errorf("--%w", err)
+	}
+	if f.Capacity && (f.Segment != "" || f.StartAt != "") {
+		return cfg, o, errors.New("--segment and --start-at split a run between load generators: a capacity search cannot be split")
+	}
+	if !f.Changed("token") {
+		f.Token = os.Getenv(server.TokenEnv)
+	}
+	cfg = loadgen.Config{
+		Target:      f.Target.Addr,
+		Token:       f.Token,
+		Protocols:   flagvalue.ExpandAll(f.Protocols, api.Protocols()),
+		Scenarios:   flagvalue.ExpandAll(f.Scenarios, api.Scenarios()),
+		Batches:     f.Batches,
+		Concurrency: f.Concurrency,
+		Links:       links,
+		Compress:    f.Compress,
+		JSONCodecs:  f.JSONCodecs,
+		Engines:     f.Engines,
+		Connections: f.Connections,
+		Timeout:     f.Timeout,
+		Rate:        f.Rate,
+		MaxWorkers:  loadgen.MaxWorkersFor(f.Rate, f.Changed("concurrency"), f.MaxWorkers),
+		Repeat:      f.Repeat,
+		CommandLine: f.CommandLine,
+		OwnServer:   f.Target.Addr == "",
+		Segment:     segment,
+		StartAt:     startAt,
+	}
+	if err := ownserver.Pin(&cfg, f.ServerCPUs, f.Rate > 0 || f.Capacity || f.Mix != ""); err != nil {
+		return cfg, o, err
+	}
+	if f.Changed("records") {
+		// Only a size asked for is named on the wire and in the cells'
+		// keys: the default run stays the original experiment's.
+		cfg.Records = f.Records
+	}
+	if cfg.Payload, err = f.Payload.Load(f.Changed("grpc-method")); err != nil {
+		return cfg, o, err
+	}
+	if cfg.Payload != nil {
+		for _, w := range cfg.Payload.Warnings {
+			fmt.Fprintln(stderr, "meteorbench: warning:", w)
+		}
+	}
+	if f.Changed("iterations") {
+		cfg.Iterations = f.Iterations
+	} else {
+		cfg.Duration = f.Duration
+	}
+	cfg.Warmup = f.Warmup
+	if f.Warmup == 0 {
+		cfg.Warmup = -1 // none
+	}
+	if err := f.TLS.Apply(&cfg, f.Target.Addr); err != nil {
+		return cfg, o, err
+	}
+	if err := f.Endpoints.Apply(ctx, &cfg); err != nil {
+		return cfg, o, err
+	}
+	if err := f.applyMix(&cfg); err != nil {
+		return cfg, o, err
+	}
+	check := cfg
+	if check.Target == "" {
+		check.Target = "127.0.0.1:0" // the own server's address replaces it
+	}
+	if err := check.Validate(); err != nil {
+		return cfg, o, fmt.Errorf("--%w", err)
+	}
+	return cfg, o, nil
+}
+
+// applyMix reads run --mix into cfg: the mix's scenarios and total rate,
+// and, unless --concurrency is given, loadgen.MixWorkers workers.
+func (f *RunFlags) applyMix(cfg *loadgen.Config) error {
+	if f.Mix == "" {
+		return nil
+	}
+	switch {
+	case f.Changed("scenario"):
+		return errors.New("--mix names the scenarios: drop --scenario")
+	case f.Changed("rate"):
+		return errors.New("--mix gives each scenario its rate: drop --rate")
+	case f.Changed("iterations"):
+		return errors.New("--mix is bounded by --duration, not --iterations")
+	}
+	m, err := results.ParseMix(f.Mix)
+	if err != nil {
+		return fmt.Errorf("--mix: %w", err)
+	}
+	cfg.Mix, cfg.Scenarios, cfg.Rate = m, nil, 0
+	if !f.Changed("concurrency") {
+		cfg.Concurrency = []int{loadgen.MixWorkers(m)}
+	}
+	return nil
+}
