@@ -169,3 +169,18 @@ func (a *streamed) open(ctx context.Context, accept string) (*http.Response, *tr
 	a.br = resetReader(a.br, body)
 	return resp, body, nil
 }
+
+// call is a stream adapter's Call: open the answer, asking for accept, and
+// read its records with records, timed.
+func (a *streamed) call(ctx context.Context, accept string, records func(*call.Timer, *trackReader) error) (call.Outcome, error) {
+	timer := call.StartTimer()
+	resp, body, err := a.open(ctx, accept)
+	if err != nil {
+		return call.Outcome{}, err
+	}
+	defer resp.Body.Close()
+	if err := records(&timer, body); err != nil {
+		return call.Outcome{}, err
+	}
+	return timer.Outcome(), nil
+}

@@ -76,17 +76,9 @@ type jsonStream struct {
 	line []byte // scratch for a line longer than br's buffer
 }
 
+// Call implements call.Caller.
 func (a *jsonStream) Call(ctx context.Context) (call.Outcome, error) {
-	timer := call.StartTimer()
-	resp, body, err := a.open(ctx, api.TypeNDJSON)
-	if err != nil {
-		return call.Outcome{}, err
-	}
-	defer resp.Body.Close()
-	if err := a.records(&timer, body); err != nil {
-		return call.Outcome{}, err
-	}
-	return timer.Outcome(), nil
+	return a.call(ctx, api.TypeNDJSON, a.records)
 }
 
 // records reads, decodes and checks the records of the answer a.br reads

@@ -70,17 +70,9 @@ type pbStream struct {
 // maxStreamMessage bounds one streamed message (protodelim's default).
 const maxStreamMessage = 4 << 20
 
+// Call implements call.Caller.
 func (a *pbStream) Call(ctx context.Context) (call.Outcome, error) {
-	timer := call.StartTimer()
-	resp, body, err := a.open(ctx, api.TypeProtobuf)
-	if err != nil {
-		return call.Outcome{}, err
-	}
-	defer resp.Body.Close()
-	if err := a.records(&timer, body); err != nil {
-		return call.Outcome{}, err
-	}
-	return timer.Outcome(), nil
+	return a.call(ctx, api.TypeProtobuf, a.records)
 }
 
 // records reads, decodes and checks the records of the answer a.br reads
