@@ -7,6 +7,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
+	"github.com/meteorbench/meteorbench/internal/tcptest"
 )
 
 // canned is a server that answers every HTTP/1.1 request on a connection
@@ -17,33 +18,23 @@ func canned(t testing.TB, answer []byte) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	tcptest.Serve(t, ln, func(c net.Conn) {
+		buf := make([]byte, 64<<10)
+		n := 0
 		for {
-			c, err := ln.Accept()
+			m, err := c.Read(buf[n:])
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 64<<10)
-				n := 0
-				for {
-					m, err := c.Read(buf[n:])
-					if err != nil {
-						return
-					}
-					n += m
-					if i := bytes.Index(buf[:n], []byte("\r\n\r\n")); i >= 0 {
-						n = copy(buf, buf[i+4:n])
-						if _, err := c.Write(answer); err != nil {
-							return
-						}
-					}
+			n += m
+			if i := bytes.Index(buf[:n], []byte("\r\n\r\n")); i >= 0 {
+				n = copy(buf, buf[i+4:n])
+				if _, err := c.Write(answer); err != nil {
+					return
 				}
-			}()
+			}
 		}
-	}()
+	})
 	return ln.Addr().String()
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meteorbench/meteorbench/internal/tcptest"
 	"github.com/meteorbench/meteorbench/internal/tlsutil"
 )
 
@@ -23,7 +24,7 @@ func echoTLS(t *testing.T, protos ...string) (string, *x509.CertPool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	serve(t, ln, func(c net.Conn) {
+	tcptest.Serve(t, ln, func(c net.Conn) {
 		c.SetDeadline(time.Now().Add(10 * time.Second))
 		io.CopyN(c, c, 5)
 	})

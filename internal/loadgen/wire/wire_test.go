@@ -5,32 +5,16 @@ import (
 	"io"
 	"net"
 	"testing"
-)
 
-// serve accepts on ln until the test ends, handling each connection on its
-// own goroutine and closing it after.
-func serve(t *testing.T, ln net.Listener, handle func(net.Conn)) {
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				handle(c)
-			}()
-		}
-	}()
-}
+	"github.com/meteorbench/meteorbench/internal/tcptest"
+)
 
 func TestDialerCounts(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	serve(t, ln, func(c net.Conn) {
+	tcptest.Serve(t, ln, func(c net.Conn) {
 		buf := make([]byte, 10)
 		if _, err := io.ReadFull(c, buf); err != nil {
 			return
