@@ -24,22 +24,3 @@ func validCompress(zs []string) error {
 	}
 	return unique("compress", zs)
 }
-
-// conditionCompress is a compression as a cell's condition and the
-// adapters' option name it: "" for none, so keys without compression stay
-// as they were.
-func conditionCompress(z string) string {
-	if z == CompressNone {
-		return ""
-	}
-	return z
-}
-
-// settingsCompress records the sweep in results.Settings; nil when it is
-// only the default, so documents of runs without compression stay as they were.
-func settingsCompress(zs []string) []string {
-	if len(zs) == 0 || slices.Equal(zs, []string{CompressNone}) {
-		return nil
-	}
-	return zs
-}

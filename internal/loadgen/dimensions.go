@@ -2,10 +2,11 @@ package loadgen
 
 import (
 	"fmt"
-	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"math"
+	"slices"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/loadgen/endpointcall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
@@ -132,7 +133,7 @@ var planDimensions = []planDimension{
 	{
 		field: "compress",
 		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
-			return each(c.Compress, func(k *results.Condition, z string) { k.Compress = conditionCompress(z) })
+			return each(c.Compress, func(k *results.Condition, z string) { k.Compress = unlessDefault(z, CompressNone) })
 		},
 		only: func(c *Config, k results.Condition) {
 			c.Compress = []string{CompressNone}
@@ -140,7 +141,7 @@ var planDimensions = []planDimension{
 				c.Compress = []string{k.Compress}
 			}
 		},
-		settings: func(c Config, s *results.Settings) { s.Compress = settingsCompress(c.Compress) },
+		settings: func(c Config, s *results.Settings) { s.Compress = sweepUnlessDefault(c.Compress, CompressNone) },
 		validate: func(c Config) error { return validCompress(c.Compress) },
 	},
 	{
@@ -165,7 +166,7 @@ var planDimensions = []planDimension{
 		// after the other, next to its grpc and rest-protobuf cells.
 		field: "json_codec",
 		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
-			return each(c.JSONCodecs, func(k *results.Condition, jc string) { k.JSONCodec = conditionJSONCodec(jc) })
+			return each(c.JSONCodecs, func(k *results.Condition, jc string) { k.JSONCodec = unlessDefault(jc, jsoncodec.Std) })
 		},
 		only: func(c *Config, k results.Condition) {
 			c.JSONCodecs = []string{jsoncodec.Std}
@@ -173,7 +174,7 @@ var planDimensions = []planDimension{
 				c.JSONCodecs = []string{k.JSONCodec}
 			}
 		},
-		settings:  func(c Config, s *results.Settings) { s.JSONCodecs = settingsJSONCodecs(c.JSONCodecs) },
+		settings:  func(c Config, s *results.Settings) { s.JSONCodecs = sweepUnlessDefault(c.JSONCodecs, jsoncodec.Std) },
 		validate:  func(c Config) error { return validJSONCodecs(c.JSONCodecs) },
 		appliesTo: jsonCodecApplies,
 	},
@@ -217,7 +218,7 @@ var planDimensions = []planDimension{
 		// the other, every repeat.
 		field: "engine",
 		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
-			return each(c.Engines, func(k *results.Condition, e string) { k.Engine = conditionEngine(e) })
+			return each(c.Engines, func(k *results.Condition, e string) { k.Engine = unlessDefault(e, lean.Standard) })
 		},
 		only: func(c *Config, k results.Condition) {
 			c.Engines = []string{lean.Standard}
@@ -225,7 +226,7 @@ var planDimensions = []planDimension{
 				c.Engines = []string{k.Engine}
 			}
 		},
-		settings: func(c Config, s *results.Settings) { s.Engines = settingsEngines(c.Engines) },
+		settings: func(c Config, s *results.Settings) { s.Engines = sweepUnlessDefault(c.Engines, lean.Standard) },
 		validate: func(c Config) error { return validEngines(c) },
 	},
 }
@@ -237,6 +238,26 @@ func each[T any](values []T, set func(*results.Condition, T)) []func(*results.Co
 		out[i] = func(k *results.Condition) { set(k, v) }
 	}
 	return out
+}
+
+// unlessDefault is a value as a cell's condition (and the adapters'
+// option) names it: "" for the dimension's default def, so keys and
+// documents of runs that do not sweep the dimension stay as they were.
+func unlessDefault(v, def string) string {
+	if v == def {
+		return ""
+	}
+	return v
+}
+
+// sweepUnlessDefault records a dimension's sweep in results.Settings: nil
+// when it is only the default def, so documents of runs that do not sweep
+// it stay as they were.
+func sweepUnlessDefault(vs []string, def string) []string {
+	if len(vs) == 0 || slices.Equal(vs, []string{def}) {
+		return nil
+	}
+	return vs
 }
 
 // one is a single setter.

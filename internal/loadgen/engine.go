@@ -29,25 +29,6 @@ func validEngines(c Config) error {
 	return unique("engine", c.Engines)
 }
 
-// conditionEngine is an engine as a cell's condition names it: "" for the
-// standard engine, so keys and documents of runs without --engine stay as
-// they were.
-func conditionEngine(e string) string {
-	if e == lean.Standard {
-		return ""
-	}
-	return e
-}
-
-// settingsEngines records the sweep in results.Settings; nil when it is
-// only the standard engine.
-func settingsEngines(es []string) []string {
-	if len(es) == 0 || slices.Equal(es, []string{lean.Standard}) {
-		return nil
-	}
-	return es
-}
-
 // openClient opens the client of a cell: its protocol's, over its engine.
 func openClient(spec cellSpec, o call.Options) (call.Client, error) {
 	if spec.Engine == lean.Lean {

@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/buildinfo"
@@ -25,25 +24,6 @@ func validJSONCodecs(cs []string) error {
 // jsonCodecApplies: a JSON codec changes only the JSON protocol's calls;
 // rest-protobuf and grpc are measured once per other condition.
 func jsonCodecApplies(p api.Protocol) bool { return p == api.REST }
-
-// conditionJSONCodec is a codec as a cell's condition and the adapters'
-// option name it: "" for std, so keys and documents of runs without
-// --json-codec stay as they were.
-func conditionJSONCodec(c string) string {
-	if c == jsoncodec.Std {
-		return ""
-	}
-	return c
-}
-
-// settingsJSONCodecs records the sweep in results.Settings; nil when it
-// is only std.
-func settingsJSONCodecs(cs []string) []string {
-	if len(cs) == 0 || slices.Equal(cs, []string{jsoncodec.Std}) {
-		return nil
-	}
-	return cs
-}
 
 // envJSONCodecs are the versions of the libraries of the codecs other
 // than std that c measures with (std's is the Go version); nil for none.
