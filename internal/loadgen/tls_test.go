@@ -2,14 +2,14 @@ package loadgen_test
 
 import (
 	"context"
-
 	"crypto/tls"
 	"crypto/x509"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
-	"github.com/meteorbench/meteorbench/internal/results"
+	"slices"
 	"testing"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
 	"github.com/meteorbench/meteorbench/internal/tlsutil"
@@ -71,13 +71,8 @@ func TestRunTLSBoth(t *testing.T) {
 	}
 	want := []string{"small/rest/b3/c1", "small/rest-protobuf/b3/c1", "small/grpc/b3/c1",
 		"small/rest/b3/c1/tls", "small/rest-protobuf/b3/c1/tls", "small/grpc/b3/c1/tls"}
-	if len(keys) != len(want) {
+	if !slices.Equal(keys, want) {
 		t.Fatalf("cells %v, want %v", keys, want)
-	}
-	for i := range want {
-		if keys[i] != want[i] {
-			t.Fatalf("cells %v, want %v", keys, want)
-		}
 	}
 }
 

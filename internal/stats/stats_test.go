@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -72,13 +73,8 @@ func TestCompare(t *testing.T) {
 func TestRatiosPairsAndSkipsZero(t *testing.T) {
 	got := Ratios([]float64{10, 20, 30, 40}, []float64{5, 0, 10})
 	want := []float64{2, 3}
-	if len(got) != len(want) {
+	if !slices.Equal(got, want) {
 		t.Fatalf("Ratios = %v, want %v", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("Ratios = %v, want %v", got, want)
-		}
 	}
 }
 
