@@ -11,13 +11,14 @@ import (
 
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
+	"github.com/meteorbench/meteorbench/internal/payload/payloadtest"
 )
 
 // BenchmarkCodecs compares, on the 1000 meteorites, the generated code,
 // the payload's compiled codec and dynamicpb (the choice the compiled codec
 // was measured against), encoding and decoding the list.
 func BenchmarkCodecs(b *testing.B) {
-	p := loadMeteorites(b)
+	p := payloadtest.Meteorites(b)
 	list := data.ProtoList(data.MustLandings())
 	wire, _ := proto.Marshal(list)
 	items := p.Items(0)

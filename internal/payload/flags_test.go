@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/meteorbench/meteorbench/internal/payload"
+	"github.com/meteorbench/meteorbench/internal/payload/payloadtest"
 )
 
 // Without a sample, --message is refused, and --schema unless it
@@ -26,7 +27,7 @@ func TestFlagsLoad(t *testing.T) {
 			t.Errorf("%s: got %v, %v; want no payload, %s", name, p, err, c.want)
 		}
 	}
-	if p, err := (payload.Flags{File: meteorites(t)}).Load(false); err != nil || p == nil {
+	if p, err := (payload.Flags{File: payloadtest.MeteoritesFile(t)}).Load(false); err != nil || p == nil {
 		t.Fatalf("--payload: got %v, %v", p, err)
 	}
 }

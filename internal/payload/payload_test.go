@@ -11,35 +11,11 @@ import (
 
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/payload"
+	"github.com/meteorbench/meteorbench/internal/payload/payloadtest"
 )
 
-// meteorites writes the list answer the server writes today to a file.
-func meteorites(t testing.TB) string {
-	t.Helper()
-	b, err := json.Marshal(data.MustLandings())
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), "meteorites.json")
-	if err := os.WriteFile(file, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return file
-}
-
-// loadMeteorites loads the meteorites with the contract's schema.
-func loadMeteorites(t testing.TB) *payload.Payload {
-	t.Helper()
-	p, err := payload.Load(meteorites(t), payload.Options{
-		Schema: filepath.Join("..", "..", "api", "meteor.proto"), Message: "MeteoriteLanding"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func TestMeteoritesSameBytes(t *testing.T) {
-	p := loadMeteorites(t)
+	p := payloadtest.Meteorites(t)
 	if p.Len() != data.Count {
 		t.Fatalf("%d items", p.Len())
 	}
@@ -66,12 +42,12 @@ func TestMeteoritesSameBytes(t *testing.T) {
 }
 
 func TestDeriveMeteorites(t *testing.T) {
-	d, err := payload.Derive(meteorites(t))
+	d, err := payload.Derive(payloadtest.MeteoritesFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Log(d.Proto, d.Warnings)
-	p, err := payload.Load(meteorites(t), payload.Options{})
+	p, err := payload.Load(payloadtest.MeteoritesFile(t), payload.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

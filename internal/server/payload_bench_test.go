@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,26 +17,8 @@ import (
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"github.com/meteorbench/meteorbench/internal/payload"
+	"github.com/meteorbench/meteorbench/internal/payload/payloadtest"
 )
-
-// meteoritesPayload is the meteorites served through --payload: the JSON
-// the server writes today, with api/meteor.proto and its element type.
-func meteoritesPayload(tb testing.TB) *payload.Payload {
-	tb.Helper()
-	js, err := json.Marshal(data.MustLandings())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	file := filepath.Join(tb.TempDir(), "meteorites.json")
-	if err := os.WriteFile(file, js, 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	p, err := payload.Load(file, payload.Options{Schema: filepath.Join("..", "..", "api", "meteor.proto"), Message: "MeteoriteLanding"})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return p
-}
 
 // BenchmarkPayloadVsBuiltin is the done-when of --payload: the meteorites
 // served through it against the built-in path, side by side, for the
@@ -58,7 +38,7 @@ func BenchmarkPayloadVsBuiltin(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := meteoritesPayload(b)
+	p := payloadtest.Meteorites(b)
 	ps, err := New(Config{Payload: p})
 	if err != nil {
 		b.Fatal(err)
