@@ -1,7 +1,8 @@
-// Package tcptest serves TCP connections for tests.
+// Package tcptest serves TCP on loopback for tests.
 package tcptest
 
 import (
+	"context"
 	"net"
 	"testing"
 )
@@ -22,4 +23,26 @@ func Serve(tb testing.TB, ln net.Listener, handle func(net.Conn)) {
 			}()
 		}
 	}()
+}
+
+// Loopback listens on 127.0.0.1 and runs serve on the listener until the
+// test ends; then it cancels serve's context and fails the test if serve
+// returned an error. what names the server in those failures. It returns
+// the bound address ("127.0.0.1:port").
+func Loopback(tb testing.TB, what string, serve func(context.Context, net.Listener) error) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("%s: listen: %v", what, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, ln) }()
+	tb.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			tb.Errorf("%s on %s: %v", what, ln.Addr(), err)
+		}
+	})
+	return ln.Addr().String()
 }

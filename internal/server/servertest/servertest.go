@@ -4,11 +4,10 @@
 package servertest
 
 import (
-	"context"
-	"net"
 	"testing"
 
 	"github.com/meteorbench/meteorbench/internal/server"
+	"github.com/meteorbench/meteorbench/internal/tcptest"
 )
 
 // Start serves cfg on 127.0.0.1:0 and returns the bound address
@@ -21,18 +20,5 @@ func Start(t testing.TB, cfg server.Config) (addr string) {
 	if err != nil {
 		t.Fatalf("servertest: %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("servertest: listen: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("servertest: server on %s: %v", ln.Addr(), err)
-		}
-	})
-	return ln.Addr().String()
+	return tcptest.Loopback(t, "servertest: server", srv.Serve)
 }
