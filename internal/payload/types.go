@@ -81,6 +81,31 @@ const (
 	valueName     = "google.protobuf.Value"
 )
 
+// scalars are the codec kind, Go type and wire type (unpacked) of each
+// scalar protobuf kind.
+var scalars = map[protoreflect.Kind]struct {
+	kind   kind
+	goType reflect.Type
+	wire   protowire.Type
+}{
+	protoreflect.BoolKind:     {kBool, reflect.TypeFor[bool](), protowire.VarintType},
+	protoreflect.EnumKind:     {kInt32, reflect.TypeFor[int32](), protowire.VarintType},
+	protoreflect.Int32Kind:    {kInt32, reflect.TypeFor[int32](), protowire.VarintType},
+	protoreflect.Sint32Kind:   {kSint32, reflect.TypeFor[int32](), protowire.VarintType},
+	protoreflect.Sfixed32Kind: {kSfixed32, reflect.TypeFor[int32](), protowire.Fixed32Type},
+	protoreflect.Int64Kind:    {kInt64, reflect.TypeFor[int64](), protowire.VarintType},
+	protoreflect.Sint64Kind:   {kSint64, reflect.TypeFor[int64](), protowire.VarintType},
+	protoreflect.Sfixed64Kind: {kSfixed64, reflect.TypeFor[int64](), protowire.Fixed64Type},
+	protoreflect.Uint32Kind:   {kUint32, reflect.TypeFor[uint32](), protowire.VarintType},
+	protoreflect.Fixed32Kind:  {kFixed32, reflect.TypeFor[uint32](), protowire.Fixed32Type},
+	protoreflect.Uint64Kind:   {kUint64, reflect.TypeFor[uint64](), protowire.VarintType},
+	protoreflect.Fixed64Kind:  {kFixed64, reflect.TypeFor[uint64](), protowire.Fixed64Type},
+	protoreflect.FloatKind:    {kFloat, reflect.TypeFor[float32](), protowire.Fixed32Type},
+	protoreflect.DoubleKind:   {kDouble, reflect.TypeFor[float64](), protowire.Fixed64Type},
+	protoreflect.StringKind:   {kString, reflect.TypeFor[string](), protowire.BytesType},
+	protoreflect.BytesKind:    {kBytes, reflect.TypeFor[[]byte](), protowire.BytesType},
+}
+
 // builder builds the message types of one payload, each once.
 type builder struct {
 	types    map[protoreflect.FullName]*msgType
@@ -142,38 +167,8 @@ func (b *builder) field(fd protoreflect.FieldDescriptor) (field, reflect.Type, e
 		return f, nil, fmt.Errorf("field %s: map fields are not supported", fd.FullName())
 	}
 	var gt reflect.Type
-	wt := protowire.VarintType
+	var wt protowire.Type
 	switch fd.Kind() {
-	case protoreflect.BoolKind:
-		f.kind, gt = kBool, reflect.TypeFor[bool]()
-	case protoreflect.EnumKind, protoreflect.Int32Kind:
-		f.kind, gt = kInt32, reflect.TypeFor[int32]()
-	case protoreflect.Sint32Kind:
-		f.kind, gt = kSint32, reflect.TypeFor[int32]()
-	case protoreflect.Sfixed32Kind:
-		f.kind, gt, wt = kSfixed32, reflect.TypeFor[int32](), protowire.Fixed32Type
-	case protoreflect.Int64Kind:
-		f.kind, gt = kInt64, reflect.TypeFor[int64]()
-	case protoreflect.Sint64Kind:
-		f.kind, gt = kSint64, reflect.TypeFor[int64]()
-	case protoreflect.Sfixed64Kind:
-		f.kind, gt, wt = kSfixed64, reflect.TypeFor[int64](), protowire.Fixed64Type
-	case protoreflect.Uint32Kind:
-		f.kind, gt = kUint32, reflect.TypeFor[uint32]()
-	case protoreflect.Fixed32Kind:
-		f.kind, gt, wt = kFixed32, reflect.TypeFor[uint32](), protowire.Fixed32Type
-	case protoreflect.Uint64Kind:
-		f.kind, gt = kUint64, reflect.TypeFor[uint64]()
-	case protoreflect.Fixed64Kind:
-		f.kind, gt, wt = kFixed64, reflect.TypeFor[uint64](), protowire.Fixed64Type
-	case protoreflect.FloatKind:
-		f.kind, gt, wt = kFloat, reflect.TypeFor[float32](), protowire.Fixed32Type
-	case protoreflect.DoubleKind:
-		f.kind, gt, wt = kDouble, reflect.TypeFor[float64](), protowire.Fixed64Type
-	case protoreflect.StringKind:
-		f.kind, gt, wt = kString, reflect.TypeFor[string](), protowire.BytesType
-	case protoreflect.BytesKind:
-		f.kind, gt, wt = kBytes, reflect.TypeFor[[]byte](), protowire.BytesType
 	case protoreflect.MessageKind, protoreflect.GroupKind:
 		if fd.Kind() == protoreflect.GroupKind {
 			return f, nil, fmt.Errorf("field %s: groups are not supported", fd.FullName())
@@ -198,7 +193,11 @@ func (b *builder) field(fd protoreflect.FieldDescriptor) (field, reflect.Type, e
 			}
 		}
 	default:
-		return f, nil, fmt.Errorf("field %s: kind %v is not supported", fd.FullName(), fd.Kind())
+		s, ok := scalars[fd.Kind()]
+		if !ok {
+			return f, nil, fmt.Errorf("field %s: kind %v is not supported", fd.FullName(), fd.Kind())
+		}
+		f.kind, gt, wt = s.kind, s.goType, s.wire
 	}
 	switch {
 	case f.repeated:
