@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
 )
@@ -23,7 +24,7 @@ func validEngines(c Config) error {
 			return fmt.Errorf("engine lean calls the contract only: your own endpoints are called by the standard engine")
 		}
 		if e == lean.Lean && slices.ContainsFunc(c.Compress, func(z string) bool { return z != CompressNone }) {
-			return fmt.Errorf("engine lean: no compression (--compress %s): it sends requests built once, uncompressed", join(c.Compress))
+			return fmt.Errorf("engine lean: no compression (--compress %s): it sends requests built once, uncompressed", format.Names(c.Compress))
 		}
 	}
 	return unique("engine", c.Engines)

@@ -50,7 +50,7 @@ func (c Config) validateMix() error {
 	}
 	switch {
 	case len(c.Scenarios) > 0 && !slices.Equal(c.Scenarios, []api.Scenario{results.MixScenario}):
-		return fmt.Errorf("mix %s: the scenarios are the mix's, not %s", c.Mix, join(c.Scenarios))
+		return fmt.Errorf("mix %s: the scenarios are the mix's, not %s", c.Mix, format.Names(c.Scenarios))
 	case c.Rate != 0 && math.Abs(c.Rate-c.Mix.Total()) > 1e-9*c.Mix.Total():
 		return fmt.Errorf("mix %s: the rate is the mix's (%v calls/s), not %v", c.Mix, c.Mix.Total(), c.Rate)
 	case c.Iterations > 0:

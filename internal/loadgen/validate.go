@@ -25,7 +25,7 @@ func (c Config) Validate() error {
 	}
 	for _, p := range c.Protocols {
 		if !slices.Contains(protocols, p) {
-			return fmt.Errorf("proto: unknown value %q (want %s)", p, join(protocols))
+			return fmt.Errorf("proto: unknown value %q (want %s)", p, format.Names(protocols))
 		}
 	}
 	if err := unique("proto", c.Protocols); err != nil {
@@ -33,7 +33,7 @@ func (c Config) Validate() error {
 	}
 	for _, s := range c.Scenarios {
 		if !slices.Contains(scenarios, s) && (s != results.MixScenario || len(c.Mix) == 0) {
-			return fmt.Errorf("scenario: unknown value %q (want %s)", s, join(scenarios))
+			return fmt.Errorf("scenario: unknown value %q (want %s)", s, format.Names(scenarios))
 		}
 	}
 	if err := unique("scenario", c.Scenarios); err != nil {
@@ -88,6 +88,3 @@ func unique[T ~string](what string, names []T) error {
 	}
 	return nil
 }
-
-// join lists names as format.Names does: "rest, grpc".
-func join[T ~string](names []T) string { return format.Names(names) }
