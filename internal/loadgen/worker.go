@@ -97,23 +97,31 @@ func (w *worker) one(ctx context.Context, intended, start time.Time, pre record)
 	return w.oneOf(ctx, workerPart{w.caller, w.s}, intended, start, pre)
 }
 
-// oneOf makes a call of part wp and records it in wp's shard.
-func (w *worker) oneOf(ctx context.Context, wp workerPart, intended, start time.Time, pre record) (rec record) {
-	rec = pre
+// oneOf makes a call of part wp and records it in wp's shard. A
+// call.DeadlineCaller keeps the deadline itself and runs under ctx; any
+// other Caller gets a context of its own with the deadline.
+func (w *worker) oneOf(ctx context.Context, wp workerPart, intended, start time.Time, pre record) record {
+	rec := pre
 	rec.intended, rec.start = intended, start
-	cctx, cancel := context.WithDeadline(ctx, start.Add(w.p.timeout)) // no extra clock read
-	defer func() {
-		rec.end = time.Now()
-		if rec.err != nil {
-			rec.class = call.Classify(cctx, rec.err)
-			if rec.class.Timeout() && context.Cause(cctx) == errCellEnd {
-				rec.class = classAbandoned
-			}
+	deadline := start.Add(w.p.timeout) // no extra clock read
+	cctx, cancel := ctx, context.CancelFunc(nil)
+	if dc, ok := wp.caller.(call.DeadlineCaller); ok {
+		rec.out, rec.err = dc.CallBy(ctx, deadline)
+	} else {
+		cctx, cancel = context.WithDeadline(ctx, deadline)
+		rec.out, rec.err = wp.caller.Call(cctx)
+	}
+	rec.end = time.Now()
+	if rec.err != nil {
+		rec.class = call.Classify(cctx, rec.err)
+		if rec.class.Timeout() && context.Cause(cctx) == errCellEnd {
+			rec.class = classAbandoned
 		}
+	}
+	if cancel != nil {
 		cancel()
-		wp.s.add(&rec)
-	}()
-	rec.out, rec.err = wp.caller.Call(cctx)
+	}
+	wp.s.add(&rec)
 	return rec
 }
 

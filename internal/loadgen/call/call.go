@@ -33,6 +33,16 @@ type Caller interface {
 	Call(ctx context.Context) (Outcome, error)
 }
 
+// DeadlineCaller is a Caller that keeps a call's deadline itself, so that
+// the worker makes no context per call (its timer is a cost the lean
+// engine saves): ctx is the phase's, ended when the calls in flight must
+// end; a call still running at deadline ends as a timeout (deadline zero:
+// none). Call(ctx) stays for the callers that have a context per call.
+type DeadlineCaller interface {
+	Caller
+	CallBy(ctx context.Context, deadline time.Time) (Outcome, error)
+}
+
 // Outcome is what a successful call reports beyond its latency: where the
 // time went, as the adapter saw it from its own start of the call.
 //
@@ -300,6 +310,9 @@ type Timer struct {
 // StartTimer starts timing a call.
 func StartTimer() Timer { return Timer{start: time.Now()} }
 
+// Start is when the call started.
+func (t *Timer) Start() time.Time { return t.start }
+
 // Record notes a decoded record; only the first one counts.
 func (t *Timer) Record() {
 	if t.first == 0 {
@@ -311,7 +324,10 @@ func (t *Timer) Record() {
 }
 
 // Received notes that the whole response has been read, before decoding.
-func (t *Timer) Received() { t.lastByte = max(time.Since(t.start), 1) }
+func (t *Timer) Received() { t.ReceivedAt(time.Now()) }
+
+// ReceivedAt is Received with the clock already read.
+func (t *Timer) ReceivedAt(now time.Time) { t.lastByte = max(now.Sub(t.start), 1) }
 
 // Decoded adds the time since began (read just before decoding) to the
 // call's decode time.

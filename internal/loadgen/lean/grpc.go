@@ -30,6 +30,7 @@ type grpcClient struct {
 	o    call.Options
 	born time.Time
 	next atomic.Uint64
+	dog  *watchdog
 
 	mu    sync.Mutex
 	conns []*h2conn
@@ -40,7 +41,7 @@ func newGRPC(o call.Options) *grpcClient {
 	if n == 0 {
 		n = 1
 	}
-	return &grpcClient{o: o, born: time.Now(), conns: make([]*h2conn, n)}
+	return &grpcClient{o: o, born: time.Now(), dog: newWatchdog(), conns: make([]*h2conn, n)}
 }
 
 // conn is the next connection, dialled when it is not usable.
@@ -67,6 +68,7 @@ func (c *grpcClient) conn(ctx context.Context) (*h2conn, error) {
 
 // Close implements call.Client.
 func (c *grpcClient) Close() error {
+	c.dog.close()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, h := range c.conns {
@@ -123,8 +125,14 @@ func (c *grpcClient) Caller(scenario api.Scenario) (call.Caller, error) {
 	}
 	m.msg = binary.BigEndian.AppendUint32([]byte{0}, uint32(len(body)))
 	m.msg = append(m.msg, body...)
-	a := &grpcCaller{c: c, m: m, v: verifier{check: check, born: c.born}}
+	a := &grpcCaller{c: c, m: m, v: verifier{check: check, born: c.born}, expired: make(chan struct{}, 1)}
 	a.s.done = make(chan struct{}, 1)
+	a.f = c.dog.watch(func() {
+		select {
+		case a.expired <- struct{}{}:
+		default:
+		}
+	})
 	return a, nil
 }
 
@@ -134,14 +142,28 @@ type grpcCaller struct {
 	m *method
 	s stream
 	v verifier
+	// f is the call in flight as the watchdog sees it: past its deadline
+	// the watchdog leaves a token in expired.
+	f       *inflight
+	expired chan struct{}
 }
 
-// Call implements call.Caller.
+// Call implements call.Caller: a call by ctx's deadline.
 func (a *grpcCaller) Call(ctx context.Context) (call.Outcome, error) {
+	return a.CallBy(ctx, deadlineOf(ctx))
+}
+
+// CallBy implements call.DeadlineCaller. The deadline ends the wait for
+// the answer; waits to send (for a stream slot, for send window) end with
+// ctx, and a call that was kept in them past its deadline is a timeout
+// all the same.
+func (a *grpcCaller) CallBy(ctx context.Context, deadline time.Time) (call.Outcome, error) {
 	timer := call.StartTimer()
-	start := time.Now()
 	if err := ctx.Err(); err != nil {
 		return call.Outcome{}, err
+	}
+	if deadline.IsZero() {
+		deadline = noDeadline
 	}
 	h, err := a.c.conn(ctx)
 	if err != nil {
@@ -153,22 +175,38 @@ func (a *grpcCaller) Call(ctx context.Context) (call.Outcome, error) {
 	default:
 	}
 	s.body, s.httpStatus, s.grpcStatus, s.grpcMsg, s.typeOK, s.ended, s.err, s.unacked = s.body[:0], 0, -1, "", false, false, nil, 0
-	if err := h.send(ctx, s, a.m); err != nil {
+	a.f.begin(ctx, deadline)
+	if err = h.send(ctx, s, a.m); err == nil {
+		select {
+		case <-s.done:
+		case <-ctx.Done():
+			h.cancel(s)
+			err = ctx.Err()
+		case <-a.expired:
+			h.cancel(s)
+			err = errDeadline
+		}
+	}
+	now := time.Now()
+	if aborted, late := a.f.end(now); aborted || late {
+		select { // the watchdog's token, if the answer came first
+		case <-a.expired:
+		default:
+		}
+		if late && ctx.Err() == nil {
+			h.cancel(s) // still open when the send itself was what ran late
+			err = errDeadline
+		}
+	}
+	if err == nil {
+		err = a.answer(s)
+	}
+	if err != nil {
 		return call.Outcome{}, err
 	}
-	select {
-	case <-s.done:
-	case <-ctx.Done():
-		h.cancel(s)
-		return call.Outcome{}, ctx.Err()
-	}
-	if err := a.answer(s); err != nil {
-		return call.Outcome{}, err
-	}
-	timer.Received()
-	t0 := time.Now()
-	err = a.v.verify(s.body, start)
-	timer.Decoded(t0)
+	timer.ReceivedAt(now)
+	err = a.v.verify(s.body, timer.Start())
+	timer.Decoded(now)
 	return timer.Outcome(), err
 }
 

@@ -2,7 +2,6 @@ package lean
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,10 +19,9 @@ import (
 // chunked body read exactly), with no allocation once the buffers have
 // grown to the answer's size.
 type h1conn struct {
-	c     net.Conn
-	buf   []byte // read buffer; buf[r:w] is read but not consumed
-	r, w  int
-	abort func() // sets a past deadline: a cancelled call ends now
+	c    net.Conn
+	buf  []byte // read buffer; buf[r:w] is read but not consumed
+	r, w int
 }
 
 // bufSize is the read buffer's size, grpc-go's and the standard engine's
@@ -36,10 +34,12 @@ const maxLine = 16 << 10
 var errLineTooLong = errors.New("line too long")
 
 func newH1Conn(c net.Conn) *h1conn {
-	h := &h1conn{c: c, buf: make([]byte, bufSize)}
-	h.abort = func() { h.c.SetDeadline(time.Unix(1, 0)) }
-	return h
+	return &h1conn{c: c, buf: make([]byte, bufSize)}
 }
+
+// abort ends the round trip in progress now: its reads and writes fail
+// with a timeout. The connection is not used again.
+func (h *h1conn) abort() { h.c.SetDeadline(time.Unix(1, 0)) }
 
 // fill reads more bytes into the buffer, moving the unconsumed ones to its
 // start when it is full.
@@ -213,16 +213,7 @@ func (h *h1conn) readBody(dst []byte, hd head) ([]byte, error) {
 // roundTrip writes req and reads the answer's body into body[:0]; a non-200
 // answer is a call.HTTPStatus error, a wrong media type or content coding
 // an invalid response. It reports whether the connection can be reused.
-func (h *h1conn) roundTrip(ctx context.Context, req []byte, accept string, body []byte) ([]byte, bool, error) {
-	if d, ok := ctx.Deadline(); ok {
-		h.c.SetDeadline(d)
-	} else {
-		h.c.SetDeadline(time.Time{})
-	}
-	if ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, h.abort)
-		defer stop()
-	}
+func (h *h1conn) roundTrip(req []byte, accept string, body []byte) ([]byte, bool, error) {
 	if _, err := h.c.Write(req); err != nil {
 		return body, false, err
 	}

@@ -17,12 +17,14 @@ type restClient struct {
 	o        call.Options
 	born     time.Time
 
+	dog *watchdog
+
 	mu    sync.Mutex
 	conns map[*h1conn]struct{} // open, closed by Close
 }
 
 func newREST(protocol api.Protocol, o call.Options) *restClient {
-	return &restClient{protocol: protocol, o: o, born: time.Now(), conns: map[*h1conn]struct{}{}}
+	return &restClient{protocol: protocol, o: o, born: time.Now(), dog: newWatchdog(), conns: map[*h1conn]struct{}{}}
 }
 
 // Caller implements call.Client.
@@ -31,11 +33,14 @@ func (c *restClient) Caller(scenario api.Scenario) (call.Caller, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &restCaller{c: c, ex: ex, v: verifier{check: ex.Check, born: c.born}}, nil
+	a := &restCaller{c: c, ex: ex, v: verifier{check: ex.Check, born: c.born}}
+	a.f = c.dog.watch(func() { a.conn.abort() }) // only while a call is in flight: a.conn is set
+	return a, nil
 }
 
 // Close implements call.Client.
 func (c *restClient) Close() error {
+	c.dog.close()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for h := range c.conns {
@@ -71,34 +76,55 @@ type restCaller struct {
 	conn *h1conn
 	body []byte
 	v    verifier
+	f    *inflight // the call in flight, as the watchdog and ctx see it
+	ctx  ctxWatch
 }
 
-// Call implements call.Caller.
+// Call implements call.Caller: a call by ctx's deadline.
 func (a *restCaller) Call(ctx context.Context) (call.Outcome, error) {
+	return a.CallBy(ctx, deadlineOf(ctx))
+}
+
+// CallBy implements call.DeadlineCaller.
+func (a *restCaller) CallBy(ctx context.Context, deadline time.Time) (call.Outcome, error) {
 	timer := call.StartTimer()
-	start := time.Now()
 	if err := ctx.Err(); err != nil {
 		return call.Outcome{}, err
 	}
+	if deadline.IsZero() {
+		deadline = noDeadline
+	}
 	if a.conn == nil {
-		h, err := a.c.dial(ctx)
+		dctx, cancel := context.WithDeadline(ctx, deadline) // a dial is rare: a context of its own
+		h, err := a.c.dial(dctx)
+		cancel()
 		if err != nil {
 			return call.Outcome{}, err
 		}
 		a.conn = h
 	}
-	body, keep, err := a.conn.roundTrip(ctx, a.ex.Request, a.ex.Accept, a.body)
+	a.ctx.follow(ctx, a.f)
+	a.f.begin(ctx, deadline)
+	if err := ctx.Err(); err != nil { // it ended before begin: its watch found nothing in flight
+		a.f.end(timer.Start())
+		return call.Outcome{}, err
+	}
+	body, keep, err := a.conn.roundTrip(a.ex.Request, a.ex.Accept, a.body)
+	now := time.Now()
+	aborted, late := a.f.end(now)
 	a.body = body
-	if !keep {
+	if !keep || aborted {
 		a.c.drop(a.conn)
 		a.conn = nil
+	}
+	if late {
+		err = errDeadline
 	}
 	if err != nil {
 		return call.Outcome{}, err
 	}
-	timer.Received()
-	t0 := time.Now()
-	err = a.v.verify(body, start)
-	timer.Decoded(t0)
+	timer.ReceivedAt(now)
+	err = a.v.verify(body, timer.Start())
+	timer.Decoded(now)
 	return timer.Outcome(), err
 }
