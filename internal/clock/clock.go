@@ -37,6 +37,8 @@ type Waiter struct {
 	stopped sync.Once
 	done    <-chan struct{}
 	spin    time.Duration // see Spin
+	// period, when > 0: the due times are a period apart (Every).
+	period time.Duration
 }
 
 // Spin makes the Waiter wake up to d before each due time and spin the
@@ -49,6 +51,18 @@ type Waiter struct {
 // does not.
 func (w *Waiter) Spin(d time.Duration) *Waiter {
 	w.spin = d
+	return w
+}
+
+// Every tells the Waiter that the due times it will be given are a period
+// apart (a constant-rate schedule). On Linux it then arms its
+// timer once, periodic, firing at each due time less the spin, instead of
+// arming it again before every wait: at 10,000 calls/s re-arming cost the
+// open loop 9 µs of its CPU per call here (a timerfd_settime, which on a
+// VM reprograms the host's timer). A tick that comes early (the due times
+// are rounded to the nanosecond, the period too) arms it again.
+func (w *Waiter) Every(period time.Duration) *Waiter {
+	w.period = period
 	return w
 }
 
@@ -74,10 +88,22 @@ func (w *Waiter) Until(due time.Time) bool {
 	if w.isDone() {
 		return false
 	}
+	ticked := false // the last wait was a tick of the periodic timer
 	for {
 		d := time.Until(due) - w.spin
 		if d <= 0 {
 			break
+		}
+		if w.period > 0 {
+			// A tick that leaves the due time still ahead came early: the
+			// grid's rounding drifted, or ticks missed while the caller was
+			// busy were pending. The timer is armed again from here.
+			rearm := ticked && d < w.period
+			if !w.w.every(d%w.period, w.period, rearm) {
+				return false
+			}
+			ticked = true
+			continue
 		}
 		if !w.w.wait(d) {
 			return false

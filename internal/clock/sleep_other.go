@@ -8,7 +8,8 @@ const waitName = "Go timer"
 
 type waiter struct{ t *timerWaiter }
 
-func newWaiter() waiter                     { return waiter{t: newTimerWaiter()} }
-func (w *waiter) wait(d time.Duration) bool { return w.t.wait(d) }
-func (w *waiter) cancel()                   { w.t.cancel() }
-func (w *waiter) close()                    { w.t.cancel() }
+func newWaiter() waiter                                     { return waiter{t: newTimerWaiter()} }
+func (w *waiter) wait(d time.Duration) bool                 { return w.t.wait(d) }
+func (w *waiter) cancel()                                   { w.t.cancel() }
+func (w *waiter) every(first, _ time.Duration, _ bool) bool { return w.t.wait(first) }
+func (w *waiter) close()                                    { w.t.cancel() }
