@@ -10,6 +10,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/clock"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/pace"
+	"github.com/meteorbench/meteorbench/internal/rusage"
 )
 
 // errCellEnd is the cause of a phase's hard end: calls it cuts short are
@@ -250,6 +251,7 @@ func (p *phase) dispatch(ctx context.Context) {
 	}
 	defer w.Close()
 	next := make([]uint64, len(p.pacers)) // each part's next call
+	gate := newGrowGate(time.Now(), runtime.GOMAXPROCS(0), rusage.CPU)
 	for {
 		part, due, ok := p.nextDue(next)
 		if !ok || !due.Before(p.softEnd) || !w.Until(due) {
@@ -257,7 +259,7 @@ func (p *phase) dispatch(ctx context.Context) {
 		}
 		woke := time.Now()
 		free, ok := p.free.take()
-		if !ok && p.grow != nil {
+		if !ok && p.grow != nil && gate.allows(woke) {
 			free, ok = p.grow()
 		}
 		if !ok {
