@@ -225,7 +225,7 @@ var (
 func meteorbenchBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("builds the binary")
+		t.Skip("-short: builds meteorbench and runs it as a child process, which the race detector does not watch; runs in the normal step")
 	}
 	binaryOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "meteorbench-run-test")

@@ -55,7 +55,7 @@ func logProbes(t *testing.T, c results.Capacity) {
 // each search's probes logged.
 func TestPlanFindsKnownCapacity(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a search of about 20 s")
+		t.Skip("-short: a search of about 20 s for a timing claim (TestPlanOneWorkerIsGeneratorBound runs the search under the race detector); runs in the normal step")
 	}
 	if raceEnabled {
 		t.Skip("the race detector slows the generator: no timing claim (the one-worker test runs the search under it)")

@@ -27,7 +27,7 @@ import (
 // model, is what was measured: the test is skipped, saying so.
 func TestVerifyPredictsAKnownCapacity(t *testing.T) {
 	if testing.Short() {
-		t.Skip("three probes per protocol")
+		t.Skip("-short: three probes per protocol for a timing claim (fit starts no goroutines; its probes are loadgen's, raced in loadgen's tests and cmd's TestFitMeasures); runs in the normal step")
 	}
 	srv := loadgentest.Start(t, loadgentest.Config{Slots: 1, ServiceTime: 2 * time.Millisecond})
 	capacity := 500.0

@@ -60,7 +60,7 @@ func TestRunEngines(t *testing.T) {
 // grpc-timeout) make about a third of its bytes (lean's TestGRPCFrames).
 func TestEnginesAgree(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds meteorbench and measures for about 10 s")
+		t.Skip("-short: builds meteorbench and measures for about 10 s (figures; both engines' concurrency runs in TestRunEngines); runs in the normal step")
 	}
 	addr := serveChild(t)
 	var cells []results.Cell

@@ -38,7 +38,7 @@ func loadAverage() float64 {
 // for want of a worker).
 func TestOpenLoopSizesItself(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds meteorbench and measures 10,000 calls/s")
+		t.Skip("-short: builds meteorbench and measures 10,000 calls/s, a timing claim (TestOpenLoopGrowsWorkers grows workers under the race detector); runs in the normal step")
 	}
 	addr := serveChild(t)
 	const rate = 10000

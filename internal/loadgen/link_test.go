@@ -106,7 +106,7 @@ func linkConfig(addr string, l link.Spec, sc api.Scenario, duration, warmup time
 // and little more.
 func TestRunLinkPhysics(t *testing.T) {
 	if testing.Short() {
-		t.Skip("about 10 s of load")
+		t.Skip("-short: about 10 s of load for timing claims; runs in the normal step")
 	}
 	if loadgen.RaceDetector {
 		t.Skip("timing against physics: the race detector slows the load generator several times over")

@@ -21,7 +21,7 @@ import (
 // rate, every call succeeds, and the cell's own figures are all of them.
 func TestMixKeepsEachScenarioRate(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a 2 s mix per protocol")
+		t.Skip("-short: a 2 s mix per protocol for rate figures (cmd's TestFitMeasures runs a mix under the race detector); runs in the normal step")
 	}
 	addr := servertest.Start(t, server.Config{})
 	mix, err := results.ParseMix("small=300,large=10,post=5")

@@ -32,7 +32,7 @@ import (
 // log shows.
 func TestOpenLoopPrecision(t *testing.T) {
 	if testing.Short() {
-		t.Skip("2 s of paced load")
+		t.Skip("-short: 2 s of paced load for a timing claim; runs in the normal step")
 	}
 	if raceDetector {
 		t.Skip("timing against physics: the race detector slows the load generator several times over")

@@ -597,7 +597,7 @@ func TestRecordsIgnoredElsewhere(t *testing.T) {
 // problem (each message is ~100 B).
 func TestRecordsMax(t *testing.T) {
 	if testing.Short() {
-		t.Skip("encodes 100,000 records several times")
+		t.Skip("-short: encodes 100,000 records several times, one call at a time; runs in the normal step")
 	}
 	addr := servertest.Start(t, server.Config{})
 	c := newClient(t, addr, "") // MaxCallRecvMsgSize 64 MiB
