@@ -12,10 +12,9 @@ const waitName = "timerfd (CLOCK_MONOTONIC, timer slack 1 ns)"
 // waiter is a timerfd read through the netpoller, or a Go timer where the
 // system refuses a timerfd.
 type waiter struct {
-	fd     int
-	f      *os.File // nil: the Go timer fallback
-	t      *timerWaiter
-	period time.Duration // the periodic timer armed by every; 0: none
+	fd int
+	f  *os.File // nil: the Go timer fallback
+	t  *timerWaiter
 }
 
 func newWaiter() waiter {
@@ -40,26 +39,28 @@ func (w *waiter) wait(d time.Duration) bool {
 	if err := unix.TimerfdSettime(w.fd, 0, &spec, nil); err != nil {
 		return false
 	}
-	w.period = 0 // a one-shot timer now
 	var expirations [8]byte
 	_, err := w.f.Read(expirations[:])
 	return err == nil
 }
 
-// every waits for the next tick of a periodic timer, arming it first
-// (first: how long until its first tick) when it is not armed with this
-// period or rearm says so. false when cancelled or closed.
-func (w *waiter) every(first, period time.Duration, rearm bool) bool {
+// arm makes the timer periodic: its first tick after first, then one
+// every period. false when the system refused.
+func (w *waiter) arm(first, period time.Duration) bool {
 	if w.f == nil {
-		return w.t.wait(first)
+		w.t.period, w.t.next = period, time.Now().Add(first)
+		return true
 	}
-	if rearm || w.period != period {
-		unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
-		spec := unix.ItimerSpec{Value: unix.NsecToTimespec(max(int64(first), 1)), Interval: unix.NsecToTimespec(int64(period))}
-		if err := unix.TimerfdSettime(w.fd, 0, &spec, nil); err != nil {
-			return false
-		}
-		w.period = period
+	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(max(int64(first), 1)), Interval: unix.NsecToTimespec(int64(period))}
+	return unix.TimerfdSettime(w.fd, 0, &spec, nil) == nil
+}
+
+// tick waits for the periodic timer's next tick, or returns at once for
+// one that came while nobody waited. false when cancelled or closed.
+func (w *waiter) tick() bool {
+	if w.f == nil {
+		return w.t.tick()
 	}
 	var expirations [8]byte
 	_, err := w.f.Read(expirations[:])

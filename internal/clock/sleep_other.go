@@ -8,8 +8,12 @@ const waitName = "Go timer"
 
 type waiter struct{ t *timerWaiter }
 
-func newWaiter() waiter                                     { return waiter{t: newTimerWaiter()} }
-func (w *waiter) wait(d time.Duration) bool                 { return w.t.wait(d) }
-func (w *waiter) cancel()                                   { w.t.cancel() }
-func (w *waiter) every(first, _ time.Duration, _ bool) bool { return w.t.wait(first) }
-func (w *waiter) close()                                    { w.t.cancel() }
+func newWaiter() waiter                     { return waiter{t: newTimerWaiter()} }
+func (w *waiter) wait(d time.Duration) bool { return w.t.wait(d) }
+func (w *waiter) cancel()                   { w.t.cancel() }
+func (w *waiter) arm(first, period time.Duration) bool {
+	w.t.period, w.t.next = period, time.Now().Add(first)
+	return true
+}
+func (w *waiter) tick() bool { return w.t.tick() }
+func (w *waiter) close()     { w.t.cancel() }

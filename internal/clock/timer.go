@@ -9,6 +9,22 @@ import (
 type timerWaiter struct {
 	once      sync.Once
 	cancelled chan struct{}
+	// A periodic timer's (arm, tick): the next tick and the period.
+	next   time.Time
+	period time.Duration
+}
+
+// tick waits for the next tick of the periodic timer.
+func (w *timerWaiter) tick() bool {
+	d := time.Until(w.next)
+	w.next = w.next.Add(w.period)
+	for !w.next.After(time.Now()) { // missed ticks are one, as a timerfd's
+		w.next = w.next.Add(w.period)
+	}
+	if d <= 0 {
+		return true
+	}
+	return w.wait(d)
 }
 
 func newTimerWaiter() *timerWaiter { return &timerWaiter{cancelled: make(chan struct{})} }
