@@ -42,6 +42,7 @@ type Waiter struct {
 	period time.Duration
 	lead   time.Duration
 	grid   time.Time
+	coarse bool // ticks every MinTick, off the due times' grid
 }
 
 // Spin makes the Waiter wake up to d before each due time and spin the
@@ -66,10 +67,23 @@ func (w *Waiter) Spin(d time.Duration) *Waiter {
 // hands a tick over (40-90 µs here under load): half the waits end a
 // little late, half spin a little. A due time off the timer's grid (the
 // schedule's rounding drifts; the lead moved) arms it again.
+//
+// A period shorter than MinTick ticks every MinTick instead, and a wait
+// ends at the first tick at or past its due time less the spin: at most
+// MinTick late. Each tick of a periodic timerfd re-arms it when read,
+// which on this VM cost 15 µs: at 25,000 calls/s the ticks took 41% of
+// the generator's CPU.
 func (w *Waiter) Every(period time.Duration) *Waiter {
-	w.period, w.lead = period, w.spin
+	w.period, w.lead, w.coarse = period, w.spin, period < MinTick
+	if w.coarse {
+		w.period = MinTick
+	}
 	return w
 }
+
+// MinTick is the shortest period of Every's timer: 10,000 ticks a
+// second at most.
+const MinTick = 100 * time.Microsecond
 
 // Periodic waits: the lead learns the median wake-up lateness by LeadStep
 // a tick (a stochastic approximation of the median), within
@@ -90,7 +104,7 @@ func (w *Waiter) untilTick(due time.Time) bool {
 		if d <= 0 {
 			return true
 		}
-		if w.grid.IsZero() || offGrid(tick.Sub(w.grid), w.period) > GridSlack {
+		if w.grid.IsZero() || !w.coarse && offGrid(tick.Sub(w.grid), w.period) > GridSlack {
 			if !w.w.arm(d, w.period) {
 				return false
 			}
@@ -101,7 +115,10 @@ func (w *Waiter) untilTick(due time.Time) bool {
 		}
 		now := time.Now()
 		if now.Before(tick) {
-			continue // a tick missed while the caller was busy
+			continue // a tick missed while the caller was busy, or (coarse) one before the due time
+		}
+		if w.coarse {
+			return true
 		}
 		// How late this tick was handed over: the lead follows its median.
 		if now.Sub(tick) > w.lead {

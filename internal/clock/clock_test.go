@@ -127,3 +127,36 @@ func TestWaiterEvery(t *testing.T) {
 		return misses
 	})
 }
+
+// A period shorter than MinTick ticks every MinTick: at 50,000 due times a
+// second no wait returns early, and the median one ends within a tick of
+// its due time (a tick is MinTick; a waiter that missed ticks would end a
+// period or more late). Timing-dependent: each attempt's figures are
+// logged.
+func TestWaiterEveryCoarse(t *testing.T) {
+	period := 20 * time.Microsecond
+	timing.Retry(t, 3, func(attempt int) []string {
+		w := NewWaiter(nil).Every(period)
+		defer w.Close()
+		began := time.Now().Add(time.Millisecond)
+		late := make([]time.Duration, 0, 5000)
+		for k := range 5000 {
+			due := began.Add(time.Duration(k) * period)
+			if !w.Until(due) {
+				return []string{fmt.Sprintf("call %d: gave up with done open", k)}
+			}
+			now := time.Now()
+			if now.Before(due) {
+				t.Errorf("call %d: returned %v early", k, due.Sub(now))
+			}
+			late = append(late, now.Sub(due))
+		}
+		slices.Sort(late)
+		p50 := late[len(late)/2]
+		t.Logf("attempt %d: lateness p50 %v, p90 %v, max %v", attempt, p50, late[len(late)*9/10], late[len(late)-1])
+		if p50 > MinTick {
+			return []string{fmt.Sprintf("lateness p50 %v, want at most %v", p50, MinTick)}
+		}
+		return nil
+	})
+}
