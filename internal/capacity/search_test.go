@@ -408,3 +408,32 @@ func TestSearchStallFails(t *testing.T) {
 		t.Errorf("one stall in three probes: %+v", r)
 	}
 }
+
+// One failed grow probe, a hiccup at 200 calls/s on a server of 950, is
+// probed again at the same rate before it ends the growth: the search
+// still finds 950. Told not to retry, it trusts the hiccup and ends below
+// 200.
+func TestSearchGrowFailureRetried(t *testing.T) {
+	hiccup := func() func(float64) Outcome {
+		m, done := model(950, 0), false
+		return func(rate float64) Outcome {
+			o := m(rate)
+			if rate == 200 && !done {
+				done = true
+				o.Latency = 72e3 // 72 ms, in µs: over the objective
+			}
+			return o
+		}
+	}
+	r := drive(t, NewSearcher(p99at50ms, Settings{Start: 100}), hiccup())
+	if !r.Complete || r.Rate > 950 || r.Rate < 950/1.05 {
+		t.Fatalf("with a retry: %+v", r)
+	}
+	if p, q := r.Probes[1], r.Probes[2]; p.Verdict != Fail || p.Outcome.Offered != 200 || q.Outcome.Offered != 200 || q.Verdict != Pass || q.Phase != Grow {
+		t.Errorf("probes 2 and 3: %+v, %+v", p, q)
+	}
+	r = drive(t, NewSearcher(p99at50ms, Settings{Start: 100, GrowFailRetries: -1}), hiccup())
+	if r.Rate >= 200 {
+		t.Errorf("without retries: found %v, want below the hiccup's 200", r.Rate)
+	}
+}
