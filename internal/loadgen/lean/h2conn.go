@@ -57,7 +57,9 @@ type h2conn struct {
 	cur      *stream // whose header block is being decoded (nil: none of ours)
 	contEnd  bool    // the HEADERS being continued ended its stream
 	unacked  int     // bytes received on the connection, not yet granted back
+	bdpOut   bool    // a BDP ping is out, not yet acknowledged
 	pendingW []control
+	cbuf     []byte // the control frames being written
 }
 
 // block is a method's header block as the connection's encoder last wrote
@@ -84,7 +86,7 @@ type stream struct {
 
 // control is a frame the reader owes the peer, written after it let go of mu.
 type control struct {
-	kind uint8 // 'w' window update, 'p' ping ack, 's' settings ack
+	kind uint8 // 'w' window update, 'p' ping ack, 'b' BDP ping, 's' settings ack
 	id   uint32
 	n    uint32
 	ping [8]byte

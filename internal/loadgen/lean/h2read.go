@@ -1,6 +1,7 @@
 package lean
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"golang.org/x/net/http2"
@@ -71,6 +72,8 @@ func (c *h2conn) frameLocked(f http2.Frame) {
 	case *http2.PingFrame:
 		if !f.IsAck() {
 			c.pendingW = append(c.pendingW, control{kind: 'p', ping: f.Data})
+		} else if f.Data == bdpPing {
+			c.bdpOut = false
 		}
 	case *http2.WindowUpdateFrame:
 		if f.StreamID == 0 {
@@ -97,6 +100,18 @@ func (c *h2conn) frameLocked(f http2.Frame) {
 func (c *h2conn) dataLocked(f *http2.DataFrame) {
 	n := int(f.Length)
 	c.unacked += n
+	if n > 0 && !c.bdpOut {
+		// grpc-go's client pings to estimate the bandwidth-delay product
+		// whenever data arrives and no such ping is out, granting the
+		// connection's window back first: the server answers both, and so
+		// it does here.
+		c.bdpOut = true
+		if c.unacked > 0 {
+			c.pendingW = append(c.pendingW, control{kind: 'w', n: uint32(c.unacked)})
+			c.unacked = 0
+		}
+		c.pendingW = append(c.pendingW, control{kind: 'b'})
+	}
 	if c.unacked >= recvWindow/4 {
 		c.pendingW = append(c.pendingW, control{kind: 'w', n: uint32(c.unacked)})
 		c.unacked = 0
@@ -159,28 +174,35 @@ func (c *h2conn) emit(f hpack.HeaderField) {
 	}
 }
 
-// writeControl writes the frames the reader owes the peer; false when the
-// connection failed.
+// writeControl writes the frames the reader owes the peer, in one write;
+// false when the connection failed.
 func (c *h2conn) writeControl(owed []control) bool {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
+	w := c.cbuf[:0]
 	for _, o := range owed {
-		var err error
 		switch o.kind {
 		case 'w':
-			err = c.fr.WriteWindowUpdate(o.id, o.n)
+			w = appendFrame(w, http2.FrameWindowUpdate, 0, o.id, binary.BigEndian.AppendUint32(nil, o.n))
 		case 'p':
-			err = c.fr.WritePing(true, o.ping)
+			w = appendFrame(w, http2.FramePing, http2.FlagPingAck, 0, o.ping[:])
+		case 'b':
+			w = appendFrame(w, http2.FramePing, 0, 0, bdpPing[:])
 		case 's':
-			err = c.fr.WriteSettingsAck()
+			w = appendFrame(w, http2.FrameSettings, http2.FlagSettingsAck, 0, nil)
 		}
-		if err != nil {
-			c.close(err)
-			return false
-		}
+	}
+	c.cbuf = w
+	c.wmu.Lock()
+	_, err := c.nc.Write(w)
+	c.wmu.Unlock()
+	if err != nil {
+		c.close(err)
+		return false
 	}
 	return true
 }
+
+// bdpPing is the payload of grpc-go's BDP-estimation pings.
+var bdpPing = [8]byte{2, 4, 16, 16, 9, 14, 7, 7}
 
 // atoiString parses a small non-negative decimal; -2 when it is not one.
 func atoiString(s string) int {
