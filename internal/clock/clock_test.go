@@ -101,24 +101,18 @@ func TestWaiterEvery(t *testing.T) {
 		w := NewWaiter(nil).Spin(20 * time.Microsecond).Every(period)
 		defer w.Close()
 		began := time.Now().Add(5 * period)
-		var late []time.Duration
 		var misses []string
-		for k := range 600 {
-			due := began.Add(time.Duration(float64(k) * 1.01 * float64(time.Second) / rate))
-			if !w.Until(due) {
-				return []string{fmt.Sprintf("call %d: gave up with done open", k)}
-			}
-			now := time.Now()
-			if now.Before(due) {
-				t.Errorf("call %d: returned %v early", k, due.Sub(now))
-			}
-			late = append(late, now.Sub(due))
+		late, ok := lateness(t, w, 600, func(k int) time.Time {
+			return began.Add(time.Duration(float64(k) * 1.01 * float64(time.Second) / rate))
+		}, func(k int, now time.Time) {
 			if k%197 == 0 {
 				for time.Since(now) < 3*period { // busy: ticks pile up
 				}
 			}
+		})
+		if !ok {
+			return []string{"gave up with done open"}
 		}
-		slices.Sort(late)
 		p50, p98 := late[len(late)/2], late[len(late)*98/100]
 		t.Logf("attempt %d: lateness p50 %v, p98 %v, max %v", attempt, p50, p98, late[len(late)-1])
 		if p50 > period/4 {
@@ -139,19 +133,10 @@ func TestWaiterEveryCoarse(t *testing.T) {
 		w := NewWaiter(nil).Every(period)
 		defer w.Close()
 		began := time.Now().Add(time.Millisecond)
-		late := make([]time.Duration, 0, 5000)
-		for k := range 5000 {
-			due := began.Add(time.Duration(k) * period)
-			if !w.Until(due) {
-				return []string{fmt.Sprintf("call %d: gave up with done open", k)}
-			}
-			now := time.Now()
-			if now.Before(due) {
-				t.Errorf("call %d: returned %v early", k, due.Sub(now))
-			}
-			late = append(late, now.Sub(due))
+		late, ok := lateness(t, w, 5000, func(k int) time.Time { return began.Add(time.Duration(k) * period) }, nil)
+		if !ok {
+			return []string{"gave up with done open"}
 		}
-		slices.Sort(late)
 		p50 := late[len(late)/2]
 		t.Logf("attempt %d: lateness p50 %v, p90 %v, max %v", attempt, p50, late[len(late)*9/10], late[len(late)-1])
 		if p50 > MinTick {
@@ -159,4 +144,28 @@ func TestWaiterEveryCoarse(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// lateness waits with w for n due times, due(k), and returns how late each
+// wait ended, sorted; a wait that ends early is an error, one that gives up
+// makes ok false. after, when set, runs after each wait.
+func lateness(t *testing.T, w *Waiter, n int, due func(k int) time.Time, after func(k int, now time.Time)) (late []time.Duration, ok bool) {
+	t.Helper()
+	late = make([]time.Duration, 0, n)
+	for k := range n {
+		d := due(k)
+		if !w.Until(d) {
+			return nil, false
+		}
+		now := time.Now()
+		if now.Before(d) {
+			t.Errorf("call %d: returned %v early", k, d.Sub(now))
+		}
+		late = append(late, now.Sub(d))
+		if after != nil {
+			after(k, now)
+		}
+	}
+	slices.Sort(late)
+	return late, true
 }

@@ -48,7 +48,7 @@ func (w *waiter) wait(d time.Duration) bool {
 // every period. false when the system refused.
 func (w *waiter) arm(first, period time.Duration) bool {
 	if w.f == nil {
-		w.t.period, w.t.next = period, time.Now().Add(first)
+		w.t.arm(first, period)
 		return true
 	}
 	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)

@@ -12,7 +12,7 @@ func newWaiter() waiter                     { return waiter{t: newTimerWaiter()}
 func (w *waiter) wait(d time.Duration) bool { return w.t.wait(d) }
 func (w *waiter) cancel()                   { w.t.cancel() }
 func (w *waiter) arm(first, period time.Duration) bool {
-	w.t.period, w.t.next = period, time.Now().Add(first)
+	w.t.arm(first, period)
 	return true
 }
 func (w *waiter) tick() bool { return w.t.tick() }

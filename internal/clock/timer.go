@@ -14,6 +14,12 @@ type timerWaiter struct {
 	period time.Duration
 }
 
+// arm makes the timer periodic: its first tick after first, then one
+// every period.
+func (w *timerWaiter) arm(first, period time.Duration) {
+	w.period, w.next = period, time.Now().Add(first)
+}
+
 // tick waits for the next tick of the periodic timer.
 func (w *timerWaiter) tick() bool {
 	d := time.Until(w.next)

@@ -210,7 +210,7 @@ const OpenLoopSpin = 100 * time.Microsecond
 // OpenLoopSpinShare bounds the dispatcher's spin at high rates: spin per
 // call times calls per second stays under this share of a core. At 100
 // µs a call, 10,000 calls/s spun the whole core the generator had (it
-// spent 100 µs of CPU per small call where a closed loop spent about 20),
+// spent 99 µs of CPU per small call, a closed loop at that rate 50),
 // and the calls the spin was there to time started late behind it. Up to
 // 500 calls/s the spin is OpenLoopSpin; at 10,000 it is 5 µs.
 const OpenLoopSpinShare = 0.05

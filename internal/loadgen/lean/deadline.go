@@ -40,15 +40,15 @@ func newWatchdog() *watchdog { return &watchdog{stop: make(chan struct{})} }
 // inflight is one caller's call in progress, as the watchdog sees it. abort
 // ends the call it is given (under mu: the call is still in flight).
 type inflight struct {
-	// due is the deadline in flight (UnixNano; 0: no call in flight), for
-	// the watchdog to pass by without a lock: it looks at every caller's,
-	// thousands in an open loop that grew.
-	due      atomic.Int64
-	mu       sync.Mutex
-	deadline time.Time       // zero: no call in flight
-	ctx      context.Context // the call's
-	aborted  bool
-	abort    func()
+	// due is the deadline in flight (UnixNano; 0: no call in flight),
+	// atomic for the watchdog to pass by idle callers without the lock: it
+	// looks at every caller's, thousands in an open loop that grew. It
+	// changes only under mu.
+	due     atomic.Int64
+	mu      sync.Mutex
+	ctx     context.Context // the call's
+	aborted bool
+	abort   func()
 }
 
 // watch registers a caller's calls with the watchdog, starting it.
@@ -96,7 +96,7 @@ func (w *watchdog) close() {
 // begin starts a call under ctx that must end by deadline.
 func (f *inflight) begin(ctx context.Context, deadline time.Time) {
 	f.mu.Lock()
-	f.ctx, f.deadline, f.aborted = ctx, deadline, false
+	f.ctx, f.aborted = ctx, false
 	f.due.Store(deadline.UnixNano())
 	f.mu.Unlock()
 }
@@ -106,8 +106,8 @@ func (f *inflight) begin(ctx context.Context, deadline time.Time) {
 // deadline.
 func (f *inflight) end(now time.Time) (aborted, late bool) {
 	f.mu.Lock()
-	aborted, late = f.aborted, now.After(f.deadline)
-	f.ctx, f.deadline = nil, time.Time{}
+	aborted, late = f.aborted, now.UnixNano() > f.due.Load()
+	f.ctx = nil
 	f.due.Store(0)
 	f.mu.Unlock()
 	return aborted, late
@@ -115,11 +115,11 @@ func (f *inflight) end(now time.Time) (aborted, late bool) {
 
 // expire aborts the call in flight if now is past its deadline.
 func (f *inflight) expire(now time.Time) {
-	if due := f.due.Load(); due == 0 || now.UnixNano() <= due {
+	if !f.pastDue(now) {
 		return
 	}
 	f.mu.Lock()
-	if !f.deadline.IsZero() && now.After(f.deadline) {
+	if f.pastDue(now) { // still the same call, or a later one also past due
 		f.cancelLocked()
 	}
 	f.mu.Unlock()
@@ -130,10 +130,16 @@ func (f *inflight) expire(now time.Time) {
 // the caller's next call, under another context, is in flight.)
 func (f *inflight) cancel(ctx context.Context) {
 	f.mu.Lock()
-	if !f.deadline.IsZero() && f.ctx == ctx {
+	if f.due.Load() != 0 && f.ctx == ctx {
 		f.cancelLocked()
 	}
 	f.mu.Unlock()
+}
+
+// pastDue reports whether a call is in flight and past its deadline.
+func (f *inflight) pastDue(now time.Time) bool {
+	due := f.due.Load()
+	return due != 0 && now.UnixNano() > due
 }
 
 func (f *inflight) cancelLocked() {

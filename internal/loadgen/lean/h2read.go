@@ -181,7 +181,9 @@ func (c *h2conn) writeControl(owed []control) bool {
 	for _, o := range owed {
 		switch o.kind {
 		case 'w':
-			w = appendFrame(w, http2.FrameWindowUpdate, 0, o.id, binary.BigEndian.AppendUint32(nil, o.n))
+			var inc [4]byte
+			binary.BigEndian.PutUint32(inc[:], o.n)
+			w = appendFrame(w, http2.FrameWindowUpdate, 0, o.id, inc[:])
 		case 'p':
 			w = appendFrame(w, http2.FramePing, http2.FlagPingAck, 0, o.ping[:])
 		case 'b':
