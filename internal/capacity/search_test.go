@@ -28,6 +28,10 @@ func model(c, genMax float64) func(rate float64) Outcome {
 	}
 }
 
+// stepping grows by Growth alone (no leap), for the tests that count
+// probes from 100 calls/s by doubling.
+var stepping = Settings{Start: 100, Leap: 1}
+
 func drive(t *testing.T, s *Searcher, m func(float64) Outcome) Result {
 	t.Helper()
 	for i := 0; !s.Done(); i++ {
@@ -131,7 +135,7 @@ func TestSearchGeneratorBound(t *testing.T) {
 // One void probe (a stall of a shared machine) is retried at the same rate
 // in the same phase; the search goes on when the retry is valid.
 func TestSearchVoidRetried(t *testing.T) {
-	s := NewSearcher(p99at50ms, Settings{Start: 100})
+	s := NewSearcher(p99at50ms, stepping)
 	m := model(950, 0)
 	stalled := false
 	r := drive(t, s, func(rate float64) Outcome {
@@ -149,7 +153,7 @@ func TestSearchVoidRetried(t *testing.T) {
 		t.Errorf("probes 3 and 4: %+v, %+v", p, r.Probes[3])
 	}
 	// No retry when told so: 10 probes to the bracket, 4 to confirm it.
-	s = NewSearcher(p99at50ms, Settings{Start: 100, VoidRetries: -1})
+	s = NewSearcher(p99at50ms, Settings{Start: 100, Leap: 1, VoidRetries: -1})
 	if r := drive(t, s, model(1e6, 3000)); len(r.Probes) != 14 || r.GeneratorBound/r.Rate-1 > 0.05 {
 		t.Errorf("without retries: %d probes, %+v", len(r.Probes), r)
 	}
@@ -339,7 +343,7 @@ func TestSearchVoidConfirmation(t *testing.T) {
 // the search goes on as if the stall had not been: the stalled probe never
 // sets the capacity.
 func TestSearchStallRetried(t *testing.T) {
-	s := NewSearcher(p99at50ms, Settings{Start: 100})
+	s := NewSearcher(p99at50ms, stepping)
 	m := model(950, 0)
 	stalled := 0
 	r := drive(t, s, func(rate float64) Outcome {
@@ -372,7 +376,7 @@ func TestSearchStallRetried(t *testing.T) {
 // A target that stalls in every retry of a probe fails the series: no
 // rate claimed, the failure said plainly.
 func TestSearchStallFails(t *testing.T) {
-	s := NewSearcher(p99at50ms, Settings{Start: 100})
+	s := NewSearcher(p99at50ms, stepping)
 	m := model(950, 0)
 	r := drive(t, s, func(rate float64) Outcome {
 		o := m(rate)
@@ -389,13 +393,13 @@ func TestSearchStallFails(t *testing.T) {
 		t.Errorf("failure %q, note %q, want %q", r.Failure, r.Note, want)
 	}
 	// No retry when told so.
-	s = NewSearcher(p99at50ms, Settings{Start: 100, StallRetries: -1})
+	s = NewSearcher(p99at50ms, Settings{Start: 100, Leap: 1, StallRetries: -1})
 	if r := drive(t, s, func(rate float64) Outcome { o := m(rate); o.Stalled = true; return o }); len(r.Probes) != 1 || r.Failure == "" {
 		t.Errorf("without retries: %d probes, %+v", len(r.Probes), r)
 	}
 	// Stalls at different moments, each followed by a valid probe, are
 	// each retried: the count is of stalls in a row.
-	s = NewSearcher(p99at50ms, Settings{Start: 100})
+	s = NewSearcher(p99at50ms, stepping)
 	n := 0
 	r = drive(t, s, func(rate float64) Outcome {
 		o := m(rate)
@@ -412,28 +416,64 @@ func TestSearchStallFails(t *testing.T) {
 // One failed grow probe, a hiccup at 200 calls/s on a server of 950, is
 // probed again at the same rate before it ends the growth: the search
 // still finds 950. Told not to retry, it trusts the hiccup and ends below
-// 200.
-func TestSearchGrowFailureRetried(t *testing.T) {
-	hiccup := func() func(float64) Outcome {
-		m, done := model(950, 0), false
-		return func(rate float64) Outcome {
-			o := m(rate)
-			if rate == 200 && !done {
-				done = true
-				o.Latency = 72e3 // 72 ms, in µs: over the objective
+// A failure of the grow or bisect phase counts once it repeats at the same
+// rate: one hiccup of a shared machine neither ends the growth far below
+// the capacity nor sets the top of the bracket.
+func TestSearchFailureRetried(t *testing.T) {
+	for _, ph := range []Phase{Grow, Bisect} {
+		hiccup := func(s *Searcher) func(float64) Outcome {
+			m, done := model(950, 0), false
+			return func(rate float64) Outcome {
+				o := m(rate)
+				if _, p := s.Next(); p == ph && rate > 100 && rate < 950 && !done {
+					done = true
+					o.Latency = 72e3 // 72 ms, in µs: over the objective
+				}
+				return o
 			}
-			return o
+		}
+		s := NewSearcher(p99at50ms, Settings{Start: 100})
+		r := drive(t, s, hiccup(s))
+		if !r.Complete || r.Rate > 950 || r.Rate < 950/1.05 {
+			t.Fatalf("%s hiccup, with a retry: %+v", ph, r)
+		}
+		retried := false
+		for i, p := range r.Probes[1:] {
+			if q := r.Probes[i]; q.Verdict == Fail && q.Phase == ph && p.Phase == ph && p.Outcome.Offered == q.Outcome.Offered && p.Verdict == Pass {
+				retried = true
+			}
+		}
+		if !retried {
+			t.Errorf("%s hiccup: no failure retried at its rate: %+v", ph, r.Probes)
+		}
+		s = NewSearcher(p99at50ms, Settings{Start: 100, FailRetries: -1})
+		if r = drive(t, s, hiccup(s)); r.Rate >= 950/1.05 {
+			t.Errorf("%s hiccup, without retries: found %v, want below the capacity's precision", ph, r.Rate)
 		}
 	}
-	r := drive(t, NewSearcher(p99at50ms, Settings{Start: 100}), hiccup())
-	if !r.Complete || r.Rate > 950 || r.Rate < 950/1.05 {
-		t.Fatalf("with a retry: %+v", r)
+}
+
+// Far below the objective the growth leaps (Settings.Leap); near it, it
+// steps (Settings.Growth).
+func TestSearchLeapsFarFromTheBound(t *testing.T) {
+	near := func(rate float64) Outcome {
+		o := model(5000, 0)(rate)
+		if rate >= 1600 && rate <= 5000 {
+			o.Latency = 20e3 // 20 ms: over a quarter of the 50 ms bound
+		}
+		return o
 	}
-	if p, q := r.Probes[1], r.Probes[2]; p.Verdict != Fail || p.Outcome.Offered != 200 || q.Outcome.Offered != 200 || q.Verdict != Pass || q.Phase != Grow {
-		t.Errorf("probes 2 and 3: %+v, %+v", p, q)
+	r := drive(t, NewSearcher(p99at50ms, Settings{Start: 100}), near)
+	var grow []float64
+	for _, p := range r.Probes {
+		if p.Phase == Grow {
+			grow = append(grow, p.Outcome.Offered)
+		}
 	}
-	r = drive(t, NewSearcher(p99at50ms, Settings{Start: 100, GrowFailRetries: -1}), hiccup())
-	if r.Rate >= 200 {
-		t.Errorf("without retries: found %v, want below the hiccup's 200", r.Rate)
+	if want := []float64{100, 400, 1600, 3200, 6400, 6400}; fmt.Sprint(grow) != fmt.Sprint(want) {
+		t.Errorf("grow probes %v, want %v", grow, want)
+	}
+	if !r.Complete || r.Rate > 5000 || r.Rate < 5000/1.05 {
+		t.Errorf("found %+v", r)
 	}
 }
