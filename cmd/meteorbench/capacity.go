@@ -82,7 +82,7 @@ workers follows the rate (twice the calls in flight at the bound).`,
 	fl.StringVar(&c.SLO, "slo", "p99=50ms", "the objective: a latency percentile (p50, p90, p99, p99.9) and its bound, from each call's intended start")
 	fl.StringVar(&c.MaxErrors, "max-errors", "0.1%", "the error budget, a percentage of attempts")
 	fl.StringVar(&c.Precision, "precision", "5%", "stop bisecting when the bracket is this narrow")
-	fl.DurationVar(&c.MaxTime, "max-time", 0, "bound the whole search, every repetition (default: 2m per scenario and condition and repetition)")
+	fl.DurationVar(&c.MaxTime, "max-time", 0, "bound the whole search, every repetition (default: per protocol, scenario, condition and repetition, the time of 20 probes and 6 confirmation probes, each with its warm-up and pause: 1m31s with the default probe times)")
 	fl.DurationVar(&c.Probe, "probe", 2*time.Second, "measured time of each probe")
 	fl.DurationVar(&c.ConfirmProbe, "confirm-probe", 5*time.Second, "measured time of the confirmation and boundary probes at the found rate, so the rate holds over a run that long")
 	fl.DurationVar(&c.ProbeWarmup, "probe-warmup", 500*time.Millisecond, "unmeasured time before each probe, at its rate")

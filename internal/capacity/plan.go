@@ -180,13 +180,29 @@ func (p *Plan) Validate() error {
 	return nil
 }
 
-// DefaultMaxTime is the capacity command's bound of a whole search: 2
-// minutes per scenario and condition (the protocols compared side by
-// side share them) and per repetition.
+// DefaultMaxTime is the capacity command's bound of a whole search: for
+// every series (protocol, scenario and condition) and repetition, the
+// time of BudgetProbes probes and BudgetLongProbes confirmation-length
+// ones, each with its warm-up and the pause after it. With the default
+// probe times that is 1m31s a series: 3m2s for REST and gRPC side by
+// side. A fixed 2 minutes per scenario, shared by its protocols, stopped
+// searches on the 2-core VM before their end: small REST and gRPC took
+// 65-75 s each (13-15 probes of 2 s and 4-6 of 5 s, retries of a noisy
+// machine's hiccups among them), and a longer --probe got no more time.
 func (p *Plan) DefaultMaxTime() time.Duration {
-	groups := map[string]bool{}
-	for _, k := range p.Series() {
-		groups[string(k.Scenario)+"/"+k.Condition.String()] = true
+	confirm := p.ConfirmProbe
+	if confirm <= 0 {
+		confirm = p.Probe
 	}
-	return time.Duration(len(groups)*max(1, p.Repeat)) * 2 * time.Minute
+	per := BudgetProbes*(p.Probe+p.ProbeWarmup+p.Pause) + BudgetLongProbes*(confirm+p.ProbeWarmup+p.Pause)
+	return (time.Duration(len(p.Series())*max(1, p.Repeat)) * per).Round(time.Second)
 }
+
+// A search's share of the default --max-time (DefaultMaxTime): a
+// search takes 4-8 probes to grow, 4-6 to bisect to 5%, their retries, a
+// confirmation and three boundary probes, and a confirmation that fails
+// adds a bisection and another confirmation.
+const (
+	BudgetProbes     = 20
+	BudgetLongProbes = 6
+)

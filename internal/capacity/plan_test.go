@@ -269,3 +269,23 @@ func TestPlanStalledSeriesFails(t *testing.T) {
 		t.Errorf("Failed: %v", err)
 	}
 }
+
+// The default --max-time gives every series, and every repetition, the
+// time of capacity.BudgetProbes probes and BudgetLongProbes confirmation
+// probes with their warm-ups and pauses.
+func TestDefaultMaxTime(t *testing.T) {
+	p := &capacity.Plan{
+		Base:         loadgen.Config{Protocols: []api.Protocol{api.REST, api.GRPC}, Scenarios: []api.Scenario{api.Small}},
+		Probe:        2 * time.Second,
+		ConfirmProbe: 5 * time.Second,
+		ProbeWarmup:  500 * time.Millisecond,
+		Pause:        300 * time.Millisecond,
+	}
+	if got, want := p.DefaultMaxTime(), (2 * (20*2800 + 6*5800) * time.Millisecond).Round(time.Second); got != want {
+		t.Errorf("two series: %v, want %v", got, want)
+	}
+	p.Repeat, p.ConfirmProbe = 3, 0 // confirmations as long as probes
+	if got, want := p.DefaultMaxTime(), (3 * 2 * (26 * 2800) * time.Millisecond).Round(time.Second); got != want {
+		t.Errorf("two series, three repetitions: %v, want %v", got, want)
+	}
+}

@@ -231,14 +231,11 @@ func (s *Searcher) Record(o Outcome) {
 	}
 	s.voids = 0
 	rate := o.Offered
-	if v == Pass {
-		s.fails = 0
-	} else if (s.phase == Grow || s.phase == Bisect) && o.Achieved >= Overloaded*o.Offered {
-		if s.fails++; s.fails <= s.set.FailRetries {
-			return // the same rate again: the failure may be a hiccup
-		}
-		s.fails = 0
+	if v == Fail && (s.phase == Grow || s.phase == Bisect) && o.Achieved >= Overloaded*o.Offered && s.fails < s.set.FailRetries {
+		s.fails++
+		return // the same rate again: the failure may be a hiccup
 	}
+	s.fails = 0 // a pass, or a failure that counts
 	switch s.phase {
 	case Grow:
 		if v == Pass {

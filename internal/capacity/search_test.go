@@ -477,3 +477,32 @@ func TestSearchLeapsFarFromTheBound(t *testing.T) {
 		t.Errorf("found %+v", r)
 	}
 }
+
+// A failure that counts resets the retries: after a failure retried and
+// then overloaded (counted at once), the next rate's hiccup is retried too.
+func TestSearchRetryAfterOverload(t *testing.T) {
+	m := model(950, 0)
+	seen := map[float64]int{}
+	r := drive(t, NewSearcher(p99at50ms, Settings{Start: 100}), func(rate float64) Outcome {
+		o := m(rate)
+		seen[rate]++
+		switch {
+		case rate == 1600 && seen[rate] == 2:
+			o.Achieved = 800 // overloaded: counts at once
+		case rate == 800 && seen[rate] == 1:
+			o.Latency = 72e3 // a hiccup
+		}
+		return o
+	})
+	var got []string
+	for _, p := range r.Probes[:6] {
+		got = append(got, fmt.Sprintf("%s %v %s", p.Phase, p.Outcome.Offered, p.Verdict))
+	}
+	want := []string{"grow 100 pass", "grow 400 pass", "grow 1600 fail", "grow 1600 fail", "bisect 800 fail", "bisect 800 pass"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("probes %q, want %q", got, want)
+	}
+	if !r.Complete || r.Rate > 950 || r.Rate < 950/1.05 {
+		t.Errorf("found %+v", r)
+	}
+}
