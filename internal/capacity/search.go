@@ -56,10 +56,10 @@ type Settings struct {
 	Growth float64 // factor between grow probes (default 2)
 	// Leap is the factor between grow probes while the last one passed
 	// with its percentile at most 1/LeapMargin of the bound and no error
-	// (default Growth squared; at most Growth: no leap): the rates far below the knee
-	// say little and took half of a 2-minute search (8 of 19 probes from
-	// 100 to 12,800 small calls/s, p99 1-8 ms against 20 ms). The bracket
-	// a leap leaves costs one bisection more than a step.
+	// (default Growth squared; at most Growth: no leap): the rates far
+	// below the knee say little and took half of a 2-minute search (8 of
+	// 19 probes from 100 to 12,800 small calls/s, p99 1-8 ms against 20
+	// ms). The bracket a leap leaves costs one bisection more than a step.
 	Leap      float64
 	Precision float64 // stop bisecting when hi/lo - 1 <= Precision (default 0.05)
 	Max       float64 // never offer more (default 1e6)
@@ -77,8 +77,9 @@ type Settings struct {
 	StallRetries int
 	// FailRetries is how many times a failed probe of the grow or bisect
 	// phase is repeated at the same rate before the failure counts
-	// (default 1), unless it was Overloaded. A failure sets the top of the bracket for good, and a
-	// hiccup of a shared machine can make it: on the 2-core VM one 2 s
+	// (default 1), unless it was Overloaded. A failure sets the top of
+	// the bracket for good, and a hiccup of a shared machine can make
+	// it: on the 2-core VM one 2 s
 	// probe at 800 small calls/s measured p99 36 ms, where the server
 	// sustains 30,000, and the search found 766; near the knee a 2 s
 	// probe's p99 swung between 10 and 70 ms, and a search found gRPC
