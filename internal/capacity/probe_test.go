@@ -41,6 +41,20 @@ func TestVoid(t *testing.T) {
 	if v, why := judge(cpu); !v || why != cpu.GeneratorBottleneckReason {
 		t.Errorf("cpu: %v %q", v, why)
 	}
+	// The same with the server's own cores saturated: the failure is the
+	// server's, as it had no CPU to spare.
+	full := cell(80000)
+	full.GeneratorBottleneck, full.GeneratorBottleneckReason = true, "the load generator used 0.9 of its 1 cores"
+	u := 0.93
+	full.ServerUtilisation = &u
+	full.LateCalls, full.GeneratorLateCalls = 300, 290
+	if v, why := judge(full); v {
+		t.Errorf("server saturated, voided: %q", why)
+	}
+	u = 0.85
+	if v, why := judge(full); !v || why != full.GeneratorBottleneckReason {
+		t.Errorf("server at 85%%, generator short of CPU: %v %q", v, why)
+	}
 	busy := cell(80000)
 	busy.LatencyUncorrectedUS.Mean = 64000 // 1,000/s x 64 ms = 64 calls in flight: every worker
 	busy.LatencyUncorrectedUS.P99 = 49000
