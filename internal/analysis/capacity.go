@@ -59,8 +59,9 @@ func CapacityVerdicts(cs []results.Capacity) []results.Verdict {
 			if c == base {
 				continue
 			}
-			// A generator-bound rate is a lower bound: no ratio.
-			if base.Rate > 0 && c.Rate > 0 && base.GeneratorBound == 0 && c.GeneratorBound == 0 && base.Failure == "" && c.Failure == "" {
+			// A generator-bound rate is a lower bound, an unstable one no
+			// capacity: no ratio.
+			if base.Rate > 0 && c.Rate > 0 && base.GeneratorBound == 0 && c.GeneratorBound == 0 && base.Failure == "" && c.Failure == "" && base.Unstable == "" && c.Unstable == "" {
 				v.Versus = append(v.Versus, results.Versus{Protocol: c.Protocol, Ratios: []results.Ratio{capacityRatio(base, c)}})
 			}
 		}
@@ -127,6 +128,9 @@ func capacityText(c *results.Capacity) string {
 	if !c.Complete {
 		s += " (search stopped early)"
 	}
+	if c.Unstable != "" {
+		s += " (unstable: " + c.Unstable + ")"
+	}
 	return s
 }
 
@@ -146,8 +150,8 @@ func rangesOverlap(a, b *results.Capacity) bool {
 func headline(base *results.Capacity, g []*results.Capacity) string {
 	var parts []string
 	for _, c := range g {
-		if c == base || c.Rate == 0 || base.Rate == 0 || c.Failure != "" || base.Failure != "" {
-			continue
+		if c == base || c.Rate == 0 || base.Rate == 0 || c.Failure != "" || base.Failure != "" || c.Unstable != "" || base.Unstable != "" {
+			continue // no capacity to compare
 		}
 		hi, lo := c, base
 		if base.Rate > c.Rate {

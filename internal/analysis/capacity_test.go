@@ -71,6 +71,23 @@ func TestCapacityVerdictFailed(t *testing.T) {
 	}
 }
 
+// An unstable series (a rate failed well below one that passed) says so
+// in its line and gets no ratio and no headline.
+func TestCapacityVerdictUnstable(t *testing.T) {
+	why := "25,600 calls/s failed (achieved 23,822 of 25,600 calls/s) where 30,444 passed: the target or the machine changed speed during the search"
+	vs := CapacityVerdicts([]results.Capacity{
+		{Scenario: api.Small, Protocol: api.REST, Objective: "p99<=20ms", CapacitySearch: results.CapacitySearch{Rate: 6400, Lo: 6400, Hi: 25600, Unstable: why}},
+		{Scenario: api.Small, Protocol: api.GRPC, Objective: "p99<=20ms", CapacitySearch: results.CapacitySearch{Rate: 36204, Lo: 36204, Hi: 39481, Complete: true}},
+	})
+	want := "small, p99<=20ms: REST 6,400 calls/s [6,400, 25,600] (search stopped early) (unstable: " + why + "), gRPC 36,204 calls/s [36,204, 39,481]"
+	if len(vs) != 1 || vs[0].Summary != want {
+		t.Fatalf("verdicts %+v\nwant %q", vs, want)
+	}
+	if len(vs[0].Versus) != 0 {
+		t.Errorf("a ratio from an unstable series: %+v", vs[0].Versus)
+	}
+}
+
 // repeated is a series of searches that found rates, aggregated as
 // package capacity does: the median and the range.
 func repeated(p api.Protocol, cond results.Condition, rates ...float64) results.Capacity {

@@ -64,6 +64,9 @@ func (p *Plan) Capacity(key results.CellKey, rs []Result, k int) results.Capacit
 		if s.Note != "" && s.Failure == "" {
 			said = append(said, tag+": "+s.Note)
 		}
+		if s.Unstable != "" && c.Unstable == "" {
+			c.Unstable = tag + ": " + s.Unstable
+		}
 		c.Complete = c.Complete && s.Complete
 		c.Held += s.Held
 		c.Boundary += s.Boundary
@@ -114,6 +117,7 @@ func (p *Plan) search(r Result) results.CapacitySearch {
 		GeneratorBound: r.GeneratorBound,
 		Complete:       r.Complete,
 		Failure:        r.Failure,
+		Unstable:       r.Unstable,
 		Note:           r.Note,
 		Probes:         []results.CapacityProbe{},
 	}

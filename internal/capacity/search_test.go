@@ -506,3 +506,39 @@ func TestSearchRetryAfterOverload(t *testing.T) {
 		t.Errorf("found %+v", r)
 	}
 }
+
+// A target that slows down during the search makes it unstable: a rate
+// fails well below one that passed, and the result says so; a steady
+// target's search, near-knee noise and all, is not.
+func TestSearchUnstable(t *testing.T) {
+	probes := 0
+	slows := func(rate float64) Outcome {
+		probes++
+		c := 950.0
+		if probes > 6 {
+			c = 600 // the machine slowed
+		}
+		return model(c, 0)(rate)
+	}
+	r := drive(t, NewSearcher(p99at50ms, Settings{Start: 100}), slows)
+	if r.Unstable == "" || !strings.Contains(r.Unstable, "passed: the target or the machine changed speed") {
+		t.Errorf("slowed target: unstable %q (%+v)", r.Unstable, r.Probes)
+	}
+	if r = drive(t, NewSearcher(p99at50ms, Settings{Start: 100}), model(950, 0)); r.Unstable != "" {
+		t.Errorf("steady target: unstable %q", r.Unstable)
+	}
+	// Failures within the margin below a pass are near-knee noise.
+	hiccups := 0
+	noisy := func(rate float64) Outcome {
+		o := model(950, 0)(rate)
+		if rate > 950*(1-UnstableMargin/2) && rate <= 950 && hiccups < 2 {
+			hiccups++
+			o.Latency = 72e3 // counted: failed twice at the rate
+		}
+		return o
+	}
+	r = drive(t, NewSearcher(p99at50ms, Settings{Start: 100}), noisy)
+	if hiccups != 2 || r.Unstable != "" {
+		t.Errorf("noise near the knee (%d hiccups): unstable %q", hiccups, r.Unstable)
+	}
+}

@@ -61,9 +61,14 @@ type CapacitySearch struct {
 	// (calls abandoned or timed out, a suspect cell) in every retry of a
 	// probe. No rate is claimed then (Rate 0), and the command exits
 	// non-zero.
-	Failure string          `json:"failure,omitempty"`
-	Note    string          `json:"note,omitempty"`
-	Probes  []CapacityProbe `json:"probes"`
+	Failure string `json:"failure,omitempty"`
+	// Unstable says how the search's probes contradict each other: a
+	// rate failed well below one that passed (the target or the machine
+	// slowed or sped up during the search). Its rate is then no capacity,
+	// and no ratio is drawn from it.
+	Unstable string          `json:"unstable,omitempty"`
+	Note     string          `json:"note,omitempty"`
+	Probes   []CapacityProbe `json:"probes"`
 }
 
 // Repeated is the number of searches behind the series' result (1: one).
