@@ -59,9 +59,8 @@ func CapacityVerdicts(cs []results.Capacity) []results.Verdict {
 			if c == base {
 				continue
 			}
-			// A generator-bound rate is a lower bound, an unstable one no
-			// capacity: no ratio.
-			if base.Rate > 0 && c.Rate > 0 && base.GeneratorBound == 0 && c.GeneratorBound == 0 && base.Failure == "" && c.Failure == "" && base.Unstable == "" && c.Unstable == "" {
+			// A generator-bound rate is a lower bound: no ratio.
+			if found(base) && found(c) && base.GeneratorBound == 0 && c.GeneratorBound == 0 {
 				v.Versus = append(v.Versus, results.Versus{Protocol: c.Protocol, Ratios: []results.Ratio{capacityRatio(base, c)}})
 			}
 		}
@@ -145,13 +144,19 @@ func rangesOverlap(a, b *results.Capacity) bool {
 	return a.RateMin <= b.RateMax && b.RateMin <= a.RateMax
 }
 
+// found says whether a series found a rate to compare: one passed, and
+// the search neither failed nor contradicted itself (unstable).
+func found(c *results.Capacity) bool {
+	return c.Rate > 0 && c.Failure == "" && c.Unstable == ""
+}
+
 // headline says which protocol sustains more, by how much, when both
 // capacities are known (a generator-bound one is only a lower bound).
 func headline(base *results.Capacity, g []*results.Capacity) string {
 	var parts []string
 	for _, c := range g {
-		if c == base || c.Rate == 0 || base.Rate == 0 || c.Failure != "" || base.Failure != "" || c.Unstable != "" || base.Unstable != "" {
-			continue // no capacity to compare
+		if c == base || !found(c) || !found(base) {
+			continue
 		}
 		hi, lo := c, base
 		if base.Rate > c.Rate {

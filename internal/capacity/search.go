@@ -78,14 +78,13 @@ type Settings struct {
 	// FailRetries is how many times a failed probe of the grow or bisect
 	// phase is repeated at the same rate before the failure counts
 	// (default 1), unless it was Overloaded. A failure sets the top of
-	// the bracket for good, and a hiccup of a shared machine can make
-	// it: on the 2-core VM one 2 s
-	// probe at 800 small calls/s measured p99 36 ms, where the server
-	// sustains 30,000, and the search found 766; near the knee a 2 s
-	// probe's p99 swung between 10 and 70 ms, and a search found gRPC
-	// 16,600 where 26,560 then held p99 10.9 ms over 5 s. A pass that a
-	// retry lets through is still confirmed by the longer probe. A
-	// negative value: no retry.
+	// the bracket for good, and a hiccup of a shared machine can make it:
+	// on the 2-core VM one 2 s probe at 800 small calls/s measured p99 36
+	// ms, where the server sustains 30,000, and the search found 766;
+	// near the knee a 2 s probe's p99 swung between 10 and 70 ms, and a
+	// search found gRPC 16,600 where 26,560 then held p99 10.9 ms over 5
+	// s. A pass that a retry lets through is still confirmed by the
+	// longer probe. A negative value: no retry.
 	FailRetries int
 }
 

@@ -100,21 +100,18 @@ func (c *h2conn) frameLocked(f http2.Frame) {
 func (c *h2conn) dataLocked(f *http2.DataFrame) {
 	n := int(f.Length)
 	c.unacked += n
-	if n > 0 && !c.bdpOut {
-		// grpc-go's client pings to estimate the bandwidth-delay product
-		// whenever data arrives and no such ping is out, granting the
-		// connection's window back first: the server answers both, and so
-		// it does here.
-		c.bdpOut = true
-		if c.unacked > 0 {
-			c.pendingW = append(c.pendingW, control{kind: 'w', n: uint32(c.unacked)})
-			c.unacked = 0
-		}
-		c.pendingW = append(c.pendingW, control{kind: 'b'})
-	}
-	if c.unacked >= recvWindow/4 {
+	// grpc-go's client pings to estimate the bandwidth-delay product
+	// whenever data arrives and no such ping is out, granting the
+	// connection's window back first: the server answers both, and so it
+	// does here.
+	ping := n > 0 && !c.bdpOut
+	if ping || c.unacked >= recvWindow/4 {
 		c.pendingW = append(c.pendingW, control{kind: 'w', n: uint32(c.unacked)})
 		c.unacked = 0
+	}
+	if ping {
+		c.bdpOut = true
+		c.pendingW = append(c.pendingW, control{kind: 'b'})
 	}
 	s := c.streams[f.StreamID]
 	if s == nil {
