@@ -264,7 +264,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 	}
 	if cfg.Rate > 0 {
 		if attempts > 0 && float64(t.late) > 0.01*float64(attempts) {
-			warn("%d of %d calls started more than %v after they were due (%s, a slow server, or the load generator's own scheduling): their latency from the intended start includes that wait", t.late, attempts, LateThreshold, busyWorkers(sh.workers))
+			warn("%d of %d calls started more than %v after they were due: %s; their latency from the intended start includes that wait", t.late, attempts, LateThreshold, lateWhy(t.late, t.lateWoken, ph.workers, sh.maxWorkers))
 		}
 		if ph.missed > 0 && ph.stop == "" {
 			warn("%s never sent before the cell ended", count(int64(ph.missed), "scheduled call was", "scheduled calls were"))
@@ -301,6 +301,25 @@ func generatorDelay(wake, handoff *hdrhistogram.Histogram) *results.GeneratorDel
 // needs no more precision than their percentiles.
 func histSum(h *hdrhistogram.Histogram) float64 {
 	return h.Mean() * float64(h.TotalCount())
+}
+
+// lateWhy says why late calls were late: of late, woken were due when
+// the dispatcher itself woke late (the generator's own scheduling or CPU);
+// the others waited for a worker, all of the phase's workers busy (grown
+// up to maxWorkers when > 0), or for the worker to run.
+func lateWhy(late, woken int64, workers, maxWorkers int) string {
+	busy := busyWorkers(workers)
+	if maxWorkers > 0 {
+		busy += fmt.Sprintf(", added as calls came due, at most %d", maxWorkers)
+	}
+	waited := fmt.Sprintf("waiting for a worker (a slow server, or %s) or for the worker to run", busy)
+	switch woken {
+	case 0:
+		return waited
+	case late:
+		return "the load generator woke late for all of them (its own scheduling or CPU)"
+	}
+	return fmt.Sprintf("%d because the load generator woke late (its own scheduling or CPU), %d %s", woken, late-woken, waited)
 }
 
 // busyWorkers says that every worker was busy, in good English.

@@ -96,6 +96,13 @@ func TestOpenLoopGrowsWorkers(t *testing.T) {
 		if c.LateCalls-c.GeneratorLateCalls > c.Calls/2 {
 			t.Errorf("%s %s: %d of %d calls late for want of a worker", c.Protocol, c.Engine, c.LateCalls-c.GeneratorLateCalls, c.Calls)
 		}
+		for _, w := range c.Warnings {
+			// The warning on late calls counts the workers the phase grew
+			// to, not the one it started with.
+			if strings.Contains(w, "after they were due") && strings.Contains(w, "the one worker busy") {
+				t.Errorf("%s %s: %d workers used, but the warning says %q", c.Protocol, c.Engine, c.WorkersUsed, w)
+			}
+		}
 	}
 }
 

@@ -22,6 +22,9 @@ type phaseResult struct {
 	missed uint64
 	// stop is results.StopTargetDown when the target stopped answering, else "".
 	stop results.StopReason
+	// workers is how many workers ran the phase, the ones an open loop
+	// that sizes itself added included.
+	workers int
 	// wake is the canary's lateness: how late goroutines woken by the
 	// netpoller ran during the phase (canary.go).
 	wake *hdrhistogram.Histogram
@@ -102,11 +105,11 @@ func runParts(ctx context.Context, cs *callers, batch int, timeout time.Duration
 	}
 	var wg sync.WaitGroup
 	var dispatched sync.WaitGroup
+	var extra []*worker // the workers grow added (the dispatcher's until it is done)
 	if open {
 		// The workers grow adds are the dispatcher's own: it starts them,
 		// and ends them with the others.
 		var grown sync.WaitGroup
-		var extra []*worker
 		if cs.max > 0 {
 			p.grow = func() (*worker, bool) {
 				callers, ok := cs.grow()
@@ -139,7 +142,7 @@ func runParts(ctx context.Context, cs *callers, batch int, timeout time.Duration
 	}
 	wg.Wait()
 	dispatched.Wait()
-	res := phaseResult{elapsed: time.Since(began), wake: wake.stop()}
+	res := phaseResult{elapsed: time.Since(began), wake: wake.stop(), workers: len(workers) + len(extra)}
 	parts := make([]partResult, len(shards))
 	for i, ss := range shards {
 		parts[i].t = ss[0].t

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
 	"github.com/meteorbench/meteorbench/internal/results"
@@ -20,6 +21,26 @@ func (c slowCaller) Call(ctx context.Context) (call.Outcome, error) {
 		return call.Outcome{}, nil
 	case <-ctx.Done():
 		return call.Outcome{}, ctx.Err()
+	}
+}
+
+// slowClient makes slowCallers, for a phase that grows its workers.
+type slowClient struct{ d time.Duration }
+
+func (c slowClient) Caller(api.Scenario) (call.Caller, error) { return slowCaller(c), nil }
+func (slowClient) Close() error                               { return nil }
+
+// An open loop that sizes itself counts the workers it added: calls of 20
+// ms at 500 calls/s keep about ten in flight, where the phase started with
+// one.
+func TestOpenLoopCountsGrownWorkers(t *testing.T) {
+	c := slowClient{20 * time.Millisecond}
+	first, _ := c.Caller(api.Small)
+	cs := singleCallers(first)
+	cs.client, cs.scenarios, cs.max = c, []api.Scenario{api.Small}, 100
+	res := runPhase(context.Background(), cs, 1, time.Minute, schedule{rate: 500}, bounds{soft: 300 * time.Millisecond, hard: time.Minute})
+	if res.workers != len(cs.list) || res.workers < 5 {
+		t.Errorf("phase counted %d workers; %d ran (about 10 needed)", res.workers, len(cs.list))
 	}
 }
 
@@ -139,5 +160,24 @@ func TestMergeCellKeepsOneExample(t *testing.T) {
 	})
 	if m.ErrorExamples["timeout"] != "first" || m.ErrorExamples["transport"] != "refused" || len(m.ErrorExamples) != 2 {
 		t.Errorf("merged examples %q", m.ErrorExamples)
+	}
+}
+
+// The warning on late calls says which of them the dispatcher woke late
+// for and which waited for a worker, and counts the workers the phase ran
+// with, the ones it added included.
+func TestLateWhy(t *testing.T) {
+	for _, c := range []struct {
+		late, woken    int64
+		workers, limit int
+		want           string
+	}{
+		{10, 0, 1, 0, "waiting for a worker (a slow server, or the one worker busy) or for the worker to run"},
+		{10, 10, 4, 0, "the load generator woke late for all of them (its own scheduling or CPU)"},
+		{10, 7, 378, 100000, "7 because the load generator woke late (its own scheduling or CPU), 3 waiting for a worker (a slow server, or all 378 workers busy, added as calls came due, at most 100000) or for the worker to run"},
+	} {
+		if got := lateWhy(c.late, c.woken, c.workers, c.limit); got != c.want {
+			t.Errorf("lateWhy(%d, %d, %d, %d) = %q, want %q", c.late, c.woken, c.workers, c.limit, got, c.want)
+		}
 	}
 }
