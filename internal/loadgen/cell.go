@@ -310,7 +310,7 @@ func histSum(h *hdrhistogram.Histogram) float64 {
 func lateWhy(late, woken int64, workers, maxWorkers int) string {
 	busy := busyWorkers(workers)
 	if maxWorkers > 0 {
-		busy += fmt.Sprintf(", added as calls came due, at most %d", maxWorkers)
+		busy += ", added as calls came due, at most " + format.Count(int64(maxWorkers))
 	}
 	waited := fmt.Sprintf("waiting for a worker (a slow server, or %s) or for the worker to run", busy)
 	switch woken {

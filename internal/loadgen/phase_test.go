@@ -200,7 +200,7 @@ func TestLateWhy(t *testing.T) {
 	}{
 		{10, 0, 1, 0, "waiting for a worker (a slow server, or the one worker busy) or for the worker to run"},
 		{10, 10, 4, 0, "the load generator woke late for all of them (its own scheduling or CPU)"},
-		{10, 7, 378, 100000, "7 because the load generator woke late (its own scheduling or CPU), 3 waiting for a worker (a slow server, or all 378 workers busy, added as calls came due, at most 100000) or for the worker to run"},
+		{10, 7, 378, 100000, "7 because the load generator woke late (its own scheduling or CPU), 3 waiting for a worker (a slow server, or all 378 workers busy, added as calls came due, at most 100,000) or for the worker to run"},
 	} {
 		if got := lateWhy(c.late, c.woken, c.workers, c.limit); got != c.want {
 			t.Errorf("lateWhy(%d, %d, %d, %d) = %q, want %q", c.late, c.woken, c.workers, c.limit, got, c.want)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -449,5 +450,30 @@ func TestBatchTimeWithoutCompletedBatches(t *testing.T) {
 		if strings.HasPrefix(l, "time/batch of 100") && !strings.Contains(l, "–") {
 			t.Errorf("no batch completed: %q", l)
 		}
+	}
+}
+
+// A repeated cell's warnings that differ only in their numbers are folded
+// into one line with the numbers' ranges; others are kept as they are.
+func TestFoldRepeats(t *testing.T) {
+	in := []string{
+		"histograms not kept",
+		"repeat 1: 644 of 5,999 calls started more than 1ms after they were due: 635 because the load generator woke late",
+		"repeat 1: 1 scheduled call was never sent before the cell ended",
+		"repeat 2: 503 of 6,000 calls started more than 1ms after they were due: 426 because the load generator woke late",
+		"repeat 3: 207 of 6,000 calls started more than 1ms after they were due: the load generator woke late for all of them",
+		"repeat 5: 181 of 6,000 calls started more than 1ms after they were due: 126 because the load generator woke late",
+		"repeat 4: 2.5 s behind",
+	}
+	want := []string{
+		"histograms not kept",
+		"repeats 1-2, 5: 181–644 of 5,999–6,000 calls started more than 1ms after they were due: 126–635 because the load generator woke late",
+		"repeat 1: 1 scheduled call was never sent before the cell ended",
+		"repeat 3: 207 of 6,000 calls started more than 1ms after they were due: the load generator woke late for all of them",
+		"repeat 4: 2.5 s behind",
+	}
+	got := foldRepeats(in)
+	if !slices.Equal(got, want) {
+		t.Errorf("foldRepeats:\n got %q\nwant %q", got, want)
 	}
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -224,11 +225,114 @@ func groupNotes(g *group) []string {
 		}
 	}
 	for _, c := range g.Cells {
-		for _, w := range c.Warnings {
+		for _, w := range foldRepeats(c.Warnings) {
 			out = append(out, string(c.Protocol)+": "+w)
 		}
 	}
 	return out
+}
+
+// repeatPrefix is how a repeated cell's warnings name their window
+// ("repeat 3: ..."); number is a number in a warning's text.
+var (
+	repeatPrefix = regexp.MustCompile(`^repeat (\d+): `)
+	number       = regexp.MustCompile(`\d(?:[\d,]*\d)?(?:\.\d+)?`)
+)
+
+// foldRepeats folds the warnings of a repeated cell's windows that say the
+// same thing with other numbers into one line: "repeats 1-3, 5: " and the
+// text with each number that differs given as its range over them (small
+// calls at 10,000 calls/s: five lines "repeat N: 181 of 6000 calls
+// started more than 1ms after they were due: ..." become one). A warning
+// said once, or not of a window, is kept as it is. The JSON keeps every
+// window's warnings.
+func foldRepeats(ws []string) []string {
+	type fold struct {
+		repeats []string
+		texts   []string
+	}
+	var order []string // shapes and unfolded warnings, in first-seen order
+	folds := map[string]*fold{}
+	for _, w := range ws {
+		m := repeatPrefix.FindStringSubmatch(w)
+		if m == nil {
+			order = append(order, w)
+			continue
+		}
+		text := w[len(m[0]):]
+		shape := "\x00" + number.ReplaceAllString(text, "#")
+		f, ok := folds[shape]
+		if !ok {
+			f = &fold{}
+			folds[shape] = f
+			order = append(order, shape)
+		}
+		f.repeats = append(f.repeats, m[1])
+		f.texts = append(f.texts, text)
+	}
+	out := make([]string, 0, len(order))
+	for _, k := range order {
+		f, ok := folds[k]
+		switch {
+		case !ok:
+			out = append(out, k)
+		case len(f.texts) == 1:
+			out = append(out, "repeat "+f.repeats[0]+": "+f.texts[0])
+		default:
+			out = append(out, "repeats "+spans(f.repeats)+": "+numberRanges(f.texts))
+		}
+	}
+	return out
+}
+
+// numberRanges is texts (the same but for their numbers) with each number
+// that differs among them given as "min–max".
+func numberRanges(texts []string) string {
+	nums := make([][]string, len(texts))
+	for i, t := range texts {
+		nums[i] = number.FindAllString(t, -1)
+	}
+	k := 0
+	return number.ReplaceAllStringFunc(texts[0], func(first string) string {
+		lo, hi := first, first
+		for _, ns := range nums[1:] {
+			if value(ns[k]) < value(lo) {
+				lo = ns[k]
+			}
+			if value(ns[k]) > value(hi) {
+				hi = ns[k]
+			}
+		}
+		k++
+		if lo == hi {
+			return lo
+		}
+		return lo + "–" + hi
+	})
+}
+
+// value is a number of a warning's text.
+func value(s string) float64 {
+	v, _ := strconv.ParseFloat(strings.ReplaceAll(s, ",", ""), 64)
+	return v
+}
+
+// spans writes ascending repeat numbers with runs as ranges: "1-3, 5".
+func spans(ns []string) string {
+	var parts []string
+	for i := 0; i < len(ns); {
+		j := i
+		for j+1 < len(ns) && value(ns[j+1]) == value(ns[j])+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, ns[i]+"-"+ns[j])
+		} else {
+			parts = append(parts, ns[i])
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
 }
 
 // maxExample bounds an error example, in characters: enough for the
