@@ -59,8 +59,8 @@ func CapacityVerdicts(cs []results.Capacity) []results.Verdict {
 			if c == base {
 				continue
 			}
-			// A generator-bound rate is a lower bound: no ratio.
-			if found(base) && found(c) && base.GeneratorBound == 0 && c.GeneratorBound == 0 {
+			// A lower bound (generator-bound, or no rate failed): no ratio.
+			if found(base) && found(c) && !base.LowerBound() && !c.LowerBound() {
 				v.Versus = append(v.Versus, results.Versus{Protocol: c.Protocol, Ratios: []results.Ratio{capacityRatio(base, c)}})
 			}
 		}
@@ -117,6 +117,16 @@ func capacityText(c *results.Capacity) string {
 		return s + "at least " + format.Rate(c.Rate) + " calls/s, " + searchRange(c) + " (generator-bound at up to " + format.Rate(c.GeneratorBound) + ")"
 	case c.GeneratorBound > 0:
 		return s + "at least " + format.Rate(c.Rate) + " calls/s (generator-bound at " + format.Rate(c.GeneratorBound) + ")"
+	case c.LowerBound():
+		s += "at least " + format.Rate(c.Rate) + " calls/s"
+		if len(c.Searches) > 1 {
+			s += ", " + searchRange(c)
+		}
+		s += " (no rate failed"
+		if !c.Complete {
+			s += "; search stopped early"
+		}
+		return s + ")"
 	}
 	s += format.Rate(c.Rate) + " calls/s"
 	if len(c.Searches) > 1 {
@@ -151,7 +161,8 @@ func found(c *results.Capacity) bool {
 }
 
 // headline says which protocol sustains more, by how much, when both
-// capacities are known (a generator-bound one is only a lower bound).
+// capacities are known (a generator-bound one, or one where no rate
+// failed, is only a lower bound).
 func headline(base *results.Capacity, g []*results.Capacity) string {
 	var parts []string
 	for _, c := range g {
@@ -162,11 +173,11 @@ func headline(base *results.Capacity, g []*results.Capacity) string {
 		if base.Rate > c.Rate {
 			hi, lo = base, c
 		}
-		if lo.GeneratorBound > 0 {
+		if lo.LowerBound() {
 			continue // the lower one is a lower bound: no ratio
 		}
 		atLeast := ""
-		if hi.GeneratorBound > 0 {
+		if hi.LowerBound() {
 			atLeast = "at least " // the higher one is a lower bound
 		}
 		part := fmt.Sprintf("%s sustains %s%sx more than %s", hi.Protocol.Title(), atLeast, format.Factor(hi.Rate/lo.Rate), lo.Protocol.Title())

@@ -98,6 +98,7 @@ func repeated(p api.Protocol, cond results.Condition, rates ...float64) results.
 	s := append([]float64(nil), rates...)
 	slices.Sort(s)
 	c.Rate, c.RateMin, c.RateMax, c.Complete = s[len(s)/2], s[0], s[len(s)-1], true
+	c.Lo, c.Hi = s[0], s[len(s)-1]*1.04 // the lowest lo, the highest hi
 	return c
 }
 
@@ -127,5 +128,29 @@ func TestCapacityVerdictsRepeated(t *testing.T) {
 	r := vs[0].Versus[0].Ratios[0]
 	if r.N != 3 || r.Significance != results.TooFew || r.Lo == nil || r.Hi == nil || *r.Lo > r.Ratio || *r.Hi < r.Ratio {
 		t.Errorf("ratio %+v", r)
+	}
+}
+
+// Searches stopped while they were still growing (interrupted at 12 s: 400
+// calls/s passed, no rate failed) found lower bounds, not capacities: the
+// summary said "gRPC sustains 1.00x more than REST". Each now reads "at
+// least", and no ratio is drawn; a bracketed rate against one with no
+// failure is "at least" as many times more.
+func TestCapacityVerdictNoRateFailed(t *testing.T) {
+	grown := func(p api.Protocol, rate float64) results.Capacity {
+		return results.Capacity{Scenario: api.Small, Protocol: p, Objective: "p99<=20ms",
+			CapacitySearch: results.CapacitySearch{Rate: rate, Lo: rate, Note: "stopped: interrupted"}}
+	}
+	vs := CapacityVerdicts([]results.Capacity{grown(api.REST, 400), grown(api.GRPC, 400)})
+	want := "small, p99<=20ms: REST at least 400 calls/s (no rate failed; search stopped early), gRPC at least 400 calls/s (no rate failed; search stopped early)"
+	if len(vs) != 1 || vs[0].Summary != want || len(vs[0].Versus) != 0 {
+		t.Fatalf("verdicts %+v\nwant summary %q and no ratio", vs, want)
+	}
+	bracketed := grown(api.REST, 5000)
+	bracketed.Hi, bracketed.Complete = 5200, true
+	vs = CapacityVerdicts([]results.Capacity{bracketed, grown(api.GRPC, 12800)})
+	want = "small, p99<=20ms: REST 5,000 calls/s [5,000, 5,200], gRPC at least 12,800 calls/s (no rate failed; search stopped early) → gRPC sustains at least 2.6x more than REST"
+	if len(vs) != 1 || vs[0].Summary != want || len(vs[0].Versus) != 0 {
+		t.Errorf("verdicts %+v\nwant summary %q and no ratio", vs, want)
 	}
 }

@@ -80,15 +80,16 @@ func capSearches(c *results.Capacity) string {
 	return n
 }
 
-// capFound is the found rate: "9,800 calls/s"; a generator-bound series
-// only gives a lower bound ("≥ 3,200 calls/s").
+// capFound is the found rate: "9,800 calls/s"; a series that is
+// generator-bound or saw no rate fail only gives a lower bound ("≥ 3,200
+// calls/s").
 func capFound(c *results.Capacity) string {
 	switch {
 	case c.Failure != "":
 		return "failed"
 	case c.Rate == 0:
 		return "none"
-	case c.GeneratorBound > 0:
+	case c.LowerBound():
 		return "≥ " + format.Rate(c.Rate) + " calls/s" + capMedian(c)
 	}
 	return format.Rate(c.Rate) + " calls/s" + capMedian(c)

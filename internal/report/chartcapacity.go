@@ -37,8 +37,11 @@ func capacityFigure(r *results.Result) *chart.Figure {
 			}
 			if c.Rate > 0 {
 				name := string(c.Protocol) + " found " + format.Rate(c.Rate) + "/s"
-				if c.GeneratorBound > 0 {
+				switch {
+				case c.GeneratorBound > 0:
 					name = string(c.Protocol) + " ≥ " + format.Rate(c.Rate) + "/s (generator-bound)"
+				case c.LowerBound():
+					name = string(c.Protocol) + " ≥ " + format.Rate(c.Rate) + "/s (no rate failed)"
 				}
 				panel.Marks = append(panel.Marks, chart.Mark{Name: name, Color: col, X: c.Rate})
 			}

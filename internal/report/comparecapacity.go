@@ -93,6 +93,12 @@ func (f *CapacityFound) text() string {
 		return "none"
 	case f.GeneratorBound > 0:
 		return "≥ " + format.Rate(f.Rate) + " (generator-bound)"
+	case f.Hi == 0:
+		s := "≥ " + format.Rate(f.Rate) + " (no rate failed"
+		if !f.Complete {
+			s += "; stopped early"
+		}
+		return s + ")"
 	}
 	s := format.Rate(f.Rate)
 	if f.Hi > 0 {

@@ -74,6 +74,12 @@ type CapacitySearch struct {
 // Repeated is the number of searches behind the series' result (1: one).
 func (c *Capacity) Repeated() int { return max(1, len(c.Searches)) }
 
+// LowerBound says whether a found rate is only a lower bound of the
+// capacity: the load generator could not offer more, or no rate failed
+// (a search stopped while it was still growing, or one that reached its
+// maximum rate). No ratio is drawn from it.
+func (c *CapacitySearch) LowerBound() bool { return c.Rate > 0 && (c.GeneratorBound > 0 || c.Hi == 0) }
+
 // CapacityProbe is one fixed-length open-loop probe of a capacity search.
 type CapacityProbe struct {
 	Phase    string  `json:"phase"` // grow, bisect, confirm, boundary
