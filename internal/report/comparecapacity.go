@@ -70,10 +70,9 @@ func compareCapacity(old, new *results.Result) []CapacityChange {
 		}
 		pct := (n.Rate - o.Rate) / o.Rate * 100
 		out[i].DeltaPct = &pct
-		// [lo, hi) brackets; an open one (no failure, or generator-bound)
-		// reaches up without end.
+		// [lo, hi) brackets; an open one reaches up without end.
 		top := func(f *CapacityFound) float64 {
-			if f.Hi == 0 || f.GeneratorBound > 0 {
+			if f.open() {
 				return math.Inf(1)
 			}
 			return f.Hi
@@ -82,6 +81,10 @@ func compareCapacity(old, new *results.Result) []CapacityChange {
 	}
 	return out
 }
+
+// open says whether the bracket has no top: no rate failed, or the
+// generator could not offer more (results.CapacitySearch.LowerBound).
+func (f *CapacityFound) open() bool { return f.Hi == 0 || f.GeneratorBound > 0 }
 
 // text is one side's found rate: "9,800 [9,500, 10,100]", "≥ 3,200
 // (generator-bound)", "none", "–" when not searched.
@@ -93,7 +96,7 @@ func (f *CapacityFound) text() string {
 		return "none"
 	case f.GeneratorBound > 0:
 		return "≥ " + format.Rate(f.Rate) + " (generator-bound)"
-	case f.Hi == 0:
+	case f.open():
 		s := "≥ " + format.Rate(f.Rate) + " (no rate failed"
 		if !f.Complete {
 			s += "; stopped early"

@@ -247,39 +247,40 @@ var (
 // said once, or not of a window, is kept as it is. The JSON keeps every
 // window's warnings.
 func foldRepeats(ws []string) []string {
-	type fold struct {
-		repeats []string
-		texts   []string
+	// A line is a warning not of a window (plain), or the windows'
+	// warnings of one shape.
+	type line struct {
+		plain          string
+		repeats, texts []string
 	}
-	var order []string // shapes and unfolded warnings, in first-seen order
-	folds := map[string]*fold{}
+	var lines []*line
+	byShape := map[string]*line{}
 	for _, w := range ws {
 		m := repeatPrefix.FindStringSubmatch(w)
 		if m == nil {
-			order = append(order, w)
+			lines = append(lines, &line{plain: w})
 			continue
 		}
 		text := w[len(m[0]):]
-		shape := "\x00" + number.ReplaceAllString(text, "#")
-		f, ok := folds[shape]
+		shape := number.ReplaceAllString(text, "#")
+		l, ok := byShape[shape]
 		if !ok {
-			f = &fold{}
-			folds[shape] = f
-			order = append(order, shape)
+			l = &line{}
+			byShape[shape] = l
+			lines = append(lines, l)
 		}
-		f.repeats = append(f.repeats, m[1])
-		f.texts = append(f.texts, text)
+		l.repeats = append(l.repeats, m[1])
+		l.texts = append(l.texts, text)
 	}
-	out := make([]string, 0, len(order))
-	for _, k := range order {
-		f, ok := folds[k]
-		switch {
-		case !ok:
-			out = append(out, k)
-		case len(f.texts) == 1:
-			out = append(out, "repeat "+f.repeats[0]+": "+f.texts[0])
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		switch len(l.texts) {
+		case 0:
+			out = append(out, l.plain)
+		case 1:
+			out = append(out, "repeat "+l.repeats[0]+": "+l.texts[0])
 		default:
-			out = append(out, "repeats "+spans(f.repeats)+": "+numberRanges(f.texts))
+			out = append(out, "repeats "+spans(l.repeats)+": "+numberRanges(l.texts))
 		}
 	}
 	return out
