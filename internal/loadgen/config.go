@@ -1,7 +1,10 @@
 // Package loadgen is the protocol-agnostic load engine behind
 // `meteorbench run`. Data flows one way:
 //
-//	Config ──plan()──▶ []cellSpec (scenario × batch × concurrency × records × repeat × protocol,
+//	Config ──plan()──▶ []cellSpec (scenario × batch × every condition of
+//	                   planDimensions (dimensions.go: rate, server CPUs, link,
+//	                   concurrency, records, compression, TLS, JSON codec,
+//	                   endpoint, payload, traffic, engine) × repeat × protocol,
 //	                   protocols interleaved cell by cell)
 //	cellSpec ──measureCell()──▶ workers, each with its own call.Caller over the
 //	                   protocol's counted connections (wire.Dialer)
@@ -71,7 +74,8 @@ type Progress struct {
 
 // Config is one run. Its zero value (plus Target) is the default run: all
 // scenarios over all three protocols, batches of 100, one worker,
-// closed-loop, 1 s warm-up and 3 s measured per cell (about a minute).
+// closed-loop, DefaultWarmup (200 ms) then DefaultDuration (600 ms)
+// measured per cell, once (Repeat 1; run's own default is DefaultRepeat).
 type Config struct {
 	// Target is the server's host:port. Required.
 	Target string

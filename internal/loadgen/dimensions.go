@@ -145,8 +145,9 @@ var planDimensions = []planDimension{
 		validate: func(c Config) error { return validCompress(c.Compress) },
 	},
 	{
-		// TLS innermost: a cell's plaintext and TLS conditions are
-		// measured one after the other (every repeat of every protocol).
+		// TLS near the inside: a cell's plaintext and TLS conditions are
+		// measured close together (every repeat of every protocol); only
+		// the JSON codec and the engine change faster.
 		field: "tls",
 		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
 			if len(c.TLS) == 0 {
@@ -162,8 +163,9 @@ var planDimensions = []planDimension{
 		validate: func(c Config) error { return c.validateTLS() }, // tls.go
 	},
 	{
-		// The JSON codec innermost: a rest cell's codecs are measured one
-		// after the other, next to its grpc and rest-protobuf cells.
+		// The JSON codec inside TLS: a rest cell's codecs are measured one
+		// after the other, next to its grpc and rest-protobuf cells; only
+		// the engine changes faster.
 		field: "json_codec",
 		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
 			return each(c.JSONCodecs, func(k *results.Condition, jc string) { k.JSONCodec = unlessDefault(jc, jsoncodec.Std) })
@@ -214,7 +216,7 @@ var planDimensions = []planDimension{
 		validate: func(c Config) error { return c.validateMix() }, // mix.go
 	},
 	{
-		// The engine innermost: a cell's engines are measured one after
+		// The engine innermost (the last entry): a cell's engines are measured one after
 		// the other, every repeat.
 		field: "engine",
 		values: func(c Config, _ api.Scenario) []func(*results.Condition) {

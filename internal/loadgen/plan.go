@@ -27,8 +27,9 @@ func (s cellSpec) String() string {
 
 // plan expands a config into the order cells are measured in: for each
 // scenario and batch, every combination of the conditions' values in
-// planDimensions order (link, concurrency, payload size, compression, TLS,
-// the last innermost), and for each, every repeat of every protocol, with
+// planDimensions order (rate, server CPUs, link, concurrency, payload size,
+// compression, TLS, JSON codec, endpoint, payload, traffic, engine: the
+// last innermost), and for each, every repeat of every protocol, with
 // protocols innermost (rest, grpc, rest, grpc, ...). Slow drift of the
 // machine then hits all protocols of a cell alike.
 func plan(c Config) []cellSpec {
