@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -95,8 +96,8 @@ stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
 
 // addFlags defines run's flags on fl (capacity shares them).
 func (f *runFlags) addFlags(fl *pflag.FlagSet) {
-	f.Target.MinPort = 1
-	fl.Var(&f.Target, "target", "host:port of a running meteorbench serve (default: start one on 127.0.0.1)")
+	fl.Var(&f.Target, "target", "the server to measure: host:port of one port serving REST and gRPC (meteorbench serve), or rest=HOST:PORT,grpc=HOST:PORT for servers on ports of their own (either alone; rest-protobuf= follows rest unless given); default: start one on 127.0.0.1")
+	fl.Var(&f.ServerPID, "server-pid", "server CPU per call from /proc/PID/stat of this process (any server on this machine; Docker's: docker inspect -f '{{.State.Pid}}'), or rest=PID,grpc=PID; 10 ms clock ticks")
 	fl.StringVar(&f.Token, "token", "", "bearer token for a protected server (default $"+server.TokenEnv+")")
 	fl.StringSliceVar(&f.Protocols, "proto", []string{"all"}, "protocols: rest, rest-protobuf, grpc, or all")
 	fl.StringSliceVar(&f.Scenarios, "scenario", []string{"all"}, "scenarios: small, large, stream, post, or all")
@@ -155,6 +156,9 @@ func takeOver(fl *pflag.FlagSet, why string, names ...string) func() error {
 func jobError(err error) error {
 	if ie, ok := err.(*job.InterruptedError); ok {
 		return &exitError{130, ie}
+	}
+	if errors.Is(err, loadgen.ErrWrongProtocol) || errors.Is(err, loadgen.ErrNoProcess) {
+		return usageError{err} // a target given as the wrong protocol, a --server-pid gone: the flag's to fix
 	}
 	return err
 }
