@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/meteorbench/meteorbench/api"
@@ -211,12 +212,14 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (loadge
 }
 
 // applyTarget reads --target's per-protocol form and --server-pid into
-// cfg: without --proto, the protocols are those --target gives addresses;
+// cfg: without --proto, the command's default protocols that --target
+// gives an address;
 // a --server-pid must name a process on this machine, and a protocol that
 // has a server.
 func (f *RunFlags) applyTarget(cfg *loadgen.Config) error {
 	if cfg.Target.Split() && !f.Changed("proto") && cfg.Endpoints == nil {
-		cfg.Protocols = nil // the config's default: those --target gives an address
+		// The command's default protocols that --target gives an address.
+		cfg.Protocols = slices.DeleteFunc(cfg.Protocols, func(p api.Protocol) bool { return cfg.Target.For(p) == "" })
 	}
 	pids := cfg.ServerPID
 	if pids.IsZero() {
