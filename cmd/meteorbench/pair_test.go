@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +26,8 @@ import (
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/server"
+	"github.com/meteorbench/meteorbench/internal/server/servertest"
 )
 
 // debianPython is the python3 with Debian's python3-grpcio and
@@ -280,4 +285,117 @@ func TestServerPIDAgreesWithMetrics(t *testing.T) {
 		t.Logf("timing: attempt %d of 3 missed: %s", attempt, strings.Join(miss, ", "))
 	}
 	t.Errorf("timing: /proc and /metrics server CPU per call differ by more than 10%% in all 3 attempts (each logged above): %s", strings.Join(misses, "; "))
+}
+
+// recordingProxy forwards every connection to addr and keeps the first
+// bytes each sent: what the clients spoke.
+type recordingProxy struct {
+	addr   string
+	mu     sync.Mutex
+	starts []string
+}
+
+func startRecordingProxy(t *testing.T, to string) *recordingProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &recordingProxy{addr: ln.Addr().String()}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.serve(c, to)
+		}
+	}()
+	return p
+}
+
+func (p *recordingProxy) serve(c net.Conn, to string) {
+	defer c.Close()
+	up, err := net.Dial("tcp", to)
+	if err != nil {
+		return
+	}
+	defer up.Close()
+	first := make([]byte, 16)
+	n, _ := io.ReadFull(c, first)
+	p.mu.Lock()
+	p.starts = append(p.starts, string(first[:n]))
+	p.mu.Unlock()
+	if _, err := up.Write(first[:n]); err != nil {
+		return
+	}
+	go io.Copy(c, up)
+	io.Copy(up, c)
+}
+
+// Nothing of a run or a check sends HTTP/1.1 to a gRPC address: every
+// connection to --target grpc=... (meteorbench's own server, reached
+// through a proxy that records what each connection starts with) opens
+// with the HTTP/2 preface, the health check included (grpc.health.v1,
+// SERVING: no warning). Go only: runs where Python cannot.
+func TestGRPCAddressGetsNoHTTP1(t *testing.T) {
+	addr := servertest.Start(t, server.Config{})
+	proxy := startRecordingProxy(t, addr)
+	target := "rest=" + addr + ",grpc=" + proxy.addr
+	if stdout, _, err := execute(t, "check", "--target", target); err != nil {
+		t.Fatalf("check: %v\n%s", err, stdout)
+	} else {
+		wantIn(t, "check's table", stdout, "serves 12 of 12")
+		if !slices.ContainsFunc(strings.Split(stdout, "\n"), func(l string) bool {
+			return strings.Contains(l, proxy.addr+"  grpc.health.v1.Health/Check") && strings.HasSuffix(l, " ok")
+		}) {
+			t.Errorf("check's table lacks grpc.health.v1 ok at %s:\n%s", proxy.addr, stdout)
+		}
+	}
+	res := runJSON(t, "--target", target, "--proto", "grpc,rest", "--duration", "200ms", "--warmup", "50ms", "--repeat", "1")
+	for _, c := range res.Cells {
+		// The REST address's /metrics gives REST's server CPU; the gRPC
+		// address is never asked over HTTP/1.1, so gRPC has none.
+		wantSource := loadgen.SourceMetrics
+		if c.Protocol == api.GRPC {
+			wantSource = ""
+		}
+		if c.Errors != 0 || c.Calls == 0 || (c.ServerCPUUSPerCall != nil) != (wantSource != "") || c.ServerCPUSource != wantSource {
+			t.Errorf("%s %s: %d calls, %d errors, server CPU %v from %q", c.Scenario, c.Protocol, c.Calls, c.Errors, c.ServerCPUUSPerCall, c.ServerCPUSource)
+		}
+	}
+	if slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "grpc.health.v1") }) {
+		t.Errorf("a warning about grpc.health.v1 from a server that serves it: %q", res.Warnings)
+	}
+	proxy.mu.Lock()
+	defer proxy.mu.Unlock()
+	if len(proxy.starts) == 0 {
+		t.Fatal("no connection reached the gRPC address")
+	}
+	for _, s := range proxy.starts {
+		if !strings.HasPrefix(s, "PRI * HTTP/2.0") {
+			t.Errorf("a connection to the gRPC address started %q, not the HTTP/2 preface", s)
+		}
+	}
+	t.Logf("%d connections to the gRPC address, each opened with the HTTP/2 preface", len(proxy.starts))
+}
+
+// An address given as the other HTTP version than it speaks is named, exit
+// 2, nothing measured: a plain grpc-go server (h2c only) as the one-port
+// form, a plain net/http server as grpc=. Go only: runs where Python
+// cannot.
+func TestTargetWrongHTTPVersion(t *testing.T) {
+	g, h := startPlainGRPC(t), startPlainHTTP(t)
+	for _, c := range []struct{ target, want string }{
+		{g, g + " speaks HTTP/2 only: give it as --target grpc=" + g},
+		{"grpc=" + h, h + " speaks HTTP/1.1 only: give it as --target rest=" + h},
+	} {
+		for _, args := range [][]string{{"run", "--target", c.target, "--duration", "100ms"}, {"check", "--target", c.target}, {"capacity", "--target", c.target}} {
+			stdout, _, err := execute(t, args...)
+			if code := exitCodeQuiet(err); code != 2 || err.Error() != c.want || stdout != "" {
+				t.Errorf("%q: exit %d, %v, stdout %q; want 2, %q", args, code, err, stdout, c.want)
+			}
+		}
+	}
 }
