@@ -57,7 +57,10 @@ intended start; late = sent more than 1ms after it was due).
 
 A --target that serves only part of the contract (docs/contract.md) is
 measured on what it serves; the rest is listed as not served ('meteorbench
-check --target' tells beforehand). Your own endpoints instead of the
+check --target' tells beforehand). REST and gRPC on ports of their own:
+--target rest=HOST:PORT,grpc=HOST:PORT (either alone; a gRPC-only address
+is never sent HTTP/1.1). Server CPU of a server without meteorbench's
+/metrics on this machine: --server-pid PID. Your own endpoints instead of the
 contract: --rest-url URL against --grpc-addr HOST:PORT --grpc-method
 pkg.Service/Method (--schema FILE.proto, or the server's reflection), one
 cell pair compared like REST and gRPC.
@@ -72,6 +75,7 @@ stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
 		Example: `  meteorbench run
   meteorbench run --scenario small --proto grpc,rest --concurrency 1,16,64 --format json | jq .
   meteorbench run --target 127.0.0.1:8080 --rate 2000 --duration 30s --out results/run1 --format table,json,csv
+  meteorbench run --target rest=127.0.0.1:8080,grpc=127.0.0.1:9090 --server-pid "$(pgrep -f my-server)"
   meteorbench run --repeat 5 --scenario large --format markdown`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if args = f.TLS.Mode.TakeArg(cmd.Flags(), args); len(args) > 0 {
