@@ -6,13 +6,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/meteorbench/meteorbench/internal/flagvalue"
 	"github.com/meteorbench/meteorbench/internal/job"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/server"
 )
 
 func newCheckCmd() *cobra.Command {
-	var target, token, format string
+	var target flagvalue.Targets
+	var token, format string
 	var tlsFlags job.ClientTLS
 	cmd := &cobra.Command{
 		Use:   "check",
@@ -27,6 +29,7 @@ exit 0 when at least one call is served, 1 when none is.
 'meteorbench run --target' against the same server measures what it serves
 and marks the rest as not served.`,
 		Example: `  meteorbench check --target 127.0.0.1:8080
+  meteorbench check --target rest=127.0.0.1:8080,grpc=127.0.0.1:9090
   meteorbench check --target 127.0.0.1:8080 --format json | jq '.calls[] | select(.served)'`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if args = tlsFlags.Mode.TakeArg(cmd.Flags(), args); len(args) > 0 {
@@ -38,8 +41,8 @@ and marks the rest as not served.`,
 			if !cmd.Flags().Changed("token") {
 				token = os.Getenv(server.TokenEnv)
 			}
-			c := job.CheckConfig{Config: loadgen.Config{Target: target, Token: token}, Format: format}
-			if err := tlsFlags.Apply(&c.Config, target); err != nil {
+			c := job.CheckConfig{Config: loadgen.Config{Target: target.T, Token: token}, Format: format}
+			if err := tlsFlags.Apply(&c.Config, target.T.String()); err != nil {
 				return usageError{err}
 			}
 			if err := c.Validate(); err != nil {
@@ -48,7 +51,7 @@ and marks the rest as not served.`,
 			return jobError(job.Check(cmd.Context(), c, cmd.OutOrStdout()))
 		},
 	}
-	cmd.Flags().StringVar(&target, "target", "", "host:port of the server to check (required)")
+	cmd.Flags().Var(&target, "target", "the server to check (required): host:port of one port serving REST and gRPC, or rest=HOST:PORT,grpc=HOST:PORT for servers on ports of their own (either alone)")
 	cmd.Flags().StringVar(&token, "token", "", "bearer token for a protected server (default $"+server.TokenEnv+")")
 	cmd.Flags().StringVar(&format, "format", "table", "table or json")
 	registerClientTLS(cmd.Flags(), &tlsFlags)

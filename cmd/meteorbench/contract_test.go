@@ -170,6 +170,17 @@ func TestCheckTLS(t *testing.T) {
 		t.Errorf("check in plaintext: %v", err)
 	}
 	wantUsageError(t, "check", "--target", addr, "--tls", "both")
+
+	// Each protocol at its own address, over TLS: gRPC's health over TLS
+	// (ALPN h2) too.
+	stdout, _, err = execute(t, "check", "--target", "rest="+addr+",grpc="+addr, "--tls", "--tls-ca", ca)
+	if err != nil || !strings.Contains(stdout, "serves 12 of 12") {
+		t.Errorf("check --tls, two keys: %v\n%s", err, stdout)
+	}
+	stdout, _, err = execute(t, "check", "--target", "grpc="+addr, "--tls", "--tls-ca", ca)
+	if err != nil || !strings.Contains(stdout, "serves 4 of 4") || strings.Contains(stdout, "Unimplemented") {
+		t.Errorf("check --tls, grpc= alone: %v\n%s", err, stdout)
+	}
 }
 
 // A target that refuses every probe call for its credentials is not one

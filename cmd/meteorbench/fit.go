@@ -67,7 +67,7 @@ verdict says so instead of claiming a fit.`,
 					return jobError(job.Fit(cmd.Context(), loadgen.Config{}, o, from, jo))
 				}
 			}
-			if f.ServerCPUs, err = o.ServerCPUs(f.ServerCPUs, fl.Changed("server-cpus"), f.Target.Addr != ""); err != nil {
+			if f.ServerCPUs, err = o.ServerCPUs(f.ServerCPUs, fl.Changed("server-cpus"), !f.Target.T.IsZero()); err != nil {
 				return err
 			}
 			f.Mix = c.Traffic

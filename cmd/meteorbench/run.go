@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -56,7 +57,10 @@ intended start; late = sent more than 1ms after it was due).
 
 A --target that serves only part of the contract (docs/contract.md) is
 measured on what it serves; the rest is listed as not served ('meteorbench
-check --target' tells beforehand). Your own endpoints instead of the
+check --target' tells beforehand). REST and gRPC on ports of their own:
+--target rest=HOST:PORT,grpc=HOST:PORT (either alone; a gRPC-only address
+is never sent HTTP/1.1). Server CPU of a server without meteorbench's
+/metrics on this machine: --server-pid PID. Your own endpoints instead of the
 contract: --rest-url URL against --grpc-addr HOST:PORT --grpc-method
 pkg.Service/Method (--schema FILE.proto, or the server's reflection), one
 cell pair compared like REST and gRPC.
@@ -71,6 +75,7 @@ stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
 		Example: `  meteorbench run
   meteorbench run --scenario small --proto grpc,rest --concurrency 1,16,64 --format json | jq .
   meteorbench run --target 127.0.0.1:8080 --rate 2000 --duration 30s --out results/run1 --format table,json,csv
+  meteorbench run --target rest=127.0.0.1:8080,grpc=127.0.0.1:9090 --server-pid "$(pgrep -f my-server)"
   meteorbench run --repeat 5 --scenario large --format markdown`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if args = f.TLS.Mode.TakeArg(cmd.Flags(), args); len(args) > 0 {
@@ -95,8 +100,8 @@ stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
 
 // addFlags defines run's flags on fl (capacity shares them).
 func (f *runFlags) addFlags(fl *pflag.FlagSet) {
-	f.Target.MinPort = 1
-	fl.Var(&f.Target, "target", "host:port of a running meteorbench serve (default: start one on 127.0.0.1)")
+	fl.Var(&f.Target, "target", "the server to measure: host:port of one port serving REST and gRPC (meteorbench serve), or rest=HOST:PORT,grpc=HOST:PORT for servers on ports of their own (either alone; rest-protobuf= follows rest unless given); default: start one on 127.0.0.1")
+	fl.Var(&f.ServerPID, "server-pid", "server CPU per call from /proc/PID/stat of this process (any server on this machine; Docker's: docker inspect -f '{{.State.Pid}}'), or rest=PID,grpc=PID; 10 ms clock ticks")
 	fl.StringVar(&f.Token, "token", "", "bearer token for a protected server (default $"+server.TokenEnv+")")
 	fl.StringSliceVar(&f.Protocols, "proto", []string{"all"}, "protocols: rest, rest-protobuf, grpc, or all")
 	fl.StringSliceVar(&f.Scenarios, "scenario", []string{"all"}, "scenarios: small, large, stream, post, or all")
@@ -155,6 +160,9 @@ func takeOver(fl *pflag.FlagSet, why string, names ...string) func() error {
 func jobError(err error) error {
 	if ie, ok := err.(*job.InterruptedError); ok {
 		return &exitError{130, ie}
+	}
+	if errors.Is(err, loadgen.ErrWrongProtocol) || errors.Is(err, loadgen.ErrNoProcess) {
+		return usageError{err} // a target given as the wrong protocol, a --server-pid gone: the flag's to fix
 	}
 	return err
 }

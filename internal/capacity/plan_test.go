@@ -3,6 +3,7 @@ package capacity_test
 import (
 	"context"
 	"fmt"
+	"github.com/meteorbench/meteorbench/internal/target"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,7 +23,7 @@ import (
 func plan(srv *loadgentest.Server, proto api.Protocol, start float64) *capacity.Plan {
 	return &capacity.Plan{
 		Base: loadgen.Config{
-			Target:      srv.Addr,
+			Target:      target.One(srv.Addr),
 			Protocols:   []api.Protocol{proto},
 			Scenarios:   []api.Scenario{api.Small},
 			Batches:     []int{1},

@@ -3,6 +3,7 @@ package fit_test
 import (
 	"context"
 	"fmt"
+	"github.com/meteorbench/meteorbench/internal/target"
 	"math"
 	"testing"
 	"time"
@@ -34,7 +35,7 @@ func TestVerifyPredictsAKnownCapacity(t *testing.T) {
 	traffic, _ := results.ParseMix("small=100,large=2")
 	tier, _ := fit.ParseTier("1cpu")
 	p := fit.Plan{Tier: tier, Traffic: traffic, Headroom: 0.7}
-	base := loadgen.Config{Target: srv.Addr, Protocols: []api.Protocol{api.REST, api.GRPC}, Duration: time.Second, Warmup: 200 * time.Millisecond}
+	base := loadgen.Config{Target: target.One(srv.Addr), Protocols: []api.Protocol{api.REST, api.GRPC}, Duration: time.Second, Warmup: 200 * time.Millisecond}
 	ctx := context.Background()
 	s, err := loadgen.Open(ctx, p.Config(base, traffic, 0))
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/meteorbench/meteorbench/internal/cpuset"
+	"github.com/meteorbench/meteorbench/internal/target"
 )
 
 // HostPort is a host:port flag value (serve's and health's --addr), checked
@@ -131,3 +132,37 @@ func (b *ByteSize) Set(s string) error {
 }
 
 func (*ByteSize) Type() string { return "size" }
+
+// Targets is --target: one host:port for every protocol, or
+// rest=HOST:PORT,grpc=HOST:PORT (target.ParseTargets), checked when the
+// flag is parsed.
+type Targets struct{ T target.Targets }
+
+func (t *Targets) String() string { return t.T.String() }
+
+func (t *Targets) Set(s string) error {
+	v, err := target.ParseTargets(s, func(a string) error { return CheckHostPort(a, 1) })
+	if err != nil {
+		return err
+	}
+	t.T = v
+	return nil
+}
+
+func (*Targets) Type() string { return "host:port|rest=host:port,grpc=host:port" }
+
+// PIDs is --server-pid: one process id, or rest=PID,grpc=PID.
+type PIDs struct{ P target.PIDs }
+
+func (p *PIDs) String() string { return p.P.String() }
+
+func (p *PIDs) Set(s string) error {
+	v, err := target.ParsePIDs(s)
+	if err != nil {
+		return err
+	}
+	p.P = v
+	return nil
+}
+
+func (*PIDs) Type() string { return "pid|rest=pid,grpc=pid" }

@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"errors"
+	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"time"
 
 	"github.com/meteorbench/meteorbench/internal/analysis"
@@ -37,6 +38,9 @@ func Capacity(ctx context.Context, p *capacity.Plan, o Options) error {
 	p.OnSearch = func(i, k int) { ui.note("capacity search %d of %d", i, k) }
 	ui.note("capacity search: %s, up to %v", p.Objective, p.MaxTime)
 	found, err := p.Run(ctx)
+	if errors.Is(err, loadgen.ErrWrongProtocol) || errors.Is(err, loadgen.ErrNoProcess) {
+		return err // a --target or --server-pid to fix, found before any probe: no document
+	}
 	res := p.Document(found, err, errors.Is(err, ctx.Err()) && ctx.Err() != nil, started)
 	analysis.Apply(res)
 	defer ui.summary(res)

@@ -3,7 +3,6 @@ package job
 import (
 	"errors"
 	"fmt"
-	"net"
 
 	"github.com/meteorbench/meteorbench/internal/loadgen"
 )
@@ -18,8 +17,8 @@ type CheckConfig struct {
 // Validate refuses a check that cannot be asked; the messages name
 // check's flags.
 func (c CheckConfig) Validate() error {
-	if _, _, err := net.SplitHostPort(c.Target); err != nil {
-		return fmt.Errorf("--target %q: want host:port", c.Target)
+	if c.Target.IsZero() {
+		return errors.New("--target: required (HOST:PORT, or rest=HOST:PORT,grpc=HOST:PORT)")
 	}
 	if c.Format != "table" && c.Format != "json" {
 		return fmt.Errorf("--format %q: want table or json", c.Format)

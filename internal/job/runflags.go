@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/meteorbench/meteorbench/api"
@@ -17,13 +18,15 @@ import (
 	"github.com/meteorbench/meteorbench/internal/report"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
+	"github.com/meteorbench/meteorbench/internal/target"
 )
 
 // RunFlags are the flags of run, which capacity and fit share, as given:
 // Config turns them into the load generator's config and the job's
 // options. The messages name the flags.
 type RunFlags struct {
-	Target      flagvalue.HostPort // checked when parsed: a port to dial
+	Target      flagvalue.Targets // checked when parsed: addresses to dial
+	ServerPID   flagvalue.PIDs    // --server-pid: server CPU from /proc
 	Token       string
 	Protocols   []string
 	Scenarios   []string
@@ -76,11 +79,13 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (loadge
 	var cfg loadgen.Config
 	var o Options
 	f.Endpoints.Changed, f.Endpoints.Schema, f.Endpoints.SchemaChecked = f.Changed, f.Payload.Schema, true // --payload's check covers --schema
-	target, err := f.Endpoints.Target(f.Target.Addr)
+	addr, err := f.Endpoints.Target(f.Target.T.String())
 	if err != nil {
 		return cfg, o, err
 	}
-	f.Target.Addr = target
+	if f.Endpoints.Given() {
+		f.Target.T = target.One(addr)
+	}
 	var links []link.Spec
 	for _, text := range f.Links {
 		l, err := link.Parse(text)
@@ -138,7 +143,8 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (loadge
 		f.Token = os.Getenv(server.TokenEnv)
 	}
 	cfg = loadgen.Config{
-		Target:      f.Target.Addr,
+		Target:      f.Target.T,
+		ServerPID:   f.ServerPID.P,
 		Token:       f.Token,
 		Protocols:   flagvalue.ExpandAll(f.Protocols, api.Protocols()),
 		Scenarios:   flagvalue.ExpandAll(f.Scenarios, api.Scenarios()),
@@ -154,7 +160,7 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (loadge
 		MaxWorkers:  loadgen.MaxWorkersFor(f.Rate, f.Changed("concurrency"), f.MaxWorkers),
 		Repeat:      f.Repeat,
 		CommandLine: f.CommandLine,
-		OwnServer:   f.Target.Addr == "",
+		OwnServer:   f.Target.T.IsZero(),
 		Segment:     segment,
 		StartAt:     startAt,
 	}
@@ -183,7 +189,7 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (loadge
 	if f.Warmup == 0 {
 		cfg.Warmup = -1 // none
 	}
-	if err := f.TLS.Apply(&cfg, f.Target.Addr); err != nil {
+	if err := f.TLS.Apply(&cfg, f.Target.T.String()); err != nil {
 		return cfg, o, err
 	}
 	if err := f.Endpoints.Apply(ctx, &cfg); err != nil {
@@ -192,14 +198,48 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (loadge
 	if err := f.applyMix(&cfg); err != nil {
 		return cfg, o, err
 	}
+	if err := f.applyTarget(&cfg); err != nil {
+		return cfg, o, err
+	}
 	check := cfg
-	if check.Target == "" {
-		check.Target = "127.0.0.1:0" // the own server's address replaces it
+	if check.Target.IsZero() {
+		check.Target = target.One("127.0.0.1:0") // the own server's address replaces it
 	}
 	if err := check.Validate(); err != nil {
 		return cfg, o, fmt.Errorf("--%w", err)
 	}
 	return cfg, o, nil
+}
+
+// applyTarget reads --target's per-protocol form and --server-pid into
+// cfg: without --proto, the command's default protocols that --target
+// gives an address;
+// a --server-pid must name a process on this machine, and a protocol that
+// has a server.
+func (f *RunFlags) applyTarget(cfg *loadgen.Config) error {
+	if cfg.Target.Split() && !f.Changed("proto") && cfg.Endpoints == nil {
+		// The command's default protocols that --target gives an address.
+		cfg.Protocols = slices.DeleteFunc(cfg.Protocols, func(p api.Protocol) bool { return cfg.Target.For(p) == "" })
+	}
+	pids := cfg.ServerPID
+	if pids.IsZero() {
+		return nil
+	}
+	if cfg.Target.IsZero() {
+		return errors.New("--server-pid reads the CPU of the server of --target: run's own server reports its CPU itself")
+	}
+	if cfg.Endpoints != nil {
+		return errors.New("--server-pid is for --target: a run of your own endpoints reads their /metrics")
+	}
+	for _, p := range pids.Protocols() {
+		if cfg.Target.For(p) == "" {
+			return fmt.Errorf("--server-pid %s: --target gives %s no address", pids, p)
+		}
+		if _, err := loadgen.ProcCPU(pids.For(p)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // applyMix reads run --mix into cfg: the mix's scenarios and total rate,

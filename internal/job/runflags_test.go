@@ -10,12 +10,13 @@ import (
 	"github.com/meteorbench/meteorbench/internal/flagvalue"
 	"github.com/meteorbench/meteorbench/internal/job"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/target"
 )
 
 // runFlags are run's defaults against a target, given the named flags.
 func runFlags(given ...string) job.RunFlags {
 	return job.RunFlags{
-		Target: flagvalue.HostPort{Addr: "127.0.0.1:1"}, Protocols: []string{"all"}, Scenarios: []string{"all"},
+		Target: flagvalue.Targets{T: target.One("127.0.0.1:1")}, Protocols: []string{"all"}, Scenarios: []string{"all"},
 		Batches: []int{100}, Concurrency: []int{1}, Links: []string{"none"}, Records: []int{1000},
 		Duration: loadgen.DefaultDuration, Warmup: loadgen.DefaultWarmup, Timeout: loadgen.DefaultTimeout,
 		Repeat: loadgen.DefaultRepeat, Formats: []string{"table"},

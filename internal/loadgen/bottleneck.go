@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"fmt"
+	"github.com/meteorbench/meteorbench/api"
 	"net"
 	"runtime"
 )
@@ -41,7 +42,18 @@ func sharesCores(cfg Config) bool {
 	if cfg.ServerCPUs > 0 {
 		return false
 	}
-	host, _, err := net.SplitHostPort(cfg.Target)
+	addrs := cfg.addresses(api.Protocols()) // a protocol without an address has none
+	for _, a := range addrs {
+		if !loopback(a.Addr) {
+			return false
+		}
+	}
+	return len(addrs) > 0
+}
+
+// loopback reports whether host:port is on this machine's loopback.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return false
 	}

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"github.com/meteorbench/meteorbench/internal/target"
 	"runtime"
 	"strings"
 	"testing"
@@ -30,15 +31,15 @@ func TestGeneratorBottleneck(t *testing.T) {
 }
 
 func TestSharesCores(t *testing.T) {
-	for target, want := range map[string]bool{
+	for addr, want := range map[string]bool{
 		"127.0.0.1:8080": true, "[::1]:8080": true, "localhost:8080": true,
 		"10.0.0.7:8080": false, "example.com:443": false, "bad": false,
 	} {
-		if got := sharesCores(Config{Target: target}); got != want {
-			t.Errorf("%s: %v, want %v", target, got, want)
+		if got := sharesCores(Config{Target: target.One(addr)}); got != want {
+			t.Errorf("%s: %v, want %v", addr, got, want)
 		}
 	}
-	if sharesCores(Config{Target: "127.0.0.1:8080", ServerCPUs: 1}) {
+	if sharesCores(Config{Target: target.One("127.0.0.1:8080"), ServerCPUs: 1}) {
 		t.Error("a server pinned apart shares the cores")
 	}
 }

@@ -49,7 +49,7 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 		dialer.Dial = relay.DialContext
 	}
 	client, err := r.newClient(spec, call.Options{
-		Target:      cfg.Target,
+		Target:      r.addrOf(spec), // endpoints.go
 		Token:       cfg.Token,
 		Workers:     max(sh.workers, sh.maxWorkers),
 		Connections: cfg.Connections,
@@ -138,7 +138,7 @@ func (r *runner) scrapeInto(ctx context.Context, spec cellSpec, s *snapshot) {
 	if sc == nil {
 		return
 	}
-	if ss, err := sc.scrape(ctx); err != nil {
+	if ss, err := sc.sample(ctx); err != nil {
 		s.serverErr = err
 	} else {
 		s.server = &ss
@@ -156,6 +156,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 	attempts := t.calls + t.errors
 	c := results.Cell{
 		CellKey:     spec.CellKey,
+		Target:      r.cellTarget(spec), // targets.go
 		Connections: int(dials),
 		Mode:        cfg.mode(),
 		Calls:       t.calls,
@@ -212,16 +213,24 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 		warn("server CPU unknown: %v", err)
 	default:
 		serverCPU = after.server.CPU - before.server.CPU
+		c.ServerCPUSource = after.server.Source
 		if t.calls > 0 {
 			v := float64(serverCPU.Microseconds()) / float64(t.calls)
 			c.ServerCPUUSPerCall = &v
+			if m0, m1 := before.server.MetricsCPU, after.server.MetricsCPU; c.ServerCPUSource == SourceProc && m0 >= 0 && m1 >= 0 {
+				v := float64((m1 - m0).Microseconds()) / float64(t.calls)
+				c.ServerCPUMetricsUSPerCall = &v
+			}
 		}
 		c.ServerMemory = serverMemory(after.server) // memory.go
 		if procs := after.server.Procs; procs > 0 && secs > 0 {
 			u := serverCPU.Seconds() / secs / procs
 			c.ServerUtilisation = &u
 		}
-		if serverCPU < ServerCPUMin {
+		switch {
+		case c.ServerCPUSource == SourceProc && serverCPU < ProcCPUMin:
+			warn("server CPU %s in the cell (< %v; /proc counts %v clock ticks): server CPU per call is imprecise; measure longer", format.Duration(serverCPU), ProcCPUMin, ClockTick)
+		case serverCPU < ServerCPUMin:
 			warn("server CPU %s in the cell (< %v): server CPU per call is imprecise; measure longer", format.Duration(serverCPU), ServerCPUMin)
 		}
 		served, key := servedCount(cfg.servedKeys(spec), before.server, after.server) // mix.go
@@ -230,6 +239,9 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 		case spec.Scenario.Method() == "":
 			// A user's endpoint: not one of the contract's methods the
 			// server counts.
+		case after.server.Requests == nil:
+			// CPU from /proc of a server without meteorbench's metrics:
+			// no request counters to check.
 		case served > sent && !cfg.Segment.Whole():
 			// The other segments load the same server at the same time:
 			// expected, and merge accounts for it.

@@ -29,6 +29,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
 	"github.com/meteorbench/meteorbench/internal/payload"
 	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/target"
 )
 
 // Defaults of the zero Config, and run's: every cell measured as
@@ -77,8 +78,16 @@ type Progress struct {
 // closed-loop, DefaultWarmup (200 ms) then DefaultDuration (600 ms)
 // measured per cell, once (Repeat 1; run's own default is DefaultRepeat).
 type Config struct {
-	// Target is the server's host:port. Required.
-	Target string
+	// Target is where each protocol's calls go: one host:port serving
+	// every protocol (target.One), or one per protocol (the REST and gRPC
+	// servers on ports of their own). Required. Each protocol's calls,
+	// health check and /metrics go to its own address, over its own
+	// protocol (targets.go).
+	Target target.Targets
+	// ServerPID, when set, are the server processes whose CPU per call is
+	// read from /proc/PID/stat (procstat.go), for servers without
+	// meteorbench's /metrics: any process on this machine.
+	ServerPID target.PIDs
 	// Token, when set, is sent as a bearer token on every data call.
 	Token string
 
@@ -225,6 +234,9 @@ func (c Config) withDefaults() Config {
 	c = c.mixDefaults()
 	if c.Endpoints != nil {
 		c = c.withEndpoints() // endpoints.go
+	}
+	if len(c.Protocols) == 0 && c.Target.Split() {
+		c.Protocols = c.Target.Protocols() // those --target gives an address
 	}
 	if len(c.Protocols) == 0 {
 		c.Protocols = api.Protocols()

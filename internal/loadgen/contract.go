@@ -2,7 +2,7 @@ package loadgen
 
 import (
 	"context"
-	"fmt"
+	"net/http"
 	"strconv"
 
 	"github.com/meteorbench/meteorbench/api"
@@ -27,17 +27,51 @@ func CheckContract(ctx context.Context, cfg Config) (*results.Contract, error) {
 		return nil, err
 	}
 	r := newRunner(cfg)
-	defer r.scraper.close()
-	out := &results.Contract{Target: cfg.Target}
-	health, err := checkHealth(ctx, r.health, cfg.Target, HealthTimeout)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ErrInterrupted
+	protocols := api.Protocols()
+	if cfg.Target.Split() {
+		protocols = cfg.Target.Protocols()
+	}
+	out := &results.Contract{Target: cfg.Target.String(), Targets: cfg.Target.ByProtocol()}
+	var optional []results.ContractCall
+	for _, a := range cfg.addresses(protocols) {
+		// Each address over its own protocol, as run asks it; one that
+		// answers nothing, or the other HTTP version, fails the check.
+		note, err := r.checkAddress(ctx, a) // targets.go
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ErrInterrupted
+			}
+			return nil, err
 		}
-		return nil, fmt.Errorf("target %s: %w", cfg.Target, err)
+		health := results.ContractCall{Part: "health", Request: "GET " + api.PathHealth, Served: note == "", Why: note}
+		if !a.HTTP1 {
+			health.Request = "grpc.health.v1.Health/Check"
+		}
+		metrics := results.ContractCall{Part: "metrics", Request: "GET " + api.PathMetrics + " (" + api.MetricCPU + ": server CPU per call)"}
+		if a.HTTP1 {
+			sc := newScraper(a.Addr)
+			if cfg.tlsOnly() {
+				r.dialOverTLS(sc.hc.Transport.(*http.Transport))
+			}
+			if _, err := sc.scrape(ctx); err != nil {
+				metrics.Why = oneLine(err) + ": server CPU per call not reported (--server-pid reads it for a server on this machine)"
+			} else {
+				metrics.Served = true
+			}
+			sc.close()
+		} else {
+			metrics.Why = "not asked: a gRPC-only address gets no HTTP/1.1 (--server-pid reads server CPU for a server on this machine)"
+		}
+		if cfg.Target.Split() {
+			health.Target, metrics.Target = a.Addr, a.Addr
+		}
+		optional = append(optional, metrics, health)
 	}
 	ask := func(spec cellSpec) (served bool) {
 		k := results.ContractCall{Scenario: spec.Scenario, Protocol: spec.Protocol, Records: spec.Records, Request: contractRequest(spec)}
+		if cfg.Target.Split() {
+			k.Target = cfg.Target.For(spec.Protocol)
+		}
 		if err := r.probeOne(ctx, spec); err != nil {
 			k.Why = oneLine(err)
 		} else {
@@ -47,7 +81,7 @@ func CheckContract(ctx context.Context, cfg Config) (*results.Contract, error) {
 		return k.Served
 	}
 	for _, sc := range api.Scenarios() {
-		for _, p := range api.Protocols() {
+		for _, p := range protocols {
 			spec := cellSpec{CellKey: results.CellKey{Scenario: sc, Protocol: p, Batch: 1, Condition: results.Condition{Concurrency: 1, TLS: cfg.tlsOnly()}}}
 			if ask(spec) && (sc == api.Large || sc == api.Stream) {
 				spec.Records = ContractRecords
@@ -58,15 +92,7 @@ func CheckContract(ctx context.Context, cfg Config) (*results.Contract, error) {
 			}
 		}
 	}
-	metrics := results.ContractCall{Part: "metrics", Request: "GET " + api.PathMetrics + " (" + api.MetricCPU + ": server CPU per call)", Served: true}
-	if _, err := r.scraper.scrape(ctx); err != nil {
-		metrics.Served, metrics.Why = false, oneLine(err)+": server CPU per call not reported"
-	}
-	healthz := results.ContractCall{Part: "health", Request: "GET " + api.PathHealth, Served: health == ""}
-	if health != "" {
-		healthz.Why = health
-	}
-	out.Optional = []results.ContractCall{metrics, healthz}
+	out.Optional = optional
 	return out, nil
 }
 

@@ -3,6 +3,7 @@ package loadgen_test
 import (
 	"bytes"
 	"encoding/csv"
+	"github.com/meteorbench/meteorbench/internal/target"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,7 +25,7 @@ func TestSweepCSVHasEveryCellOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := loadgen.Config{
-		Target:     addr,
+		Target:     target.One(addr),
 		Protocols:  []api.Protocol{api.REST, api.GRPC},
 		Scenarios:  []api.Scenario{api.Large},
 		Batches:    []int{1},

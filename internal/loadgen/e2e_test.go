@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/meteorbench/meteorbench/internal/target"
 	"reflect"
 	"slices"
 	"strings"
@@ -243,12 +244,12 @@ func TestRunUnreachableTarget(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	good := loadgen.Config{Target: "127.0.0.1:1"}
+	good := loadgen.Config{Target: target.One("127.0.0.1:1")}
 	if err := good.Validate(); err != nil {
 		t.Fatalf("zero config: %v", err)
 	}
 	for name, mut := range map[string]func(*loadgen.Config){
-		"no target":          func(c *loadgen.Config) { c.Target = "" },
+		"no target":          func(c *loadgen.Config) { c.Target = target.Targets{} },
 		"unknown protocol":   func(c *loadgen.Config) { c.Protocols = []api.Protocol{"soap"} },
 		"unknown scenario":   func(c *loadgen.Config) { c.Scenarios = []api.Scenario{"huge"} },
 		"twice":              func(c *loadgen.Config) { c.Scenarios = []api.Scenario{"small", "small"} },
@@ -301,7 +302,7 @@ func TestRunConnections(t *testing.T) {
 // Only narrows a config to each of its cells: the plan of the narrowed
 // config is exactly that cell.
 func TestConfigOnly(t *testing.T) {
-	cfg := loadgen.Config{Target: "127.0.0.1:1", Scenarios: []api.Scenario{api.Small, api.Large}, Records: []int{10, 100},
+	cfg := loadgen.Config{Target: target.One("127.0.0.1:1"), Scenarios: []api.Scenario{api.Small, api.Large}, Records: []int{10, 100},
 		Concurrency: []int{1, 4}, Batches: []int{5}, Repeat: 3, Compress: []string{loadgen.CompressNone, loadgen.CompressGzip},
 		TLS: []bool{false, true}}
 	l, err := link.Parse("100mbit/20ms")
@@ -383,7 +384,7 @@ func keys(m map[string]*results.Cell) []string {
 
 func TestConfigCompressInvalid(t *testing.T) {
 	for _, zs := range [][]string{{"br"}, {"gzip", "gzip"}, {""}} {
-		cfg := loadgen.Config{Target: "127.0.0.1:1", Compress: zs}
+		cfg := loadgen.Config{Target: target.One("127.0.0.1:1"), Compress: zs}
 		if err := cfg.Validate(); err == nil {
 			t.Errorf("compress %q: no error", zs)
 		}
@@ -482,12 +483,12 @@ func TestRunRecordsWrongCount(t *testing.T) {
 
 func TestConfigRecords(t *testing.T) {
 	for _, bad := range [][]int{{0}, {-1}, {api.MaxRecords + 1}, {10, 10}} {
-		cfg := loadgen.Config{Target: "127.0.0.1:1", Records: bad}
+		cfg := loadgen.Config{Target: target.One("127.0.0.1:1"), Records: bad}
 		if err := cfg.Validate(); err == nil {
 			t.Errorf("records %v: no error", bad)
 		}
 	}
-	cfg := loadgen.Config{Target: "127.0.0.1:1", Records: []int{1, api.MaxRecords}}
+	cfg := loadgen.Config{Target: target.One("127.0.0.1:1"), Records: []int{1, api.MaxRecords}}
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("records %v: %v", cfg.Records, err)
 	}

@@ -58,20 +58,14 @@ func (r *runner) addrOf(spec cellSpec) string {
 	if spec.Scenario == endpointcall.Scenario && r.cfg.Endpoints != nil {
 		return r.cfg.Endpoints.Addr(spec.Protocol)
 	}
-	return r.cfg.Target
+	return r.cfg.Target.For(spec.Protocol)
 }
 
 // scraperOf is the scraper of the server that answers spec's calls: the
 // target's, or for an endpoint cell its endpoint's; nil when that server's
 // metrics are not read (then its CPU per call is absent, never 0).
-func (r *runner) scraperOf(spec cellSpec) *scraper {
-	if r.cfg.Endpoints != nil {
-		return r.sides[spec.Protocol]
-	}
-	if r.metrics {
-		return r.scraper
-	}
-	return nil
+func (r *runner) scraperOf(spec cellSpec) cpuSampler {
+	return r.sides[spec.Protocol]
 }
 
 // DynamicDecodeNote is the warning of a run with a gRPC endpoint: its
@@ -88,7 +82,7 @@ func (r *runner) openSides(ctx context.Context, warn func(string)) {
 	if r.cfg.Endpoints.GRPC != nil {
 		warn(DynamicDecodeNote)
 	}
-	r.sides = map[api.Protocol]*scraper{}
+	r.sides = map[api.Protocol]cpuSampler{}
 	for _, p := range r.cfg.Endpoints.Protocols() {
 		addr := r.cfg.Endpoints.Addr(p)
 		s := newScraper(addr)

@@ -2,6 +2,7 @@ package loadgen_test
 
 import (
 	"context"
+	"github.com/meteorbench/meteorbench/internal/target"
 	"testing"
 
 	"github.com/meteorbench/meteorbench/api"
@@ -21,9 +22,9 @@ func serverCounts(t *testing.T, addr string) map[string]float64 {
 }
 
 // quick is a small bounded run: no warm-up, a few batches per cell.
-func quick(target string) loadgen.Config {
+func quick(addr string) loadgen.Config {
 	return loadgen.Config{
-		Target:     target,
+		Target:     target.One(addr),
 		Protocols:  api.Protocols(),
 		Scenarios:  api.Scenarios(),
 		Batches:    []int{3},

@@ -2,6 +2,7 @@ package loadgen_test
 
 import (
 	"fmt"
+	"github.com/meteorbench/meteorbench/internal/target"
 	"math"
 	"slices"
 	"testing"
@@ -91,7 +92,7 @@ func TestRunLinkDefault(t *testing.T) {
 // through link l.
 func linkConfig(addr string, l link.Spec, sc api.Scenario, duration, warmup time.Duration) loadgen.Config {
 	return loadgen.Config{
-		Target:    addr,
+		Target:    target.One(addr),
 		Protocols: []api.Protocol{api.REST, api.GRPC},
 		Scenarios: []api.Scenario{sc},
 		Batches:   []int{1},

@@ -2,6 +2,7 @@ package loadgen_test
 
 import (
 	"fmt"
+	"github.com/meteorbench/meteorbench/internal/target"
 	"math"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func TestMixKeepsEachScenarioRate(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := loadgen.Config{
-		Target:      addr,
+		Target:      target.One(addr),
 		Protocols:   []api.Protocol{api.REST, api.GRPC},
 		Mix:         mix,
 		Batches:     []int{1},
@@ -78,10 +79,10 @@ func TestMixKeepsEachScenarioRate(t *testing.T) {
 func TestMixRefused(t *testing.T) {
 	mix, _ := results.ParseMix("small=10")
 	for name, cfg := range map[string]loadgen.Config{
-		"scenarios":  {Target: "x:1", Mix: mix, Scenarios: []api.Scenario{api.Large}},
-		"rate":       {Target: "x:1", Mix: mix, Rate: 20},
-		"iterations": {Target: "x:1", Mix: mix, Iterations: 3},
-		"no mix":     {Target: "x:1", Scenarios: []api.Scenario{results.MixScenario}},
+		"scenarios":  {Target: target.One("x:1"), Mix: mix, Scenarios: []api.Scenario{api.Large}},
+		"rate":       {Target: target.One("x:1"), Mix: mix, Rate: 20},
+		"iterations": {Target: target.One("x:1"), Mix: mix, Iterations: 3},
+		"no mix":     {Target: target.One("x:1"), Scenarios: []api.Scenario{results.MixScenario}},
 	} {
 		if err := cfg.Validate(); err == nil {
 			t.Errorf("%s: no error", name)

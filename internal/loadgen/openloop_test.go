@@ -3,6 +3,7 @@ package loadgen_test
 import (
 	"context"
 	"fmt"
+	"github.com/meteorbench/meteorbench/internal/target"
 	"math"
 	"slices"
 	"strings"
@@ -42,7 +43,7 @@ func TestOpenLoopShowsAStall(t *testing.T) {
 		close(release)
 	}()
 	res := run(t, loadgen.Config{
-		Target:      srv.Addr,
+		Target:      target.One(srv.Addr),
 		Protocols:   []api.Protocol{api.GRPC},
 		Scenarios:   []api.Scenario{api.Small},
 		Batches:     []int{10},
@@ -110,7 +111,7 @@ func TestOpenLoopRate(t *testing.T) {
 	const rate, duration = 2000, 300 * time.Millisecond
 	timing.Retry(t, 3, func(attempt int) (misses []string) {
 		res := run(t, loadgen.Config{
-			Target:      addr,
+			Target:      target.One(addr),
 			Protocols:   []api.Protocol{api.GRPC, api.REST},
 			Scenarios:   []api.Scenario{api.Small},
 			Batches:     []int{10},

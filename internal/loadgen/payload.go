@@ -31,8 +31,9 @@ var ErrOtherPayload = fmt.Errorf("serves another payload")
 // on its /healthz answer, which counts no call) and refuses one that is
 // not the run's. A target without /healthz is left to the contract probe.
 func (r *runner) probePayload(ctx context.Context) error {
-	if r.cfg.Target == "" {
-		return nil // the user's own endpoints only
+	addr := r.cfg.Target.For(api.REST)
+	if addr == "" {
+		return nil // the user's own endpoints only, or a gRPC-only target: left to the probe
 	}
 	i := slices.IndexFunc(plan(r.cfg), func(s cellSpec) bool { return s.Scenario != endpointcall.Scenario })
 	if i < 0 {
@@ -44,7 +45,7 @@ func (r *runner) probePayload(ctx context.Context) error {
 	defer tr.CloseIdleConnections()
 	ctx, cancel := context.WithTimeout(ctx, HealthTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.cfg.Target+api.PathHealth, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+api.PathHealth, nil)
 	if err != nil {
 		return nil
 	}
@@ -62,7 +63,7 @@ func (r *runner) probePayload(ctx context.Context) error {
 		return nil
 	}
 	return fmt.Errorf("target %s %w: it serves %s, this run measures %s (run with the --payload, --schema and --message the server was given)",
-		r.cfg.Target, ErrOtherPayload, payloadName(served), payloadName(want))
+		addr, ErrOtherPayload, payloadName(served), payloadName(want))
 }
 
 func payloadName(id string) string {

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"errors"
+	"github.com/meteorbench/meteorbench/internal/target"
 	"testing"
 	"time"
 
@@ -116,7 +117,7 @@ func TestWaitUntil(t *testing.T) {
 // Per-call figures are per successful call: 10 successes and 90 failures
 // that moved 12,000 bytes are 1,200 bytes a call, not 120.
 func TestSummarizePerSuccessfulCall(t *testing.T) {
-	r := &runner{cfg: Config{Target: "x", Rate: 100}.withDefaults()}
+	r := &runner{cfg: Config{Target: target.One("x"), Rate: 100}.withDefaults()}
 	tl := newTally(true)
 	base := time.Now()
 	for i := range 100 {

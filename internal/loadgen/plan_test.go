@@ -3,6 +3,7 @@ package loadgen
 import (
 	"flag"
 	"fmt"
+	"github.com/meteorbench/meteorbench/internal/target"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,7 +25,7 @@ func sweepConfig() Config {
 		panic(err)
 	}
 	return Config{
-		Target:      "127.0.0.1:1",
+		Target:      target.One("127.0.0.1:1"),
 		Protocols:   []api.Protocol{api.GRPC, api.REST},
 		Scenarios:   []api.Scenario{api.Small, api.Large},
 		Batches:     []int{10, 3},
@@ -90,7 +91,7 @@ func TestSettingsOfSweep(t *testing.T) {
 		!slices.Equal(s.Records, []int{10, 100}) || !slices.Equal(s.Compress, []string{CompressGzip, CompressNone}) {
 		t.Errorf("settings: %+v", s)
 	}
-	d := Config{Target: "x"}.withDefaults().Settings()
+	d := Config{Target: target.One("x")}.withDefaults().Settings()
 	if d.Links != nil || d.Records != nil || d.Compress != nil || d.Rate != 0 || !slices.Equal(d.Concurrency, []int{1}) {
 		t.Errorf("default settings: %+v", d)
 	}
@@ -106,7 +107,7 @@ func TestPlanDimensionForSomeProtocols(t *testing.T) {
 	planDimensions[i].appliesTo = func(p api.Protocol) bool { return p == api.REST }
 
 	cfg := Config{
-		Target: "x", Protocols: []api.Protocol{api.REST, api.GRPC}, Scenarios: []api.Scenario{api.Small},
+		Target: target.One("x"), Protocols: []api.Protocol{api.REST, api.GRPC}, Scenarios: []api.Scenario{api.Small},
 		Batches: []int{1}, Concurrency: []int{1, 2}, Compress: []string{CompressGzip, CompressNone},
 	}
 	var got []string

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"fmt"
+	"github.com/meteorbench/meteorbench/internal/target"
 	"runtime/debug"
 	"testing"
 	"time"
@@ -44,7 +45,7 @@ func TestOpenLoopPrecision(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(GeneratorGOGC))
 	addr := servertest.Start(t, server.Config{})
 	cfg := Config{
-		Target:      addr,
+		Target:      target.One(addr),
 		Protocols:   []api.Protocol{api.REST, api.GRPC},
 		Scenarios:   []api.Scenario{api.Small},
 		Batches:     []int{1},

@@ -97,7 +97,7 @@ func served(specs []cellSpec, not []results.NotServed) []cellSpec {
 // probeOne makes one call of spec's scenario and protocol.
 func (r *runner) probeOne(ctx context.Context, spec cellSpec) error {
 	client, err := r.newClient(spec, call.Options{
-		Target:    r.cfg.Target,
+		Target:    r.addrOf(spec),
 		Token:     r.cfg.Token,
 		Workers:   1,
 		Records:   spec.Records,

@@ -76,7 +76,7 @@ func mergeLatency(cs []results.Cell, f func(*results.Cell) *results.Latency) *re
 }
 
 func mergeCell(cs []results.Cell) results.Cell {
-	m := results.Cell{CellKey: cs[0].CellKey, Mode: cs[0].Mode, Share: cs[0].Share}
+	m := results.Cell{CellKey: cs[0].CellKey, Mode: cs[0].Mode, Share: cs[0].Share, Target: cs[0].Target}
 	m.Connections = int(math.Round(medianOf(cs, func(c *results.Cell) float64 { return float64(c.Connections) })))
 	for i := range cs { // the most any repeat needed
 		m.WorkersUsed = max(m.WorkersUsed, cs[i].WorkersUsed)
@@ -144,6 +144,8 @@ func mergeCell(cs []results.Cell) results.Cell {
 	if server {
 		v := medianOf(cs, func(c *results.Cell) float64 { return *c.ServerCPUUSPerCall })
 		m.ServerCPUUSPerCall = &v
+		m.ServerCPUSource = cs[0].ServerCPUSource
+		m.ServerCPUMetricsUSPerCall = mergeOptional(cs, func(c *results.Cell) *float64 { return c.ServerCPUMetricsUSPerCall })
 	}
 
 	m.Repeats = make([]results.Sample, len(cs))

@@ -31,20 +31,18 @@ const StartLate = 100 * time.Millisecond
 
 // runner carries a run's state between cells.
 type runner struct {
-	cfg     Config
-	health  *http.Client
-	scraper *scraper
-	metrics bool // the target serves meteorbench_cpu_seconds_total
-	// sides are the scrapers of the endpoints' servers that serve
-	// meteorbench's metrics, by protocol (endpoints.go).
-	sides map[api.Protocol]*scraper
+	cfg    Config
+	health *http.Client
+	// sides are where each protocol's server CPU is read, by protocol: its
+	// address's /metrics, or its process (targets.go, procstat.go; for
+	// endpoints, endpoints.go). A protocol without one has no server CPU.
+	sides map[api.Protocol]cpuSampler
 }
 
 func newRunner(cfg Config) *runner {
 	r := &runner{
-		cfg:     cfg,
-		health:  &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
-		scraper: newScraper(cfg.Target),
+		cfg:    cfg,
+		health: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
 	}
 	r.controlOverTLS() // tls.go
 	return r
@@ -80,20 +78,18 @@ func Open(ctx context.Context, cfg Config) (*Session, error) {
 		s.warnings = append(s.warnings, msg)
 		cfg.Logger.Warn(msg)
 	}
-	var note string
-	var err error
 	if cfg.Endpoints == nil { // a user's endpoint need not serve /healthz, or HTTP/1.1 at all
-		note, err = checkHealth(ctx, s.r.health, cfg.Target, HealthTimeout)
-	}
-	if err != nil {
-		s.Close()
-		if ctx.Err() != nil {
-			return nil, ErrInterrupted
+		notes, err := s.r.checkTargets(ctx, cfg.Protocols) // targets.go
+		if err != nil {
+			s.Close()
+			if ctx.Err() != nil {
+				return nil, ErrInterrupted
+			}
+			return nil, err
 		}
-		return nil, fmt.Errorf("target %s: %w", cfg.Target, err)
-	}
-	if note != "" {
-		warn(fmt.Sprintf("target %s: %s", cfg.Target, note))
+		for _, n := range notes {
+			warn(n)
+		}
 	}
 	if !cfg.NoProbe {
 		not, err := s.r.probeContract(ctx) // probe.go
@@ -103,26 +99,20 @@ func Open(ctx context.Context, cfg Config) (*Session, error) {
 		}
 		s.notServed = not
 		for _, n := range not {
-			cfg.Logger.Warn(fmt.Sprintf("target %s does not serve %s %s: not measured (%s)", cfg.Target, n.Scenario, n.Protocol, n.Why))
+			cfg.Logger.Warn(fmt.Sprintf("target %s does not serve %s %s: not measured (%s)", cfg.Target.For(n.Protocol), n.Scenario, n.Protocol, n.Why))
 		}
 	}
 	if cfg.Endpoints != nil {
 		s.r.openSides(ctx, warn) // endpoints.go
-	} else if _, err := s.r.scraper.scrape(ctx); err != nil {
-		warn(fmt.Sprintf("server CPU per call not reported: target %s has no usable /metrics (%v)", cfg.Target, err))
-	} else {
-		s.r.metrics = true
+	} else if err := s.r.openSamplers(ctx, warn); err != nil { // targets.go
+		s.Close()
+		return nil, err
 	}
 	return s, nil
 }
 
 // Close releases the session's connections.
-func (s *Session) Close() {
-	s.r.scraper.close()
-	for _, sc := range s.r.sides {
-		sc.close()
-	}
-}
+func (s *Session) Close() { s.r.closeSamplers() }
 
 // Run measures every cell of the plan and returns the result document: a
 // session opened for it, then closed.
@@ -152,7 +142,7 @@ func (s *Session) Run(ctx context.Context, cfg Config) (*results.Result, error) 
 	if cfg.Target != s.r.cfg.Target {
 		return nil, fmt.Errorf("a session of %s cannot measure %s", s.r.cfg.Target, cfg.Target)
 	}
-	r := &runner{cfg: cfg, health: s.r.health, scraper: s.r.scraper, metrics: s.r.metrics, sides: s.r.sides}
+	r := &runner{cfg: cfg, health: s.r.health, sides: s.r.sides}
 	res := &results.Result{
 		Schema:    results.Schema,
 		Env:       cfg.Env(),
@@ -316,11 +306,11 @@ func (r *runner) afterCell(ctx context.Context, spec cellSpec, m *measured) erro
 	if (c.Errors == 0 && c.Calls > 0) || r.cfg.Endpoints != nil {
 		return nil // a user's endpoint has no /healthz to ask
 	}
-	if _, err := checkHealth(ctx, r.health, r.cfg.Target, HealthTimeout); err != nil {
+	if _, err := r.checkTargets(ctx, []api.Protocol{spec.Protocol}); err != nil {
 		if ctx.Err() != nil {
 			return ErrInterrupted
 		}
-		return fmt.Errorf("target %s went away during %s: %w", r.cfg.Target, spec, err)
+		return fmt.Errorf("went away during %s: %w", spec, err)
 	}
 	if c.Calls == 0 && c.Errors > 0 {
 		for class := range c.ErrorClasses {
@@ -328,7 +318,7 @@ func (r *runner) afterCell(ctx context.Context, spec cellSpec, m *measured) erro
 				return nil
 			}
 		}
-		return fmt.Errorf("target %s refused every call of %s (%s): check --token", r.cfg.Target, spec, c.ErrorClasses)
+		return fmt.Errorf("target %s refused every call of %s (%s): check --token", r.cfg.Target.For(spec.Protocol), spec, c.ErrorClasses)
 	}
 	return nil
 }
@@ -351,7 +341,9 @@ func (cfg Config) Env() results.Env {
 		CPUModel:           buildinfo.CPUModel(),
 		OS:                 strings.TrimSpace(osName),
 		Arch:               runtime.GOARCH,
-		Target:             cfg.Target,
+		Target:             cfg.Target.String(),
+		Targets:            cfg.Target.ByProtocol(),
+		ServerPID:          pidText(cfg.ServerPID),
 		OwnServer:          cfg.OwnServer,
 		Flags:              cfg.CommandLine,
 		ServerCPUs:         cfg.ServerCPUList,

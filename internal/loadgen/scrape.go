@@ -30,6 +30,11 @@ type ServerSample struct {
 	// Memory, in bytes (0 when absent): the resident set now and at its
 	// peak since the server started, and the Go heap in use now.
 	RSS, PeakRSS, Heap float64
+	// Source is where CPU came from: SourceMetrics or SourceProc.
+	Source string
+	// MetricsCPU is the /metrics CPU counter read with a SourceProc
+	// sample, when the server serves it; -1 when not.
+	MetricsCPU time.Duration
 }
 
 // scraper reads the target's /metrics over its own connection, not

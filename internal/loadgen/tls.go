@@ -60,9 +60,7 @@ func (r *runner) controlOverTLS() {
 	if !r.cfg.tlsOnly() {
 		return
 	}
-	for _, tr := range []*http.Transport{r.health.Transport.(*http.Transport), r.scraper.hc.Transport.(*http.Transport)} {
-		r.dialOverTLS(tr)
-	}
+	r.dialOverTLS(r.health.Transport.(*http.Transport))
 }
 
 // dialOverTLS makes a control transport's connections TLS (ALPN http/1.1).

@@ -16,8 +16,11 @@ import (
 // 1"), so the command prefixes "--" and says no more: every check of a
 // run's settings lives here.
 func (c Config) Validate() error {
-	if c.Target == "" {
+	if c.Target.IsZero() {
 		return errors.New("no target")
+	}
+	if err := c.validateTarget(); err != nil { // targets.go
+		return err
 	}
 	protocols, scenarios := api.Protocols(), api.Scenarios()
 	if c.Endpoints != nil {

@@ -47,12 +47,12 @@ func SplitCPUs(n int) (server, client cpuset.Set, err error) {
 // capacity search.
 func Pin(cfg *loadgen.Config, n int, openLoop bool) error {
 	if n == Auto {
-		n = DefaultCPUs(cfg.Target == "", openLoop)
+		n = DefaultCPUs(cfg.Target.IsZero(), openLoop)
 	}
 	if n == 0 {
 		return nil
 	}
-	if cfg.Target != "" {
+	if !cfg.Target.IsZero() {
 		return fmt.Errorf("--server-cpus %d pins run's own server: with --target, start the server with 'meteorbench serve --cpus LIST' on its machine", n)
 	}
 	srv, client, err := SplitCPUs(n)

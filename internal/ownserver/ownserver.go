@@ -28,6 +28,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/loadgen/child"
 	"github.com/meteorbench/meteorbench/internal/server"
+	"github.com/meteorbench/meteorbench/internal/target"
 	"github.com/meteorbench/meteorbench/internal/tlsutil"
 )
 
@@ -75,7 +76,7 @@ func Start(ctx context.Context, cfg *loadgen.Config, note func(format string, ar
 		}
 		return nil, fmt.Errorf("start own server: %w", err)
 	}
-	cfg.Target = s.srv.Addr
+	cfg.Target = target.One(s.srv.Addr)
 	if certFile != "" {
 		pool, err := tlsutil.CertPool(certFile)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -13,12 +14,29 @@ import (
 // one line of what a run against the target would measure.
 func WriteContract(w io.Writer, c *results.Contract) error {
 	ew := &errWriter{w: w}
-	ew.printf("target %s\n\n", c.Target)
+	ew.printf("target %s\n", c.Target)
+	for _, p := range api.Protocols() { // each protocol's address, when they have their own
+		if addr, ok := c.Targets[string(p)]; ok {
+			ew.printf("  %-14s %s\n", p, addr)
+		}
+	}
+	ew.printf("\n")
+	split := len(c.Targets) > 0
+	at := func(k results.ContractCall) string {
+		if !split {
+			return ""
+		}
+		return k.Target + "\t"
+	}
 	tw := columns(ew)
-	fmt.Fprintf(tw, "scenario\tprotocol\trequest\tanswer\n")
+	if split {
+		fmt.Fprintf(tw, "scenario\tprotocol\tat\trequest\tanswer\n")
+	} else {
+		fmt.Fprintf(tw, "scenario\tprotocol\trequest\tanswer\n")
+	}
 	var served, not, records []string
 	for _, k := range c.Calls {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k.Scenario, k.Protocol, k.Request, contractAnswer(k))
+		fmt.Fprintf(tw, "%s\t%s\t%s%s\t%s\n", k.Scenario, k.Protocol, at(k), k.Request, contractAnswer(k))
 		name := string(k.Scenario) + " " + string(k.Protocol)
 		if k.Records != 0 { // the records asked for: a condition of the call, not a cell
 			if !k.Served {
@@ -34,9 +52,12 @@ func WriteContract(w io.Writer, c *results.Contract) error {
 	}
 	var lacks []string
 	for _, k := range c.Optional {
-		fmt.Fprintf(tw, "%s\t(optional)\t%s\t%s\n", k.Part, k.Request, contractAnswer(k))
-		if !k.Served {
-			lacks = append(lacks, k.Part)
+		fmt.Fprintf(tw, "%s\t(optional)\t%s%s\t%s\n", k.Part, at(k), k.Request, contractAnswer(k))
+		if name := k.Part; !k.Served {
+			if k.Target != "" {
+				name += " at " + k.Target
+			}
+			lacks = append(lacks, name)
 		}
 	}
 	tw.Flush()

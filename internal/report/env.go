@@ -2,9 +2,11 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
+	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -31,6 +33,18 @@ func envLines(r *results.Result) [][2]string {
 		target += " (own server child, loopback)"
 	}
 	lines = append(lines, [2]string{"target", target})
+	if len(e.Targets) > 0 { // each protocol at its own address
+		var at []string
+		for _, p := range api.Protocols() {
+			if addr, ok := e.Targets[string(p)]; ok {
+				at = append(at, p.Title()+" at "+addr)
+			}
+		}
+		lines = append(lines, [2]string{"addresses", strings.Join(at, " · ")})
+	}
+	if e.ServerPID != "" {
+		lines = append(lines, [2]string{"server CPU", serverCPULine(r)})
+	}
 	for _, n := range r.NotServed {
 		lines = append(lines, [2]string{"not served", fmt.Sprintf("%s %s: not measured (%s)", n.Scenario, n.Protocol, n.Why)})
 	}
@@ -51,6 +65,23 @@ func envLines(r *results.Result) [][2]string {
 		lines = append(lines, [2]string{"command", strings.Join(e.Flags, " ")})
 	}
 	return lines
+}
+
+// serverCPULine says where server CPU per call came from when --server-pid
+// was given: /proc, in clock ticks, checked against /metrics where both
+// were read.
+func serverCPULine(r *results.Result) string {
+	line := "from /proc/PID/stat of --server-pid " + r.Env.ServerPID + " (user+system CPU of every thread, 10 ms clock ticks; a cell with under 1 s of it is flagged)"
+	var worst float64
+	for _, c := range r.Cells {
+		if c.ServerCPUUSPerCall != nil && c.ServerCPUMetricsUSPerCall != nil && *c.ServerCPUMetricsUSPerCall > 0 {
+			worst = max(worst, math.Abs(*c.ServerCPUUSPerCall / *c.ServerCPUMetricsUSPerCall - 1))
+		}
+	}
+	if worst > 0 {
+		line += fmt.Sprintf("; the server's /metrics, read over the same windows, differs by at most %s", format.Percent(worst))
+	}
+	return line
 }
 
 func goExperiment(e *results.Env) string {

@@ -18,6 +18,9 @@ type NotServed struct {
 // the records asked for, and the optional parts.
 type Contract struct {
 	Target string `json:"target"`
+	// Targets is each protocol's address when they were given apart
+	// (--target rest=...,grpc=...).
+	Targets map[string]string `json:"targets,omitempty"`
 	// Calls are the contract's calls, in scenario then protocol order; a
 	// call with Records set asked for that many records instead of the
 	// default answer.
@@ -38,7 +41,9 @@ type ContractCall struct {
 	// Request says what was asked: "GET /api/MeteoriteLandings
 	// (Accept: application/json)".
 	Request string `json:"request"`
-	Served  bool   `json:"served"`
+	// Target is the address asked, when the protocols have their own.
+	Target string `json:"target,omitempty"`
+	Served bool   `json:"served"`
 	// Why is what went wrong, when not served.
 	Why string `json:"why,omitempty"`
 }

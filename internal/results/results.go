@@ -73,7 +73,14 @@ type Env struct {
 	CPUModel   string            `json:"cpu_model"`
 	OS         string            `json:"os"`   // GOOS plus kernel release where known
 	Arch       string            `json:"arch"` // GOARCH
-	Target     string            `json:"target"`
+	// Target is --target as given: "HOST:PORT", or
+	// "rest=HOST:PORT,grpc=HOST:PORT" when each protocol had its own
+	// address, which Targets then gives by protocol.
+	Target  string            `json:"target"`
+	Targets map[string]string `json:"targets,omitempty"`
+	// ServerPID is --server-pid as given, when server CPU was read from
+	// /proc.
+	ServerPID string `json:"server_pid,omitempty"`
 	// OwnServer is true when run started its own `serve` child on loopback.
 	OwnServer bool     `json:"own_server"`
 	Flags     []string `json:"flags"` // the command line as given
@@ -215,8 +222,21 @@ type Cell struct {
 
 	// CPU per successful call, microseconds.
 	ClientCPUUSPerCall float64 `json:"client_cpu_us_per_call"`
-	// ServerCPUUSPerCall is nil when the server's /metrics could not be read.
+	// ServerCPUUSPerCall is nil when the server's /metrics could not be read
+	// (and no --server-pid was given).
 	ServerCPUUSPerCall *float64 `json:"server_cpu_us_per_call"`
+	// ServerCPUSource is where ServerCPUUSPerCall came from: "metrics" (the
+	// server's /metrics, microseconds) or "proc" (/proc/PID/stat of
+	// --server-pid, 10 ms clock ticks); empty when unknown (and in
+	// documents from before it was recorded: metrics).
+	ServerCPUSource string `json:"server_cpu_source,omitempty"`
+	// ServerCPUMetricsUSPerCall is the same server's CPU per call from its
+	// /metrics in a cell whose figure came from /proc (both were read over
+	// the same window): the one checks the other.
+	ServerCPUMetricsUSPerCall *float64 `json:"server_cpu_metrics_us_per_call,omitempty"`
+	// Target is the address the cell's calls went to, when the run gave
+	// each protocol its own (--target rest=...,grpc=...).
+	Target string `json:"target,omitempty"`
 	// GeneratorBottleneck says the load generator's own CPU may have
 	// limited the cell, and GeneratorBottleneckReason why: it used most of
 	// its cores, or it shares the machine's cores with the server, they

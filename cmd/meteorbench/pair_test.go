@@ -1,0 +1,401 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/meteorbench/meteorbench/api"
+	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
+	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/server"
+	"github.com/meteorbench/meteorbench/internal/server/servertest"
+)
+
+// debianPython is the python3 with Debian's python3-grpcio and
+// python3-protobuf (another python3 may be first on PATH without them).
+const debianPython = "/usr/bin/python3"
+
+// pair is testdata/pair_server.py running: REST on one port, gRPC on
+// another, written apart from meteorbench (http.server and grpcio's C-core
+// HTTP/2).
+type pair struct{ rest, grpc string }
+
+func (p pair) target() string { return "rest=" + p.rest + ",grpc=" + p.grpc }
+
+// startPair starts testdata/pair_server.py with a FileDescriptorSet of
+// api/meteor.proto written from the generated package (no protoc), and
+// returns its two addresses. Skipped, with the reason, where Debian's
+// python3 lacks grpcio or protobuf.
+func startPair(t *testing.T) pair {
+	t.Helper()
+	if out, err := exec.Command(debianPython, "-c", "import grpc, google.protobuf").CombinedOutput(); err != nil {
+		t.Skipf("%s cannot import grpc and google.protobuf (install python3-grpcio python3-protobuf; .ci/run does): %v %s", debianPython, err, strings.TrimSpace(string(out)))
+	}
+	fds := &descriptorpb.FileDescriptorSet{File: []*descriptorpb.FileDescriptorProto{
+		protodesc.ToFileDescriptorProto(timestamppb.File_google_protobuf_timestamp_proto),
+		protodesc.ToFileDescriptorProto(pb.File_meteor_proto),
+	}}
+	b, err := proto.Marshal(fds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc := filepath.Join(t.TempDir(), "meteor.pb")
+	if err := os.WriteFile(desc, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(debianPython, "testdata/pair_server.py", desc, "../../internal/data/meteorites.json")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(out).ReadString('\n')
+		line <- s
+	}()
+	select {
+	case s := <-line:
+		v, ok := strings.CutPrefix(strings.TrimSpace(s), "listening rest=")
+		restAddr, grpcAddr, ok2 := strings.Cut(v, ",grpc=")
+		if !ok || !ok2 {
+			t.Fatalf("pair_server.py printed %q", s)
+		}
+		return pair{rest: restAddr, grpc: grpcAddr}
+	case <-time.After(30 * time.Second):
+		t.Fatal("pair_server.py did not start within 30 s")
+	}
+	return pair{}
+}
+
+// runJSON runs `run` in-process with args and returns its document.
+func runJSON(t *testing.T, args ...string) *results.Result {
+	t.Helper()
+	stdout, stderr, err := execute(t, append([]string{"run", "--format", "json", "--quiet"}, args...)...)
+	if err != nil {
+		t.Fatalf("run %q: %v\n%s", args, err, stderr)
+	}
+	var res results.Result
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("run's JSON: %v", err)
+	}
+	return &res
+}
+
+// The original experiment's layout: REST and gRPC servers on two ports, the
+// gRPC one a non-Go HTTP/2 stack. check says what each address serves; one
+// run measures all four scenarios over both protocols with both engines,
+// without an error, each cell naming its address, with verdicts.
+func TestPairOnTwoPorts(t *testing.T) {
+	p := startPair(t)
+
+	stdout, _, err := execute(t, "check", "--target", p.target())
+	if err != nil {
+		t.Fatalf("check: %v\n%s", err, stdout)
+	}
+	wantIn(t, "check's table", stdout,
+		"target "+p.target()+"\n",
+		"  grpc           "+p.grpc+"\n",
+		"serves 8 of 12: small rest, small grpc, large rest, large grpc, stream rest, stream grpc, post rest, post grpc\n",
+		"not served (run marks them, measures the rest): small rest-protobuf, large rest-protobuf, stream rest-protobuf, post rest-protobuf\n",
+		"lacks (optional): metrics at "+p.rest+", metrics at "+p.grpc+", health at "+p.grpc+"\n",
+		loadgen.NoGRPCHealth)
+
+	res := runJSON(t, "--target", p.target(), "--proto", "rest,grpc", "--engine", "standard,lean",
+		"--duration", "300ms", "--warmup", "100ms", "--repeat", "1")
+	if res.Env.Target != p.target() || res.Env.Targets["rest"] != p.rest || res.Env.Targets["grpc"] != p.grpc {
+		t.Errorf("env target %q, targets %v", res.Env.Target, res.Env.Targets)
+	}
+	type key struct {
+		sc     api.Scenario
+		p      api.Protocol
+		engine string
+	}
+	seen := map[key]bool{}
+	for _, c := range res.Cells {
+		seen[key{c.Scenario, c.Protocol, c.Engine}] = true
+		want := p.rest
+		if c.Protocol == api.GRPC {
+			want = p.grpc
+		}
+		if c.Errors != 0 || c.Calls == 0 || c.Target != want {
+			t.Errorf("%s %s %s: %d calls, %d errors %v, target %q (want %q)", c.Scenario, c.Protocol, c.Engine, c.Calls, c.Errors, c.ErrorClasses, c.Target, want)
+		}
+		if c.ServerCPUUSPerCall != nil {
+			t.Errorf("%s %s: server CPU %v from a server without /metrics or --server-pid", c.Scenario, c.Protocol, *c.ServerCPUUSPerCall)
+		}
+	}
+	for _, sc := range api.Scenarios() {
+		for _, proto := range []api.Protocol{api.REST, api.GRPC} {
+			for _, engine := range []string{"", "lean"} {
+				if !seen[key{sc, proto, engine}] {
+					t.Errorf("no cell %s %s engine %q (cells %v)", sc, proto, engine, seen)
+				}
+			}
+		}
+	}
+	if len(res.Verdicts) < 8 {
+		t.Errorf("%d verdicts, want one per scenario and engine: %+v", len(res.Verdicts), res.Verdicts)
+	}
+	wantWarning(t, res, "target "+p.grpc+": "+loadgen.NoGRPCHealth)
+	wantWarning(t, res, "server CPU per call not reported for grpc: "+p.grpc+" is gRPC only")
+}
+
+// wantWarning checks that the run warned with a line holding want.
+func wantWarning(t *testing.T, res *results.Result, want string) {
+	t.Helper()
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, want) }) {
+		t.Errorf("no warning %q in %q", want, res.Warnings)
+	}
+}
+
+// The pair's gRPC half alone (--target grpc=...): gRPC only, asked nothing
+// over HTTP/1.1; given as the single form or under the wrong key, the
+// address is named for the HTTP version it speaks, exit 2.
+func TestPairGRPCHalfAlone(t *testing.T) {
+	p := startPair(t)
+	res := runJSON(t, "--target", "grpc="+p.grpc, "--duration", "200ms", "--warmup", "50ms", "--repeat", "1")
+	if len(res.Cells) != len(api.Scenarios()) {
+		t.Fatalf("%d cells, want one per scenario over grpc", len(res.Cells))
+	}
+	for _, c := range res.Cells {
+		if c.Protocol != api.GRPC || c.Errors != 0 || c.Calls == 0 || c.Target != p.grpc {
+			t.Errorf("%s %s: %d calls, %d errors, target %q", c.Scenario, c.Protocol, c.Calls, c.Errors, c.Target)
+		}
+	}
+	wantWarning(t, res, loadgen.NoGRPCHealth)
+
+	for _, c := range []struct{ target, want string }{
+		{p.grpc, p.grpc + " speaks HTTP/2 only: give it as --target grpc=" + p.grpc},
+		{"grpc=" + p.rest, p.rest + " speaks HTTP/1.1 only: give it as --target rest=" + p.rest},
+	} {
+		for _, cmd := range []string{"run", "check"} {
+			_, _, err := execute(t, cmd, "--target", c.target, "--duration", "100ms")
+			if cmd == "check" {
+				_, _, err = execute(t, cmd, "--target", c.target)
+			}
+			if code := exitCodeQuiet(err); code != 2 || err.Error() != c.want {
+				t.Errorf("%s --target %s: exit %d, %v; want 2, %q", cmd, c.target, code, err, c.want)
+			}
+		}
+	}
+}
+
+// --target's and --server-pid's bad forms: one line naming the flag, exit 2,
+// nothing measured.
+func TestTargetBadForms(t *testing.T) {
+	for _, args := range [][]string{
+		{"--target", "rest=127.0.0.1:1,soap=127.0.0.1:2"},
+		{"--target", "rest=127.0.0.1:1,rest=127.0.0.1:2"},
+		{"--target", "rest="},
+		{"--target", "grpc=nohost"},
+		{"--target", "rest=127.0.0.1:1", "--proto", "grpc"},
+		{"--target", "127.0.0.1:1", "--server-pid", "0"},
+		{"--target", "127.0.0.1:1", "--server-pid", "rest=1,web=2"},
+		{"--server-pid", "1"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			wantUsageError(t, append([]string{"run"}, args...)...)
+		})
+	}
+	// A process that does not exist: the first free pid above ours is
+	// not guaranteed free, so take one past pid_max.
+	_, _, err := execute(t, "run", "--target", "127.0.0.1:1", "--server-pid", "2147483647")
+	if code := exitCodeQuiet(err); code != 2 || !strings.Contains(err.Error(), "--server-pid 2147483647: no such process") {
+		t.Errorf("a --server-pid of no process: exit %d, %v", code, err)
+	}
+	for _, args := range [][]string{{"--target", "rest=127.0.0.1:1,x=y"}, {"--target", "grpc=127.0.0.1:1,grpc=127.0.0.1:2"}} {
+		_, _, err := execute(t, append([]string{"check"}, args...)...)
+		if code := exitCodeQuiet(err); code != 2 || !strings.Contains(err.Error(), `"--target"`) {
+			t.Errorf("check %q: exit %d, %v", args, code, err)
+		}
+	}
+}
+
+// --server-pid against meteorbench's own server, run as a process of its
+// own: the cell's server CPU per call from /proc (10 ms ticks) agrees with
+// the same window's /metrics figure (getrusage, microseconds) within 10%.
+// Timing-dependent (the two are read a few hundred microseconds apart, and
+// the ticks round): up to three attempts, each logged.
+func TestServerPIDAgreesWithMetrics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts meteorbench serve as a child process; runs in the normal step")
+	}
+	cmd, br := startServeChild(t, nil, "serve", "--addr", "127.0.0.1:0")
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := br.ReadString('\n')
+	m := startLine.FindStringSubmatch(line)
+	if err != nil || m == nil {
+		t.Fatalf("serve's first line %q (%v)", line, err)
+	}
+	addr, pid := m[1], strconv.Itoa(cmd.Process.Pid)
+	go func() { // drain serve's log
+		for {
+			if _, err := br.ReadString('\n'); err != nil {
+				return
+			}
+		}
+	}()
+	var misses []string
+	for attempt := 1; attempt <= 3; attempt++ {
+		res := runJSON(t, "--target", addr, "--server-pid", pid, "--scenario", "large", "--proto", "grpc,rest",
+			"--concurrency", "2", "--duration", "1500ms", "--warmup", "200ms", "--repeat", "1")
+		if res.Env.ServerPID != pid {
+			t.Fatalf("env server_pid %q, want %s", res.Env.ServerPID, pid)
+		}
+		var miss []string
+		for _, c := range res.Cells {
+			if c.ServerCPUSource != loadgen.SourceProc || c.ServerCPUUSPerCall == nil || c.ServerCPUMetricsUSPerCall == nil {
+				t.Fatalf("%s %s: source %q, proc %v, metrics %v", c.Scenario, c.Protocol, c.ServerCPUSource, c.ServerCPUUSPerCall, c.ServerCPUMetricsUSPerCall)
+			}
+			proc, metrics := *c.ServerCPUUSPerCall, *c.ServerCPUMetricsUSPerCall
+			ratio := proc / metrics
+			t.Logf("attempt %d, %s %s: %d calls, server CPU/call /proc %.1f µs, /metrics %.1f µs, ratio %.3f", attempt, c.Scenario, c.Protocol, c.Calls, proc, metrics, ratio)
+			if math.Abs(ratio-1) > 0.10 {
+				miss = append(miss, fmt.Sprintf("%s %s ratio %.3f", c.Scenario, c.Protocol, ratio))
+			}
+		}
+		if len(miss) == 0 {
+			return
+		}
+		misses = append(misses, fmt.Sprintf("attempt %d: %s", attempt, strings.Join(miss, ", ")))
+		t.Logf("timing: attempt %d of 3 missed: %s", attempt, strings.Join(miss, ", "))
+	}
+	t.Errorf("timing: /proc and /metrics server CPU per call differ by more than 10%% in all 3 attempts (each logged above): %s", strings.Join(misses, "; "))
+}
+
+// recordingProxy forwards every connection to addr and keeps the first
+// bytes each sent: what the clients spoke.
+type recordingProxy struct {
+	addr   string
+	mu     sync.Mutex
+	starts []string
+}
+
+func startRecordingProxy(t *testing.T, to string) *recordingProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &recordingProxy{addr: ln.Addr().String()}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.serve(c, to)
+		}
+	}()
+	return p
+}
+
+func (p *recordingProxy) serve(c net.Conn, to string) {
+	defer c.Close()
+	up, err := net.Dial("tcp", to)
+	if err != nil {
+		return
+	}
+	defer up.Close()
+	first := make([]byte, 16)
+	n, _ := io.ReadFull(c, first)
+	p.mu.Lock()
+	p.starts = append(p.starts, string(first[:n]))
+	p.mu.Unlock()
+	if _, err := up.Write(first[:n]); err != nil {
+		return
+	}
+	go io.Copy(c, up)
+	io.Copy(up, c)
+}
+
+// Nothing of a run or a check sends HTTP/1.1 to a gRPC address: every
+// connection to --target grpc=... (meteorbench's own server, reached
+// through a proxy that records what each connection starts with) opens
+// with the HTTP/2 preface, the health check included (grpc.health.v1,
+// SERVING: no warning). Go only: runs where Python cannot.
+func TestGRPCAddressGetsNoHTTP1(t *testing.T) {
+	addr := servertest.Start(t, server.Config{})
+	proxy := startRecordingProxy(t, addr)
+	target := "rest=" + addr + ",grpc=" + proxy.addr
+	if stdout, _, err := execute(t, "check", "--target", target); err != nil {
+		t.Fatalf("check: %v\n%s", err, stdout)
+	} else {
+		wantIn(t, "check's table", stdout, "serves 12 of 12")
+		if !slices.ContainsFunc(strings.Split(stdout, "\n"), func(l string) bool {
+			return strings.Contains(l, proxy.addr+"  grpc.health.v1.Health/Check") && strings.HasSuffix(l, " ok")
+		}) {
+			t.Errorf("check's table lacks grpc.health.v1 ok at %s:\n%s", proxy.addr, stdout)
+		}
+	}
+	res := runJSON(t, "--target", target, "--proto", "grpc,rest", "--duration", "200ms", "--warmup", "50ms", "--repeat", "1")
+	for _, c := range res.Cells {
+		// The REST address's /metrics gives REST's server CPU; the gRPC
+		// address is never asked over HTTP/1.1, so gRPC has none.
+		wantSource := loadgen.SourceMetrics
+		if c.Protocol == api.GRPC {
+			wantSource = ""
+		}
+		if c.Errors != 0 || c.Calls == 0 || (c.ServerCPUUSPerCall != nil) != (wantSource != "") || c.ServerCPUSource != wantSource {
+			t.Errorf("%s %s: %d calls, %d errors, server CPU %v from %q", c.Scenario, c.Protocol, c.Calls, c.Errors, c.ServerCPUUSPerCall, c.ServerCPUSource)
+		}
+	}
+	if slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "grpc.health.v1") }) {
+		t.Errorf("a warning about grpc.health.v1 from a server that serves it: %q", res.Warnings)
+	}
+	proxy.mu.Lock()
+	defer proxy.mu.Unlock()
+	if len(proxy.starts) == 0 {
+		t.Fatal("no connection reached the gRPC address")
+	}
+	for _, s := range proxy.starts {
+		if !strings.HasPrefix(s, "PRI * HTTP/2.0") {
+			t.Errorf("a connection to the gRPC address started %q, not the HTTP/2 preface", s)
+		}
+	}
+	t.Logf("%d connections to the gRPC address, each opened with the HTTP/2 preface", len(proxy.starts))
+}
+
+// An address given as the other HTTP version than it speaks is named, exit
+// 2, nothing measured: a plain grpc-go server (h2c only) as the one-port
+// form, a plain net/http server as grpc=. Go only: runs where Python
+// cannot.
+func TestTargetWrongHTTPVersion(t *testing.T) {
+	g, h := startPlainGRPC(t), startPlainHTTP(t)
+	for _, c := range []struct{ target, want string }{
+		{g, g + " speaks HTTP/2 only: give it as --target grpc=" + g},
+		{"grpc=" + h, h + " speaks HTTP/1.1 only: give it as --target rest=" + h},
+	} {
+		for _, args := range [][]string{{"run", "--target", c.target, "--duration", "100ms"}, {"check", "--target", c.target}, {"capacity", "--target", c.target}} {
+			stdout, _, err := execute(t, args...)
+			if code := exitCodeQuiet(err); code != 2 || err.Error() != c.want || stdout != "" {
+				t.Errorf("%q: exit %d, %v, stdout %q; want 2, %q", args, code, err, stdout, c.want)
+			}
+		}
+	}
+}
