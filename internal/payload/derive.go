@@ -385,7 +385,11 @@ func (p *printer) fieldType(f *shape, parent *objShape) (typ, label string, obj 
 			return p.value(f.path, "an empty array in every item (no element to derive a type from)"), label, nil, nil
 		}
 		if s.null || mixed(s.types) || s.types == tArray {
-			return p.value(f.path, "its elements are "+elemKinds(s)), label, nil, nil
+			why := "its elements are " + elemKinds(s)
+			if s.inexact && mixed(s.types) {
+				why += " (its integers beyond 2^53 are not exact in a google.protobuf.Value, a double)"
+			}
+			return p.value(f.path, why), label, nil, nil
 		}
 	} else if mixed(f.types) {
 		why := "its values are " + jsonTypes(f.types)

@@ -212,7 +212,7 @@ func splitObject(src []byte, itemsKey string) (*sample, error) {
 			return one, nil
 		case 1:
 			w.index = lists[0]
-			one.notes = []string{fmt.Sprintf("the items are the array under %q, the only key holding an array of objects; the answers keep the object around them (--items %s takes the whole object as one item)", w.Key(), WholeObject)}
+			one.notes = []string{fmt.Sprintf("the items are the array under %q, the only key holding an array of objects; the answers keep the object around them (--items '%s' takes the whole object as one item)", w.Key(), WholeObject)}
 		default:
 			names := make([]string, len(lists))
 			for j, i := range lists {
