@@ -126,10 +126,11 @@ func Load(file string, o Options) (*Payload, error) {
 		if list.Fields().Len() < len(s.wrap.keys) {
 			return nil, &PathError{File: file, Path: "$", Msg: fmt.Sprintf("the items are under %q in an object with other keys, and schema %s has no List message for that object (start from the one 'meteorbench schema %s' prints)", s.wrap.Key(), o.Schema, file)}
 		}
-		if p.list, err = b.build(list); err != nil {
+		lm, err := b.build(list)
+		if err != nil {
 			return nil, fmt.Errorf("payload %s: %w", o.Schema, err)
 		}
-		p.listAt = slices.IndexFunc(p.list.fields, func(f field) bool { return f.num == 1 })
+		p.setWrapped(lm, slices.IndexFunc(lm.fields, func(f field) bool { return f.num == 1 }))
 	}
 	if p.base, err = p.read(file, s, itemDesc, o.Schema == ""); err != nil {
 		return nil, err

@@ -48,6 +48,9 @@ type Payload struct {
 	list   *msgType
 	listAt int
 	wrap   unsafe.Pointer
+	// before and after are the List's fields before and after its items,
+	// as struct types the JSON codecs encode (Around).
+	before, after reflect.Type
 
 	maxItem, avgItem int // the largest and mean item encoding, in bytes
 	maxJSON          int // the largest item's JSON, in bytes
@@ -106,6 +109,21 @@ func (p *Payload) finish(schema []byte) error {
 		p.maxJSON = max(p.maxJSON, len(js))
 	}
 	return nil
+}
+
+// setWrapped readies a wrapped list's types: its items at field listAt
+// of the List message's type.
+func (p *Payload) setWrapped(list *msgType, listAt int) {
+	p.list, p.listAt = list, listAt
+	lt := list.typ
+	fields := func(from, to int) reflect.Type {
+		fs := make([]reflect.StructField, 0, to-from)
+		for i := from; i < to; i++ {
+			fs = append(fs, lt.Field(i))
+		}
+		return reflect.StructOf(fs)
+	}
+	p.before, p.after = fields(0, listAt), fields(listAt+1, lt.NumField())
 }
 
 // ItemsKey is the key of the sample object whose array holds the items
@@ -217,24 +235,19 @@ func (it Items) Around(marshal func(any) ([]byte, error)) (open, close []byte, e
 	if it.w == nil {
 		return nil, nil, nil
 	}
-	lt := it.p.list.typ
-	all := reflect.NewAt(lt, it.w).Elem()
-	part := func(from, to int) ([]byte, error) {
-		fs := make([]reflect.StructField, 0, to-from)
-		for i := from; i < to; i++ {
-			fs = append(fs, lt.Field(i))
-		}
-		v := reflect.New(reflect.StructOf(fs)).Elem()
-		for i := from; i < to; i++ {
-			v.Field(i - from).Set(all.Field(i))
+	all := reflect.NewAt(it.p.list.typ, it.w).Elem()
+	part := func(t reflect.Type, from int) ([]byte, error) {
+		v := reflect.New(t).Elem()
+		for i := range t.NumField() {
+			v.Field(i).Set(all.Field(from + i))
 		}
 		return marshal(v.Interface())
 	}
-	before, err := part(0, it.p.listAt)
+	before, err := part(it.p.before, 0)
 	if err != nil {
 		return nil, nil, err
 	}
-	after, err := part(it.p.listAt+1, lt.NumField())
+	after, err := part(it.p.after, it.p.listAt+1)
 	if err != nil {
 		return nil, nil, err
 	}
