@@ -109,6 +109,7 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 			if cfg.Payload, err = payloadF.Load(false); err != nil {
 				return usageError{err}
 			} else if cfg.Payload != nil {
+				note(cmd.ErrOrStderr(), cfg.Payload.Notes)
 				warn(cmd.ErrOrStderr(), cfg.Payload.Warnings)
 			}
 			if cfg.MemoryLimit > 0 {

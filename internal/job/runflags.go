@@ -176,6 +176,9 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (loadge
 		return cfg, o, err
 	}
 	if cfg.Payload != nil {
+		for _, n := range cfg.Payload.Notes {
+			fmt.Fprintln(stderr, "meteorbench: note:", n)
+		}
 		for _, w := range cfg.Payload.Warnings {
 			fmt.Fprintln(stderr, "meteorbench: warning:", w)
 		}

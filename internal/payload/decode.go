@@ -45,8 +45,18 @@ func (m *msgType) unmarshal(b []byte, p unsafe.Pointer) error {
 			return fmt.Errorf("%s: %w", f.name(m), err)
 		}
 	}
+	for _, i := range m.arrays {
+		// A list the sample writes as [] even when empty: protobuf has no
+		// empty list, so it is made one here, as a JSON decoder does.
+		if h := (*sliceHeader)(unsafe.Add(p, m.fields[i].offset)); h.data == nil {
+			h.data = unsafe.Pointer(&zeroBase)
+		}
+	}
 	return nil
 }
+
+// zeroBase is where an empty, non-nil slice points.
+var zeroBase [0]uint64
 
 func (f *field) name(m *msgType) string {
 	return string(m.desc.Fields().ByNumber(f.num).FullName())

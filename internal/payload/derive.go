@@ -1,13 +1,19 @@
 package payload
 
 // Deriving a protobuf schema from a sample: objects become messages
-// (nested objects nested messages), arrays repeated fields, integers int64,
+// (nested objects nested messages), arrays repeated fields, integers int64
+// (uint64 beyond int64, a string beyond uint64: the JSON stays a number),
 // other numbers double, booleans bool, strings string, RFC 3339 date-times
-// google.protobuf.Timestamp. A field missing or null in some items is
+// in UTC google.protobuf.Timestamp (others stay strings, as written). A field missing or null in some items is
 // optional; a field whose JSON type differs between items (or an array of
-// mixed or nested arrays) becomes google.protobuf.Value, with a warning
-// naming it. Keys that are not protobuf identifiers get a valid field name
-// and keep their key as json_name.
+// mixed or nested arrays), a field null in every item and an array empty
+// in every item become google.protobuf.Value, with a warning naming them.
+// Keys that are not protobuf identifiers get a valid field name and keep
+// their key as json_name.
+//
+// A field whose key is in every item is written even when it holds
+// nothing (null, []), as the sample writes it; one missing from some items
+// is left out then.
 
 import (
 	"bytes"
@@ -17,17 +23,24 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // JSON types a value can have, as bits.
 const (
-	tBool = 1 << iota
-	tInt
-	tDouble
+	tBool   = 1 << iota
+	tInt    // an integer within int64
+	tUint   // an integer beyond int64, within uint64
+	tBigInt // an integer beyond both
+	tDouble // a number with a fraction or an exponent
 	tString
 	tTime
 	tObject
 	tArray
+
+	tNumber  = tInt | tUint | tBigInt | tDouble
+	tInteger = tInt | tUint | tBigInt
 )
 
 // shape is what the sample's values at one place have in common.
@@ -36,6 +49,9 @@ type shape struct {
 	types   int    // the tX seen
 	null    bool   // null seen
 	present int    // values seen that were not null
+	keyed   int    // values seen, null or not
+	neg     bool   // a negative integer seen
+	inexact bool   // an integer beyond 2^53 seen (not exact as a double)
 	obj     *objShape
 	elem    *shape // the elements of arrays
 }
@@ -99,6 +115,7 @@ func (s *shape) merge(v node, path string) {
 	if s.path == "" {
 		s.path = path
 	}
+	s.keyed++
 	switch v := v.(type) {
 	case nil:
 		s.null = true
@@ -106,13 +123,11 @@ func (s *shape) merge(v node, path string) {
 	case bool:
 		s.types |= tBool
 	case json.Number:
-		if _, err := strconv.ParseInt(string(v), 10, 64); err == nil {
-			s.types |= tInt
-		} else {
-			s.types |= tDouble
-		}
+		s.number(string(v))
 	case string:
-		if _, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		// A date-time is a Timestamp when it comes back as it is: in UTC,
+		// its fraction as short as can be (as time.Time writes JSON).
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil && t.UTC().Format(time.RFC3339Nano) == v {
 			s.types |= tTime
 		} else {
 			s.types |= tString
@@ -133,6 +148,26 @@ func (s *shape) merge(v node, path string) {
 		}
 	}
 	s.present++
+}
+
+// number adds a number, written as n, to s.
+func (s *shape) number(n string) {
+	if strings.ContainsAny(n, ".eE") {
+		s.types |= tDouble
+		return
+	}
+	s.neg = s.neg || n[0] == '-'
+	const exact = 1 << 53
+	if i, err := strconv.ParseInt(n, 10, 64); err == nil {
+		s.types |= tInt
+		s.inexact = s.inexact || i > exact || i < -exact
+	} else if _, err := strconv.ParseUint(n, 10, 64); err == nil {
+		s.types |= tUint
+		s.inexact = true
+	} else {
+		s.types |= tBigInt
+		s.inexact = true
+	}
 }
 
 func (o *objShape) merge(v *object, path string) {
@@ -161,7 +196,7 @@ func jsonTypes(t int) string {
 	for _, x := range []struct {
 		bits int
 		name string
-	}{{tBool, "boolean"}, {tInt | tDouble, "number"}, {tString | tTime, "string"}, {tObject, "object"}, {tArray, "array"}} {
+	}{{tBool, "boolean"}, {tNumber, "number"}, {tString | tTime, "string"}, {tObject, "object"}, {tArray, "array"}} {
 		if t&x.bits != 0 {
 			out = append(out, x.name)
 		}
@@ -173,7 +208,7 @@ func jsonTypes(t int) string {
 // are one, number; date-times and other strings are one, string).
 func mixed(t int) bool {
 	n := 0
-	for _, bits := range []int{tBool, tInt | tDouble, tString | tTime, tObject, tArray} {
+	for _, bits := range []int{tBool, tNumber, tString | tTime, tObject, tArray} {
 		if t&bits != 0 {
 			n++
 		}
@@ -181,32 +216,74 @@ func mixed(t int) bool {
 	return n > 1
 }
 
-// Derived is a schema derived from a sample: the .proto text and the
-// warnings (fields served as google.protobuf.Value).
+// Derived is a schema derived from a sample: the .proto text, the
+// warnings (fields served as google.protobuf.Value, numbers' types) and
+// notes (where the items were found).
 type Derived struct {
 	Proto    string
 	Warnings []string
+	Notes    []string
+
+	// written are the fields (by full name) whose key every item has:
+	// written even when empty, as null or []. numbers are the string
+	// fields that hold integers beyond 64 bits, written as JSON numbers.
+	written, numbers map[protoreflect.FullName]bool
 }
 
-// derive derives the schema of items (each an object's JSON) from file.
-func derive(file string, items [][]byte) (*Derived, error) {
-	root := &objShape{fields: map[string]*shape{}}
-	for i, raw := range items {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		v, err := decodeOrdered(dec)
-		if err != nil && err != io.EOF {
-			return nil, &PathError{File: file, Path: "$[" + strconv.Itoa(i) + "]", Msg: "not JSON: " + err.Error()}
-		}
-		root.merge(v.(*object), "$["+strconv.Itoa(i)+"]")
+// decodeItem decodes one item keeping its key order.
+func decodeItem(file, path string, raw []byte) (*object, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	v, err := decodeOrdered(dec)
+	if err != nil && err != io.EOF {
+		return nil, &PathError{File: file, Path: path, Msg: "not JSON: " + err.Error()}
 	}
-	p := &printer{file: file, imports: map[string]bool{}}
+	return v.(*object), nil
+}
+
+// derive derives the schema of the sample's items (each an object's
+// JSON), and of the object around them if any, from file.
+func derive(file string, s *sample) (*Derived, error) {
+	root := &objShape{fields: map[string]*shape{}}
+	for i, raw := range s.items {
+		o, err := decodeItem(file, s.itemPath(i), raw)
+		if err != nil {
+			return nil, err
+		}
+		root.merge(o, s.itemPath(i))
+	}
+	p := &printer{file: file, imports: map[string]bool{}, written: map[protoreflect.FullName]bool{}, numbers: map[protoreflect.FullName]bool{}}
 	var body strings.Builder
-	if err := p.message(&body, "Item", root, ""); err != nil {
+	if err := p.message(&body, "Item", Package+".Item", root, "", ""); err != nil {
 		return nil, err
 	}
+	if w := s.wrap; w != nil {
+		// The object around the items: message List, its items field 1.
+		list := &objShape{fields: map[string]*shape{}}
+		wo := &object{}
+		for i, k := range w.keys {
+			var v node = []node{}
+			if i != w.index {
+				o, err := decodeItem(file, "$"+pathKey(k), append(append([]byte(`{"k":`), w.vals[i]...), '}'))
+				if err != nil {
+					return nil, err
+				}
+				v = o.vals[0]
+			}
+			wo.keys, wo.vals = append(wo.keys, k), append(wo.vals, v)
+		}
+		list.merge(wo, "$")
+		body.WriteString("\n// The object around the items, as the sample has it.\n")
+		if err := p.message(&body, "List", Package+".List", list, "", w.Key()); err != nil {
+			return nil, err
+		}
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "// Derived by meteorbench from %s (%s).\n", baseName(file), plural(len(items), "item"))
+	where := ""
+	if s.wrap != nil {
+		where = " under " + strconv.Quote(s.wrap.Key())
+	}
+	fmt.Fprintf(&b, "// Derived by meteorbench from %s (%s%s).\n", baseName(file), plural(len(s.items), "item"), where)
 	b.WriteString("syntax = \"proto3\";\n\npackage " + Package + ";\n\n")
 	for _, imp := range []string{timestampProto, structProto} {
 		if p.imports[imp] {
@@ -217,8 +294,8 @@ func derive(file string, items [][]byte) (*Derived, error) {
 		b.WriteString("\n")
 	}
 	b.WriteString(body.String())
-	b.WriteString(serviceText("Item"))
-	return &Derived{Proto: b.String(), Warnings: p.warnings}, nil
+	b.WriteString(serviceText("Item", s.wrap == nil))
+	return &Derived{Proto: b.String(), Warnings: p.warnings, Notes: s.notes, written: p.written, numbers: p.numbers}, nil
 }
 
 const (
@@ -231,35 +308,62 @@ type printer struct {
 	file     string
 	imports  map[string]bool
 	warnings []string
+	written  map[protoreflect.FullName]bool
+	numbers  map[protoreflect.FullName]bool
 }
 
-// message writes message name for the objects of o, indented.
-func (p *printer) message(b *strings.Builder, name string, o *objShape, indent string) error {
+// message writes message name (full name full) for the objects of o,
+// indented. The field of key items, if named, is the list of the items,
+// field 1; the others are numbered after it.
+func (p *printer) message(b *strings.Builder, name, full string, o *objShape, indent, items string) error {
 	fmt.Fprintf(b, "%smessage %s {\n", indent, name)
 	names := map[string]bool{}
 	jsonNames := map[string]bool{} // protoc refuses two fields whose default JSON names differ only in case
 	var nested []func() error
-	for i, k := range o.keys {
+	num := 1
+	if items != "" {
+		num = 2
+	}
+	for _, k := range o.keys {
 		f := o.fields[k]
 		field := fieldName(k)
 		for n := 2; names[field] || jsonNames[strings.ToLower(defaultJSONName(field))]; n++ {
 			field = fieldName(k) + strconv.Itoa(n)
 		}
 		names[field], jsonNames[strings.ToLower(defaultJSONName(field))] = true, true
-		typ, label, obj, err := p.fieldType(f, o)
-		if err != nil {
-			return err
-		}
-		if obj != nil { // a nested message
-			typ = uniqueName(messageName(field), names)
-			sub, in := typ, indent+"  "
-			nested = append(nested, func() error { return p.message(b, sub, obj, in) })
+		fn := protoreflect.FullName(full + "." + field)
+		if f.keyed == o.count {
+			p.written[fn] = true
+		} else if f.null && k != items {
+			p.warn(f.path, "null in some items and missing in others: protobuf has one \"not set\" for both, so its nulls are served as missing ('schema --check' lists them)")
 		}
 		opt := ""
 		if defaultJSONName(field) != k {
 			opt = fmt.Sprintf(" [json_name = %s]", strconv.Quote(k))
 		}
-		fmt.Fprintf(b, "%s  %s%s %s = %d%s;\n", indent, label, typ, field, i+1, opt)
+		if k == items && items != "" {
+			fmt.Fprintf(b, "%s  repeated .%s.Item %s = 1%s;\n", indent, Package, field, opt)
+			continue
+		}
+		typ, label, obj, err := p.fieldType(f, o)
+		if err != nil {
+			return err
+		}
+		if elem := f; typ == "string" {
+			if f.types == tArray {
+				elem = f.elem
+			}
+			if elem.types != 0 && elem.types&^tInteger == 0 {
+				p.numbers[fn] = true // integers beyond 64 bits: still JSON numbers
+			}
+		}
+		if obj != nil { // a nested message
+			typ = uniqueName(messageName(field), names)
+			sub, in := typ, indent+"  "
+			nested = append(nested, func() error { return p.message(b, sub, full+"."+sub, obj, in, "") })
+		}
+		fmt.Fprintf(b, "%s  %s%s %s = %d%s;\n", indent, label, typ, field, num, opt)
+		num++
 	}
 	for _, n := range nested {
 		if err := n(); err != nil {
@@ -277,17 +381,25 @@ func (p *printer) fieldType(f *shape, parent *objShape) (typ, label string, obj 
 	if f.types == tArray {
 		label = "repeated "
 		s = f.elem
-		if s.types == 0 {
-			return "", "", nil, &PathError{File: p.file, Path: f.path, Msg: "an empty array in every item: no element type to derive (give --schema)"}
+		if s.types == 0 && !s.null {
+			return p.value(f.path, "an empty array in every item (no element to derive a type from)"), label, nil, nil
 		}
 		if s.null || mixed(s.types) || s.types == tArray {
-			return p.value(f.path, "its elements are "+elemKinds(s)), label, nil, nil
+			why := "its elements are " + elemKinds(s)
+			if s.inexact && mixed(s.types) {
+				why += " (its integers beyond 2^53 are not exact in a google.protobuf.Value, a double)"
+			}
+			return p.value(f.path, why), label, nil, nil
 		}
 	} else if mixed(f.types) {
-		return p.value(f.path, "its values are "+jsonTypes(f.types)), "", nil, nil
+		why := "its values are " + jsonTypes(f.types)
+		if f.inexact {
+			why += " (its integers beyond 2^53 are not exact in a google.protobuf.Value, a double)"
+		}
+		return p.value(f.path, why), "", nil, nil
 	}
 	if s.types == 0 {
-		return "", "", nil, &PathError{File: p.file, Path: f.path, Msg: "null in every item: no type to derive (give --schema)"}
+		return p.value(f.path, "null in every item (no value to derive a type from)"), "", nil, nil
 	}
 	if s.types == tObject {
 		return "", label, s.obj, nil
@@ -300,7 +412,20 @@ func (p *printer) fieldType(f *shape, parent *objShape) (typ, label string, obj 
 		return "bool", label, nil, nil
 	case s.types == tInt:
 		return "int64", label, nil, nil
-	case s.types&^(tInt|tDouble) == 0:
+	case s.types&^(tInt|tUint) == 0 && !s.neg:
+		p.warn(f.path, "integers beyond int64 (up to 2^64-1), so it is uint64")
+		return "uint64", label, nil, nil
+	case s.types&^tInteger == 0:
+		p.warn(f.path, "integers beyond int64 and uint64 together, so it is a string (written as a JSON number)")
+		return "string", label, nil, nil
+	case s.types&^tNumber == 0:
+		if s.types&tInteger != 0 {
+			why := "integers and fractions, so it is double"
+			if s.inexact {
+				why += "; its integers beyond 2^53 are not exact as a double"
+			}
+			p.warn(f.path, why)
+		}
 		return "double", label, nil, nil
 	case s.types == tTime:
 		p.imports[timestampProto] = true
@@ -320,8 +445,13 @@ func elemKinds(s *shape) string {
 // value is the type of a field of mixed types, with its warning.
 func (p *printer) value(path, why string) string {
 	p.imports[structProto] = true
-	p.warnings = append(p.warnings, fmt.Sprintf("payload %s: %s: %s, so it is served as google.protobuf.Value", p.file, path, why))
+	p.warn(path, why+", so it is served as google.protobuf.Value")
 	return "google.protobuf.Value"
+}
+
+// warn adds a warning about the field at path.
+func (p *printer) warn(path, msg string) {
+	p.warnings = append(p.warnings, fmt.Sprintf("payload %s: %s: %s", p.file, path, msg))
 }
 
 // fieldName is a valid protobuf field name for key k.

@@ -9,7 +9,9 @@ package payload
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -21,8 +23,17 @@ var errUTF8 = errors.New("string field is not valid UTF-8")
 
 // append appends the message at p.
 func (m *msgType) append(b []byte, p unsafe.Pointer) ([]byte, error) {
+	return m.appendExcept(b, p, -1)
+}
+
+// appendExcept appends the message at p without its field fields[skip]
+// (a wrapped list's items, appended before it).
+func (m *msgType) appendExcept(b []byte, p unsafe.Pointer, skip int) ([]byte, error) {
 	var err error
 	for i := range m.fields {
+		if i == skip {
+			continue
+		}
 		f := &m.fields[i]
 		fp := unsafe.Add(p, f.offset)
 		switch {
@@ -254,7 +265,10 @@ func appendValue(b []byte, v any) ([]byte, error) {
 	case map[string]any: // struct_value: Struct{map<string, Value> fields = 1}
 		return appendNested(append(b, 0x2a), func(b []byte) ([]byte, error) {
 			var err error
-			for k, e := range v {
+			// In key order, as encoding/json writes a map: the same
+			// object is always the same bytes (the payload's hash).
+			for _, k := range slices.Sorted(maps.Keys(v)) {
+				e := v[k]
 				b, err = appendNested(append(b, 0x0a), func(b []byte) ([]byte, error) {
 					b = protowire.AppendString(append(b, 0x0a), k)
 					return appendNested(append(b, 0x12), func(b []byte) ([]byte, error) { return appendValue(b, e) })

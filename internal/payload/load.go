@@ -10,8 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/bufbuild/protocompile"
 	"github.com/bufbuild/protocompile/linker"
@@ -29,6 +31,10 @@ import (
 type Options struct {
 	Schema  string // a .proto file
 	Message string // the item message, with or without its package
+	// Items is the key of a sample object whose array holds the items
+	// (--items); "" finds it (the only key holding an array of objects),
+	// WholeObject takes the object as one item.
+	Items string
 }
 
 // derivedFile is the name of the derived schema's file, serviceFile that of
@@ -38,17 +44,14 @@ const (
 	serviceFile = "meteorbench/payload_service.proto"
 )
 
-// Derive reads a sample and derives its schema (meteorbench schema FILE).
-func Derive(file string) (*Derived, error) {
-	items, _, err := readSample(file)
+// Derive reads a sample and derives its schema (meteorbench schema FILE),
+// its items under key items as Options.Items says.
+func Derive(file, items string) (*Derived, error) {
+	s, err := readSample(file, items)
 	if err != nil {
 		return nil, err
 	}
-	raw := make([][]byte, len(items))
-	for i, it := range items {
-		raw[i] = it
-	}
-	return derive(file, raw)
+	return derive(file, s)
 }
 
 // Flags name a payload as serve's, run's and capacity's flags give it:
@@ -68,6 +71,8 @@ func (f Flags) Load(schemaUsed bool) (*Payload, error) {
 		return Load(f.File, f.Options)
 	case f.Message != "":
 		return nil, errors.New("--message needs --payload")
+	case f.Items != "":
+		return nil, errors.New("--items needs --payload")
 	case f.Schema != "" && !schemaUsed:
 		return nil, errors.New("--schema needs --payload (with --message) or --grpc-method")
 	}
@@ -80,20 +85,16 @@ func Load(file string, o Options) (*Payload, error) {
 	if (o.Schema == "") != (o.Message == "") {
 		return nil, errors.New("payload: --schema and --message go together")
 	}
-	items, array, err := readSample(file)
+	s, err := readSample(file, o.Items)
 	if err != nil {
 		return nil, err
 	}
 	var (
 		files  linker.Files
-		derivd *Derived
+		derivd = &Derived{}
 	)
 	if o.Schema == "" {
-		raw := make([][]byte, len(items))
-		for i, it := range items {
-			raw[i] = it
-		}
-		if derivd, err = derive(file, raw); err != nil {
+		if derivd, err = derive(file, s); err != nil {
 			return nil, err
 		}
 		files, err = compile(map[string]string{derivedFile: derivd.Proto}, "", derivedFile)
@@ -105,9 +106,7 @@ func Load(file string, o Options) (*Payload, error) {
 	}
 	svcFile := files[0]
 	p := &Payload{Name: baseName(file), File: file, Source: o}
-	if derivd != nil {
-		p.Proto, p.Warnings = derivd.Proto, derivd.Warnings
-	}
+	p.Proto, p.Warnings, p.Notes = derivd.Proto, derivd.Warnings, s.notes
 	if p.Files, err = registry(svcFile); err != nil {
 		return nil, fmt.Errorf("payload: %w", err)
 	}
@@ -117,13 +116,29 @@ func Load(file string, o Options) (*Payload, error) {
 		return nil, errors.New("payload: the service file has no Payload service or List message")
 	}
 	itemDesc := list.Fields().ByNumber(1).Message()
-	b := &builder{types: map[protoreflect.FullName]*msgType{}, building: map[protoreflect.FullName]bool{}}
+	b := &builder{types: map[protoreflect.FullName]*msgType{}, building: map[protoreflect.FullName]bool{},
+		written: derivd.written, numbers: derivd.numbers}
 	if p.item, err = b.build(itemDesc); err != nil {
 		return nil, fmt.Errorf("payload %s: %w", o.Schema, err)
 	}
 	p.slice = reflect.SliceOf(p.item.typ)
-	if p.base, err = p.read(file, items, array, itemDesc, derivd != nil); err != nil {
+	if s.wrap != nil {
+		if list.Fields().Len() < len(s.wrap.keys) {
+			return nil, &PathError{File: file, Path: "$", Msg: fmt.Sprintf("the items are under %q in an object with other keys, and schema %s has no List message for that object (start from the one 'meteorbench schema %s' prints)", s.wrap.Key(), o.Schema, file)}
+		}
+		lm, err := b.build(list)
+		if err != nil {
+			return nil, fmt.Errorf("payload %s: %w", o.Schema, err)
+		}
+		p.setWrapped(lm, slices.IndexFunc(lm.fields, func(f field) bool { return f.num == 1 }))
+	}
+	if p.base, err = p.read(file, s, itemDesc, o.Schema == ""); err != nil {
 		return nil, err
+	}
+	if s.wrap != nil {
+		if p.wrap, err = p.readWrapper(file, s.wrap, list, o.Schema == ""); err != nil {
+			return nil, err
+		}
 	}
 	var schema bytes.Buffer
 	for _, f := range allFiles(svcFile) {
@@ -142,14 +157,11 @@ func Load(file string, o Options) (*Payload, error) {
 // derived schema's items are read straight into the typed items with
 // encoding/json instead, many times faster: their JSON tags are the
 // sample's keys and their types the sample's values'.
-func (p *Payload) read(file string, items []json.RawMessage, array bool, md protoreflect.MessageDescriptor, derived bool) (reflect.Value, error) {
-	out := reflect.MakeSlice(p.slice, len(items), len(items))
+func (p *Payload) read(file string, s *sample, md protoreflect.MessageDescriptor, derived bool) (reflect.Value, error) {
+	out := reflect.MakeSlice(p.slice, len(s.items), len(s.items))
 	var buf []byte
-	for i, raw := range items {
-		path := "$"
-		if array {
-			path = "$[" + strconv.Itoa(i) + "]"
-		}
+	for i, raw := range s.items {
+		path := s.itemPath(i)
 		if derived {
 			if err := json.Unmarshal(raw, out.Index(i).Addr().Interface()); err != nil {
 				return reflect.Value{}, &PathError{File: file, Path: path, Msg: "does not match the derived schema: " + err.Error()}
@@ -169,6 +181,45 @@ func (p *Payload) read(file string, items []json.RawMessage, array bool, md prot
 		}
 	}
 	return out, nil
+}
+
+// readWrapper reads the object around the items, as read reads the items,
+// into a new list message whose items field is left empty.
+func (p *Payload) readWrapper(file string, w *wrapper, md protoreflect.MessageDescriptor, derived bool) (unsafe.Pointer, error) {
+	var rest bytes.Buffer // the object without its items
+	rest.WriteByte('{')
+	for i, k := range w.keys {
+		if i == w.index {
+			continue
+		}
+		if rest.Len() > 1 {
+			rest.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		rest.Write(kb)
+		rest.WriteByte(':')
+		rest.Write(w.vals[i])
+	}
+	rest.WriteByte('}')
+	v := reflect.New(p.list.typ)
+	if derived {
+		if err := json.Unmarshal(rest.Bytes(), v.Interface()); err != nil {
+			return nil, &PathError{File: file, Path: "$", Msg: "does not match the derived schema: " + err.Error()}
+		}
+		return v.UnsafePointer(), nil
+	}
+	m := dynamicpb.NewMessage(md)
+	if err := (protojson.UnmarshalOptions{}).Unmarshal(rest.Bytes(), m); err != nil {
+		return nil, &PathError{File: file, Path: "$", Msg: "does not match the schema: " + err.Error()}
+	}
+	b, err := proto.Marshal(m)
+	if err == nil {
+		err = p.list.unmarshal(b, v.UnsafePointer())
+	}
+	if err != nil {
+		return nil, &PathError{File: file, Path: "$", Msg: err.Error()}
+	}
+	return v.UnsafePointer(), nil
 }
 
 // compile compiles file from sources (by name), the rest from dir.
@@ -210,7 +261,7 @@ func compileUser(schema, message string) (linker.Files, error) {
 		return files, nil
 	}
 	src := "syntax = \"proto3\";\n\npackage " + Package + ";\n\nimport " + strconv.Quote(name) + ";\n\n" +
-		serviceText("."+string(md.FullName()))
+		serviceText("."+string(md.FullName()), true)
 	return compile(map[string]string{serviceFile: src}, dir, serviceFile)
 }
 
@@ -261,15 +312,20 @@ func registry(f protoreflect.FileDescriptor) (*protoregistry.Files, error) {
 	return protodesc.NewFiles(set)
 }
 
-// serviceText is the list message, the fixed answers and the service of
-// the payload whose item message is item.
-func serviceText(item string) string {
-	return `
+// serviceText is the list message (unless the caller writes its own),
+// the fixed answers and the service of the payload whose item message is
+// item.
+func serviceText(item string, list bool) string {
+	text := ""
+	if list {
+		text = `
 // The list answer and upload: the items, as the contract's list is.
 message List {
   repeated ` + item + ` items = 1;
 }
-
+`
+	}
+	return text + `
 message EmptyRequest {}
 
 message Version {

@@ -42,7 +42,7 @@ func TestMeteoritesSameBytes(t *testing.T) {
 }
 
 func TestDeriveMeteorites(t *testing.T) {
-	d, err := payload.Derive(payloadtest.MeteoritesFile(t))
+	d, err := payload.Derive(payloadtest.MeteoritesFile(t), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestDeriveMeteorites(t *testing.T) {
 func TestDerivedReadsAsProtoJSON(t *testing.T) {
 	for _, name := range []string{"text-heavy", "number-heavy", "nested"} {
 		file := filepath.Join("..", "..", "examples", "payloads", name+".json")
-		d, err := payload.Derive(file)
+		d, err := payload.Derive(file, "")
 		if err != nil {
 			t.Fatal(err)
 		}

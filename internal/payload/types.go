@@ -11,6 +11,7 @@ package payload
 //	Value             any           repeated: []any
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -66,15 +67,44 @@ type msgType struct {
 	typ    reflect.Type // the struct
 	fields []field
 	byNum  []int16 // field number -> index in fields + 1; 0: unknown
+	// arrays are the repeated fields written as [] when empty (Derived's
+	// written): a decoded message's empty ones are made non-nil.
+	arrays []int
 	// key is the field answers are checked by (checkItem): the first
 	// singular scalar field, or -1.
 	key int
 }
 
 var (
-	timeType = reflect.TypeFor[time.Time]()
-	anyType  = reflect.TypeFor[any]()
+	timeType   = reflect.TypeFor[time.Time]()
+	anyType    = reflect.TypeFor[any]()
+	numberType = reflect.TypeFor[number]()
 )
+
+// number is a string field holding an integer beyond 64 bits (derived from
+// a sample's numbers): its JSON is the number, its protobuf the digits.
+type number string
+
+// MarshalJSON writes the number as it is.
+func (n number) MarshalJSON() ([]byte, error) {
+	if !json.Valid([]byte(n)) || n == "" || n[0] == '"' {
+		return nil, fmt.Errorf("%q is not a JSON number", string(n))
+	}
+	return []byte(n), nil
+}
+
+// UnmarshalJSON reads a JSON number (or null, leaving n as it is).
+func (n *number) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	var v json.Number
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*n = number(v)
+	return nil
+}
 
 const (
 	timestampName = "google.protobuf.Timestamp"
@@ -110,6 +140,9 @@ var scalars = map[protoreflect.Kind]struct {
 type builder struct {
 	types    map[protoreflect.FullName]*msgType
 	building map[protoreflect.FullName]bool
+	// written and numbers are Derived's: the fields written even when
+	// empty, and the string fields written as JSON numbers.
+	written, numbers map[protoreflect.FullName]bool
 }
 
 // build returns the type of message md.
@@ -134,8 +167,11 @@ func (b *builder) build(md protoreflect.MessageDescriptor) (*msgType, error) {
 		}
 		name := "F" + strconv.Itoa(int(fd.Number()))
 		tag := `json:"` + fd.JSONName()
-		if f.ptr || f.repeated || f.kind == kMessage || f.kind == kTimestamp || f.kind == kValue {
+		if (f.ptr || f.repeated || f.kind == kMessage || f.kind == kTimestamp || f.kind == kValue) && !b.written[fd.FullName()] {
 			tag += ",omitempty"
+		}
+		if f.repeated && b.written[fd.FullName()] {
+			m.arrays = append(m.arrays, i)
 		}
 		sfs = append(sfs, reflect.StructField{Name: name, Type: gt, Tag: reflect.StructTag(tag + `"`)})
 		m.fields = append(m.fields, f)
@@ -198,6 +234,9 @@ func (b *builder) field(fd protoreflect.FieldDescriptor) (field, reflect.Type, e
 			return f, nil, fmt.Errorf("field %s: kind %v is not supported", fd.FullName(), fd.Kind())
 		}
 		f.kind, gt, wt = s.kind, s.goType, s.wire
+		if f.kind == kString && b.numbers[fd.FullName()] {
+			gt = numberType
+		}
 	}
 	switch {
 	case f.repeated:

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http"
 	"strings"
 
 	"google.golang.org/grpc"
@@ -40,7 +41,15 @@ func (h *restHandler) servePayload(rw *respWriter, m method, n int) {
 			return err
 		}, h.s.encoders)
 	case m == methodGetLargePayloadAsList:
-		writeArrayJSON(rw, n, items.JSON, h.s.encoders)
+		// A wrapped list's answer is the object around the items, as the
+		// sample has it, encoded with the items.
+		open, close, err := items.Around(rw.json().Marshal)
+		if err != nil {
+			rw.failed = true
+			writeError(rw, http.StatusInternalServerError, "internal server error")
+			return
+		}
+		writeArrayJSON(rw, n, items.JSON, h.s.encoders, open, close)
 	case rw.p == protoRESTProtobuf:
 		streamDelimited(rw, n, items.AppendDelimited)
 	default:
@@ -52,7 +61,11 @@ func (h *restHandler) servePayload(rw *respWriter, m method, n int) {
 func (h *restHandler) decodePayloadBody(jc *jsoncodec.Codec, body io.Reader, length int64, isProto bool) error {
 	p := h.s.payload
 	if !isProto {
-		return decodeArrayJSON(jc, body, length, p.NewList())
+		v := p.NewList()
+		if err := decodeArrayJSON(jc, body, length, v); err != nil {
+			return err
+		}
+		return p.CheckDecoded(v)
 	}
 	return readAll(body, length, func(b []byte) error {
 		_, err := p.DecodeList(b)

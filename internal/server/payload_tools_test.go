@@ -12,11 +12,18 @@ import (
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
 )
 
-// shapes are the payloads kept in the repository.
-var shapes = []string{"text-heavy", "number-heavy", "nested"}
+// shapes are the payloads made for the repository; real are the real API
+// responses kept beside them (examples/payloads/SOURCE.md).
+var (
+	shapes = []string{"text-heavy", "number-heavy", "nested"}
+	real   = []string{"twitter-search.json.gz", "fhir-bundle.json.gz"}
+)
 
 func shapeFile(name string) string {
-	return filepath.Join("..", "..", "examples", "payloads", name+".json")
+	if filepath.Ext(name) == "" {
+		name += ".json"
+	}
+	return filepath.Join("..", "..", "examples", "payloads", name)
 }
 
 // The schema derived for each kept shape compiles with protoc.
@@ -37,13 +44,13 @@ func TestSchemaCompilesWithProtoc(t *testing.T) {
 	if err := os.WriteFile(keys, []byte(`{"fooBar":1,"foo_bar":2,"a b":3,"a_b":4,"2x":true,"@id":"x","id":"y","Geo":{"q":1},"geo":{"r":[1,2]}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range append(shapes, "keys") {
+	for _, name := range append(append(shapes, real...), "keys") {
 		t.Run(name, func(t *testing.T) {
 			file := shapeFile(name)
 			if name == "keys" {
 				file = keys
 			}
-			d, err := payload.Derive(file)
+			d, err := payload.Derive(file, "")
 			if err != nil {
 				t.Fatal(err)
 			}

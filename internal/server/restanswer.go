@@ -198,14 +198,16 @@ func (o *answerOut) finish() {
 // json.NewEncoder(w).Encode(ls) would, newline included, with the call's
 // JSON codec.
 func writeListJSON(rw *respWriter, ls []data.Landing, slots encodeSlots) {
-	writeArrayJSON(rw, len(ls), func(i, j int) any { return ls[i:j] }, slots)
+	writeArrayJSON(rw, len(ls), func(i, j int) any { return ls[i:j] }, slots, nil, nil)
 }
 
 // writeArrayJSON writes n records as one JSON array, batch(i, j) being
-// records i to j as a slice the codec encodes (writeListJSON).
-func writeArrayJSON(rw *respWriter, n int, batch func(i, j int) any, slots encodeSlots) {
+// records i to j as a slice the codec encodes (writeListJSON), with open
+// before it and close after it (a wrapped list's object, payload.go).
+func writeArrayJSON(rw *respWriter, n int, batch func(i, j int) any, slots encodeSlots, open, close []byte) {
 	o := newAnswerOut(rw, hdrJSON, slots)
 	defer o.finish()
+	o.buf.Write(open)
 	enc := rw.json().NewEncoder(o.buf)
 	for i := 0; i < n && o.err == nil; i += batchRecords {
 		start := o.buf.Len()
@@ -223,7 +225,9 @@ func writeArrayJSON(rw *respWriter, n int, batch func(i, j int) any, slots encod
 	if n == 0 {
 		o.buf.WriteString("[")
 	}
-	o.buf.WriteString("]\n")
+	o.buf.WriteString("]")
+	o.buf.Write(close)
+	o.buf.WriteString("\n")
 }
 
 // writeListProto writes the records as one MeteoriteLandingList, as

@@ -127,7 +127,7 @@ func decodeLandingsWith(jc *jsoncodec.Codec, body io.Reader, length int64) ([]da
 // for std; the others read the whole body (as decodeProtoBody does) and
 // unmarshal it, which rejects data after the array.
 func decodeArrayJSON(jc *jsoncodec.Codec, body io.Reader, length int64, v any) error {
-	isNull := func() bool { return reflect.ValueOf(v).Elem().IsNil() }
+	isNull := func() bool { e := reflect.ValueOf(v).Elem(); return e.Kind() == reflect.Slice && e.IsNil() } // a wrapped list is checked by its caller
 	errNull := errors.New("malformed JSON: the body must be an array of records, not null")
 	if jc.Name != jsoncodec.Std {
 		return readAll(body, length, func(b []byte) error {

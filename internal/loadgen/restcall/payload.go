@@ -62,8 +62,7 @@ func payloadJSON(jc *jsoncodec.Codec, p *payload.Payload) *encoding[string, payl
 		records: checkItems,
 		status:  e.status,
 		body: func(c *client) (any, error) {
-			it := p.Items(c.records)
-			return it.JSON(0, it.Len()), nil
+			return p.Items(c.records).List(), nil
 		},
 		stream: func(c *client, req *http.Request, want *call.Records) call.Caller {
 			return &jsonStream{streamed: streamed{c: c, req: req, want: want, record: itemRecorder(p, func(b []byte) (any, error) {
