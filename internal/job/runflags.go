@@ -203,9 +203,15 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (loadge
 }
 
 // applyMix reads run --mix into cfg: the mix's scenarios and total rate,
-// and, unless --concurrency is given, loadgen.MixWorkers workers.
+// and, unless --concurrency is given, loadgen.MixWorkers workers. The
+// pairs of an endpoints file are its scenarios; a file whose pairs have
+// rates is the traffic --mix would give (--mix then overrides it).
 func (f *RunFlags) applyMix(cfg *loadgen.Config) error {
-	if f.Mix == "" {
+	var traffic results.Mix
+	if cfg.Endpoints != nil && f.Mix == "" && !f.Changed("scenario") && !f.Changed("rate") && !f.Changed("iterations") {
+		traffic = cfg.Endpoints.Traffic()
+	}
+	if f.Mix == "" && traffic == nil {
 		return nil
 	}
 	switch {
@@ -216,9 +222,16 @@ func (f *RunFlags) applyMix(cfg *loadgen.Config) error {
 	case f.Changed("iterations"):
 		return errors.New("--mix is bounded by --duration, not --iterations")
 	}
-	m, err := results.ParseMix(f.Mix)
-	if err != nil {
-		return fmt.Errorf("--mix: %w", err)
+	m := traffic
+	if f.Mix != "" {
+		known := api.Scenarios()
+		if cfg.Endpoints != nil {
+			known = cfg.Endpoints.Scenarios()
+		}
+		var err error
+		if m, err = results.ParseMixOf(f.Mix, known); err != nil {
+			return fmt.Errorf("--mix: %w", err)
+		}
 	}
 	cfg.Mix, cfg.Scenarios, cfg.Rate = m, nil, 0
 	if !f.Changed("concurrency") {

@@ -9,10 +9,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 
 	"github.com/meteorbench/meteorbench/api"
-	"github.com/meteorbench/meteorbench/internal/loadgen/endpointcall"
 )
 
 // payloadID names the run's payload in a condition; "" for the meteorites.
@@ -31,14 +29,10 @@ var ErrOtherPayload = fmt.Errorf("serves another payload")
 // on its /healthz answer, which counts no call) and refuses one that is
 // not the run's. A target without /healthz is left to the contract probe.
 func (r *runner) probePayload(ctx context.Context) error {
-	if r.cfg.Target == "" {
+	if r.cfg.Target == "" || r.cfg.Endpoints != nil {
 		return nil // the user's own endpoints only
 	}
-	i := slices.IndexFunc(plan(r.cfg), func(s cellSpec) bool { return s.Scenario != endpointcall.Scenario })
-	if i < 0 {
-		return nil
-	}
-	spec := plan(r.cfg)[i]
+	spec := plan(r.cfg)[0]
 	spec.Protocol = api.REST
 	tr := &http.Transport{DialContext: r.dialer(spec).DialContext, DisableKeepAlives: true}
 	defer tr.CloseIdleConnections()

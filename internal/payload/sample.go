@@ -84,7 +84,7 @@ func splitSample(src []byte) ([]json.RawMessage, error) {
 		return []json.RawMessage{src}, nil
 	case '[':
 	default:
-		return nil, &PathError{Path: "$", Msg: "the sample must be an array of objects or one object, not " + jsonKind(src[0])}
+		return nil, &PathError{Path: "$", Msg: "the sample must be an array of objects or one object, not " + JSONKind(src[0])}
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(src, &items); err != nil {
@@ -100,13 +100,14 @@ func splitSample(src []byte) ([]json.RawMessage, error) {
 			return nil, &PathError{Path: "$[" + strconv.Itoa(i) + "]", Msg: "an array of arrays: the items must be objects"}
 		}
 		if it[0] != '{' {
-			return nil, &PathError{Path: "$[" + strconv.Itoa(i) + "]", Msg: "an item must be an object, not " + jsonKind(it[0])}
+			return nil, &PathError{Path: "$[" + strconv.Itoa(i) + "]", Msg: "an item must be an object, not " + JSONKind(it[0])}
 		}
 	}
 	return items, nil
 }
 
-func jsonKind(b byte) string {
+// JSONKind names the JSON value that starts with b: "an object".
+func JSONKind(b byte) string {
 	switch b {
 	case '{':
 		return "an object"
