@@ -80,7 +80,7 @@ func (e *Endpoints) Target(target string) (string, error) {
 		return "", errors.New("--grpc-addr and --grpc-method go together")
 	}
 	if e.RESTURL == "" {
-		for _, name := range []string{"rest-method", "rest-body", "header"} {
+		for _, name := range []string{"rest-method", "rest-body"} { // --header is the gRPC calls' metadata too
 			if e.changed(name) {
 				return "", fmt.Errorf("--%s: give --rest-url too", name)
 			}

@@ -85,8 +85,8 @@ func (c *Compiled) JSONTarget(first byte) (v any, ok bool) {
 		return nil, false
 	}
 	f := c.m.typ.Field(0)
-	if first == '[' && f.Type.Kind() != reflect.Slice {
-		return nil, false
+	if (first == '[') != (f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() != reflect.Uint8) {
+		return nil, false // bytes are a base64 string
 	}
 	return reflect.New(f.Type).Interface(), true
 }
