@@ -166,7 +166,7 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (loadge
 		// keys: the default run stays the original experiment's.
 		cfg.Records = f.Records
 	}
-	if cfg.Payload, err = f.Payload.Load(f.Changed("grpc-method")); err != nil {
+	if cfg.Payload, err = f.Payload.Load(f.Changed("grpc-method") || f.Changed("endpoints")); err != nil {
 		return cfg, o, err
 	}
 	if cfg.Payload != nil {

@@ -69,7 +69,7 @@ func (f Flags) Load(schemaUsed bool) (*Payload, error) {
 	case f.Message != "":
 		return nil, errors.New("--message needs --payload")
 	case f.Schema != "" && !schemaUsed:
-		return nil, errors.New("--schema needs --payload (with --message) or --grpc-method")
+		return nil, errors.New("--schema needs --payload (with --message), --grpc-method or --endpoints")
 	}
 	return nil, nil
 }
