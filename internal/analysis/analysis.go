@@ -135,7 +135,7 @@ func (g *cellGroup) verdict(nameCondition bool) results.Verdict {
 
 // genericDecoding says, for a user's endpoints, which protocols' clients
 // decoded the answers without a schema's types ("REST decoded generic
-// JSON values (no schema for its answers)"): their client decode time,
+// JSON values (no schema matches its answers)"): their client decode time,
 // and latency, are then not what a client with generated code would see.
 func genericDecoding(ps []api.Protocol, byProto map[api.Protocol][]*results.Cell) string {
 	var out []string
