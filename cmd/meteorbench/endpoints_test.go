@@ -1,20 +1,25 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/results"
@@ -214,4 +219,215 @@ func TestRunEndpointsTLS(t *testing.T) {
 		}
 	}
 	wantUsageError(t, "run", "--rest-url", "http://"+srv.Listener.Addr().String(), "--tls", "--tls-insecure") // TLS to an http:// URL
+}
+
+// exampleEndpoints is examples/endpoints/meteorbench-serve.yaml pointed at
+// addr, its files by absolute path: the example a user runs as is.
+func exampleEndpoints(t *testing.T, addr string) string {
+	t.Helper()
+	dir, err := filepath.Abs("../../examples/endpoints")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "meteorbench-serve.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.NewReplacer("127.0.0.1:8080", addr,
+		"schema: ../../api/meteor.proto", "schema: "+filepath.Join(dir, "../../api/meteor.proto"),
+		"body: upload.json", "body: "+filepath.Join(dir, "upload.json"),
+		"request_file: upload-grpc.json", "request_file: "+filepath.Join(dir, "upload-grpc.json")).Replace(string(b))
+	return writeTemp(t, "endpoints.yaml", text)
+}
+
+// The example endpoints file against meteorbench's server: its three
+// pairs, with the file's rates, run as one mix (a cell per protocol with
+// each pair's rate and latency, answers decoded into typed values), and
+// fit --from answers from that document for traffic of those pairs. With
+// --iterations the pairs are measured one by one: a verdict per pair.
+func TestRunEndpointsFile(t *testing.T) {
+	addr := servertest.Start(t, server.Config{})
+	file := exampleEndpoints(t, addr)
+	doc := filepath.Join(t.TempDir(), "mix.json")
+	_, stderr, err := execute(t, "run", "--endpoints", file, "--duration", "1s", "--warmup", "0", "--repeat", "1",
+		"--format", "json", "--out", doc, "--quiet")
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := results.Read(strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cells) != 2 {
+		t.Fatalf("%d cells, want a mix cell per protocol", len(res.Cells))
+	}
+	wantDecoding := map[api.Protocol]results.Decoding{api.REST: results.DecodeTypedJSON, api.GRPC: results.DecodeCompiled}
+	for _, c := range res.Cells {
+		if c.Scenario != results.MixScenario || c.Mix == nil || c.Errors != 0 || c.Calls == 0 || c.ServerCPUUSPerCall == nil {
+			t.Errorf("%s %s: mix %q, %d calls, %d errors %v, server CPU %v", c.Scenario, c.Protocol, c.Condition.Mix, c.Calls, c.Errors, c.ErrorExamples, c.ServerCPUUSPerCall)
+		}
+		if c.ClientDecoding != wantDecoding[c.Protocol] {
+			t.Errorf("%s decoded %q, want %q", c.Protocol, c.ClientDecoding, wantDecoding[c.Protocol])
+		}
+		var names []string
+		for _, m := range c.Mix {
+			names = append(names, string(m.Scenario))
+			if m.Calls == 0 || m.Errors != 0 {
+				t.Errorf("%s %s: %d calls, %d errors", c.Protocol, m.Scenario, m.Calls, m.Errors)
+			}
+		}
+		if strings.Join(names, ",") != "version,list,upload" || c.Condition.Mix != "version=200,list=20,upload=5" {
+			t.Errorf("%s: mix %q of %v", c.Protocol, c.Condition.Mix, names)
+		}
+	}
+	if len(res.Verdicts) != 1 || !strings.Contains(res.Verdicts[0].Summary, "endpoints.yaml") || strings.Contains(res.Verdicts[0].Summary, "generic") {
+		t.Errorf("verdicts %+v: want one, naming the file, typed decoding on both sides", res.Verdicts)
+	}
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "dynamicpb") || strings.Contains(w, "generic") {
+			t.Errorf("warning %q: the answers decode into typed values", w)
+		}
+	}
+	out, stderr, err := execute(t, "fit", "--from", doc, "--tier", "1cpu/100mbit", "--traffic", "version=400,list=40,upload=10")
+	if err != nil {
+		t.Fatalf("fit --from: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{"traffic version=400,list=40,upload=10", "REST needs", "gRPC needs"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("fit --from: no %q in\n%s", want, out)
+		}
+	}
+
+	// --mix over the pairs overrides the file's rates; a name no pair has
+	// is a usage error.
+	wantUsageError(t, "run", "--endpoints", file, "--mix", "version=10,nope=1")
+
+	res = runEndpoints(t, "--endpoints", file)
+	if len(res.Cells) != 6 || len(res.Verdicts) != 3 {
+		t.Fatalf("%d cells, %d verdicts: want a cell per pair and protocol, a verdict per pair", len(res.Cells), len(res.Verdicts))
+	}
+	for i, name := range []string{"version", "list", "upload"} {
+		v := res.Verdicts[i]
+		if string(v.Scenario) != name || !strings.HasPrefix(v.Summary, name+" · ") || !strings.Contains(v.Summary, "http://"+addr) {
+			t.Errorf("verdict %d: %s %q", i, v.Scenario, v.Summary)
+		}
+	}
+	for _, c := range res.Cells {
+		if c.Calls != 6 || c.Errors != 0 {
+			t.Errorf("%s %s: %d calls, %d errors %v", c.Scenario, c.Protocol, c.Calls, c.Errors, c.ErrorExamples)
+		}
+	}
+}
+
+// Bad endpoints files and flags beside them: one line, exit 2, before any
+// call (the file's own faults are endpointcall's TestLoadFileBadInput).
+func TestRunEndpointsFileBadInput(t *testing.T) {
+	file := exampleEndpoints(t, "127.0.0.1:1")
+	dup := writeTemp(t, "dup.yaml", "pairs:\n"+strings.Repeat("  - name: a\n    rest: {url: 'http://127.0.0.1:1/'}\n    grpc: {address: '127.0.0.1:1', method: p.S/M}\n", 2))
+	for _, args := range [][]string{
+		{"--endpoints", dup},
+		{"--endpoints", "/does/not/exist.yaml"},
+		{"--endpoints", file, "--rest-url", "http://127.0.0.1:1/x"},
+		{"--endpoints", file, "--target", "127.0.0.1:1"},
+		{"--endpoints", file, "--scenario", "small"},
+		{"--endpoints", file, "--mix", "small=1"},
+	} {
+		wantUsageError(t, append([]string{"run"}, args...)...)
+	}
+}
+
+// startAuthGRPC is a plain grpc-go server whose every call must carry
+// metadata x-api-key: secret, with the health service.
+func startAuthGRPC(t *testing.T) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer(grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		if md, _ := metadata.FromIncomingContext(ctx); len(md.Get("x-api-key")) != 1 || md.Get("x-api-key")[0] != "secret" {
+			return nil, status.Error(codes.Unauthenticated, "no x-api-key")
+		}
+		return h(ctx, req)
+	}))
+	healthpb.RegisterHealthServer(gs, health.NewServer())
+	go gs.Serve(lis)
+	t.Cleanup(gs.Stop)
+	return lis.Addr().String()
+}
+
+// --header goes to gRPC as metadata too, as an endpoints file's metadata
+// does: a server that wants an API key answers only with it.
+func TestRunEndpointsGRPCMetadata(t *testing.T) {
+	addr := startAuthGRPC(t)
+	schema := writeTemp(t, "health.proto", `syntax = "proto3";
+package grpc.health.v1;
+message HealthCheckRequest { string service = 1; }
+message HealthCheckResponse { int32 status = 1; }
+service Health { rpc Check(HealthCheckRequest) returns (HealthCheckResponse); }
+`)
+	method := "grpc.health.v1.Health/Check"
+	res := runEndpoints(t, "--grpc-addr", addr, "--grpc-method", method, "--schema", schema, "--header", "X-Api-Key: secret")
+	if c := res.Cells[0]; c.Calls != 6 || c.Errors != 0 || c.ClientDecoding != results.DecodeCompiled {
+		t.Errorf("with --header: %d calls, %d errors %v, decoded %q", c.Calls, c.Errors, c.ErrorExamples, c.ClientDecoding)
+	}
+	_, _, err := execute(t, "run", "--grpc-addr", addr, "--grpc-method", method, "--schema", schema, "--iterations", "1", "--quiet")
+	if err == nil || !strings.Contains(err.Error(), "no x-api-key") {
+		t.Errorf("without the key: %v", err)
+	}
+	rest := startPlainHTTP(t)
+	file := writeTemp(t, "e.yaml", "schema: "+schema+"\npairs:\n  - name: health\n    rest: {url: 'http://"+rest+"/items'}\n"+
+		"    grpc: {address: '"+addr+"', method: "+method+", metadata: {X-Api-Key: secret}}\n")
+	res = runEndpoints(t, "--endpoints", file)
+	for _, c := range res.Cells {
+		if c.Calls != 6 || c.Errors != 0 {
+			t.Errorf("file metadata: %s %d calls, %d errors %v", c.Protocol, c.Calls, c.Errors, c.ErrorExamples)
+		}
+	}
+	// /items answers an array of objects, not a HealthCheckResponse: the
+	// REST side decodes generically, and the verdict line says so.
+	if c := res.Cells[0]; c.Protocol != api.REST || c.ClientDecoding != results.DecodeGenericJSON {
+		t.Errorf("%s decoded %q, want generic JSON", c.Protocol, c.ClientDecoding)
+	}
+	if s := res.Verdicts[0].Summary; !strings.Contains(s, "REST decoded generic JSON values") {
+		t.Errorf("verdict %q: does not say REST decoded generically", s)
+	}
+}
+
+// The endpoint mode's gRPC client decodes the 1000 records (a method found
+// at run time, from the .proto) about as fast as the contract mode's
+// generated client, against the same server, the two runs interleaved:
+// within 1.5x at the median decode time per call. Timing-dependent (wall
+// time on a shared machine): up to three attempts, each one's figures
+// logged.
+func TestEndpointDecodeNearGenerated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing: compares decode wall time (the race detector's -short step slows the two codecs unequally); runs in the normal step")
+	}
+	addr := servertest.Start(t, server.Config{})
+	method := "MeteoriteLandingsService." + "MeteoriteLandingsService/GetLargePayloadAsList"
+	decode := func(args ...string) float64 {
+		res := runEndpoints(t, append([]string{"--iterations", "30"}, args...)...)
+		c := res.Cells[0]
+		if c.Calls != 60 || c.DecodeUS == nil {
+			t.Fatalf("%s: %d calls %v, decode %v", c.Protocol, c.Calls, c.ErrorExamples, c.DecodeUS)
+		}
+		return c.DecodeUS.P50
+	}
+	const within = 1.5
+	var ratios []float64
+	for attempt := 1; attempt <= 3; attempt++ {
+		generated := decode("--target", addr, "--proto", "grpc", "--scenario", "large")
+		compiled := decode("--grpc-addr", addr, "--grpc-method", method, "--schema", "../../api/meteor.proto")
+		ratios = append(ratios, compiled/generated)
+		t.Logf("attempt %d: decode p50 per call: generated %.0f µs, compiled (endpoint) %.0f µs: %.2fx", attempt, generated, compiled, compiled/generated)
+		if compiled <= within*generated {
+			return
+		}
+	}
+	t.Errorf("the endpoint's compiled decode was over %.1fx generated code's in three attempts: %.2f", within, ratios)
 }

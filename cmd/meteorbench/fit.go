@@ -90,7 +90,7 @@ verdict says so instead of claiming a fit.`,
 	fl.Lookup("concurrency").Usage = "workers of the measurement and of every probe; auto: 200 ms of the traffic's calls in flight, 16 to 1024"
 	fl.Lookup("concurrency").DefValue = "auto"
 	fl.StringVar(&c.Tier, "tier", "", "the tier: CPUs[/MEMORY][/BANDWIDTH[/RTT]], e.g. 1cpu/100mbit, 1cpu/2gb/100mbit (bandwidth each way; gb and mb are 2^30 and 2^20 bytes)")
-	fl.StringVar(&c.Traffic, "traffic", "", "the traffic mix, SCENARIO=CALLS/S,... (e.g. small=800,large=20,post=5)")
+	fl.StringVar(&c.Traffic, "traffic", "", "the traffic mix, SCENARIO=CALLS/S,... (e.g. small=800,large=20,post=5; with --from a run of --endpoints, its pairs' names)")
 	fl.StringVar(&c.Headroom, "headroom", "70%", "the utilisation of each resource to stay under")
 	fl.StringVar(&c.Tiers, "tiers", "", "tiers to choose from (comma-separated): name the smallest each protocol fits in")
 	fl.StringVar(&c.From, "from", "", "take the costs from this run document (a mix cell of the traffic, or one cell per scenario) instead of measuring")

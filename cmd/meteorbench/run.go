@@ -94,7 +94,7 @@ stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
 	}
 	f.addFlags(cmd.Flags())
 	registerEndpoints(cmd.Flags(), &f.Endpoints)
-	cmd.Flags().StringVar(&f.Mix, "mix", "", "mixed traffic, open loop: SCENARIO=CALLS/S,... (e.g. small=800,large=20,post=5), every scenario at its own rate at once over each protocol's shared connections; one cell per protocol with each scenario's achieved rate and latency (replaces --scenario and --rate)")
+	cmd.Flags().StringVar(&f.Mix, "mix", "", "mixed traffic, open loop: SCENARIO=CALLS/S,... (e.g. small=800,large=20,post=5; with --endpoints, the pairs' names), every scenario at its own rate at once over each protocol's shared connections; one cell per protocol with each scenario's achieved rate and latency (replaces --scenario and --rate)")
 	return cmd
 }
 

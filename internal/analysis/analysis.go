@@ -117,6 +117,9 @@ func (g *cellGroup) verdict(nameCondition bool) results.Verdict {
 		}
 	}
 	v.Summary = g.prefix(nameCondition) + summary(&v)
+	if d := genericDecoding(ok, g.byProto); d != "" {
+		v.Summary += "; " + d
+	}
 	if len(bound) > 0 {
 		v.Summary += "; bandwidth-bound: " + strings.Join(bound, ", ")
 	}
@@ -128,6 +131,23 @@ func (g *cellGroup) verdict(nameCondition bool) results.Verdict {
 		v.Summary += "; " + strings.Join(suspect, ", ") + " suspect, left out"
 	}
 	return v
+}
+
+// genericDecoding says, for a user's endpoints, which protocols' clients
+// decoded the answers without a schema's types ("REST decoded generic
+// JSON values (no schema matches its answers)"): their client decode time,
+// and latency, are then not what a client with generated code would see.
+func genericDecoding(ps []api.Protocol, byProto map[api.Protocol][]*results.Cell) string {
+	var out []string
+	for _, p := range ps {
+		for _, c := range byProto[p] {
+			if c.ClientDecoding.Generic() {
+				out = append(out, p.Title()+" decoded "+c.ClientDecoding.Phrase())
+				break
+			}
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // suspectOf is why a protocol's cells are suspect ("" when none is): the

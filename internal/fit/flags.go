@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/cpuset"
 	"github.com/meteorbench/meteorbench/internal/flagvalue"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
@@ -28,7 +29,13 @@ func ParseOptions(f Flags) (Options, error) {
 	if err != nil {
 		return o, fmt.Errorf("--tier: %w", err)
 	}
-	m, err := results.ParseMix(f.Traffic)
+	// From a document, the traffic may name a user's endpoints' pairs
+	// (run --endpoints): FromCells finds them among its cells.
+	known := api.Scenarios()
+	if f.From != "" {
+		known = nil
+	}
+	m, err := results.ParseMixOf(f.Traffic, known)
 	if err != nil {
 		return o, fmt.Errorf("--traffic: %w", err)
 	}

@@ -61,7 +61,7 @@ func mixCell(cs []*results.Cell, traffic results.Mix) (*results.Cell, error) {
 		if c.Scenario != results.MixScenario {
 			continue
 		}
-		m, err := results.ParseMix(c.Condition.Mix)
+		m, err := results.ParseMixOf(c.Condition.Mix, nil) // a user's endpoints' pairs too
 		if err != nil || !proportional(m, traffic) {
 			continue
 		}

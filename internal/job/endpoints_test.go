@@ -26,7 +26,7 @@ func TestEndpointsTarget(t *testing.T) {
 		"header alone":    {e: job.Endpoints{Changed: given("header")}, want: "--header: give --rest-url or --grpc-method too", wantErr: true},
 		"schema alone":    {e: job.Endpoints{Changed: given("schema")}, want: "--schema: give --grpc-method too", wantErr: true},
 		"schema, payload": {e: job.Endpoints{Changed: given("schema"), SchemaChecked: true}},
-		"with target":     {e: job.Endpoints{RESTURL: "http://h:1/"}, target: "h:2", want: "--target and --rest-url/--grpc-method are exclusive: the endpoints name their servers", wantErr: true},
+		"with target":     {e: job.Endpoints{RESTURL: "http://h:1/"}, target: "h:2", want: "--target and --rest-url/--grpc-method/--endpoints are exclusive: the endpoints name their servers", wantErr: true},
 		"grpc half":       {e: job.Endpoints{GRPCMethod: "p.S/M"}, want: "--grpc-addr and --grpc-method go together", wantErr: true},
 		"records":         {e: job.Endpoints{RESTURL: "http://h:1/", Changed: given("records")}, want: "--records is the contract's: a run of your own endpoints measures --rest-url over rest and --grpc-method over grpc", wantErr: true},
 		"rest-body, grpc": {e: job.Endpoints{GRPCAddr: "h:1", GRPCMethod: "p.S/M", Changed: given("rest-body")}, want: "--rest-body: give --rest-url too", wantErr: true},

@@ -172,7 +172,7 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (loadge
 		// keys: the default run stays the original experiment's.
 		cfg.Records = f.Records
 	}
-	if cfg.Payload, err = f.Payload.Load(f.Changed("grpc-method")); err != nil {
+	if cfg.Payload, err = f.Payload.Load(f.Changed("grpc-method") || f.Changed("endpoints")); err != nil {
 		return cfg, o, err
 	}
 	if cfg.Payload != nil {
@@ -218,7 +218,7 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (loadge
 // cfg: without --proto, the command's default protocols that --target
 // gives an address;
 // a --server-pid must name a process on this machine, and a protocol that
-// has a server.
+// has a server (an address of --target, or a side of the endpoints).
 func (f *RunFlags) applyTarget(cfg *loadgen.Config) error {
 	if cfg.Target.Split() && !f.Changed("proto") && cfg.Endpoints == nil {
 		// The command's default protocols that --target gives an address.
@@ -228,14 +228,17 @@ func (f *RunFlags) applyTarget(cfg *loadgen.Config) error {
 	if pids.IsZero() {
 		return nil
 	}
-	if cfg.Target.IsZero() {
-		return errors.New("--server-pid reads the CPU of the server of --target: run's own server reports its CPU itself")
-	}
-	if cfg.Endpoints != nil {
-		return errors.New("--server-pid is for --target: a run of your own endpoints reads their /metrics")
+	if cfg.Target.IsZero() && cfg.Endpoints == nil {
+		return errors.New("--server-pid reads the CPU of the server of --target or of your endpoints: run's own server reports its CPU itself")
 	}
 	for _, p := range pids.Protocols() {
-		if cfg.Target.For(p) == "" {
+		switch {
+		case cfg.Endpoints != nil && !slices.Contains(cfg.Endpoints.Protocols(), p):
+			if pids.Split() {
+				return fmt.Errorf("--server-pid %s: your endpoints have no %s side", pids, p)
+			}
+			continue
+		case cfg.Endpoints == nil && cfg.Target.For(p) == "":
 			return fmt.Errorf("--server-pid %s: --target gives %s no address", pids, p)
 		}
 		if _, err := loadgen.ProcCPU(pids.For(p)); err != nil {
@@ -246,9 +249,15 @@ func (f *RunFlags) applyTarget(cfg *loadgen.Config) error {
 }
 
 // applyMix reads run --mix into cfg: the mix's scenarios and total rate,
-// and, unless --concurrency is given, loadgen.MixWorkers workers.
+// and, unless --concurrency is given, loadgen.MixWorkers workers. The
+// pairs of an endpoints file are its scenarios; a file whose pairs have
+// rates is the traffic --mix would give (--mix then overrides it).
 func (f *RunFlags) applyMix(cfg *loadgen.Config) error {
-	if f.Mix == "" {
+	var traffic results.Mix
+	if cfg.Endpoints != nil && f.Mix == "" && !f.Changed("scenario") && !f.Changed("rate") && !f.Changed("iterations") {
+		traffic = cfg.Endpoints.Traffic()
+	}
+	if f.Mix == "" && traffic == nil {
 		return nil
 	}
 	switch {
@@ -259,9 +268,16 @@ func (f *RunFlags) applyMix(cfg *loadgen.Config) error {
 	case f.Changed("iterations"):
 		return errors.New("--mix is bounded by --duration, not --iterations")
 	}
-	m, err := results.ParseMix(f.Mix)
-	if err != nil {
-		return fmt.Errorf("--mix: %w", err)
+	m := traffic
+	if f.Mix != "" {
+		known := api.Scenarios()
+		if cfg.Endpoints != nil {
+			known = cfg.Endpoints.Scenarios()
+		}
+		var err error
+		if m, err = results.ParseMixOf(f.Mix, known); err != nil {
+			return fmt.Errorf("--mix: %w", err)
+		}
 	}
 	cfg.Mix, cfg.Scenarios, cfg.Rate = m, nil, 0
 	if !f.Changed("concurrency") {

@@ -163,6 +163,9 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 		Errors:      t.errors,
 		DurationS:   secs,
 	}
+	if cfg.Endpoints != nil {
+		c.ClientDecoding = cfg.Endpoints.Decoding(spec.Protocol, spec.Scenario) // settled by the probe calls
+	}
 	if cfg.Rate == 0 { // open-loop cells have no time per batch
 		c.Batches = t.batch.N
 		c.BatchMS = results.Spread{Mean: t.batch.Mean / 1e6, Stddev: t.batch.Stddev() / 1e6}

@@ -8,7 +8,6 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"github.com/meteorbench/meteorbench/internal/link"
-	"github.com/meteorbench/meteorbench/internal/loadgen/endpointcall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -181,12 +180,13 @@ var planDimensions = []planDimension{
 		appliesTo: jsonCodecApplies,
 	},
 	{
-		// The user's endpoints: one value, the pair's name, on their cells.
+		// The user's endpoints: one value, the pair's endpoints (or for a
+		// mix of pairs, their file), on their cells.
 		field: "endpoint",
 		values: func(c Config, sc api.Scenario) []func(*results.Condition) {
 			return one(func(k *results.Condition) {
-				if sc == endpointcall.Scenario && c.Endpoints != nil {
-					k.Endpoint = c.Endpoints.Name()
+				if c.Endpoints != nil {
+					k.Endpoint = c.Endpoints.Name(sc)
 				}
 			})
 		},
@@ -208,7 +208,7 @@ var planDimensions = []planDimension{
 		},
 		only: func(c *Config, k results.Condition) {
 			c.Mix = nil
-			if m, err := results.ParseMix(k.Mix); err == nil {
+			if m, err := results.ParseMixOf(k.Mix, nil); err == nil {
 				c.Mix = m
 			}
 		},

@@ -5,17 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
-	"github.com/meteorbench/meteorbench/internal/loadgen/endpointcall"
 )
 
-// withEndpoints is the defaults of a run of the user's endpoints: their
-// one scenario, over the protocols they have.
+// withEndpoints is the defaults of a run of the user's endpoints: a
+// scenario per pair, over the protocols they have.
 func (c Config) withEndpoints() Config {
 	if len(c.Scenarios) == 0 {
-		c.Scenarios = []api.Scenario{endpointcall.Scenario}
+		c.Scenarios = c.Endpoints.Scenarios()
 	}
 	if len(c.Protocols) == 0 {
 		c.Protocols = c.Endpoints.Protocols()
@@ -40,13 +42,26 @@ func (c Config) validateEndpoints() error {
 			return fmt.Errorf("--compress %s asks the contract's server: not measured on your own endpoints", z)
 		}
 	}
+	names := c.Endpoints.Scenarios()
+	for _, part := range c.Mix {
+		if !slices.Contains(names, part.Scenario) {
+			return fmt.Errorf("mix %s: %s is no pair of the endpoints (they are %s)", c.Mix, part.Scenario, format.Names(names))
+		}
+	}
+	for _, l := range c.Links {
+		for _, p := range c.Endpoints.Protocols() {
+			if as := c.Endpoints.Addrs(p); !l.None() && len(as) > 1 {
+				return fmt.Errorf("link %s: relays to one address, and the %s endpoints are at %d (%s)", l, p, len(as), strings.Join(as, ", "))
+			}
+		}
+	}
 	return nil
 }
 
 // newClient opens the client of spec's protocol: the contract's adapter,
 // or the user's endpoint's for an endpoint cell.
 func (r *runner) newClient(spec cellSpec, o call.Options) (call.Client, error) {
-	if spec.Scenario == endpointcall.Scenario && r.cfg.Endpoints != nil {
+	if r.cfg.Endpoints != nil {
 		return r.cfg.Endpoints.Client(spec.Protocol, o)
 	}
 	return openClient(spec, o)
@@ -55,8 +70,8 @@ func (r *runner) newClient(spec cellSpec, o call.Options) (call.Client, error) {
 // addrOf is the address spec's calls go to: the target's, or for an
 // endpoint cell its endpoint's (an emulated link relays there).
 func (r *runner) addrOf(spec cellSpec) string {
-	if spec.Scenario == endpointcall.Scenario && r.cfg.Endpoints != nil {
-		return r.cfg.Endpoints.Addr(spec.Protocol)
+	if r.cfg.Endpoints != nil {
+		return r.cfg.Endpoints.Addr(spec.Protocol, spec.Scenario)
 	}
 	return r.cfg.Target.For(spec.Protocol)
 }
@@ -68,23 +83,25 @@ func (r *runner) scraperOf(spec cellSpec) cpuSampler {
 	return r.sides[spec.Protocol]
 }
 
-// DynamicDecodeNote is the warning of a run with a gRPC endpoint: its
-// answers decode into dynamicpb messages, with no generated code. Measured
-// on the 1000-record list (endpointcall's BenchmarkDecode, 2-core VM under
-// load, two runs): generated code 2.8-3.1 ms, dynamicpb 13-18 ms, 4.7-5.9x.
-// hyperpb v0.1.3 took 1.5 ms in the same benchmark run apart; not adopted
-// (experimental, and built on goroutine-local storage).
-const DynamicDecodeNote = "the gRPC endpoint's answers are decoded into dynamicpb messages (no generated code exists for a method found at run time), about 5x slower than generated code (the 1000 meteorites: 13-18 ms against 2.8-3.1 ms), so its client decode time and latency are those of a client without generated code"
-
 // openSides finds which of the endpoints' servers serve meteorbench's
-// metrics, and warns of the others.
+// metrics, and warns of the others, and says how answers that are not
+// decoded into typed values are (the probe calls settled it).
 func (r *runner) openSides(ctx context.Context, warn func(string)) {
-	if r.cfg.Endpoints.GRPC != nil {
-		warn(DynamicDecodeNote)
+	for _, n := range r.cfg.Endpoints.Notes() {
+		warn(n)
 	}
 	r.sides = map[api.Protocol]cpuSampler{}
 	for _, p := range r.cfg.Endpoints.Protocols() {
-		addr := r.cfg.Endpoints.Addr(p)
+		addrs := r.cfg.Endpoints.Addrs(p)
+		if pid := r.cfg.ServerPID.For(p); pid != 0 { // --server-pid: that process, whatever its addresses
+			r.sides[p] = &procSampler{pid: pid}
+			continue
+		}
+		if len(addrs) != 1 {
+			warn(fmt.Sprintf("server CPU per call not reported for the %s endpoints: they are at %d addresses (%s), and a cell's server CPU is read from one", p.Title(), len(addrs), strings.Join(addrs, ", ")))
+			continue
+		}
+		addr := addrs[0]
 		s := newScraper(addr)
 		if r.cfg.tlsOnly() { // as controlOverTLS does for the target's
 			r.dialOverTLS(s.hc.Transport.(*http.Transport))

@@ -9,10 +9,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 
 	"github.com/meteorbench/meteorbench/api"
-	"github.com/meteorbench/meteorbench/internal/loadgen/endpointcall"
 )
 
 // payloadID names the run's payload in a condition; "" for the meteorites.
@@ -32,14 +30,10 @@ var ErrOtherPayload = fmt.Errorf("serves another payload")
 // not the run's. A target without /healthz is left to the contract probe.
 func (r *runner) probePayload(ctx context.Context) error {
 	addr := r.cfg.Target.For(api.REST)
-	if addr == "" {
-		return nil // the user's own endpoints only, or a gRPC-only target: left to the probe
+	if addr == "" || r.cfg.Endpoints != nil {
+		return nil // the user's own endpoints, or a gRPC-only target: left to the probe
 	}
-	i := slices.IndexFunc(plan(r.cfg), func(s cellSpec) bool { return s.Scenario != endpointcall.Scenario })
-	if i < 0 {
-		return nil
-	}
-	spec := plan(r.cfg)[i]
+	spec := plan(r.cfg)[0]
 	spec.Protocol = api.REST
 	tr := &http.Transport{DialContext: r.dialer(spec).DialContext, DisableKeepAlives: true}
 	defer tr.CloseIdleConnections()

@@ -63,7 +63,7 @@ func (r *runner) probeContract(ctx context.Context) (notServed []results.NotServ
 		return nil, fmt.Errorf("target %s refused every probe call for its credentials (%s): check --token", r.cfg.Target, strings.Join(failed, "; "))
 	}
 	if ok == 0 && len(failed) > 0 && r.cfg.Endpoints != nil {
-		return nil, fmt.Errorf("%s %w: %s", r.cfg.Endpoints.Name(), ErrEndpoints, strings.Join(failed, "; "))
+		return nil, fmt.Errorf("%s %w: %s", r.cfg.Endpoints.Name(results.MixScenario), ErrEndpoints, strings.Join(failed, "; "))
 	}
 	if ok == 0 && len(failed) > 0 {
 		return nil, fmt.Errorf("target %s %w: %s", r.cfg.Target, ErrNotContract, strings.Join(failed, "; "))

@@ -7,7 +7,6 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/format"
-	"github.com/meteorbench/meteorbench/internal/loadgen/endpointcall"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -24,7 +23,7 @@ func (c Config) Validate() error {
 	}
 	protocols, scenarios := api.Protocols(), api.Scenarios()
 	if c.Endpoints != nil {
-		protocols, scenarios = c.Endpoints.Protocols(), []api.Scenario{endpointcall.Scenario}
+		protocols, scenarios = c.Endpoints.Protocols(), c.Endpoints.Scenarios()
 	}
 	for _, p := range c.Protocols {
 		if !slices.Contains(protocols, p) {

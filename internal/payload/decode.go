@@ -40,8 +40,16 @@ func (m *msgType) unmarshal(b []byte, p unsafe.Pointer) error {
 			b = b[n:]
 			continue
 		}
+		fp := unsafe.Add(p, f.offset)
+		if f.repeated && f.kind == kMessage && wt == protowire.BytesType && (*sliceHeader)(fp).cap == 0 {
+			// The first of a repeated message field: its records are
+			// counted, so that its slice is made once, at its size, as
+			// DecodeList does for a list (a slice of structs grown by
+			// doubling copies every one of them again and again).
+			f.reserve(fp, countBytes(b, num))
+		}
 		var err error
-		if b, err = f.decode(b, wt, unsafe.Add(p, f.offset)); err != nil {
+		if b, err = f.decode(b, wt, fp); err != nil {
 			return fmt.Errorf("%s: %w", f.name(m), err)
 		}
 	}
@@ -318,6 +326,32 @@ func decodeValue(b []byte, depth int) (any, error) {
 		b = b[k:]
 	}
 	return out, nil
+}
+
+// countBytes counts the length-delimited records numbered num from b, the
+// value of one of them (its tag just read) on: that one and the later
+// ones. A malformed record ends the count; decoding reports it.
+func countBytes(b []byte, num protowire.Number) int {
+	_, k := protowire.ConsumeBytes(b)
+	if k < 0 {
+		return 1
+	}
+	n := 1
+	for b = b[k:]; len(b) > 0; {
+		m, wt, k := protowire.ConsumeTag(b)
+		if k < 0 {
+			break
+		}
+		b = b[k:]
+		if k = protowire.ConsumeFieldValue(m, wt, b); k < 0 {
+			break
+		}
+		b = b[k:]
+		if m == num && wt == protowire.BytesType {
+			n++
+		}
+	}
+	return n
 }
 
 // eachBytes calls fn with every length-delimited field of b numbered num.

@@ -19,7 +19,7 @@ func TestFlagsLoad(t *testing.T) {
 	}{
 		"none":               {payload.Flags{}, false, "<nil>"},
 		"message alone":      {payload.Flags{Options: payload.Options{Message: "Item"}}, false, "--message needs --payload"},
-		"schema alone":       {payload.Flags{Options: schema}, false, "--schema needs --payload (with --message) or --grpc-method"},
+		"schema alone":       {payload.Flags{Options: schema}, false, "--schema needs --payload (with --message), --grpc-method or --endpoints"},
 		"schema of a method": {payload.Flags{Options: schema}, true, "<nil>"},
 	}
 	for name, c := range cases {

@@ -74,7 +74,7 @@ func (f Flags) Load(schemaUsed bool) (*Payload, error) {
 	case f.Items != "":
 		return nil, errors.New("--items needs --payload")
 	case f.Schema != "" && !schemaUsed:
-		return nil, errors.New("--schema needs --payload (with --message) or --grpc-method")
+		return nil, errors.New("--schema needs --payload (with --message), --grpc-method or --endpoints")
 	}
 	return nil, nil
 }

@@ -147,7 +147,7 @@ func splitSample(src []byte, itemsKey string) (*sample, error) {
 			return nil, &PathError{Path: "$", Msg: fmt.Sprintf("--items %s names a key of an object, and the sample is an array (of the items)", itemsKey)}
 		}
 	default:
-		return nil, &PathError{Path: "$", Msg: "the sample must be an array of objects or one object, not " + jsonKind(src[0])}
+		return nil, &PathError{Path: "$", Msg: "the sample must be an array of objects or one object, not " + JSONKind(src[0])}
 	}
 	items, err := splitArray(src, "$")
 	if err != nil {
@@ -173,7 +173,7 @@ func splitArray(src []byte, path string) ([]json.RawMessage, error) {
 			return nil, &PathError{Path: path + "[" + strconv.Itoa(i) + "]", Msg: "an array of arrays: the items must be objects"}
 		}
 		if it[0] != '{' {
-			return nil, &PathError{Path: path + "[" + strconv.Itoa(i) + "]", Msg: "an item must be an object, not " + jsonKind(it[0])}
+			return nil, &PathError{Path: path + "[" + strconv.Itoa(i) + "]", Msg: "an item must be an object, not " + JSONKind(it[0])}
 		}
 	}
 	return items, nil
@@ -262,7 +262,7 @@ func objectKeys(src []byte) (*wrapper, error) {
 func arrayOfObjects(v json.RawMessage) string {
 	v = bytes.TrimSpace(v)
 	if v[0] != '[' {
-		return jsonKind(v[0])
+		return JSONKind(v[0])
 	}
 	var elems []json.RawMessage
 	if json.Unmarshal(v, &elems) != nil || len(elems) == 0 {
@@ -270,13 +270,14 @@ func arrayOfObjects(v json.RawMessage) string {
 	}
 	for _, e := range elems {
 		if e = bytes.TrimSpace(e); e[0] != '{' {
-			return "an array of which one element is " + jsonKind(e[0])
+			return "an array of which one element is " + JSONKind(e[0])
 		}
 	}
 	return ""
 }
 
-func jsonKind(b byte) string {
+// JSONKind names the JSON value that starts with b: "an object".
+func JSONKind(b byte) string {
 	switch b {
 	case '{':
 		return "an object"

@@ -260,6 +260,12 @@ type sliceHeader struct {
 	len, cap int
 }
 
+// reserve makes the empty slice at p (of type f.slice) room for n
+// elements.
+func (f *field) reserve(p unsafe.Pointer, n int) {
+	reflect.NewAt(f.slice, p).Elem().Set(reflect.MakeSlice(f.slice, 0, n))
+}
+
 // appendElem grows the slice at p (of type f.slice) by one zero element
 // and returns its address.
 func (f *field) appendElem(p unsafe.Pointer) unsafe.Pointer {

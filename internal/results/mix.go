@@ -28,7 +28,11 @@ type Mix []MixPart
 
 // ParseMix reads "small=800,large=20,post=5": every part a known scenario
 // and a positive rate in calls/s, each scenario once. Errors are one line.
-func ParseMix(s string) (Mix, error) {
+func ParseMix(s string) (Mix, error) { return ParseMixOf(s, api.Scenarios()) }
+
+// ParseMixOf is ParseMix over the scenarios known; nil knows any name (a
+// user's endpoints' pairs: the run, or the document, checks them).
+func ParseMixOf(s string, known []api.Scenario) (Mix, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, errors.New("no scenario=rate given (e.g. small=800,large=20,post=5)")
 	}
@@ -39,8 +43,11 @@ func ParseMix(s string) (Mix, error) {
 			return nil, fmt.Errorf("%q: want scenario=calls/s (e.g. small=800)", part)
 		}
 		sc := api.Scenario(strings.TrimSpace(name))
-		if !slices.Contains(api.Scenarios(), sc) {
-			return nil, fmt.Errorf("%q: unknown scenario %q (want %s)", part, sc, scenarioNames())
+		switch {
+		case known != nil && !slices.Contains(known, sc):
+			return nil, fmt.Errorf("%q: unknown scenario %q (want %s)", part, sc, scenarioNames(known))
+		case sc == "" || sc == MixScenario:
+			return nil, fmt.Errorf("%q: want scenario=calls/s (e.g. small=800)", part)
 		}
 		r, err := strconv.ParseFloat(strings.TrimSpace(rate), 64)
 		if err != nil || math.IsNaN(r) || math.IsInf(r, 0) {
@@ -57,9 +64,9 @@ func ParseMix(s string) (Mix, error) {
 	return m, nil
 }
 
-func scenarioNames() string {
+func scenarioNames(known []api.Scenario) string {
 	var parts []string
-	for _, s := range api.Scenarios() {
+	for _, s := range known {
 		parts = append(parts, string(s))
 	}
 	return strings.Join(parts, ", ")

@@ -207,6 +207,10 @@ type Cell struct {
 	// call, nil when the protocol adapter does not report them.
 	LastByteUS *Latency `json:"last_byte_us,omitempty"`
 	DecodeUS   *Latency `json:"decode_us,omitempty"`
+	// ClientDecoding is how the client decoded a user's endpoint's
+	// answers (run --grpc-method, --rest-url, --endpoints); empty for the
+	// contract's calls, which decode into generated types.
+	ClientDecoding Decoding `json:"client_decoding,omitempty"`
 
 	// TLSHandshakeUS is the client's TLS handshake time per connection the
 	// cell opened (warm-up included, as Connections); TLS cells only.

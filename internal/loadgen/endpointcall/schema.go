@@ -2,7 +2,6 @@ package endpointcall
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -29,18 +28,19 @@ const ReflectionTimeout = 5 * time.Second
 
 // serviceFromSchema parses a .proto at run time (imports resolved from its
 // folder, and the well-known types built in) and finds the service.
-func serviceFromSchema(ctx context.Context, file, svc string) (protoreflect.ServiceDescriptor, error) {
+func serviceFromSchema(ctx context.Context, s GRPCSpec, svc string) (protoreflect.ServiceDescriptor, error) {
+	file := s.Schema
 	c := protocompile.Compiler{
 		Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{ImportPaths: []string{filepath.Dir(file)}}),
 	}
 	files, err := c.Compile(ctx, filepath.Base(file))
 	if err != nil {
-		return nil, fmt.Errorf("--schema %s: %s", file, strings.Join(strings.Fields(err.Error()), " "))
+		return nil, fmt.Errorf("%s %s: %s", s.at("schema"), file, strings.Join(strings.Fields(err.Error()), " "))
 	}
 	d, err := files.AsResolver().FindDescriptorByName(protoreflect.FullName(svc))
 	sd, ok := d.(protoreflect.ServiceDescriptor)
 	if err != nil || !ok {
-		return nil, fmt.Errorf("--grpc-method: %s has no service %s (it has %s)", file, svc, serviceNames(files[0].Services()))
+		return nil, fmt.Errorf("%s: %s has no service %s (it has %s)", s.at("method"), file, svc, serviceNames(files[0].Services()))
 	}
 	return sd, nil
 }
@@ -68,11 +68,14 @@ func serviceByReflection(ctx context.Context, s GRPCSpec, svc string) (protorefl
 	}
 	cc, err := grpc.NewClient("passthrough:///"+s.Addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
-		return nil, fmt.Errorf("--grpc-addr: %w", err)
+		return nil, fmt.Errorf("%s: %w", s.at("addr"), err)
 	}
 	defer cc.Close()
 	ctx, cancel := context.WithTimeout(ctx, ReflectionTimeout)
 	defer cancel()
+	if s.Metadata != nil {
+		ctx = metadata.NewOutgoingContext(ctx, s.Metadata)
+	}
 	if s.Token != "" {
 		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+s.Token)
 	}
@@ -87,19 +90,19 @@ func serviceByReflection(ctx context.Context, s GRPCSpec, svc string) (protorefl
 	}
 	if err != nil {
 		if status.Code(err) == codes.Unimplemented {
-			return nil, errors.New("--grpc-method: the server has no reflection service (grpc.reflection.v1): give its .proto with --schema")
+			return nil, fmt.Errorf("%s: the server has no reflection service (grpc.reflection.v1): give its .proto with --schema", s.at("method"))
 		}
-		return nil, fmt.Errorf("--grpc-method: server reflection: %s", status.Convert(err).Message())
+		return nil, fmt.Errorf("%s: server reflection: %s", s.at("method"), status.Convert(err).Message())
 	}
 	if e := resp.GetErrorResponse(); e != nil {
-		return nil, fmt.Errorf("--grpc-method: the server does not know service %s (%s)", svc, e.GetErrorMessage())
+		return nil, fmt.Errorf("%s: the server does not know service %s (%s)", s.at("method"), svc, e.GetErrorMessage())
 	}
 	set := &descriptorpb.FileDescriptorSet{}
 	have := map[string]bool{}
 	for _, b := range resp.GetFileDescriptorResponse().GetFileDescriptorProto() {
 		fd := &descriptorpb.FileDescriptorProto{}
 		if err := proto.Unmarshal(b, fd); err != nil {
-			return nil, fmt.Errorf("--grpc-method: server reflection sent a bad descriptor: %v", err)
+			return nil, fmt.Errorf("%s: server reflection sent a bad descriptor: %v", s.at("method"), err)
 		}
 		set.File = append(set.File, fd)
 		have[fd.GetName()] = true
@@ -119,12 +122,12 @@ func serviceByReflection(ctx context.Context, s GRPCSpec, svc string) (protorefl
 	}
 	files, err := protodesc.NewFiles(set)
 	if err != nil {
-		return nil, fmt.Errorf("--grpc-method: server reflection's descriptors: %v", err)
+		return nil, fmt.Errorf("%s: server reflection's descriptors: %v", s.at("method"), err)
 	}
 	d, err := files.FindDescriptorByName(protoreflect.FullName(svc))
 	sd, ok := d.(protoreflect.ServiceDescriptor)
 	if err != nil || !ok {
-		return nil, fmt.Errorf("--grpc-method: the server does not describe service %s", svc)
+		return nil, fmt.Errorf("%s: the server does not describe service %s", s.at("method"), svc)
 	}
 	return sd, nil
 }
