@@ -259,6 +259,18 @@ func TestServerPIDAgreesWithMetrics(t *testing.T) {
 			}
 		}
 	}()
+	// Your own endpoints' server read the same way: the source says so.
+	ep := runJSON(t, "--rest-url", "http://"+addr+"/api/MeteoriteLandings", "--grpc-addr", addr,
+		"--grpc-method", "MeteoriteLandingsService.MeteoriteLandingsService/GetVersion", "--schema", "../../api/meteor.proto",
+		"--server-pid", pid, "--duration", "300ms", "--warmup", "100ms", "--repeat", "1")
+	if len(ep.Cells) != 2 {
+		t.Fatalf("endpoints with --server-pid: %d cells, want 2", len(ep.Cells))
+	}
+	for _, c := range ep.Cells {
+		if c.ServerCPUSource != loadgen.SourceProc || c.ServerCPUUSPerCall == nil {
+			t.Errorf("endpoint %s: server CPU source %q, per call %v: want %q with a figure", c.Protocol, c.ServerCPUSource, c.ServerCPUUSPerCall, loadgen.SourceProc)
+		}
+	}
 	var misses []string
 	for attempt := 1; attempt <= 3; attempt++ {
 		res := runJSON(t, "--target", addr, "--server-pid", pid, "--scenario", "large", "--proto", "grpc,rest",
