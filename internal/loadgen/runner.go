@@ -83,7 +83,7 @@ func Open(ctx context.Context, cfg Config) (*Session, error) {
 	var note string
 	var err error
 	if cfg.Endpoints == nil { // a user's endpoint need not serve /healthz, or HTTP/1.1 at all
-		note, err = checkHealth(ctx, s.r.health, cfg.Target, HealthTimeout)
+		note, err = awaitHealth(ctx, cfg, s.r.health)
 	}
 	if err != nil {
 		s.Close()

@@ -138,6 +138,33 @@ func metricValue(m *dto.Metric) float64 {
 // checkHealth asks the target's /healthz, within a short deadline. Any
 // HTTP answer proves the target is up; a status other than 200 is
 // returned as a note.
+// HealthRetry is how often a run with a --start-at still ahead asks a
+// target that does not answer yet again (awaitHealth).
+const HealthRetry = 500 * time.Millisecond
+
+// awaitHealth is checkHealth of cfg's target, asked again while it does
+// not answer and cfg.StartAt is still ahead: the instances of a segmented
+// run are started together with the server they load (an orchestrator
+// starts them all at once; Docker Swarm has no depends_on), and the
+// shared start time is the wait they were given. A target still
+// unreachable at the start time fails as it would without one.
+func awaitHealth(ctx context.Context, cfg Config, hc *http.Client) (note string, err error) {
+	said := false
+	for {
+		note, err = checkHealth(ctx, hc, cfg.Target, HealthTimeout)
+		if err == nil || ctx.Err() != nil || cfg.StartAt.IsZero() || time.Until(cfg.StartAt) < HealthRetry {
+			return note, err
+		}
+		if !said {
+			cfg.Logger.Warn(fmt.Sprintf("target %s does not answer yet (%v): asking again until --start-at %s", cfg.Target, err, cfg.StartAt.Format(time.RFC3339Nano)))
+			said = true
+		}
+		if !waitUntil(ctx, time.Now().Add(HealthRetry)) {
+			return note, err
+		}
+	}
+}
+
 func checkHealth(ctx context.Context, hc *http.Client, target string, deadline time.Duration) (note string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
