@@ -72,7 +72,7 @@ const Stdin = "-"
 // for "-": one document, or JSON Lines, one document per line
 // (results.ReadDocuments), such as the outputs of several load generators
 // gathered from their logs. Each is named as its input ("stdin" for "-"),
-// with ":LINE" when it came from a line of JSON Lines. Like Read, it
+// with ":LINE" when the input held several. Like Read, it
 // returns as soon as ctx is cancelled and computes missing verdicts.
 func ReadAll(ctx context.Context, path string, stdin io.Reader) ([]merge.Input, error) {
 	return interruptible(ctx, func() ([]merge.Input, error) {
@@ -98,7 +98,7 @@ func ReadAll(ctx context.Context, path string, stdin io.Reader) ([]merge.Input, 
 		out := make([]merge.Input, len(docs))
 		for i, d := range docs {
 			out[i] = merge.Input{Name: name, Result: d.Result}
-			if d.Line > 0 {
+			if d.Line > 0 && len(docs) > 1 {
 				out[i].Name = fmt.Sprintf("%s:%d", name, d.Line)
 			}
 			if d.Result.Verdicts == nil {
