@@ -91,7 +91,10 @@ func ReadAll(ctx context.Context, path string, stdin io.Reader) ([]merge.Input, 
 		if err != nil {
 			var le *results.LineError
 			if errors.As(err, &le) {
-				name, err = fmt.Sprintf("%s:%d", name, le.Line), le.Err
+				// Line 1 is named as the input, as a one-line document is.
+				if err = le.Err; le.Line > 1 {
+					name = fmt.Sprintf("%s:%d", name, le.Line)
+				}
 			}
 			return nil, badDocument(ctx, name, fmt.Errorf("%s: %w", name, err))
 		}
