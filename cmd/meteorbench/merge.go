@@ -18,7 +18,7 @@ func newMergeCmd() *cobra.Command {
 		quiet   bool
 	)
 	cmd := &cobra.Command{
-		Use:   "merge A.json B.json [...]",
+		Use:   "merge A.json B.json [...] | merge - < DOCS.jsonl",
 		Short: "Merge the results of several load generators that ran one plan together",
 		Long: `Merge result documents of one plan measured by several load generators at the
 same time: the segments of 'run --segment i/N' (usually with a shared
@@ -31,12 +31,20 @@ the cells' HdrHistograms. Summed: calls, errors, bytes, batches, connections,
 and the rates of the instances (calls/s, MB/s). Per-call costs are totals over
 all calls. Verdicts are recomputed. A missing segment is reported, not refused;
 other plans, other schemas, the same run twice, a segment twice or segments of
-different counts are refused.`,
+different counts are refused.
+
+An input is a file of one document (--format json), or of JSON Lines, one
+document per line (--format jsonl), each read and checked alike; "-" reads
+standard input. So the outputs of several generators can arrive in one
+stream, such as their logs gathered from an orchestrator (deploy/swarm). The
+inputs hold two documents or more, or the segments of one --segment count:
+one segment alone is its own merged document with the others named missing.`,
 		Example: `  meteorbench merge seg1.json seg2.json seg3.json --out merged
-  meteorbench merge seg*.json --format table`,
+  meteorbench merge seg*.json --format table
+  cat gen-*.jsonl | meteorbench merge - --format table,json --out merged`,
 		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) < 2 {
-				return usageError{fmt.Errorf("merge: want two or more RESULT.json files, got %d", len(args))}
+			if len(args) < 1 {
+				return usageError{fmt.Errorf("merge: want RESULT.json files, or - for documents on stdin")}
 			}
 			return nil
 		},
@@ -52,7 +60,7 @@ different counts are refused.`,
 			if err := plan.Check("--out"); err != nil {
 				return usageError{fmt.Errorf("merge: %w", err)}
 			}
-			return docError(job.Merge(ctx, args, plan, cmd.ErrOrStderr(), quiet))
+			return docError(job.Merge(ctx, args, cmd.InOrStdin(), plan, cmd.ErrOrStderr(), quiet))
 		},
 	}
 	fl := cmd.Flags()
@@ -62,10 +70,19 @@ different counts are refused.`,
 	return cmd
 }
 
-// sameFiles refuses a file given twice, under any name.
+// sameFiles refuses a file given twice, under any name, and stdin ("-")
+// given twice.
 func sameFiles(paths []string) error {
 	infos := make([]os.FileInfo, len(paths))
+	stdin := false
 	for i, p := range paths {
+		if p == job.Stdin {
+			if stdin {
+				return usageError{fmt.Errorf("merge: - (stdin) given twice: give each input once")}
+			}
+			stdin = true
+			continue
+		}
 		fi, err := os.Stat(p)
 		if err != nil {
 			return fmt.Errorf("merge: %w", err)

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,8 +33,9 @@ func TestMergeThreeSegments(t *testing.T) {
 	var cmds []*exec.Cmd
 	var stderrs []*bytes.Buffer
 	for i := 1; i <= 3; i++ {
+		// seg<i>.jsonl too: the document on one line (--format jsonl).
 		args := append([]string{"run", "--target", addr, "--segment", fmt.Sprintf("%d/3", i), "--start-at", "+3s",
-			"--out", filepath.Join(dir, fmt.Sprintf("seg%d", i))}, segmentPlan...)
+			"--format", "jsonl", "--out", filepath.Join(dir, fmt.Sprintf("seg%d", i))}, segmentPlan...)
 		cmd := exec.Command(bin, args...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
@@ -157,7 +160,8 @@ func TestMergeThreeSegments(t *testing.T) {
 		{"a segment twice", []string{segs[0], segs[1], again}, 1, "segment 1/3 given twice"},
 		{"another schema", []string{segs[1], otherSchema}, 2, `schema "meteorbench/v2"`}, // a bad argument
 		{"segments and a whole run", []string{segs[0], single + ".json"}, 1, "whole runs with whole runs"},
-		{"one input", []string{segs[0]}, 2, "two or more"},
+		{"one whole run", []string{single + ".json"}, 1, "want at least two documents"},
+		{"stdin twice", []string{"-", segs[0], "-"}, 2, "given twice"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, _, err := execute(t, append([]string{"merge"}, tt.args...)...)
@@ -165,5 +169,89 @@ func TestMergeThreeSegments(t *testing.T) {
 				t.Errorf("exit %d, error %v; want %d and %q", code, err, tt.code, tt.want)
 			}
 		})
+	}
+
+	// JSON Lines: the three segments' --format jsonl documents in one stream
+	// on stdin (as `docker service logs --raw` gathers them, deploy/swarm)
+	// merge into the same cells as their files.
+	var stream bytes.Buffer
+	for i := 1; i <= 3; i++ {
+		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("seg%d.jsonl", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Count(b, []byte("\n")) != 1 || !bytes.HasSuffix(b, []byte("\n")) {
+			t.Fatalf("seg%d.jsonl is not one line: %d newlines", i, bytes.Count(b, []byte("\n")))
+		}
+		stream.Write(b)
+		if i == 2 {
+			stream.WriteString("\n") // blank lines are skipped
+		}
+	}
+	fromStdin := func(stdin []byte, args ...string) (string, string, error) {
+		cmd := exec.Command(bin, append([]string{"merge"}, args...)...)
+		cmd.Stdin = bytes.NewReader(stdin)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		return out.String(), errOut.String(), err
+	}
+	out, stderr, err = fromStdin(stream.Bytes(), "-")
+	if err != nil {
+		t.Fatalf("merge - (three JSON Lines): %v\n%s", err, stderr)
+	}
+	viaStream, err := results.Read(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if viaStream.Merged.Segments != "segments 1, 2, 3 of 3" || len(viaStream.Merged.Missing) != 0 {
+		t.Errorf("merge -: %q, missing %v", viaStream.Merged.Segments, viaStream.Merged.Missing)
+	}
+	for i := range m.Cells {
+		if a, b := viaStream.Cells[i], m.Cells[i]; a.Calls != b.Calls || a.LatencyUS != b.LatencyUS {
+			t.Errorf("%s: from the stream %d calls %+v, from the files %d calls %+v", a.Key(), a.Calls, a.LatencyUS, b.Calls, b.LatencyUS)
+		}
+	}
+	for _, want := range []string{"stdin:1", "stdin:2", "stdin:4"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("merge -: the inputs are named by line; %q lacks %s", stderr, want)
+		}
+	}
+	t.Logf("merge - of three JSON Lines: %s", strings.TrimSpace(stderr))
+
+	// A generator that died is a missing segment: segments 1 and 3 in a
+	// stream, or segment 3 alone in its file.
+	lines := bytes.SplitAfter(stream.Bytes(), []byte("\n"))
+	out, stderr, err = fromStdin(append(append([]byte(nil), lines[0]...), lines[3]...), "-", "-q")
+	if err != nil {
+		t.Fatalf("merge - (segments 1 and 3): %v\n%s", err, stderr)
+	}
+	gap, err := results.Read(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gap.Merged.Missing) != 1 || gap.Merged.Missing[0] != 2 || !slices.ContainsFunc(gap.Warnings, func(w string) bool {
+		return strings.Contains(w, "segment 2 missing") && strings.Contains(w, "cover 2 of the 3 segments")
+	}) {
+		t.Errorf("segments 1 and 3: missing %v, warnings %q", gap.Merged.Missing, gap.Warnings)
+	}
+	out, stderr, err = execute(t, "merge", filepath.Join(dir, "seg3.jsonl"))
+	if err != nil {
+		t.Fatalf("merge seg3.jsonl alone: %v\n%s", err, stderr)
+	}
+	alone, err := results.Read(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(alone.Merged.Missing) != "[1 2]" || alone.Cells[0].Calls == 0 {
+		t.Errorf("segment 3 alone: missing %v, %d calls", alone.Merged.Missing, alone.Cells[0].Calls)
+	}
+
+	// Each line is checked as a file is: a bad one is named by its line.
+	bad := append(append(append([]byte(nil), lines[0]...), []byte("{\"schema\": \"meteorbench/v1\"\n")...), lines[1]...)
+	_, stderr, err = fromStdin(bad, "-")
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(stderr, "stdin:2: not a meteorbench result") {
+		t.Errorf("a truncated line: %v, %q; want exit 2 naming stdin:2", err, stderr)
 	}
 }

@@ -74,6 +74,9 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if err := leaveSwarm(); err != nil { // should a test's cleanup not have
+		fmt.Fprintln(os.Stderr, "cleanup:", err)
+	}
 	if built != nil {
 		for _, ref := range []string{built.tag, built.base} {
 			if _, err := docker(time.Minute, nil, "rmi", "-f", ref); err != nil {

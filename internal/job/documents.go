@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/meteorbench/meteorbench/internal/analysis"
+	"github.com/meteorbench/meteorbench/internal/merge"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -54,23 +56,77 @@ func interruptible[T any](ctx context.Context, work func() (T, error)) (T, error
 
 func load(ctx context.Context, path string) (*results.Result, error) {
 	r, err := results.Load(ctx, path)
-	var nr *results.NotResultError
-	var bad *results.InvalidError
-	switch {
-	case err == nil:
-	case ctx.Err() != nil:
-		return nil, context.Cause(ctx)
-	case errors.As(err, &nr):
-		return nil, &BadDocumentError{fmt.Errorf("%s: not a meteorbench result (%s)", path, notResultReason(nr.Err))}
-	case errors.As(err, &bad), errors.Is(err, results.ErrTooLarge):
-		return nil, &BadDocumentError{err}
-	default:
-		return nil, err
+	if err != nil {
+		return nil, badDocument(ctx, path, err)
 	}
 	if r.Verdicts == nil {
 		analysis.Apply(r)
 	}
 	return r, nil
+}
+
+// Stdin is the name of standard input among the paths of ReadAll.
+const Stdin = "-"
+
+// ReadAll reads and checks every result document at path, or on stdin
+// for "-": one document, or JSON Lines, one document per line
+// (results.ReadDocuments), such as the outputs of several load generators
+// gathered from their logs. Each is named as its input ("stdin" for "-"),
+// with ":LINE" when the input held several. Like Read, it
+// returns as soon as ctx is cancelled and computes missing verdicts.
+func ReadAll(ctx context.Context, path string, stdin io.Reader) ([]merge.Input, error) {
+	return interruptible(ctx, func() ([]merge.Input, error) {
+		name, rd := path, stdin
+		if path == Stdin {
+			name = "stdin"
+		} else {
+			f, err := os.Open(path)
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			rd = f
+		}
+		docs, err := results.ReadDocuments(ctx, rd)
+		if err != nil {
+			var le *results.LineError
+			if errors.As(err, &le) {
+				// Line 1 is named as the input, as a one-line document is.
+				if err = le.Err; le.Line > 1 {
+					name = fmt.Sprintf("%s:%d", name, le.Line)
+				}
+			}
+			return nil, badDocument(ctx, name, fmt.Errorf("%s: %w", name, err))
+		}
+		out := make([]merge.Input, len(docs))
+		for i, d := range docs {
+			out[i] = merge.Input{Name: name, Result: d.Result}
+			if d.Line > 0 && len(docs) > 1 {
+				out[i].Name = fmt.Sprintf("%s:%d", name, d.Line)
+			}
+			if d.Result.Verdicts == nil {
+				analysis.Apply(d.Result)
+			}
+		}
+		return out, nil
+	})
+}
+
+// badDocument is err, met reading the document called name (and naming
+// it), as a BadDocumentError where the document is at fault.
+func badDocument(ctx context.Context, name string, err error) error {
+	var nr *results.NotResultError
+	var bad *results.InvalidError
+	switch {
+	case ctx.Err() != nil:
+		return context.Cause(ctx)
+	case errors.As(err, &nr):
+		return &BadDocumentError{fmt.Errorf("%s: not a meteorbench result (%s)", name, notResultReason(nr.Err))}
+	case errors.As(err, &bad), errors.Is(err, results.ErrTooLarge):
+		return &BadDocumentError{err}
+	default:
+		return err
+	}
 }
 
 // notResultReason says why a document is no result, without the package

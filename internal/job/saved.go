@@ -53,14 +53,14 @@ func Compare(ctx context.Context, oldPath, newPath, format string, w io.Writer) 
 // was merged and each file written. An error reading an input is
 // prefixed "merge: ", as is one writing the result; merge.Merge's own
 // errors name what did not fit.
-func Merge(ctx context.Context, paths []string, plan *output.Plan, stderr io.Writer, quiet bool) error {
+func Merge(ctx context.Context, paths []string, stdin io.Reader, plan *output.Plan, stderr io.Writer, quiet bool) error {
 	var inputs []merge.Input
 	for _, path := range paths {
-		r, err := Read(ctx, path)
+		docs, err := ReadAll(ctx, path, stdin)
 		if err != nil {
 			return fmt.Errorf("merge: %w", err)
 		}
-		inputs = append(inputs, merge.Input{Name: path, Result: r})
+		inputs = append(inputs, docs...)
 	}
 	res, err := interruptible(ctx, func() (*results.Result, error) { return merge.Merge(ctx, inputs) })
 	if err != nil {

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/meteorbench/meteorbench/internal/target"
+	"net"
 	"reflect"
 	"slices"
 	"strings"
@@ -18,6 +18,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
+	"github.com/meteorbench/meteorbench/internal/target"
 )
 
 // Every scenario over every protocol against the real server: the counts
@@ -556,5 +557,73 @@ func TestRunSegmentEmptyShare(t *testing.T) {
 	c = cellOf(t, run(t, cfg), api.Small, api.REST)
 	if c.Calls != 6 || c.Share.Workers != 1 || c.Share.Iterations != 2 {
 		t.Errorf("segment 2/2: %d calls, share %+v; want the one worker and both iterations (6 calls)", c.Calls, c.Share)
+	}
+}
+
+// A run with a --start-at ahead waits for a target that does not answer
+// yet (an orchestrator starts the generators with the server), asking
+// again until the start time; one still down at the start time fails
+// then, not before and not later.
+func TestRunAwaitsTargetUntilStartAt(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens here until the server comes up
+
+	cfg := quick(addr)
+	cfg.Protocols = []api.Protocol{api.GRPC, api.REST}
+	cfg.Scenarios = []api.Scenario{api.Small}
+	cfg.StartAt = time.Now().Add(4 * time.Second)
+	up := make(chan struct{})
+	go func() {
+		defer close(up)
+		time.Sleep(time.Second)
+		srv, err := server.New(server.Config{})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Errorf("listen on %s again: %v", addr, err)
+			return
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ctx, ln) }()
+		t.Cleanup(func() { cancel(); <-done })
+	}()
+	res, err := loadgen.Run(context.Background(), cfg)
+	<-up
+	if err != nil {
+		t.Fatalf("a target up 1 s after the run began, --start-at 4 s ahead: %v", err)
+	}
+	for _, c := range res.Cells {
+		if c.Calls == 0 || c.Errors != 0 {
+			t.Errorf("%s: %d calls, %d errors", c.Key(), c.Calls, c.Errors)
+		}
+	}
+	if off := res.Env.StartOffsetUS; off == nil || *off < 0 {
+		t.Errorf("start offset %v", off)
+	}
+
+	ln, err = net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Target = target.One(ln.Addr().String())
+	ln.Close()
+	cfg.StartAt = time.Now().Add(1500 * time.Millisecond)
+	began := time.Now()
+	_, err = loadgen.Run(context.Background(), cfg)
+	took := time.Since(began)
+	t.Logf("a target never up, --start-at 1.5 s ahead: %v after %v", err, took.Round(time.Millisecond))
+	if err == nil || !strings.Contains(err.Error(), "unreachable") {
+		t.Fatalf("a target never up: %v, want unreachable", err)
+	}
+	if took < time.Second || took > 1500*time.Millisecond+loadgen.HealthTimeout+2*time.Second {
+		t.Errorf("a target never up failed after %v, want at --start-at (1.5 s)", took)
 	}
 }

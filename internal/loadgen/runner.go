@@ -79,7 +79,7 @@ func Open(ctx context.Context, cfg Config) (*Session, error) {
 		cfg.Logger.Warn(msg)
 	}
 	if cfg.Endpoints == nil { // a user's endpoint need not serve /healthz, or HTTP/1.1 at all
-		notes, err := s.r.checkTargets(ctx, cfg.Protocols) // targets.go
+		notes, err := s.r.awaitTargets(ctx) // scrape.go
 		if err != nil {
 			s.Close()
 			if ctx.Err() != nil {

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -138,6 +139,36 @@ func metricValue(m *dto.Metric) float64 {
 		return m.GetGauge().GetValue()
 	}
 	return m.GetUntyped().GetValue()
+}
+
+// HealthRetry is how often a run with a --start-at still ahead asks a
+// target that does not answer yet again (awaitTargets).
+const HealthRetry = 500 * time.Millisecond
+
+// awaitTargets is checkTargets of the run's protocols, asked again while
+// an address does not answer and cfg.StartAt is still ahead: the
+// instances of a segmented run are started together with the server they
+// load (an orchestrator starts them all at once; Docker Swarm has no
+// depends_on), and the shared start time is the wait they were given. A
+// target still unreachable at the start time fails as it would without
+// one; an address that answers in the wrong protocol fails at once.
+func (r *runner) awaitTargets(ctx context.Context) (notes []string, err error) {
+	cfg := r.cfg
+	said := false
+	for {
+		notes, err = r.checkTargets(ctx, cfg.Protocols) // targets.go
+		var wrong *wrongProtocolError
+		if err == nil || errors.As(err, &wrong) || ctx.Err() != nil || cfg.StartAt.IsZero() || time.Until(cfg.StartAt) < HealthRetry {
+			return notes, err
+		}
+		if !said {
+			cfg.Logger.Warn(fmt.Sprintf("%v: asking again until --start-at %s", err, cfg.StartAt.Format(time.RFC3339Nano)))
+			said = true
+		}
+		if !waitUntil(ctx, time.Now().Add(HealthRetry)) {
+			return notes, err
+		}
+	}
 }
 
 // checkHealth asks the target's /healthz, within a short deadline. Any

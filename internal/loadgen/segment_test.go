@@ -206,9 +206,31 @@ func TestParseSegmentAndStartAt(t *testing.T) {
 		t.Error("auto/2 with index 2: no error")
 	}
 	t.Setenv(JobIndexEnv, "")
-	if _, err := ParseSegment("auto/3"); err == nil || !strings.Contains(err.Error(), JobIndexEnv) {
+	if _, err := ParseSegment("auto/3"); err == nil || !strings.Contains(err.Error(), JobIndexEnv) || !strings.Contains(err.Error(), TaskSlotEnv) {
 		t.Errorf("auto/3 without the index: %v", err)
 	}
+	// A replicated Swarm service's task slot (1-based) is the segment.
+	t.Setenv(TaskSlotEnv, "2")
+	if seg, err := ParseSegment("auto/3"); err != nil || seg != (results.Segment{Index: 2, Count: 3}) {
+		t.Errorf("auto/3 with slot 2: %v %v", seg, err)
+	}
+	t.Setenv(JobIndexEnv, "1")
+	if _, err := ParseSegment("auto/3"); err == nil || !strings.Contains(err.Error(), "both") {
+		t.Errorf("auto/3 with an index and a slot: %v, want an error naming both", err)
+	}
+	t.Setenv(JobIndexEnv, "")
+	// A replicated-job's first slot is 0: refused, saying why.
+	for _, bad := range []string{"0", "x", "-1"} {
+		t.Setenv(TaskSlotEnv, bad)
+		if _, err := ParseSegment("auto/3"); err == nil || !strings.Contains(err.Error(), TaskSlotEnv) {
+			t.Errorf("auto/3 with slot %q: %v, want an error naming %s", bad, err, TaskSlotEnv)
+		}
+	}
+	t.Setenv(TaskSlotEnv, "4")
+	if _, err := ParseSegment("auto/3"); err == nil {
+		t.Error("auto/3 with slot 4: no error")
+	}
+	t.Setenv(TaskSlotEnv, "")
 	for _, bad := range []string{"0/3", "4/3", "1/0", "x", "1/3/4"} {
 		if _, err := ParseSegment(bad); err == nil || !strings.HasPrefix(err.Error(), "segment ") {
 			t.Errorf("%q: %v, want an error naming the segment", bad, err)

@@ -127,13 +127,17 @@ func segments(inputs []Input) (*results.Merged, error) {
 			info.Missing = append(info.Missing, i)
 		}
 	}
-	info.Segments = fmt.Sprintf("segments %s of %d", strings.Join(have, ", "), count)
+	word := "segments"
+	if len(have) == 1 {
+		word = "segment"
+	}
+	info.Segments = fmt.Sprintf("%s %s of %d", word, strings.Join(have, ", "), count)
 	if len(info.Missing) > 0 {
 		miss := make([]string, len(info.Missing))
 		for i, m := range info.Missing {
 			miss[i] = strconv.Itoa(m)
 		}
-		word := "segment"
+		word = "segment"
 		if len(miss) > 1 {
 			word = "segments"
 		}

@@ -43,7 +43,9 @@ type Input struct {
 	Result *results.Result
 }
 
-// Merge merges the inputs into one document. It refuses inputs that are
+// Merge merges the inputs into one document: two or more, or the segments
+// of one run --segment i/N (one segment alone is the merged document of
+// a run whose other segments are missing). It refuses inputs that are
 // not one plan (other settings), other schemas, the same run given twice,
 // the same segment twice, or segments of different counts, naming the
 // difference. A missing segment is not an error: the document says which
@@ -53,8 +55,11 @@ type Input struct {
 // is checked too, so a failure names the inputs rather than surfacing later
 // as a value JSON cannot encode. Cancelling ctx stops it between cells.
 func Merge(ctx context.Context, inputs []Input) (*results.Result, error) {
-	if len(inputs) < 2 {
-		return nil, fmt.Errorf("merge: want at least two documents, got %d", len(inputs))
+	switch {
+	case len(inputs) == 0:
+		return nil, fmt.Errorf("merge: no documents")
+	case len(inputs) == 1 && (inputs[0].Result == nil || inputs[0].Result.Settings.Segment == nil || inputs[0].Result.Settings.Segment.Whole()):
+		return nil, fmt.Errorf("merge: want at least two documents, or segments of a run --segment i/N; got one (%s)", inputs[0].Name)
 	}
 	for _, in := range inputs {
 		r := in.Result
@@ -101,7 +106,8 @@ func Merge(ctx context.Context, inputs []Input) (*results.Result, error) {
 	out.Settings.Segment = nil
 	warn := func(format string, args ...any) { out.Warnings = append(out.Warnings, fmt.Sprintf(format, args...)) }
 	if info.Missing != nil {
-		warn("%s: the merged load is less than the plan's", info.Segments)
+		n := len(inputs) + len(info.Missing)
+		warn("%s: the merged figures cover %d of the %d segments, a load less than the plan's", info.Segments, len(inputs), n)
 	}
 	if out.Settings.Repeat > 1 {
 		warn("the inputs measured every cell %d times: the merged figures pool every repeat of every instance, without per-repeat confidence intervals", out.Settings.Repeat)

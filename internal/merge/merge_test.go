@@ -128,8 +128,18 @@ func TestMergeMissingSegment(t *testing.T) {
 	if m.Merged.Segments != "segments 1, 3 of 3 — segment 2 missing" || len(m.Merged.Missing) != 1 || m.Merged.Missing[0] != 2 {
 		t.Errorf("segments %q, missing %v", m.Merged.Segments, m.Merged.Missing)
 	}
-	if len(m.Warnings) == 0 || !strings.Contains(m.Warnings[0], "segment 2 missing") {
+	if len(m.Warnings) == 0 || !strings.Contains(m.Warnings[0], "segment 2 missing") || !strings.Contains(m.Warnings[0], "cover 2 of the 3 segments") {
 		t.Errorf("warnings %q", m.Warnings)
+	}
+	// One segment alone (the other generators died) is the merged
+	// document of its run, the others named missing.
+	one, err := Merge(context.Background(), []Input{{"c.json", c}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.Merged.Segments != "segment 3 of 3 — segments 1, 2 missing" || len(one.Cells) != len(c.Cells) || one.Cells[0].Calls != c.Cells[0].Calls ||
+		len(one.Warnings) == 0 || !strings.Contains(one.Warnings[0], "cover 1 of the 3 segments") {
+		t.Errorf("segment 3 alone: %q, %d cells, warnings %q", one.Merged.Segments, len(one.Cells), one.Warnings)
 	}
 }
 
@@ -176,7 +186,8 @@ func TestMergeRefuses(t *testing.T) {
 		inputs []Input
 		want   string
 	}{
-		{"one input", []Input{{"a.json", base(seg(1, 3), 1)}}, "at least two"},
+		{"one whole run", []Input{{"a.json", base(nil, 1)}}, "at least two"},
+		{"no input", nil, "no documents"},
 		{"the same run twice", []Input{{"a.json", base(seg(1, 3), 1)}, {"copy.json", base(seg(1, 3), 1)}}, "a.json and copy.json are the same run"},
 		{"a segment twice", []Input{{"a.json", base(seg(1, 3), 1)}, {"b.json", base(seg(1, 3), 2)}}, "segment 1/3 given twice (a.json, b.json)"},
 		{"overlapping segments", []Input{{"a.json", base(seg(1, 3), 1)}, {"b.json", base(seg(1, 2), 2)}}, "overlap"},

@@ -33,5 +33,5 @@ func ExampleCheckFormat() {
 	fmt.Println(report.CheckFormat("yaml"))
 	// Output:
 	// <nil>
-	// unknown format "yaml" (want one of table, json, csv, markdown, html, svg, png)
+	// unknown format "yaml" (want one of table, json, jsonl, csv, markdown, html, svg, png)
 }

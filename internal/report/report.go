@@ -33,12 +33,14 @@ import (
 //
 //   - table: aligned terminal text
 //   - json: the "meteorbench/v1" document (results.Write)
+//   - jsonl: the same document on one line (JSON Lines, results.WriteLine):
+//     a load generator's result in a log stream (deploy/swarm)
 //   - csv: one row per cell, columns CSVHeader
 //   - markdown: tables for a README or a blog post
 //   - html: one self-contained page (inline CSS and SVG charts, no external resources)
 //   - svg: every chart in one image, as panels
 //   - png: the same image as svg, rasterised (binary: never write it to a terminal)
-var Formats = []string{"table", "json", "csv", "markdown", "html", "svg", "png"}
+var Formats = []string{"table", "json", "jsonl", "csv", "markdown", "html", "svg", "png"}
 
 // CheckFormat returns an error naming the accepted formats when format is
 // not one of Formats.
@@ -56,7 +58,7 @@ func CheckFormat(format string) error {
 func Binary(format string) bool { return format == "png" }
 
 var extensions = map[string]string{
-	"table": ".txt", "json": ".json", "csv": ".csv", "markdown": ".md",
+	"table": ".txt", "json": ".json", "jsonl": ".jsonl", "csv": ".csv", "markdown": ".md",
 	"html": ".html", "svg": ".svg", "png": ".png",
 }
 
@@ -106,6 +108,8 @@ func WriteContext(ctx context.Context, w io.Writer, format string, r *results.Re
 		err = writeTable(&buf, r)
 	case "json":
 		err = results.Write(&buf, r)
+	case "jsonl":
+		err = results.WriteLine(&buf, r)
 	case "csv":
 		err = writeCSV(&buf, r)
 	case "markdown":

@@ -374,6 +374,14 @@ func Write(w io.Writer, r *Result) error {
 	return enc.Encode(r)
 }
 
+// WriteLine encodes r as one line of JSON and a newline (JSON Lines), so
+// that the documents of several load generators can travel in one stream,
+// such as their orchestrator's logs, and be told apart by line
+// (ReadDocuments).
+func WriteLine(w io.Writer, r *Result) error {
+	return json.NewEncoder(w).Encode(r)
+}
+
 // Read decodes a result document and checks its schema.
 func Read(rd io.Reader) (*Result, error) {
 	var r Result
