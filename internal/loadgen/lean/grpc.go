@@ -244,7 +244,7 @@ func (a *grpcCaller) CallBy(ctx context.Context, deadline time.Time) (call.Outco
 		case <-s.done:
 		default:
 		}
-		s.body, s.httpStatus, s.grpcStatus, s.grpcMsg, s.typeOK, s.ended, s.late, s.err, s.unacked = s.body[:0], 0, -1, "", false, false, false, nil, 0
+		s.body, s.httpStatus, s.grpcStatus, s.grpcMsg, s.typeOK, s.ended, s.late, s.headed, s.err, s.unacked = s.body[:0], 0, -1, "", false, false, false, false, nil, 0
 		if attempt == 0 {
 			a.f.begin(ctx, deadline)
 		}

@@ -122,6 +122,8 @@ type stream struct {
 	sendWin    int64
 	recvAvail  int64 // the stream's receive window: what the peer may still send
 	unacked    int
+	unary      bool   // its answer is one message: no window granted once it is whole
+	headed     bool   // its HEADERS came
 	body       []byte // the DATA received: length-prefixed messages
 	httpStatus int
 	grpcStatus int // -1: no grpc-status
@@ -253,6 +255,16 @@ func (c *h2conn) close(err error) {
 	c.mu.Lock()
 	c.failLocked(err)
 	c.mu.Unlock()
+}
+
+// closeErr ends the connection on a failed write and returns why it
+// ended: the reader may have found the reason first (a GOAWAY with an
+// error, a frame that broke the protocol).
+func (c *h2conn) closeErr(err error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.failLocked(err)
+	return c.err
 }
 
 // drain retires the connection: no new stream, and it closes when its
@@ -402,15 +414,19 @@ func (c *h2conn) send(ctx context.Context, s *stream, m *method) error {
 	c.wmu.Lock()
 	c.mu.Lock()
 	if c.err != nil || c.goaway || c.retired || s.late {
-		err, late := c.err, s.late
+		err, late, goaway, code, retired := c.err, s.late, c.goaway, c.goawayCode, c.retired
 		c.freeLocked()
 		c.mu.Unlock()
 		c.unlockW()
+		// A call never sent may be made again on another connection
+		// when this one went away or was retired, not when it failed.
 		switch {
 		case late:
 			return errDeadline
-		case err == nil:
-			return refused(errors.New("connection going away before the call was sent"))
+		case goaway:
+			return refused(protoErr(code, "GOAWAY %v from the server before the call was sent", code))
+		case retired:
+			return refused(errors.New("connection retired before the call was sent"))
 		}
 		return err
 	}
@@ -419,7 +435,7 @@ func (c *h2conn) send(ctx context.Context, s *stream, m *method) error {
 	if c.nextID > maxStreamID {
 		c.retired = true // its last stream: the next call opens a new connection
 	}
-	s.sendWin, s.recvAvail = c.peerWin, recvWindow
+	s.sendWin, s.recvAvail, s.unary = c.peerWin, recvWindow, m.unary
 	c.streams[s.id] = s
 	n := c.grantLocked(s, len(msg))
 	maxFrame := c.maxFrame
@@ -431,8 +447,7 @@ func (c *h2conn) send(ctx context.Context, s *stream, m *method) error {
 	_, err := c.nc.Write(w)
 	c.unlockW()
 	if err != nil {
-		c.close(err)
-		return err
+		return c.closeErr(err)
 	}
 	if n < len(msg) {
 		return c.sendRest(ctx, s, msg[n:])
@@ -498,8 +513,7 @@ func (c *h2conn) sendRest(ctx context.Context, s *stream, rest []byte) error {
 		_, err := c.nc.Write(c.wbuf)
 		c.unlockW()
 		if err != nil {
-			c.close(err)
-			return err
+			return c.closeErr(err)
 		}
 		rest = rest[n:]
 	}

@@ -3,7 +3,6 @@ package lean
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -70,6 +69,9 @@ func (c *h2conn) frameLocked(f http2.Frame) error {
 			return protoErr(http2.ErrCodeProtocol, "HEADERS on stream %d, which the client never opened", f.StreamID)
 		}
 		c.cur = c.streams[f.StreamID]
+		if c.cur != nil {
+			c.cur.headed = true
+		}
 		c.contEnd = f.StreamEnded()
 		c.hblock, c.hlist = 0, 0
 		return c.headersLocked(f.StreamID, f.HeaderBlockFragment(), f.HeadersEnded(), "HEADERS")
@@ -199,9 +201,13 @@ func (c *h2conn) dataLocked(f *http2.DataFrame) error {
 	if s.recvAvail -= int64(n); s.recvAvail < 0 {
 		return protoErr(http2.ErrCodeFlowControl, "DATA of %d bytes on stream %d: %d bytes past the stream's receive window", n, f.StreamID, -s.recvAvail)
 	}
-	if len(s.body)+len(f.Data()) > maxAnswer {
-		c.endLocked(f.StreamID, s, fmt.Errorf("answer larger than %d bytes", maxAnswer))
-		c.queueLocked(control{kind: 'r', id: f.StreamID, n: uint32(http2.ErrCodeCancel)})
+	if !s.headed || len(s.body)+len(f.Data()) > maxAnswer {
+		code, err := http2.ErrCodeProtocol, protoErr(http2.ErrCodeProtocol, "DATA on stream %d before its HEADERS", f.StreamID)
+		if s.headed {
+			code, err = http2.ErrCodeCancel, protoErr(http2.ErrCodeCancel, "DATA on stream %d: an answer over %d bytes", f.StreamID, maxAnswer)
+		}
+		c.endLocked(f.StreamID, s, err)
+		c.queueLocked(control{kind: 'r', id: f.StreamID, n: uint32(code)})
 		return nil
 	}
 	s.body = append(s.body, f.Data()...)
@@ -209,12 +215,21 @@ func (c *h2conn) dataLocked(f *http2.DataFrame) error {
 		c.endLocked(f.StreamID, s, errNoTrailers)
 		return nil
 	}
-	if s.unacked += n; s.unacked >= recvWindow/4 {
+	// The stream's window is granted back as its answer is consumed, as
+	// grpc-go grants it as its caller reads, but not past a unary
+	// answer's one message: a server that sends on is held to the window
+	// it has.
+	if s.unacked += n; s.unacked >= recvWindow/4 && !(s.unary && whole(s.body)) {
 		c.queueLocked(control{kind: 'w', id: f.StreamID, n: uint32(s.unacked)})
 		s.recvAvail += int64(s.unacked)
 		s.unacked = 0
 	}
 	return nil
+}
+
+// whole reports whether b holds a whole length-prefixed message.
+func whole(b []byte) bool {
+	return len(b) >= 5 && len(b)-5 >= int(binary.BigEndian.Uint32(b[1:5]))
 }
 
 // headersLocked decodes a header block fragment (every one: the decoder's
