@@ -183,3 +183,43 @@ func TestHTTP1Bounds(t *testing.T) {
 		})
 	}
 }
+
+// A server that grants no send window: a call waiting for window ends at
+// its deadline, as a timeout, and the connection stays (a wait for window
+// is the peer's right, not a stall of the writer).
+func TestZeroWindowEndsByDeadline(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tcptest.Serve(t, ln, func(c net.Conn) {
+		fr := http2.NewFramer(c, nil)
+		fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
+		io.Copy(io.Discard, c)
+	})
+	d := &wire.Dialer{}
+	c, err := lean.New(api.GRPC, call.Options{Target: ln.Addr().String(), Workers: 1, Dialer: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	a, err := c.Caller(api.Post)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const timeout = 300 * time.Millisecond
+	for i := range 3 {
+		start := time.Now()
+		_, err := a.(call.DeadlineCaller).CallBy(context.Background(), start.Add(timeout))
+		took := time.Since(start)
+		if cl := call.Classify(context.Background(), err); cl != results.ClassTimeout {
+			t.Errorf("call %d: class %q (%v), want timeout", i, cl, err)
+		}
+		if took > timeout+lean.WatchEvery+time.Second {
+			t.Errorf("call %d ended %v after it began, past its deadline", i, took)
+		}
+	}
+	if n := d.Stats().Dials; n != 1 {
+		t.Errorf("%d connections, want 1", n)
+	}
+}

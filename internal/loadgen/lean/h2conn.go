@@ -410,7 +410,6 @@ func (c *h2conn) send(ctx context.Context, s *stream, m *method) error {
 		return err
 	}
 	s.inWrite.Store(true)
-	defer s.inWrite.Store(false)
 	c.wmu.Lock()
 	c.mu.Lock()
 	if c.err != nil || c.goaway || c.retired || s.late {
@@ -418,6 +417,7 @@ func (c *h2conn) send(ctx context.Context, s *stream, m *method) error {
 		c.freeLocked()
 		c.mu.Unlock()
 		c.unlockW()
+		s.inWrite.Store(false)
 		// A call never sent may be made again on another connection
 		// when this one went away or was retired, not when it failed.
 		switch {
@@ -446,6 +446,7 @@ func (c *h2conn) send(ctx context.Context, s *stream, m *method) error {
 	c.wbuf = w
 	_, err := c.nc.Write(w)
 	c.unlockW()
+	s.inWrite.Store(false)
 	if err != nil {
 		return c.closeErr(err)
 	}
@@ -508,10 +509,12 @@ func (c *h2conn) sendRest(ctx context.Context, s *stream, rest []byte) error {
 		if n == 0 {
 			return nil // the stream or the connection ended, or the call did: the wait says why
 		}
+		s.inWrite.Store(true)
 		c.wmu.Lock()
 		c.wbuf = appendData(c.wbuf[:0], s.id, rest[:n], maxFrame, n == len(rest))
 		_, err := c.nc.Write(c.wbuf)
 		c.unlockW()
+		s.inWrite.Store(false)
 		if err != nil {
 			return c.closeErr(err)
 		}
