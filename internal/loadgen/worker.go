@@ -31,8 +31,8 @@ var errTargetDown = errors.New("target down")
 // cell.
 const TargetDownAfter = 1 * time.Second
 
-// After a transport error a worker waits before its next call: from
-// TransportBackoffMin, doubling with each further transport error, at most
+// After a transport (or protocol) error a worker waits before its next call: from
+// TransportBackoffMin, doubling with each further such error, at most
 // TransportBackoffMax; any other outcome resets it. Over TargetDownAfter a
 // worker thus makes at most about TargetDownAfter/TransportBackoffMax + 7
 // calls to a dead target.
@@ -127,28 +127,36 @@ func (w *worker) oneOf(ctx context.Context, wp workerPart, intended, start time.
 }
 
 // settle handles what follows a call: a dropped call ends the worker; a
-// transport error backs the worker off, or stops the phase once the target
-// has been unreachable for TargetDownAfter. It reports whether the worker
+// transport or protocol error backs the worker off, and transport errors
+// stop the phase once the target has been unreachable for TargetDownAfter. It reports whether the worker
 // goes on.
 func (w *worker) settle(ctx context.Context, rec *record) bool {
 	switch {
 	case rec.class == classCancelled || rec.class == classAbandoned:
 		return false
-	case !rec.class.Unreachable():
+	case !rec.class.Unreachable() && !rec.class.Protocol():
 		w.backoff = 0
 		if w.p.downSince.Load() != 0 {
 			w.p.downSince.Store(0)
 		}
 		return true
-	}
-	now := int64(rec.end.Sub(w.p.began)) + 1
-	since := w.p.downSince.Load()
-	if since == 0 && !w.p.downSince.CompareAndSwap(0, now) {
-		since = w.p.downSince.Load() // another worker's error came first
-	}
-	if since != 0 && time.Duration(now-since) >= TargetDownAfter {
-		w.p.stop(errTargetDown)
-		return false
+	case rec.class.Protocol():
+		// The target answered, wrongly: it is not down, but the
+		// connection it broke is redialled, so the worker backs off as
+		// after a transport error instead of redialling in a tight loop.
+		if w.p.downSince.Load() != 0 {
+			w.p.downSince.Store(0)
+		}
+	default:
+		now := int64(rec.end.Sub(w.p.began)) + 1
+		since := w.p.downSince.Load()
+		if since == 0 && !w.p.downSince.CompareAndSwap(0, now) {
+			since = w.p.downSince.Load() // another worker's error came first
+		}
+		if since != 0 && time.Duration(now-since) >= TargetDownAfter {
+			w.p.stop(errTargetDown)
+			return false
+		}
 	}
 	w.backoff = min(max(2*w.backoff, TransportBackoffMin), TransportBackoffMax)
 	t := time.NewTimer(w.backoff)

@@ -9,7 +9,7 @@ import (
 )
 
 // An ErrorClass names why a call failed, as the JSON documents spell it:
-// "timeout", "transport", "invalid-response", "abandoned", an HTTP status
+// "timeout", "transport", "protocol", "invalid-response", "abandoned", an HTTP status
 // "http-<code>" (HTTPClass) or a gRPC status code "grpc-<Code>" (GRPCClass).
 // Code asks its predicates, never compares the text.
 type ErrorClass string
@@ -24,6 +24,12 @@ const (
 	ClassTimeout ErrorClass = "timeout"
 	// ClassTransport is a failure to connect, send or receive.
 	ClassTransport ErrorClass = "transport"
+	// ClassProtocol is a peer that broke the wire protocol: an HTTP/2
+	// frame, setting, flow-control window, GOAWAY or RST_STREAM the
+	// client refuses, or an HTTP/1.1 answer whose framing is out of
+	// bounds (a header block without end, an absurd Content-Length). The
+	// message names the frame or field.
+	ClassProtocol ErrorClass = "protocol"
 	// ClassCancelled is a call cut short because the run was cancelled
 	// (interrupted); such calls are dropped, not counted as errors.
 	ClassCancelled ErrorClass = "cancelled"
@@ -83,6 +89,9 @@ func (c ErrorClass) Auth() bool {
 
 // InvalidResponse reports whether an answer arrived but was wrong.
 func (c ErrorClass) InvalidResponse() bool { return c == ClassInvalid }
+
+// Protocol reports whether the peer broke the wire protocol.
+func (c ErrorClass) Protocol() bool { return c == ClassProtocol }
 
 // Timeout reports whether the call did not end within its deadline.
 func (c ErrorClass) Timeout() bool { return c == ClassTimeout }

@@ -6,7 +6,7 @@ import (
 )
 
 func TestErrorClassPredicates(t *testing.T) {
-	type preds struct{ unreachable, auth, invalid, timeout, cancelled, abandoned bool }
+	type preds struct{ unreachable, auth, invalid, timeout, cancelled, abandoned, protocol bool }
 	for _, tc := range []struct {
 		class ErrorClass
 		want  preds
@@ -21,12 +21,13 @@ func TestErrorClassPredicates(t *testing.T) {
 		{ClassTimeout, preds{timeout: true}},
 		{ClassCancelled, preds{cancelled: true}},
 		{ClassAbandoned, preds{abandoned: true}},
+		{ClassProtocol, preds{protocol: true}},
 		{HTTPClass(503), preds{}},
 		{GRPCClass("Internal"), preds{}},
 		{"http-40x", preds{}},
 	} {
 		c := tc.class
-		got := preds{c.Unreachable(), c.Auth(), c.InvalidResponse(), c.Timeout(), c.Cancelled(), c.Abandoned()}
+		got := preds{c.Unreachable(), c.Auth(), c.InvalidResponse(), c.Timeout(), c.Cancelled(), c.Abandoned(), c.Protocol()}
 		if got != tc.want {
 			t.Errorf("%s: %+v, want %+v", c, got, tc.want)
 		}

@@ -13,3 +13,20 @@ func Age(c any) {
 		c.born = past
 	}
 }
+
+// RetireIn makes each connection of a lean gRPC client open only n more
+// streams before its stream IDs run out (tests of their retirement).
+func RetireIn(c any, n int) {
+	g := c.(*grpcClient)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, sl := range g.slots {
+		if h := sl.h; h != nil {
+			h.wmu.Lock()
+			h.mu.Lock()
+			h.nextID = maxStreamID - 2*uint32(n-1)
+			h.mu.Unlock()
+			h.wmu.Unlock()
+		}
+	}
+}

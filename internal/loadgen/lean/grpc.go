@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -24,45 +25,99 @@ import (
 
 // grpcClient is the lean gRPC client: Connections HTTP/2 connections
 // (default 1), each carrying the streams of every caller that picks it,
-// round-robin; a connection that failed or is going away is replaced by a
-// new one at the next call that picks it.
+// round-robin; a connection that failed, is going away or has used its
+// stream IDs is replaced by a new one at the next call that picks it
+// (dialled outside the client's lock: one dial per slot at a time, the
+// other callers of that slot wait for it), and the old one closes when its
+// last stream ends.
 type grpcClient struct {
 	o    call.Options
 	born time.Time
 	next atomic.Uint64
 	dog  *watchdog
 
-	mu    sync.Mutex
-	conns []*h2conn
+	mu       sync.Mutex
+	slots    []slot
+	replaced []*h2conn // draining, closed by Close if still open
+	closed   bool
 }
+
+// slot is one of the client's connections.
+type slot struct {
+	h       *h2conn
+	dialing chan struct{} // closed when the dial in progress ends; nil: none
+}
+
+var errClientClosed = errors.New("client closed")
 
 func newGRPC(o call.Options) *grpcClient {
 	n := o.Connections
 	if n == 0 {
 		n = 1
 	}
-	return &grpcClient{o: o, born: time.Now(), dog: newWatchdog(), conns: make([]*h2conn, n)}
+	return &grpcClient{o: o, born: time.Now(), dog: newWatchdog(), slots: make([]slot, n)}
 }
 
-// conn is the next connection, dialled when it is not usable.
-func (c *grpcClient) conn(ctx context.Context) (*h2conn, error) {
+// conn is the next connection, dialled (by deadline) when it is not usable.
+func (c *grpcClient) conn(ctx context.Context, deadline time.Time) (*h2conn, error) {
 	i := 0
-	if len(c.conns) > 1 {
-		i = int(c.next.Add(1) % uint64(len(c.conns)))
+	if len(c.slots) > 1 {
+		i = int(c.next.Add(1) % uint64(len(c.slots)))
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if h := c.conns[i]; h != nil && h.usable() {
-		return h, nil
+	sl := &c.slots[i]
+	for {
+		if c.closed {
+			c.mu.Unlock()
+			return nil, errClientClosed
+		}
+		if h := sl.h; h != nil && h.usable() {
+			c.mu.Unlock()
+			return h, nil
+		}
+		if sl.dialing == nil {
+			break
+		}
+		ch := sl.dialing
+		c.mu.Unlock()
+		select { // another caller's dial, bounded by its deadline
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		c.mu.Lock()
 	}
-	h, err := dialH2(ctx, c.o.Dialer.DialContext, c.o.Target)
-	if err != nil {
+	ch := make(chan struct{})
+	sl.dialing = ch
+	c.mu.Unlock()
+
+	dctx, cancel := context.WithDeadline(ctx, deadline) // a dial is rare: a context of its own
+	h, err := dialH2(dctx, c.o.Dialer.DialContext, c.o.Target)
+	cancel()
+
+	c.mu.Lock()
+	sl.dialing = nil
+	close(ch)
+	old := sl.h
+	if err == nil && !c.closed {
+		sl.h = h
+		if old != nil {
+			c.replaced = slices.DeleteFunc(c.replaced, func(r *h2conn) bool { return r.dead() })
+			c.replaced = append(c.replaced, old)
+		}
+	}
+	closed := c.closed
+	c.mu.Unlock()
+	switch {
+	case err != nil:
 		return nil, err
+	case closed:
+		h.close(errClientClosed)
+		return nil, errClientClosed
 	}
-	if old := c.conns[i]; old != nil {
-		old.close(errors.New("replaced")) // streams still on it were told already, or end now
+	if old != nil {
+		old.drain() // its streams go on to their answers; then it closes
 	}
-	c.conns[i] = h
 	return h, nil
 }
 
@@ -71,10 +126,14 @@ func (c *grpcClient) Close() error {
 	c.dog.close()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, h := range c.conns {
-		if h != nil {
-			h.close(errors.New("client closed"))
+	c.closed = true
+	for _, sl := range c.slots {
+		if sl.h != nil {
+			sl.h.close(errClientClosed)
 		}
+	}
+	for _, h := range c.replaced {
+		h.close(errClientClosed)
 	}
 	return nil
 }
@@ -132,6 +191,9 @@ func (c *grpcClient) Caller(scenario api.Scenario) (call.Caller, error) {
 		case a.expired <- struct{}{}:
 		default:
 		}
+		if h := a.sending.Load(); h != nil {
+			h.expire(&a.s)
+		}
 	})
 	return a, nil
 }
@@ -146,6 +208,9 @@ type grpcCaller struct {
 	// the watchdog leaves a token in expired.
 	f       *inflight
 	expired chan struct{}
+	// sending is the connection the call is sending on (nil when it is
+	// not): the watchdog ends the wait to send there (h2conn.expire).
+	sending atomic.Pointer[h2conn]
 }
 
 // Call implements call.Caller: a call by ctx's deadline.
@@ -165,27 +230,49 @@ func (a *grpcCaller) CallBy(ctx context.Context, deadline time.Time) (call.Outco
 	if deadline.IsZero() {
 		deadline = noDeadline
 	}
-	h, err := a.c.conn(ctx)
-	if err != nil {
-		return call.Outcome{}, err
-	}
 	s := &a.s
-	select { // a token left by a cancelled call
-	case <-s.done:
-	default:
-	}
-	s.body, s.httpStatus, s.grpcStatus, s.grpcMsg, s.typeOK, s.ended, s.err, s.unacked = s.body[:0], 0, -1, "", false, false, nil, 0
-	a.f.begin(ctx, deadline)
-	if err = h.send(ctx, s, a.m); err == nil {
-		select {
-		case <-s.done:
-		case <-ctx.Done():
-			h.cancel(s)
-			err = ctx.Err()
-		case <-a.expired:
-			h.cancel(s)
-			err = errDeadline
+	var h *h2conn
+	var err error
+	for attempt := 0; ; attempt++ {
+		nh, cerr := a.c.conn(ctx, deadline)
+		if cerr != nil {
+			err = cerr
+			break
 		}
+		h = nh
+		select { // a token left by a cancelled call
+		case <-s.done:
+		default:
+		}
+		s.body, s.httpStatus, s.grpcStatus, s.grpcMsg, s.typeOK, s.ended, s.late, s.headed, s.err, s.unacked = s.body[:0], 0, -1, "", false, false, false, false, nil, 0
+		if attempt == 0 {
+			a.f.begin(ctx, deadline)
+		}
+		a.sending.Store(h)
+		err = h.send(ctx, s, a.m)
+		a.sending.Store(nil)
+		if err == nil {
+			select {
+			case <-s.done:
+				if s.err != nil && isRefused(s.err) {
+					err = s.err
+				}
+			case <-ctx.Done():
+				h.cancel(s)
+				err = ctx.Err()
+			case <-a.expired:
+				h.cancel(s)
+				err = errDeadline
+			}
+		}
+		// A stream the server never processed is made again once, on
+		// another connection, as grpc-go retries it.
+		if err == nil || !isRefused(err) || attempt > 0 || ctx.Err() != nil {
+			break
+		}
+	}
+	if h == nil { // no connection: the call never began
+		return call.Outcome{}, err
 	}
 	now := time.Now()
 	if aborted, late := a.f.end(now); aborted || late {

@@ -10,9 +10,14 @@ import (
 	"math"
 	"net"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 // Flow control. The lean client grants recvWindow on the connection and on
@@ -24,15 +29,49 @@ import (
 // saves the BDP pings and lets no answer wait for a window update.
 const recvWindow = 4 << 20
 
+// The limits the lean client holds the peer to, as grpc-go's client does
+// (RFC 9113; grpc-go's defaults):
+//   - maxReadFrame: the largest frame read, the SETTINGS_MAX_FRAME_SIZE the
+//     client advertises (it advertises none: the protocol's 16 KiB, which is
+//     also grpc-go's);
+//   - maxHeaderList: a header block's decoded size (each field's name and
+//     value plus 32, RFC 9113 6.5.2), its encoded bytes over HEADERS and
+//     CONTINUATION frames (9 bytes a frame counted, so that empty
+//     CONTINUATIONs end too), and any one hpack string: grpc-go's default
+//     MaxHeaderListSize, 16 MiB. The block is decoded as it arrives and
+//     never kept whole.
+//   - maxOwed: control frames the peer's frames owe it (SETTINGS and PING
+//     acknowledgements, window updates, resets) not yet written because the
+//     peer does not read: a flood of them past this is a connection error.
+//   - maxStreamID: the last stream ID; a connection that used it is
+//     retired (no new stream; a new connection takes the next call) and
+//     closed when its last stream ends.
+const (
+	maxReadFrame  = 16 << 10
+	maxHeaderList = 16 << 20
+	maxOwed       = 4096
+	maxStreamID   = 1<<31 - 1
+	maxWindow     = 1<<31 - 1
+)
+
 // h2conn is one HTTP/2 connection of the lean gRPC client: callers write
 // their requests' frames (under wmu, in stream order), and one reader
 // goroutine reads every frame, hands each stream's answer to the caller
 // waiting for it, and answers the peer's SETTINGS, PING and flow control.
+//
+// A peer that stops reading cannot hold the reader or a caller past its
+// deadline: the frames the reader owes (and callers' resets) are queued
+// under mu and written by whoever holds wmu, or takes it free (kick), so
+// neither ever waits for wmu; a caller waiting for wmu or inside a write
+// when its deadline passes closes the connection (expire), which ends the
+// stalled write, so no write outlives the deadline of the call that made
+// it by more than the watchdog's period.
 type h2conn struct {
-	nc net.Conn
-	fr *http2.Framer // ReadFrame: the reader; Write*: under wmu
+	nc  net.Conn
+	fr  *http2.Framer // ReadFrame: the reader; Write*: under wmu
+	tap *headerTap    // the last frame header read, to name the frame a read error is about
 
-	wmu    sync.Mutex // frames written, henc, blocks, nextID, wbuf
+	wmu    sync.Mutex // frames written, henc, blocks, nextID, wbuf, cbuf
 	henc   *hpack.Encoder
 	hbuf   bytes.Buffer
 	epoch  uint64             // bumped whenever an encoding may have changed the dynamic table
@@ -49,17 +88,25 @@ type h2conn struct {
 	// active counts the streams open or about to be (reserved before
 	// wmu), at most maxStreams, the peer's SETTINGS_MAX_CONCURRENT_STREAMS.
 	active, maxStreams int
-	goaway             bool  // no new stream: the peer is going away
-	err                error // why the connection ended; nil while it lives
+	goaway             bool          // no new stream: the peer is going away
+	goawayCode         http2.ErrCode // the GOAWAY's error code
+	retired            bool          // no new stream: the stream IDs are used up, or the client replaced it
+	draining           bool          // closed when its last stream ends
+	err                error         // why the connection ended; nil while it lives
+	recvAvail          int64         // the connection's receive window: what the peer may still send
+	ctl                []control     // frames owed to the peer, not yet written
+	ctlOwed            atomic.Bool   // ctl is not empty (read without mu by the holder of wmu)
 
 	// The reader's own.
 	dec      *hpack.Decoder
-	cur      *stream // whose header block is being decoded (nil: none of ours)
-	contEnd  bool    // the HEADERS being continued ended its stream
-	unacked  int     // bytes received on the connection, not yet granted back
-	bdpOut   bool    // a BDP ping is out, not yet acknowledged
-	pendingW []control
-	cbuf     []byte // the control frames being written
+	cur      *stream   // whose header block is being decoded (nil: none of ours)
+	contEnd  bool      // the HEADERS being continued ended its stream
+	hblock   int       // bytes of the header block being read (9 per frame plus fragments)
+	hlist    int       // its decoded size so far (RFC 9113 6.5.2)
+	unacked  int       // bytes received on the connection, not yet granted back
+	bdpOut   bool      // a BDP ping is out, not yet acknowledged
+	cbuf     []byte    // the control frames being written (under wmu)
+	ctlSpare []control // ctl's other buffer (under wmu)
 }
 
 // block is a method's header block as the connection's encoder last wrote
@@ -73,20 +120,25 @@ type block struct {
 type stream struct {
 	id         uint32
 	sendWin    int64
+	recvAvail  int64 // the stream's receive window: what the peer may still send
 	unacked    int
+	unary      bool   // its answer is one message: no window granted once it is whole
+	headed     bool   // its HEADERS came
 	body       []byte // the DATA received: length-prefixed messages
 	httpStatus int
 	grpcStatus int // -1: no grpc-status
 	grpcMsg    string
 	typeOK     bool
 	ended      bool
+	late       bool // its call's deadline passed while it waited to send (under mu)
 	err        error
 	done       chan struct{} // one token when the stream ended
+	inWrite    atomic.Bool   // its call waits for wmu or writes under it
 }
 
-// control is a frame the reader owes the peer, written after it let go of mu.
+// control is a frame owed to the peer, written by whoever holds wmu.
 type control struct {
-	kind uint8 // 'w' window update, 'p' ping ack, 'b' BDP ping, 's' settings ack
+	kind uint8 // 'w' window update, 'p' ping ack, 'b' BDP ping, 's' settings ack, 'r' reset (n: code)
 	id   uint32
 	n    uint32
 	ping [8]byte
@@ -98,14 +150,17 @@ func dialH2(ctx context.Context, dial func(context.Context, string, string) (net
 		return nil, err
 	}
 	c := &h2conn{
-		nc: nc, blocks: map[*method]*block{}, nextID: 1,
+		nc: nc, blocks: map[*method]*block{}, nextID: 1, recvAvail: recvWindow,
 		streams: map[uint32]*stream{}, sendWin: 65535, peerWin: 65535, maxFrame: 16384, maxStreams: math.MaxInt,
 	}
 	c.cond = sync.NewCond(&c.mu)
 	c.henc = hpack.NewEncoder(&c.hbuf)
 	c.dec = hpack.NewDecoder(4096, c.emit)
-	c.fr = http2.NewFramer(nc, bufio.NewReaderSize(nc, bufSize))
+	c.dec.SetMaxStringLength(maxHeaderList)
+	c.tap = &headerTap{r: bufio.NewReaderSize(nc, bufSize)}
+	c.fr = http2.NewFramer(nc, c.tap)
 	c.fr.SetReuseFrames()
+	c.fr.SetMaxReadFrameSize(maxReadFrame)
 	if _, err := nc.Write([]byte(http2.ClientPreface)); err == nil {
 		err = c.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: recvWindow})
 		if err == nil {
@@ -120,11 +175,79 @@ func dialH2(ctx context.Context, dial func(context.Context, string, string) (net
 	return c, nil
 }
 
+// headerTap keeps the last frame header the Framer read (it reads each
+// one whole, 9 bytes), so that a read error can name its frame.
+type headerTap struct {
+	r    *bufio.Reader
+	last [9]byte
+	ok   bool
+}
+
+func (t *headerTap) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if len(p) == 9 && n == 9 {
+		copy(t.last[:], p)
+		t.ok = true
+	}
+	return n, err
+}
+
+// frame names the last frame header read: "DATA frame of 20000 bytes on
+// stream 3".
+func (t *headerTap) frame() string {
+	if !t.ok {
+		return "a frame"
+	}
+	n := int(t.last[0])<<16 | int(t.last[1])<<8 | int(t.last[2])
+	id := binary.BigEndian.Uint32(t.last[5:]) & maxStreamID
+	return fmt.Sprintf("%v frame of %d bytes on stream %d", http2.FrameType(t.last[3]), n, id)
+}
+
+// h2Error is a connection or stream error of the peer's making, with the
+// HTTP/2 error code the client answers it with.
+type h2Error struct {
+	code http2.ErrCode
+	msg  string
+}
+
+func (e *h2Error) Error() string { return e.msg }
+
+// protoErr is an error of class protocol: the peer broke HTTP/2.
+func protoErr(code http2.ErrCode, format string, args ...any) error {
+	return &call.Error{Class: results.ClassProtocol, Err: &h2Error{code: code, msg: fmt.Sprintf(format, args...)}}
+}
+
+// errRefused marks a stream the peer never processed (above a GOAWAY's
+// last stream ID, reset with REFUSED_STREAM, or on a connection that went
+// away before it was sent): its call is made again once, on a new
+// connection, as grpc-go's client retries such calls transparently.
+var errRefused = errors.New("not processed by the server")
+
+type refusedError struct{ err error }
+
+func (e *refusedError) Error() string        { return e.err.Error() }
+func (e *refusedError) Unwrap() error        { return e.err }
+func (e *refusedError) Is(target error) bool { return target == errRefused }
+
+func refused(err error) error  { return &refusedError{err} }
+func isRefused(err error) bool { return errors.Is(err, errRefused) }
+
+// errWriteStalled ends a connection whose writes a call waited for past
+// its deadline: the peer stopped reading.
+var errWriteStalled = errors.New("the server stopped reading: a write outlived a call's deadline")
+
 // usable reports whether a new stream may start on the connection.
 func (c *h2conn) usable() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.err == nil && !c.goaway
+	return c.err == nil && !c.goaway && !c.retired
+}
+
+// dead reports whether the connection ended.
+func (c *h2conn) dead() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err != nil
 }
 
 // close ends the connection and every stream on it.
@@ -134,26 +257,120 @@ func (c *h2conn) close(err error) {
 	c.mu.Unlock()
 }
 
+// closeErr ends the connection on a failed write and returns why it
+// ended: the reader may have found the reason first (a GOAWAY with an
+// error, a frame that broke the protocol).
+func (c *h2conn) closeErr(err error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.failLocked(err)
+	return c.err
+}
+
+// drain retires the connection: no new stream, and it closes when its
+// last stream ends (the streams on it go on to their answers).
+func (c *h2conn) drain() {
+	c.mu.Lock()
+	c.retired, c.draining = true, true
+	if c.active == 0 {
+		c.failLocked(errors.New("replaced by a new connection"))
+	}
+	c.mu.Unlock()
+}
+
 func (c *h2conn) failLocked(err error) {
 	if c.err == nil {
+		if c.goawayCode != http2.ErrCodeNo && !isProtocol(err) {
+			err = protoErr(c.goawayCode, "connection ended after GOAWAY %v from the server: %v", c.goawayCode, err)
+		}
 		c.err = err
 		c.nc.Close()
 	}
 	for id, s := range c.streams {
-		c.endLocked(id, s, err)
+		c.endLocked(id, s, c.err)
 	}
 	c.cond.Broadcast()
+}
+
+// isProtocol reports whether err is of class protocol.
+func isProtocol(err error) bool {
+	var ce *call.Error
+	return errors.As(err, &ce) && ce.Class.Protocol()
+}
+
+// fatal ends the connection for an error of the peer's making, telling
+// the peer with a GOAWAY when the connection is free to write one now.
+func (c *h2conn) fatal(err error) {
+	var he *h2Error
+	if errors.As(err, &he) && c.wmu.TryLock() {
+		c.nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+		c.fr.WriteGoAway(0, he.code, nil)
+		c.wmu.Unlock()
+	}
+	c.close(err)
 }
 
 // endLocked ends a stream: its caller is told.
 func (c *h2conn) endLocked(id uint32, s *stream, err error) {
 	delete(c.streams, id)
-	c.active--
-	c.cond.Broadcast() // a stream slot is free
+	c.freeLocked()
 	s.ended, s.err = true, err
 	select {
 	case s.done <- struct{}{}:
 	default:
+	}
+}
+
+// freeLocked frees a stream slot; a draining connection closes with its
+// last stream.
+func (c *h2conn) freeLocked() {
+	c.active--
+	c.cond.Broadcast() // a stream slot is free
+	if c.draining && c.active == 0 && c.err == nil {
+		c.failLocked(errors.New("replaced by a new connection"))
+	}
+}
+
+// expire is the watchdog's end of s's call while it waits to send: a wait
+// for a stream slot or send window ends; a wait for wmu, or a write under
+// it, ends the connection (errWriteStalled), since only a peer that stopped
+// reading holds a write that long.
+func (c *h2conn) expire(s *stream) {
+	c.mu.Lock()
+	s.late = true
+	c.cond.Broadcast()
+	c.mu.Unlock()
+	if s.inWrite.Load() {
+		c.close(errWriteStalled)
+	}
+}
+
+// queueLocked owes the peer a control frame; false (and the connection
+// failed) when the peer owes us the reading of too many already.
+func (c *h2conn) queueLocked(o control) bool {
+	if len(c.ctl) >= maxOwed {
+		c.failLocked(protoErr(http2.ErrCodeEnhanceYourCalm, "%d frames owed to the server (SETTINGS or PING acknowledgements, window updates, resets) and it reads none of them", len(c.ctl)))
+		return false
+	}
+	c.ctl = append(c.ctl, o)
+	c.ctlOwed.Store(true)
+	return true
+}
+
+// kick writes the control frames owed, unless another goroutine holds wmu:
+// that one writes them when it lets go (unlockW).
+func (c *h2conn) kick() {
+	for c.ctlOwed.Load() && c.wmu.TryLock() {
+		c.writeOwedLocked()
+		c.wmu.Unlock()
+	}
+}
+
+// unlockW lets go of wmu, writing the control frames owed meanwhile.
+func (c *h2conn) unlockW() {
+	c.wmu.Unlock()
+	if c.ctlOwed.Load() {
+		c.kick()
 	}
 }
 
@@ -189,24 +406,36 @@ func (c *h2conn) headerBlock(m *method) []byte {
 // the peer grants window.
 func (c *h2conn) send(ctx context.Context, s *stream, m *method) error {
 	msg := m.msg
-	if err := c.reserve(ctx); err != nil {
+	if err := c.reserve(ctx, s); err != nil {
 		return err
 	}
+	s.inWrite.Store(true)
 	c.wmu.Lock()
 	c.mu.Lock()
-	if c.err != nil || c.goaway {
-		err := c.err
-		c.active--
+	if c.err != nil || c.goaway || c.retired || s.late {
+		err, late, goaway, code, retired := c.err, s.late, c.goaway, c.goawayCode, c.retired
+		c.freeLocked()
 		c.mu.Unlock()
-		c.wmu.Unlock()
-		if err == nil {
-			err = errors.New("connection going away")
+		c.unlockW()
+		s.inWrite.Store(false)
+		// A call never sent may be made again on another connection
+		// when this one went away or was retired, not when it failed.
+		switch {
+		case late:
+			return errDeadline
+		case goaway:
+			return refused(protoErr(code, "GOAWAY %v from the server before the call was sent", code))
+		case retired:
+			return refused(errors.New("connection retired before the call was sent"))
 		}
 		return err
 	}
 	s.id = c.nextID
 	c.nextID += 2
-	s.sendWin = c.peerWin
+	if c.nextID > maxStreamID {
+		c.retired = true // its last stream: the next call opens a new connection
+	}
+	s.sendWin, s.recvAvail, s.unary = c.peerWin, recvWindow, m.unary
 	c.streams[s.id] = s
 	n := c.grantLocked(s, len(msg))
 	maxFrame := c.maxFrame
@@ -216,10 +445,10 @@ func (c *h2conn) send(ctx context.Context, s *stream, m *method) error {
 	w = appendData(w, s.id, msg[:n], maxFrame, n == len(msg))
 	c.wbuf = w
 	_, err := c.nc.Write(w)
-	c.wmu.Unlock()
+	c.unlockW()
+	s.inWrite.Store(false)
 	if err != nil {
-		c.close(err)
-		return err
+		return c.closeErr(err)
 	}
 	if n < len(msg) {
 		return c.sendRest(ctx, s, msg[n:])
@@ -229,19 +458,22 @@ func (c *h2conn) send(ctx context.Context, s *stream, m *method) error {
 
 // reserve waits for a stream slot under the peer's
 // SETTINGS_MAX_CONCURRENT_STREAMS (as grpc-go's client queues its calls)
-// and takes it.
-func (c *h2conn) reserve(ctx context.Context) error {
+// and takes it; the wait ends with ctx or s's deadline (expire).
+func (c *h2conn) reserve(ctx context.Context, s *stream) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.active >= c.maxStreams {
 		stop := context.AfterFunc(ctx, func() { c.mu.Lock(); c.cond.Broadcast(); c.mu.Unlock() })
 		defer stop()
-		for c.active >= c.maxStreams && c.err == nil && !c.goaway {
+		for c.active >= c.maxStreams && c.err == nil && !c.goaway && !s.late {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 			c.cond.Wait()
 		}
+	}
+	if s.late {
+		return errDeadline
 	}
 	c.active++
 	return nil
@@ -266,7 +498,7 @@ func (c *h2conn) sendRest(ctx context.Context, s *stream, rest []byte) error {
 	for len(rest) > 0 {
 		c.mu.Lock()
 		n := 0
-		for c.err == nil && !s.ended && ctx.Err() == nil {
+		for c.err == nil && !s.ended && !s.late && ctx.Err() == nil {
 			if n = c.grantLocked(s, len(rest)); n > 0 {
 				break
 			}
@@ -277,31 +509,32 @@ func (c *h2conn) sendRest(ctx context.Context, s *stream, rest []byte) error {
 		if n == 0 {
 			return nil // the stream or the connection ended, or the call did: the wait says why
 		}
+		s.inWrite.Store(true)
 		c.wmu.Lock()
 		c.wbuf = appendData(c.wbuf[:0], s.id, rest[:n], maxFrame, n == len(rest))
 		_, err := c.nc.Write(c.wbuf)
-		c.wmu.Unlock()
+		c.unlockW()
+		s.inWrite.Store(false)
 		if err != nil {
-			c.close(err)
-			return err
+			return c.closeErr(err)
 		}
 		rest = rest[n:]
 	}
 	return nil
 }
 
-// cancel resets a stream whose call ended before its answer did.
+// cancel resets a stream whose call ended before its answer did. It never
+// waits for wmu: the reset is owed, written now if wmu is free.
 func (c *h2conn) cancel(s *stream) {
 	c.mu.Lock()
 	_, open := c.streams[s.id]
 	if open {
 		c.endLocked(s.id, s, context.Canceled)
+		open = c.err == nil && c.queueLocked(control{kind: 'r', id: s.id, n: uint32(http2.ErrCodeCancel)})
 	}
 	c.mu.Unlock()
 	if open {
-		c.wmu.Lock()
-		c.fr.WriteRSTStream(s.id, http2.ErrCodeCancel)
-		c.wmu.Unlock()
+		c.kick()
 	}
 }
 

@@ -2,7 +2,7 @@ package lean
 
 import (
 	"encoding/binary"
-	"fmt"
+	"errors"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -13,92 +13,172 @@ import (
 const maxAnswer = 128 << 20
 
 // read is the connection's reader goroutine: every frame the peer sends,
-// until the connection fails or is closed.
+// until the connection fails or is closed. A frame that breaks HTTP/2 ends
+// the connection with an error of class protocol naming it.
 func (c *h2conn) read() {
 	for {
 		f, err := c.fr.ReadFrame()
 		if err != nil {
-			c.close(err)
+			c.fatal(c.readErr(err))
 			return
 		}
 		c.mu.Lock()
-		c.frameLocked(f)
-		owed := c.pendingW
-		c.pendingW = c.pendingW[:0]
+		err = c.frameLocked(f)
+		owed := c.ctlOwed.Load()
 		c.mu.Unlock()
-		if len(owed) > 0 && !c.writeControl(owed) {
+		if err != nil {
+			c.fatal(err)
 			return
+		}
+		if owed {
+			c.kick()
 		}
 	}
 }
 
-// frameLocked handles one frame, under mu; frames it owes the peer go to
-// pendingW.
-func (c *h2conn) frameLocked(f http2.Frame) {
+// readErr names a frame the Framer refused.
+func (c *h2conn) readErr(err error) error {
+	var ce http2.ConnectionError
+	var se http2.StreamError
+	switch {
+	case errors.Is(err, http2.ErrFrameTooLarge):
+		return protoErr(http2.ErrCodeFrameSize, "%s: larger than %d bytes, the SETTINGS_MAX_FRAME_SIZE the client advertises", c.tap.frame(), maxReadFrame)
+	case errors.As(err, &ce):
+		if d := c.fr.ErrorDetail(); d != nil {
+			return protoErr(http2.ErrCode(ce), "%s: %v (%v)", c.tap.frame(), http2.ErrCode(ce), d)
+		}
+		return protoErr(http2.ErrCode(ce), "%s: %v", c.tap.frame(), http2.ErrCode(ce))
+	case errors.As(err, &se):
+		return protoErr(se.Code, "%s: %v", c.tap.frame(), se)
+	}
+	return err // the connection's own: transport
+}
+
+// ours reports whether id is a stream the client opened (odd, and below
+// the next one it will open).
+func (c *h2conn) ours(id uint32) bool { return id%2 == 1 && id < c.nextID }
+
+// frameLocked handles one frame, under mu; frames it owes the peer are
+// queued. An error ends the connection.
+func (c *h2conn) frameLocked(f http2.Frame) error {
 	switch f := f.(type) {
 	case *http2.DataFrame:
-		c.dataLocked(f)
+		return c.dataLocked(f)
 	case *http2.HeadersFrame:
+		if !c.ours(f.StreamID) {
+			return protoErr(http2.ErrCodeProtocol, "HEADERS on stream %d, which the client never opened", f.StreamID)
+		}
 		c.cur = c.streams[f.StreamID]
+		if c.cur != nil {
+			c.cur.headed = true
+		}
 		c.contEnd = f.StreamEnded()
-		c.headersLocked(f.StreamID, f.HeaderBlockFragment(), f.HeadersEnded())
+		c.hblock, c.hlist = 0, 0
+		return c.headersLocked(f.StreamID, f.HeaderBlockFragment(), f.HeadersEnded(), "HEADERS")
 	case *http2.ContinuationFrame:
-		c.headersLocked(f.StreamID, f.HeaderBlockFragment(), f.HeadersEnded())
+		return c.headersLocked(f.StreamID, f.HeaderBlockFragment(), f.HeadersEnded(), "CONTINUATION")
 	case *http2.RSTStreamFrame:
+		if !c.ours(f.StreamID) {
+			return protoErr(http2.ErrCodeProtocol, "RST_STREAM on stream %d, which the client never opened", f.StreamID)
+		}
 		if s := c.streams[f.StreamID]; s != nil {
-			c.endLocked(f.StreamID, s, fmt.Errorf("stream reset by the server: %v", f.ErrCode))
+			err := protoErr(f.ErrCode, "RST_STREAM %v from the server on stream %d", f.ErrCode, f.StreamID)
+			if f.ErrCode == http2.ErrCodeRefusedStream {
+				err = refused(err)
+			}
+			c.endLocked(f.StreamID, s, err)
 		}
 	case *http2.SettingsFrame:
 		if f.IsAck() {
-			return
-		}
-		f.ForeachSetting(func(s http2.Setting) error {
-			switch s.ID {
-			case http2.SettingInitialWindowSize:
-				d := int64(s.Val) - c.peerWin
-				for _, st := range c.streams {
-					st.sendWin += d
-				}
-				c.peerWin = int64(s.Val)
-			case http2.SettingMaxFrameSize:
-				c.maxFrame = int(s.Val)
-			case http2.SettingMaxConcurrentStreams:
-				c.maxStreams = int(s.Val)
-			}
 			return nil
-		})
+		}
+		if err := f.ForeachSetting(c.settingLocked); err != nil {
+			return err
+		}
 		c.cond.Broadcast()
-		c.pendingW = append(c.pendingW, control{kind: 's'})
+		c.queueLocked(control{kind: 's'})
 	case *http2.PingFrame:
 		if !f.IsAck() {
-			c.pendingW = append(c.pendingW, control{kind: 'p', ping: f.Data})
+			c.queueLocked(control{kind: 'p', ping: f.Data})
 		} else if f.Data == bdpPing {
 			c.bdpOut = false
 		}
 	case *http2.WindowUpdateFrame:
+		inc := int64(f.Increment)
 		if f.StreamID == 0 {
-			c.sendWin += int64(f.Increment)
+			if c.sendWin+inc > maxWindow {
+				return protoErr(http2.ErrCodeFlowControl, "WINDOW_UPDATE of %d on the connection: its send window over 2^31-1", f.Increment)
+			}
+			c.sendWin += inc
 		} else if s := c.streams[f.StreamID]; s != nil {
-			s.sendWin += int64(f.Increment)
+			if s.sendWin+inc > maxWindow {
+				c.endLocked(f.StreamID, s, protoErr(http2.ErrCodeFlowControl, "WINDOW_UPDATE of %d on stream %d: its send window over 2^31-1", f.Increment, f.StreamID))
+				c.queueLocked(control{kind: 'r', id: f.StreamID, n: uint32(http2.ErrCodeFlowControl)})
+			} else {
+				s.sendWin += inc
+			}
 		}
 		c.cond.Broadcast()
 	case *http2.GoAwayFrame:
 		// Streams above the last one the peer will process never reach
-		// it: they end now (a transport error; the next call opens a new
-		// connection). The others go on to their answers.
+		// it: they end now, and their calls are made again on a new
+		// connection (errRefused). The others go on to their answers.
 		c.goaway = true
+		c.goawayCode = f.ErrCode
 		for id, s := range c.streams {
 			if id > f.LastStreamID {
-				c.endLocked(id, s, fmt.Errorf("server going away (%v)", f.ErrCode))
+				c.endLocked(id, s, refused(protoErr(f.ErrCode, "GOAWAY %v from the server (last stream %d): stream %d not processed", f.ErrCode, f.LastStreamID, id)))
 			}
 		}
+		c.cond.Broadcast()
+	case *http2.PushPromiseFrame:
+		return protoErr(http2.ErrCodeProtocol, "PUSH_PROMISE on stream %d: a gRPC server never pushes", f.StreamID)
 	}
+	return nil
 }
 
-// dataLocked appends a DATA frame to its stream's answer and grants the
-// window back once a quarter of it is consumed.
-func (c *h2conn) dataLocked(f *http2.DataFrame) {
+// settingLocked applies one of the peer's settings, checked as RFC 9113
+// 6.5.2 bounds it (http2.Setting.Valid).
+func (c *h2conn) settingLocked(s http2.Setting) error {
+	if err := s.Valid(); err != nil {
+		var code http2.ErrCode = http2.ErrCodeProtocol
+		var ce http2.ConnectionError
+		if errors.As(err, &ce) {
+			code = http2.ErrCode(ce)
+		}
+		return protoErr(code, "SETTINGS %v=%d from the server: out of bounds (%v)", s.ID, s.Val, code)
+	}
+	switch s.ID {
+	case http2.SettingInitialWindowSize:
+		d := int64(s.Val) - c.peerWin
+		for id, st := range c.streams {
+			if st.sendWin+d > maxWindow {
+				return protoErr(http2.ErrCodeFlowControl, "SETTINGS INITIAL_WINDOW_SIZE=%d from the server: stream %d's send window over 2^31-1", s.Val, id)
+			}
+		}
+		for _, st := range c.streams {
+			st.sendWin += d
+		}
+		c.peerWin = int64(s.Val)
+	case http2.SettingMaxFrameSize:
+		c.maxFrame = int(s.Val)
+	case http2.SettingMaxConcurrentStreams:
+		c.maxStreams = int(s.Val)
+	}
+	return nil
+}
+
+// dataLocked appends a DATA frame to its stream's answer, holds the peer
+// to the windows the client granted, and grants the window back once a
+// quarter of it is consumed.
+func (c *h2conn) dataLocked(f *http2.DataFrame) error {
+	if !c.ours(f.StreamID) {
+		return protoErr(http2.ErrCodeProtocol, "DATA on stream %d, which the client never opened", f.StreamID)
+	}
 	n := int(f.Length)
+	if c.recvAvail -= int64(n); c.recvAvail < 0 {
+		return protoErr(http2.ErrCodeFlowControl, "DATA of %d bytes on stream %d: %d bytes past the connection's receive window", n, f.StreamID, -c.recvAvail)
+	}
 	c.unacked += n
 	// grpc-go's client pings to estimate the bandwidth-delay product
 	// whenever data arrives and no such ping is out, granting the
@@ -106,55 +186,82 @@ func (c *h2conn) dataLocked(f *http2.DataFrame) {
 	// does here.
 	ping := n > 0 && !c.bdpOut
 	if ping || c.unacked >= recvWindow/4 {
-		c.pendingW = append(c.pendingW, control{kind: 'w', n: uint32(c.unacked)})
+		c.queueLocked(control{kind: 'w', n: uint32(c.unacked)})
+		c.recvAvail += int64(c.unacked)
 		c.unacked = 0
 	}
 	if ping {
 		c.bdpOut = true
-		c.pendingW = append(c.pendingW, control{kind: 'b'})
+		c.queueLocked(control{kind: 'b'})
 	}
 	s := c.streams[f.StreamID]
 	if s == nil {
-		return // a stream cancelled: its bytes still count against the connection
+		return nil // a stream cancelled: its bytes still count against the connection
 	}
-	if len(s.body)+len(f.Data()) > maxAnswer {
-		c.endLocked(f.StreamID, s, fmt.Errorf("answer larger than %d bytes", maxAnswer))
-		return
+	if s.recvAvail -= int64(n); s.recvAvail < 0 {
+		return protoErr(http2.ErrCodeFlowControl, "DATA of %d bytes on stream %d: %d bytes past the stream's receive window", n, f.StreamID, -s.recvAvail)
+	}
+	if !s.headed || len(s.body)+len(f.Data()) > maxAnswer {
+		code, err := http2.ErrCodeProtocol, protoErr(http2.ErrCodeProtocol, "DATA on stream %d before its HEADERS", f.StreamID)
+		if s.headed {
+			code, err = http2.ErrCodeCancel, protoErr(http2.ErrCodeCancel, "DATA on stream %d: an answer over %d bytes", f.StreamID, maxAnswer)
+		}
+		c.endLocked(f.StreamID, s, err)
+		c.queueLocked(control{kind: 'r', id: f.StreamID, n: uint32(code)})
+		return nil
 	}
 	s.body = append(s.body, f.Data()...)
 	if f.StreamEnded() {
 		c.endLocked(f.StreamID, s, errNoTrailers)
-		return
+		return nil
 	}
-	if s.unacked += n; s.unacked >= recvWindow/4 {
-		c.pendingW = append(c.pendingW, control{kind: 'w', id: f.StreamID, n: uint32(s.unacked)})
+	// The stream's window is granted back as its answer is consumed, as
+	// grpc-go grants it as its caller reads, but not past a unary
+	// answer's one message: a server that sends on is held to the window
+	// it has.
+	if s.unacked += n; s.unacked >= recvWindow/4 && !(s.unary && whole(s.body)) {
+		c.queueLocked(control{kind: 'w', id: f.StreamID, n: uint32(s.unacked)})
+		s.recvAvail += int64(s.unacked)
 		s.unacked = 0
 	}
+	return nil
+}
+
+// whole reports whether b holds a whole length-prefixed message.
+func whole(b []byte) bool {
+	return len(b) >= 5 && len(b)-5 >= int(binary.BigEndian.Uint32(b[1:5]))
 }
 
 // headersLocked decodes a header block fragment (every one: the decoder's
-// table must follow the peer's even for streams no longer waited for); at
-// the end of a block that ends its stream, the stream's call is told.
-func (c *h2conn) headersLocked(id uint32, frag []byte, end bool) {
+// table must follow the peer's even for streams no longer waited for),
+// holding the block to maxHeaderList; at the end of a block that ends its
+// stream, the stream's call is told.
+func (c *h2conn) headersLocked(id uint32, frag []byte, end bool, frame string) error {
+	if c.hblock += 9 + len(frag); c.hblock > maxHeaderList {
+		return protoErr(http2.ErrCodeProtocol, "%s on stream %d: header block over %d bytes", frame, id, maxHeaderList)
+	}
 	if _, err := c.dec.Write(frag); err != nil {
-		c.failLocked(fmt.Errorf("hpack: %w", err))
-		return
+		return protoErr(http2.ErrCodeCompression, "%s on stream %d: hpack: %v", frame, id, err)
+	}
+	if c.hlist > maxHeaderList {
+		return protoErr(http2.ErrCodeProtocol, "%s on stream %d: header list over %d bytes", frame, id, maxHeaderList)
 	}
 	if !end {
-		return
+		return nil
 	}
 	if err := c.dec.Close(); err != nil {
-		c.failLocked(fmt.Errorf("hpack: %w", err))
-		return
+		return protoErr(http2.ErrCodeCompression, "%s on stream %d: hpack: %v", frame, id, err)
 	}
 	if s := c.cur; s != nil && c.contEnd {
 		c.endLocked(id, s, nil)
 	}
 	c.cur = nil
+	return nil
 }
 
-// emit notes the header fields a call's checks need.
+// emit notes the header fields a call's checks need, and the list's size.
 func (c *h2conn) emit(f hpack.HeaderField) {
+	c.hlist += len(f.Name) + len(f.Value) + 32
 	s := c.cur
 	if s == nil {
 		return
@@ -171,9 +278,18 @@ func (c *h2conn) emit(f hpack.HeaderField) {
 	}
 }
 
-// writeControl writes the frames the reader owes the peer, in one write;
-// false when the connection failed.
-func (c *h2conn) writeControl(owed []control) bool {
+// writeOwedLocked writes the control frames owed, in one write (under wmu).
+func (c *h2conn) writeOwedLocked() {
+	c.mu.Lock()
+	owed := c.ctl
+	c.ctl, c.ctlSpare = c.ctlSpare[:0], nil // the queue may grow while owed is written
+	c.ctlOwed.Store(false)
+	failed := c.err != nil
+	c.mu.Unlock()
+	if failed || len(owed) == 0 {
+		c.ctlSpare = owed[:0]
+		return
+	}
 	w := c.cbuf[:0]
 	for _, o := range owed {
 		switch o.kind {
@@ -187,17 +303,16 @@ func (c *h2conn) writeControl(owed []control) bool {
 			w = appendFrame(w, http2.FramePing, 0, 0, bdpPing[:])
 		case 's':
 			w = appendFrame(w, http2.FrameSettings, http2.FlagSettingsAck, 0, nil)
+		case 'r':
+			var code [4]byte
+			binary.BigEndian.PutUint32(code[:], o.n)
+			w = appendFrame(w, http2.FrameRSTStream, 0, o.id, code[:])
 		}
 	}
-	c.cbuf = w
-	c.wmu.Lock()
-	_, err := c.nc.Write(w)
-	c.wmu.Unlock()
-	if err != nil {
+	c.cbuf, c.ctlSpare = w, owed[:0]
+	if _, err := c.nc.Write(w); err != nil {
 		c.close(err)
-		return false
 	}
-	return true
 }
 
 // bdpPing is the payload of grpc-go's BDP-estimation pings.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/restcall"
+	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 // h1conn is one kept-alive HTTP/1.1 connection and its read buffer: a
@@ -28,10 +29,25 @@ type h1conn struct {
 // socket buffer size.
 const bufSize = 32 << 10
 
-// maxLine bounds a status line, a header line or a chunk-size line.
-const maxLine = 16 << 10
+// maxLine bounds a status line, a header line or a chunk-size line, and
+// maxHead a status line and headers together (net/http's client default,
+// the standard engine's). An answer past either, or whose framing is
+// otherwise broken (its status line, a header line, Content-Length,
+// Transfer-Encoding, a chunk's size or end, a body over restcall.MaxBody),
+// is an error of class protocol naming what was wrong; a body never
+// finished is a timeout (the watchdog).
+const (
+	maxLine = 16 << 10
+	maxHead = 10 << 20
+)
 
-var errLineTooLong = errors.New("line too long")
+var errLineTooLong = framing("a line over %d bytes", maxLine)
+
+// framing is an error of class protocol: the answer's HTTP/1.1 framing is
+// broken.
+func framing(format string, args ...any) error {
+	return &call.Error{Class: results.ClassProtocol, Err: fmt.Errorf("HTTP/1.1: "+format, args...)}
+}
 
 func newH1Conn(c net.Conn) *h1conn {
 	return &h1conn{c: c, buf: make([]byte, bufSize)}
@@ -126,13 +142,14 @@ func (h *h1conn) readHead(accept string) (head, error) {
 	}
 	// "HTTP/1.1 200 OK"
 	if len(l) < 12 || !bytes.HasPrefix(l, []byte("HTTP/1.")) || l[8] != ' ' {
-		return hd, call.Invalid("bad status line %q", l)
+		return hd, framing("bad status line %q", clip(l))
 	}
 	hd.close = l[7] == '0'
 	hd.status, err = atoi(l[9:12])
 	if err != nil {
-		return hd, call.Invalid("bad status line %q", l)
+		return hd, framing("bad status line %q", clip(l))
 	}
+	size := len(l)
 	for {
 		l, err := h.line()
 		if err != nil {
@@ -141,20 +158,23 @@ func (h *h1conn) readHead(accept string) (head, error) {
 		if len(l) == 0 {
 			return hd, nil
 		}
+		if size += len(l) + 2; size > maxHead {
+			return hd, framing("a header block over %d bytes, without end", maxHead)
+		}
 		k, v, ok := bytes.Cut(l, []byte{':'})
 		if !ok {
-			return hd, call.Invalid("bad header line %q", l)
+			return hd, framing("bad header line %q", clip(l))
 		}
 		v = bytes.TrimSpace(v)
 		switch {
 		case equalFold(k, "content-length"):
 			if hd.length, err = atoi(v); err != nil {
-				return hd, call.Invalid("bad Content-Length %q", v)
+				return hd, framing("bad Content-Length %q", clip(v))
 			}
 		case equalFold(k, "transfer-encoding"):
 			hd.chunked = equalFold(v, "chunked")
 			if !hd.chunked {
-				return hd, call.Invalid("transfer encoding %q", v)
+				return hd, framing("transfer encoding %q", clip(v))
 			}
 		case equalFold(k, "connection"):
 			hd.close = hd.close || equalFold(v, "close")
@@ -172,10 +192,10 @@ func (h *h1conn) readHead(accept string) (head, error) {
 func (h *h1conn) readBody(dst []byte, hd head) ([]byte, error) {
 	if !hd.chunked {
 		if hd.length < 0 {
-			return dst, call.Invalid("no Content-Length and not chunked")
+			return dst, framing("no Content-Length and not chunked")
 		}
 		if hd.length > restcall.MaxBody {
-			return dst, call.Invalid("body of %d bytes, more than %d", hd.length, restcall.MaxBody)
+			return dst, framing("Content-Length %d, more than the client takes (%d)", hd.length, restcall.MaxBody)
 		}
 		return h.readN(dst, hd.length)
 	}
@@ -187,17 +207,20 @@ func (h *h1conn) readBody(dst []byte, hd head) ([]byte, error) {
 		l, _, _ = bytes.Cut(l, []byte{';'}) // chunk extensions
 		n, err := hexSize(bytes.TrimSpace(l))
 		if err != nil {
-			return dst, call.Invalid("bad chunk size %q", l)
+			return dst, framing("bad chunk size %q", clip(l))
 		}
 		if n == 0 {
-			for { // trailers, up to the empty line
+			for size := 0; ; { // trailers, up to the empty line
 				if l, err = h.line(); err != nil || len(l) == 0 {
 					return dst, err
+				}
+				if size += len(l) + 2; size > maxHead {
+					return dst, framing("trailers over %d bytes, without end", maxHead)
 				}
 			}
 		}
 		if len(dst)+n > restcall.MaxBody {
-			return dst, call.Invalid("body larger than %d bytes", restcall.MaxBody)
+			return dst, framing("chunked body over %d bytes, more than the client takes", restcall.MaxBody)
 		}
 		if dst, err = h.readN(dst, n); err != nil {
 			return dst, err
@@ -205,7 +228,7 @@ func (h *h1conn) readBody(dst []byte, hd head) ([]byte, error) {
 		if l, err = h.line(); err != nil {
 			return dst, err
 		} else if len(l) != 0 {
-			return dst, call.Invalid("chunk longer than its size")
+			return dst, framing("chunk longer than its size")
 		}
 	}
 }
@@ -235,6 +258,14 @@ func (h *h1conn) roundTrip(req []byte, accept string, body []byte) ([]byte, bool
 		return body, keep, call.Invalid("a content coding the lean engine did not ask for")
 	}
 	return body, keep, nil
+}
+
+// clip is b, at most 64 bytes of it, for an error message.
+func clip(b []byte) []byte {
+	if len(b) > 64 {
+		return b[:64]
+	}
+	return b
 }
 
 // errorDetail reads the contract's {"error": "..."} body, if any.
