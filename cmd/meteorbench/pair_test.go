@@ -160,6 +160,11 @@ func TestPairOnTwoPorts(t *testing.T) {
 	if len(res.Verdicts) < 8 {
 		t.Errorf("%d verdicts, want one per scenario and engine: %+v", len(res.Verdicts), res.Verdicts)
 	}
+	for _, v := range res.Verdicts { // the verdict names where each side's calls went
+		if at := "REST at " + p.rest + ", gRPC at " + p.grpc; !strings.Contains(v.Summary, at) {
+			t.Errorf("verdict %q does not name the addresses (%q)", v.Summary, at)
+		}
+	}
 	wantWarning(t, res, "target "+p.grpc+": "+loadgen.NoGRPCHealth)
 	wantWarning(t, res, "server CPU per call not reported for grpc: "+p.grpc+" is gRPC only")
 }

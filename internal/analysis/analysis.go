@@ -169,7 +169,26 @@ func (g *cellGroup) prefix(nameCondition bool) string {
 	if nameCondition || g.key.Condition != (results.Condition{Concurrency: g.key.Condition.Concurrency}) {
 		s += " · " + g.key.Condition.Label()
 	}
+	if at := g.addresses(); at != "" {
+		s += " · " + at
+	}
 	return s + ": "
+}
+
+// addresses names where each protocol's calls went when the protocols had
+// addresses of their own (--target rest=…,grpc=…): "REST at A, gRPC at
+// B"; "" when they shared the run's target.
+func (g *cellGroup) addresses() string {
+	var at []string
+	for _, p := range g.protos {
+		for _, c := range g.byProto[p] {
+			if c.Target != "" {
+				at = append(at, p.Title()+" at "+c.Target)
+				break
+			}
+		}
+	}
+	return strings.Join(at, ", ")
 }
 
 func hasCalls(cs []*results.Cell) bool {
