@@ -42,9 +42,9 @@ func (h *restHandler) servePayload(rw *respWriter, m method, n int) {
 	case m == methodGetLargePayloadAsList:
 		writeArrayJSON(rw, n, items.JSON, h.s.encoders)
 	case rw.p == protoRESTProtobuf:
-		streamDelimited(rw, n, items.AppendDelimited)
+		streamDelimited(rw, n, h.s.encoders, items.AppendDelimited)
 	default:
-		streamLines(rw, n, items.ItemJSON)
+		streamLines(rw, n, items.ItemJSON, h.s.encoders)
 	}
 }
 
