@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/server"
@@ -79,5 +82,76 @@ func TestDefaultMaxConns(t *testing.T) {
 		if got := server.DefaultMaxConns(tc.limit); got != tc.want {
 			t.Errorf("DefaultMaxConns(%d MiB) = %d, want %d", tc.limit>>20, got, tc.want)
 		}
+	}
+}
+
+// TestBudgetReturned: after large calls of every kind on both protocols,
+// served, cancelled midway, past their deadline, or of a method not
+// served, the memory budget holds only the open connections' charges.
+func TestBudgetReturned(t *testing.T) {
+	c := startClient(t, server.Config{})
+	for range 3 {
+		if _, err := c.grpc.GetLargePayloadAsList(c.ctx(t), &pb.EmptyRequest{}); err != nil {
+			t.Fatal(err)
+		}
+		st, err := c.grpc.GetLargePayload(c.ctx(t), &pb.EmptyRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := recvAll(st); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(c.ctx(t))
+		st, err = c.grpc.GetLargePayload(ctx, &pb.EmptyRequest{})
+		if err == nil {
+			_, err = st.Recv()
+		}
+		cancel() // midway
+		if err != nil {
+			t.Fatal(err)
+		}
+		dctx, dcancel := context.WithTimeout(c.ctx(t), time.Microsecond)
+		_, _ = c.grpc.GetLargePayloadAsList(dctx, &pb.EmptyRequest{})
+		dcancel()
+		if _, err := c.grpc.PostLargePayload(c.ctx(t), &pb.MeteoriteLandingList{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range []string{api.PathList, api.PathStream} {
+			if resp, body := c.do(t, http.MethodGet, path, nil); resp.StatusCode != http.StatusOK {
+				t.Fatalf("%s: %s %.100s", path, resp.Status, body)
+			}
+		}
+	}
+	// A method of the payload service, not served here: Unimplemented
+	// (without a deadline: a call with one is also released when its
+	// context ends).
+	err := c.cc.Invoke(context.Background(), "/meteorbench.payload.Payload/GetLargePayloadAsList", &pb.EmptyRequest{}, new(pb.MeteoriteLandingList))
+	if st, _ := status.FromError(err); st.Code() != codes.Unimplemented {
+		t.Errorf("a method not served: %v, want Unimplemented", err)
+	}
+	// Calls whose deadline (1 ns) has passed when grpc-go looks after the
+	// tap: aborted without an End event.
+	h := h2Dial(t, c.addr)
+	for range 20 {
+		if _, err := h.call(pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName, "grpc-timeout", "1n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.flush(); err != nil {
+		t.Fatal(err)
+	}
+	defer h.readInBackground()()
+	deadline := time.Now().Add(hangGuard)
+	for {
+		m := scrape(t, c)
+		used, open := m["meteorbench_memory_budget_used_bytes{}"], m["meteorbench_connections_open{}"]
+		if used == open*65536 {
+			t.Logf("budget used %v B: %v open connections at 64 KiB", used, open)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("budget used %v B with %v connections open; want %v (their charges only)", used, open, open*65536)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

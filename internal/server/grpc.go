@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -73,24 +74,27 @@ func (s *Server) newGRPCServer() *grpc.Server {
 
 // tap admits a large call (a list, a stream, an upload) before grpc-go
 // starts a goroutine for it: it charges the call's own callOverhead to the
-// memory budget, given back when the stream ends (its context is cancelled
-// then, whatever way it ends), and refuses the call at once,
-// RESOURCE_EXHAUSTED, when the budget has no room. A tap runs on the
-// connection's reader and must not wait; a refused upload is refused before
-// grpc-go reads its message (up to MaxBody). Without this, 8 connections of
-// 1000 zero-window list calls each started 8000 handlers that then waited
-// a second each for the budget, 25-30 KiB of memory apiece.
+// memory budget, given back at the call's end (charge.go), and refuses the
+// call at once, RESOURCE_EXHAUSTED, when the budget has no room. A tap runs
+// on the connection's reader and must not wait; a refused upload is
+// refused before grpc-go reads its message (up to MaxBody). Without this, 8
+// connections of 1000 zero-window list calls each started 8000 handlers
+// that then waited a second each for the budget, 25-30 KiB of memory
+// apiece. Only the methods of the service served are charged: grpc-go
+// ends a call of an unknown method without the End event that releases.
 func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
 	switch grpcMethod(info.FullMethodName) {
 	case methodGetLargePayloadAsList, methodGetLargePayload, methodPostLargePayload:
 	default:
 		return ctx, nil
 	}
+	if (s.payload != nil) != strings.HasPrefix(info.FullMethodName, "/"+payload.ServiceName+"/") {
+		return ctx, nil // not served: Unimplemented
+	}
 	if !s.mem.tryAcquire(callOverhead) {
 		return ctx, grpcBusy(s.mem.busy())
 	}
-	context.AfterFunc(ctx, func() { s.mem.release(callOverhead) })
-	return ctx, nil
+	return withTapCharge(ctx, s.mem), nil
 }
 
 // grpcMethod maps a full method name to its counter index; noMethod for

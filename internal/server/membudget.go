@@ -11,14 +11,17 @@ package server
 //
 // memBudget counts, in bytes, what the server's large calls hold: answers
 // queued for a client or being written (gRPC list and stream answers until
-// the socket takes them; REST answers' pieces while they are written) and
-// request bodies being read and decoded, plus callOverhead for each of
-// those calls while it runs (its goroutine and stream, which a call waiting
-// on a client that does not read also holds). A call that would take the
-// count over the limit waits at most budgetWait for others to finish, then
-// is refused: 503 (REST) or RESOURCE_EXHAUSTED (gRPC). /healthz, /metrics,
-// gRPC health and the small GetVersion call are never charged, so they are
-// served whatever the count.
+// the socket takes them, list answers in buffers sized to them, codec.go;
+// REST answers' pieces while they are written) and request bodies being
+// read and decoded, plus callOverhead for each of those calls while it
+// runs (its goroutine and stream, which a call waiting on a client that
+// does not read also holds), plus connCost for each open connection
+// (conngate.go). A REST call that would take the count over the limit
+// waits at most budgetWait for others to finish, then is refused (503); a
+// gRPC call is refused (RESOURCE_EXHAUSTED) at once by the tap (grpc.go),
+// before grpc-go starts its goroutine, and its answer's charge waits at
+// most budgetWait. /healthz, /metrics, gRPC health and the small
+// GetVersion call are never charged, so they are served whatever the count.
 
 import (
 	"context"
