@@ -9,7 +9,7 @@ package server_test
 //
 //	go test -run 'TestMemoryAttack' -v ./internal/server/
 //
-// METEORBENCH_MEMATTACK="rest=200,grpc=64,streams=8,read=16KiB,cgroup=1GiB,hold=8s"
+// METEORBENCH_MEMATTACK="rest=200,grpc=64,streams=8,records=100000,read=16KiB,cgroup=1GiB,hold=8s"
 // changes the attack for a measurement by hand (docs/server.md).
 
 import (
@@ -79,6 +79,7 @@ func TestMemoryAttackChild(t *testing.T) {
 type memAttackPlan struct {
 	rest, grpc int           // attacking connections of each protocol
 	streams    int           // zero-window list calls per gRPC connection
+	records    int           // records each gRPC list call asks for
 	readRate   int64         // bytes a second each REST attacker reads; 0: never
 	cgroup     int64         // the cgroup's memory limit
 	hold       time.Duration // how long the attackers stay
@@ -86,7 +87,7 @@ type memAttackPlan struct {
 
 // defaultMemAttack is issue 29's attack: 200 slow REST readers of 100,000
 // records and 64 zero-window gRPC connections, in a 1 GiB cgroup.
-var defaultMemAttack = memAttackPlan{rest: 200, grpc: 64, streams: 8, readRate: 16 << 10, cgroup: 1 << 30, hold: 8 * time.Second}
+var defaultMemAttack = memAttackPlan{rest: 200, grpc: 64, streams: 8, records: api.MaxRecords, readRate: 16 << 10, cgroup: 1 << 30, hold: 8 * time.Second}
 
 // memAttackPlanFrom applies METEORBENCH_MEMATTACK's keys to p.
 func memAttackPlanFrom(t *testing.T, p memAttackPlan) memAttackPlan {
@@ -104,6 +105,8 @@ func memAttackPlanFrom(t *testing.T, p memAttackPlan) memAttackPlan {
 			p.grpc, err = strconv.Atoi(val)
 		case "streams":
 			p.streams, err = strconv.Atoi(val)
+		case "records":
+			p.records, err = strconv.Atoi(val)
 		case "hold":
 			p.hold, err = time.ParseDuration(val)
 		case "read":
@@ -469,7 +472,7 @@ func runMemAttack(t *testing.T, plan memAttackPlan) *memAttackResult {
 		stops = append(stops, c.readInBackground())
 		for range plan.streams {
 			if _, err := c.call(pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName,
-				api.MetadataRecords, strconv.Itoa(api.MaxRecords)); err != nil {
+				api.MetadataRecords, strconv.Itoa(plan.records)); err != nil {
 				t.Fatalf("gRPC attacker: %v", err)
 			}
 		}
@@ -526,7 +529,7 @@ func runMemAttack(t *testing.T, plan memAttackPlan) *memAttackResult {
 		reading = fmt.Sprintf("read %d KiB/s each", plan.readRate>>10)
 	}
 	t.Logf("cgroup %d MiB, memory limit %d MiB, budget %d MiB; attack: %d REST clients of %d records that %s, %d gRPC connections x %d zero-window list calls of %d records, held %v",
-		plan.cgroup>>20, limit>>20, limit/4>>20, plan.rest, api.MaxRecords, reading, plan.grpc, plan.streams, api.MaxRecords, plan.hold)
+		plan.cgroup>>20, limit>>20, limit/4>>20, plan.rest, api.MaxRecords, reading, plan.grpc, plan.streams, plan.records, plan.hold)
 	t.Logf("peak: RSS sampled %.1f MiB during the attack (%.1f MiB overall), VmHWM %.1f MiB, cgroup max usage %.1f MiB; RSS idle %.1f MiB, %.1f MiB %v after the attackers left; budget at the end of the attack: %s; cgroup failcnt %s, oom_kill %s, under_oom %s",
 		mibOf(attackPeak), mibOf(r.peak), mibOf(r.hwm), mibOf(r.cgroupPeak), mibOf(r.idle), mibOf(r.after), settled.Round(100*time.Millisecond), used,
 		g.read("memory.failcnt"), r.oomKills, under)
