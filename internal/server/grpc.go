@@ -82,8 +82,14 @@ func (s *Server) newGRPCServer() *grpc.Server {
 // that then waited a second each for the budget, 25-30 KiB of memory
 // apiece. Only the methods of the service served are charged: grpc-go
 // ends a call of an unknown method without the End event that releases.
+//
+// A call without the token is not charged: the interceptor refuses it
+// (Unauthenticated, uncounted) before it does anything. A refused call is
+// counted as a request and an error, as the interceptor counts the calls
+// it refuses.
 func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
-	switch grpcMethod(info.FullMethodName) {
+	m := grpcMethod(info.FullMethodName)
+	switch m {
 	case methodGetLargePayloadAsList, methodGetLargePayload, methodPostLargePayload:
 	default:
 		return ctx, nil
@@ -91,7 +97,12 @@ func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, erro
 	if (s.payload != nil) != strings.HasPrefix(info.FullMethodName, "/"+payload.ServiceName+"/") {
 		return ctx, nil // not served: Unimplemented
 	}
+	if s.token != nil && !s.grpcAuthorized(ctx) {
+		return ctx, nil
+	}
 	if !s.mem.tryAcquire(callOverhead) {
+		s.metrics.requests[protoGRPC][m].Inc()
+		s.metrics.errors[protoGRPC][m].Inc()
 		return ctx, grpcBusy(s.mem.busy())
 	}
 	return withTapCharge(ctx, s.mem), nil
