@@ -153,7 +153,7 @@ func withTapCharge(ctx context.Context, mem *memBudget) context.Context {
 
 func (tc *tapCharge) release() {
 	if tc.done.CompareAndSwap(false, true) {
-		tc.mem.release(callOverhead)
+		tc.mem.endCall()
 	}
 }
 

@@ -75,7 +75,8 @@ func (s *Server) newGRPCServer() *grpc.Server {
 // tap admits a large call (a list, a stream, an upload) before grpc-go
 // starts a goroutine for it: it charges the call's own callOverhead to the
 // memory budget, given back at the call's end (charge.go), and refuses the
-// call at once, RESOURCE_EXHAUSTED, when the budget has no room. A tap runs
+// call at once, RESOURCE_EXHAUSTED, when the budget has no room or the
+// calls already hold half of it (membudget.go). A tap runs
 // on the connection's reader and must not wait; a refused upload is
 // refused before grpc-go reads its message (up to MaxBody). Without this, 8
 // connections of 1000 zero-window list calls each started 8000 handlers
@@ -100,7 +101,7 @@ func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, erro
 	if s.token != nil && !s.grpcAuthorized(ctx) {
 		return ctx, nil
 	}
-	if !s.mem.tryAcquire(callOverhead) {
+	if !s.mem.admitCall() {
 		s.metrics.requests[protoGRPC][m].Inc()
 		s.metrics.errors[protoGRPC][m].Inc()
 		return ctx, grpcBusy(s.mem.busy())
