@@ -68,7 +68,9 @@ func (c *checkedCodec) Marshal(v any) (mem.BufferSlice, error) {
 // takes a 1 MiB buffer: the default 1000-record answer (99,828 B) held
 // 1 MiB while queued for a client, ten times what the send budget counts
 // for it (its wire length, limits.go), and a larger answer could take any
-// larger buffer its pool had kept.
+// larger buffer its pool had kept. (grpc-go's default pool also clears
+// each buffer it hands out, all 1 MiB: the server's CPU per list call
+// measured 12% lower without it.) MarshalAppend writes every byte of ours.
 func marshalList(m *pb.MeteoriteLandingList) (mem.BufferSlice, error) {
 	size := proto.Size(m)
 	// UseCachedSize: the size was just computed, and answers are not
