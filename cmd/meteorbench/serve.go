@@ -126,6 +126,7 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 	f.StringVar(&cfg.Token, "token", "", "require this bearer `token` on the data calls (REST Authorization header, gRPC authorization metadata); default $"+server.TokenEnv)
 	f.Var(&maxBody, "max-body", "largest request body / gRPC message (e.g. 8MiB, 512KiB, 1048576)")
 	f.Var(&memLimit, "memory-limit", "memory the server may use (e.g. 512MiB): a quarter of it bounds, across all connections, the answers queued for clients and request bodies being read (over it, large calls get 503 / RESOURCE_EXHAUSTED); also Go's soft memory limit. Default: 3/4 of the cgroup's memory limit, else 1/2 of physical memory")
+	f.IntVar(&cfg.MaxConns, "max-conns", 0, "most connections open at once, REST and gRPC together; past it a new connection is closed at once. Each holds 64 KiB of the memory budget. Default: half the budget's worth, --memory-limit / 512 KiB (1536 for 768MiB)")
 	f.Uint32Var(&cfg.MaxConcurrentStreams, "max-streams", server.DefaultMaxConcurrentStreams, "concurrent gRPC calls allowed per connection")
 	f.DurationVar(&cfg.HeaderTimeout, "header-timeout", server.DefaultHeaderTimeout, "time a new connection gets to identify its protocol and send its headers")
 	f.DurationVar(&cfg.ReadTimeout, "read-timeout", server.DefaultReadTimeout, "time to read one whole HTTP/1.1 request")

@@ -173,6 +173,7 @@ func TestServeBadFlags(t *testing.T) {
 		{"serve", "--read-timeout", []string{"-1s"}},
 		{"serve", "--shutdown-timeout", []string{"-1s"}},
 		{"serve", "--max-streams", []string{"-1"}},
+		{"serve", "--max-conns", []string{"-1", "many"}},
 		{"serve", "--cpus", []string{"", "a", "3-1", "-1", "0,0", "0,", "1024"}},
 		{"health", "--timeout", []string{"0s"}},
 		{"health", "--addr", []string{"127.0.0.1:0"}}, // health dials: no port 0

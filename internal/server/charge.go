@@ -29,6 +29,7 @@ package server
 
 import (
 	"context"
+	"sync/atomic"
 
 	"google.golang.org/grpc/stats"
 
@@ -121,7 +122,47 @@ func (chargeStats) HandleRPC(ctx context.Context, s stats.RPCStats) {
 			c.budget.refund(c.lane, c.pending)
 			c.pending = 0
 		}
+		if tc, ok := ctx.Value(tapChargeKey{}).(*tapCharge); ok {
+			tc.end()
+		}
 	}
+}
+
+// tapCharge is the callOverhead the tap (grpc.go) charged a large call,
+// given back once, at the call's End event. grpc-go also aborts, without
+// an End, a call whose deadline passes between the tap and the start of its
+// handler: for a call with a deadline, its context's end gives the charge
+// back too (context.AfterFunc; not for every call, as that starts a
+// goroutine for each call the client resets, 100,000 in the rapid-reset
+// attack).
+type tapCharge struct {
+	mem  *memBudget
+	done atomic.Bool
+	stop func() bool // context.AfterFunc's, or nil
+}
+
+type tapChargeKey struct{}
+
+func withTapCharge(ctx context.Context, mem *memBudget) context.Context {
+	tc := &tapCharge{mem: mem}
+	if _, ok := ctx.Deadline(); ok {
+		tc.stop = context.AfterFunc(ctx, tc.release)
+	}
+	return context.WithValue(ctx, tapChargeKey{}, tc)
+}
+
+func (tc *tapCharge) release() {
+	if tc.done.CompareAndSwap(false, true) {
+		tc.mem.endCall()
+	}
+}
+
+// end is the call's End event.
+func (tc *tapCharge) end() {
+	if tc.stop != nil {
+		tc.stop()
+	}
+	tc.release()
 }
 
 func (chargeStats) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }

@@ -15,7 +15,7 @@ func TestGzipStreamFlushes(t *testing.T) {
 	rec := httptest.NewRecorder()
 	rw := &respWriter{ResponseWriter: rec, gzip: true}
 	rw.setGzipHeaders()
-	out := newStreamOut(rw)
+	out := newStreamOut(rw, nil)
 	first := []byte(`{"id":1}` + "\n")
 	if _, err := out.Write(first); err != nil {
 		t.Fatal(err)

@@ -101,6 +101,13 @@ type Config struct {
 	// program's call (serve does). Zero means DefaultMemoryLimit().
 	MemoryLimit int64
 
+	// MaxConns bounds the connections open at once, both protocols
+	// together (conngate.go): past it a new connection is closed at once.
+	// Each open connection holds 64 KiB of the memory budget. Zero means
+	// DefaultMaxConns(MemoryLimit): half the budget's worth, 1536 for a
+	// 768 MiB limit.
+	MaxConns int
+
 	// Payload, when set, is served instead of the meteorites (payload.go):
 	// the REST routes answer its items, and the gRPC service is
 	// meteorbench.payload.Payload instead of MeteoriteLandingsService.
@@ -128,6 +135,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("server: max body %d is over the 1 GiB limit", c.MaxBody)
 	case c.MaxHeaderBytes < 0:
 		return fmt.Errorf("server: max header bytes %d is negative", c.MaxHeaderBytes)
+	case c.MaxConns < 0:
+		return fmt.Errorf("server: max conns %d is negative", c.MaxConns)
 	case c.MemoryLimit < 0:
 		return fmt.Errorf("server: memory limit %d is negative", c.MemoryLimit)
 	case c.MemoryLimit > 0 && c.MemoryLimit < minMemoryLimit:
@@ -164,6 +173,7 @@ func (c Config) withDefaults() Config {
 		c.MemoryLimit, _ = DefaultMemoryLimit()
 		c.MemoryLimit = max(cmp.Or(c.MemoryLimit, fallbackMemoryLimit), minMemoryLimit)
 	}
+	c.MaxConns = cmp.Or(c.MaxConns, DefaultMaxConns(c.MemoryLimit))
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -71,15 +72,41 @@ func (s *Server) newGRPCServer() *grpc.Server {
 	return gs
 }
 
-// tap refuses a new upload at once, before grpc-go reads its message, while
-// the server's memory budget is spent: a refused call would otherwise hold
-// up to MaxBody of request while it waits. (A tap runs on the connection's
-// reader: it must not wait.)
+// tap admits a large call (a list, a stream, an upload) before grpc-go
+// starts a goroutine for it: it charges the call's own callOverhead to the
+// memory budget, given back at the call's end (charge.go), and refuses the
+// call at once, RESOURCE_EXHAUSTED, when the budget has no room or the
+// calls already hold half of it (membudget.go). A tap runs
+// on the connection's reader and must not wait; a refused upload is
+// refused before grpc-go reads its message (up to MaxBody). Without this, 8
+// connections of 1000 zero-window list calls each started 8000 handlers
+// that then waited a second each for the budget, 25-30 KiB of memory
+// apiece. Only the methods of the service served are charged: grpc-go
+// ends a call of an unknown method without the End event that releases.
+//
+// A call without the token is not charged: the interceptor refuses it
+// (Unauthenticated, uncounted) before it does anything. A refused call is
+// counted as a request and an error, as the interceptor counts the calls
+// it refuses.
 func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
-	if grpcMethod(info.FullMethodName) == methodPostLargePayload && s.mem.spent() {
+	m := grpcMethod(info.FullMethodName)
+	switch m {
+	case methodGetLargePayloadAsList, methodGetLargePayload, methodPostLargePayload:
+	default:
+		return ctx, nil
+	}
+	if (s.payload != nil) != strings.HasPrefix(info.FullMethodName, "/"+payload.ServiceName+"/") {
+		return ctx, nil // not served: Unimplemented
+	}
+	if s.token != nil && !s.grpcAuthorized(ctx) {
+		return ctx, nil
+	}
+	if !s.mem.admitCall() {
+		s.metrics.requests[protoGRPC][m].Inc()
+		s.metrics.errors[protoGRPC][m].Inc()
 		return ctx, grpcBusy(s.mem.busy())
 	}
-	return ctx, nil
+	return withTapCharge(ctx, s.mem), nil
 }
 
 // grpcMethod maps a full method name to its counter index; noMethod for
@@ -127,12 +154,10 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 	if s.panicHook != nil {
 		s.panicHook()
 	}
-	if m != methodGetVersion {
-		// The call itself, and a request's decoded records (membudget.go).
-		n := int64(callOverhead)
-		if c := chargeFrom(ctx); c != nil {
-			n += c.in * decodeFactor
-		}
+	// The call itself is charged by the tap; an upload's decoded records
+	// are charged here (membudget.go).
+	if c := chargeFrom(ctx); c != nil && c.in > 0 {
+		n := c.in * decodeFactor
 		if err := s.mem.acquire(ctx, n, budgetWait); err != nil {
 			return nil, grpcBusy(err)
 		}
@@ -163,11 +188,7 @@ func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Str
 	if s.panicHook != nil {
 		s.panicHook()
 	}
-	if err := s.mem.acquire(ss.Context(), callOverhead, budgetWait); err != nil {
-		return grpcBusy(err)
-	}
-	defer s.mem.release(callOverhead)
-	return handler(srv, ss)
+	return handler(srv, ss) // charged by the tap
 }
 
 // finishGRPC turns a panic into codes.Internal and counts errors.

@@ -1,16 +1,16 @@
 package server_test
 
 // The server under a real memory limit, attacked by many clients that ask
-// for the largest answers and never read them, on both protocols at once,
-// while a well-behaved client keeps calling. The server runs as a child
-// process (this test binary, re-executed) in a cgroup v1 memory folder of
-// its own, with its memory limit left to its default (3/4 of the cgroup's)
-// and Go's soft limit set to it, as `serve` does.
+// for the largest answers and read them slowly or never, on both protocols
+// at once, while well-behaved clients keep calling. The server runs as a
+// child process (this test binary, re-executed) in a cgroup v1 memory
+// folder of its own, with its memory limit left to its default (3/4 of the
+// cgroup's) and Go's soft limit set to it, as `serve` does.
 //
-//	go test -run TestMemoryAttack -v ./internal/server/
+//	go test -run 'TestMemoryAttack' -v ./internal/server/
 //
-// METEORBENCH_MEMATTACK="rest=200,grpc=64,cgroup=1GiB,hold=10s" sets the
-// attackers for a bigger measurement by hand (docs/server.md).
+// METEORBENCH_MEMATTACK="rest=200,grpc=64,streams=8,records=100000,read=16KiB,cgroup=1GiB,hold=8s"
+// changes the attack for a measurement by hand (docs/server.md).
 
 import (
 	"bufio"
@@ -45,6 +45,7 @@ import (
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/testproc"
+	"github.com/meteorbench/meteorbench/internal/timing"
 )
 
 const memChildEnv = "METEORBENCH_MEMATTACK_CHILD"
@@ -78,12 +79,18 @@ func TestMemoryAttackChild(t *testing.T) {
 type memAttackPlan struct {
 	rest, grpc int           // attacking connections of each protocol
 	streams    int           // zero-window list calls per gRPC connection
+	records    int           // records each gRPC list call asks for
+	readRate   int64         // bytes a second each REST attacker reads; 0: never
 	cgroup     int64         // the cgroup's memory limit
 	hold       time.Duration // how long the attackers stay
 }
 
-func memAttackPlanFromEnv(t *testing.T) memAttackPlan {
-	p := memAttackPlan{rest: 48, grpc: 24, streams: 8, cgroup: 256 << 20, hold: 4 * time.Second}
+// defaultMemAttack is issue 29's attack: 200 slow REST readers of 100,000
+// records and 64 zero-window gRPC connections, in a 1 GiB cgroup.
+var defaultMemAttack = memAttackPlan{rest: 200, grpc: 64, streams: 8, records: api.MaxRecords, readRate: 16 << 10, cgroup: 1 << 30, hold: 8 * time.Second}
+
+// memAttackPlanFrom applies METEORBENCH_MEMATTACK's keys to p.
+func memAttackPlanFrom(t *testing.T, p memAttackPlan) memAttackPlan {
 	v := os.Getenv("METEORBENCH_MEMATTACK")
 	for kv := range strings.SplitSeq(v, ",") {
 		if kv == "" {
@@ -98,12 +105,14 @@ func memAttackPlanFromEnv(t *testing.T) memAttackPlan {
 			p.grpc, err = strconv.Atoi(val)
 		case "streams":
 			p.streams, err = strconv.Atoi(val)
+		case "records":
+			p.records, err = strconv.Atoi(val)
 		case "hold":
 			p.hold, err = time.ParseDuration(val)
+		case "read":
+			p.readRate, err = parseMiB(val, 10)
 		case "cgroup":
-			var mb int
-			mb, err = strconv.Atoi(strings.TrimSuffix(val, "MiB"))
-			p.cgroup = int64(mb) << 20
+			p.cgroup, err = parseMiB(val, 20)
 		default:
 			err = errors.New("unknown key")
 		}
@@ -112,6 +121,22 @@ func memAttackPlanFromEnv(t *testing.T) memAttackPlan {
 		}
 	}
 	return p
+}
+
+// parseMiB reads "N", "NKiB", "NMiB" or "NGiB"; a bare N is in units of
+// 1<<shift bytes.
+func parseMiB(s string, shift int) (int64, error) {
+	for _, u := range []struct {
+		suffix string
+		shift  int
+	}{{"KiB", 10}, {"MiB", 20}, {"GiB", 30}} {
+		if v, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, shift = v, u.shift
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n << shift, err
 }
 
 // memCgroup is a cgroup v1 memory folder of the test's own.
@@ -163,14 +188,15 @@ func (g *memCgroup) oomKills() (kills, under string) {
 	return kills, under
 }
 
-// rssOf reads a process's resident set size from /proc.
-func rssOf(pid int) (int64, bool) {
+// procStatus reads one "Name:   N kB" line of a process's /proc status
+// (VmRSS, VmHWM), in bytes.
+func procStatus(pid int, name string) (int64, bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, false
 	}
 	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			return kb << 10, true
 		}
@@ -178,9 +204,13 @@ func rssOf(pid int) (int64, bool) {
 	return 0, false
 }
 
+// rssOf reads a process's resident set size from /proc.
+func rssOf(pid int) (int64, bool) { return procStatus(pid, "VmRSS") }
+
 // startMemChild starts the server child inside g and returns its pid,
-// address and memory limit; a t.Cleanup stops it.
-func startMemChild(t *testing.T, g *memCgroup) (pid int, addr string, limit int64) {
+// address and memory limit, and stop, which ends it (also left to a
+// t.Cleanup).
+func startMemChild(t *testing.T, g *memCgroup) (pid int, addr string, limit int64, stop func()) {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -194,41 +224,165 @@ func startMemChild(t *testing.T, g *memCgroup) (pid int, addr string, limit int6
 	stdin, stdout := testproc.StartPiped(t, cmd)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		stdin.Close()
-		select {
-		case <-exited:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			stdin.Close()
+			select {
+			case <-exited:
+			case <-time.After(15 * time.Second):
+				_ = cmd.Process.Kill()
+				<-exited
+			}
+		})
+	}
+	t.Cleanup(stop)
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if _, err2 := fmt.Sscanf(line, "ADDR %s LIMIT %d", &addr, &limit); err != nil || err2 != nil {
 		t.Fatalf("child server: %q %v %v", line, err, err2)
 	}
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
-	return cmd.Process.Pid, addr, limit
+	return cmd.Process.Pid, addr, limit, stop
 }
 
-// TestMemoryAttack: many REST clients of the largest answer (100,000
-// records, 22 MB of JSON) that never read, and many gRPC connections with a
-// zero flow-control window each asking for the largest list, all at once,
-// against a server in a memory cgroup. The server is never killed, its RSS
-// stays under its memory limit, a well-behaved client's health and small
-// calls all succeed during the attack, and the RSS returns near its idle
-// figure within a minute of the attackers leaving.
-func TestMemoryAttack(t *testing.T) {
-	if raceEnabled {
-		t.Skip("skipped under -race: the race detector's shadow memory (several times the heap) is outside Go's memory limit, and this test measures memory")
+// healthPoll is one well-behaved client's calls during an attack, one
+// every healthEvery: their latencies and failures.
+type healthPoll struct {
+	name     string
+	mu       sync.Mutex
+	lats     []time.Duration
+	failures []string
+}
+
+// healthEvery is how often each well-behaved client calls, and healthBar
+// the longest any of its calls may take.
+const (
+	healthEvery = 200 * time.Millisecond
+	healthBar   = time.Second
+)
+
+// poll calls call every healthEvery until stop is closed; done is closed
+// when it returns.
+func (h *healthPoll) poll(stop <-chan struct{}, done chan<- struct{}, call func(ctx context.Context) error) {
+	defer close(done)
+	eachTick(healthEvery, stop, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		t0 := time.Now()
+		err := call(ctx)
+		d := time.Since(t0)
+		cancel()
+		h.mu.Lock()
+		h.lats = append(h.lats, d)
+		if err != nil {
+			h.failures = append(h.failures, err.Error())
+		}
+		h.mu.Unlock()
+		return true
+	})
+}
+
+// eachTick calls f every d until stop is closed or f returns false.
+func eachTick(d time.Duration, stop <-chan struct{}, f func() bool) {
+	tick := time.NewTicker(d)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		if !f() {
+			return
+		}
 	}
-	plan := memAttackPlanFromEnv(t)
+}
+
+// summary is the poll's figures, and misses its bar (a call over
+// healthBar or failed) in words.
+func (h *healthPoll) summary() (line string, misses []string) {
+	lats := slices.Sorted(slices.Values(h.lats))
+	q := func(p float64) time.Duration {
+		if len(lats) == 0 {
+			return 0
+		}
+		return lats[min(len(lats)-1, int(p*float64(len(lats))))].Round(100 * time.Microsecond)
+	}
+	over := 0
+	for _, d := range lats {
+		if d > healthBar {
+			over++
+		}
+	}
+	line = fmt.Sprintf("%s: %d calls, p50 %v p99 %v max %v, %d over %v, %d failed", h.name, len(lats), q(0.5), q(0.99), q(1), over, healthBar, len(h.failures))
+	if len(h.failures) > 0 {
+		line += fmt.Sprintf(" (first: %s)", h.failures[0])
+		misses = append(misses, fmt.Sprintf("%s: %d of %d calls failed", h.name, len(h.failures), len(lats)))
+	}
+	if over > 0 {
+		misses = append(misses, fmt.Sprintf("%s: %d of %d calls over %v (max %v)", h.name, over, len(lats), healthBar, q(1)))
+	}
+	if len(lats) == 0 {
+		misses = append(misses, h.name+": no call completed")
+	}
+	return line, misses
+}
+
+// memAttackResult is what one attack measured.
+type memAttackResult struct {
+	limit      int64 // the server's memory limit
+	idle       int64 // RSS before the attack
+	peak       int64 // highest RSS sampled (every 20 ms)
+	hwm        int64 // VmHWM: the kernel's peak RSS of the server, since its start
+	cgroupPeak int64 // memory.max_usage_in_bytes of its cgroup
+	after      int64 // RSS once settled after the attack
+	target     int64 // what after had to come down to
+	oomKills   string
+	alive      bool
+	polls      []*healthPoll // REST /healthz, gRPC health, GetVersion
+	largeErr   error         // a well-behaved large call during the attack
+}
+
+// misses are the result's bars that depend on timing (a poll's latency,
+// the garbage the collector had not yet collected at the peak), in words;
+// peakBar is the most any peak may be.
+func (r *memAttackResult) misses(peakBar int64, peakName string) []string {
+	var out []string
+	for _, p := range []struct {
+		name string
+		v    int64
+	}{{"sampled RSS peak", r.peak}, {"VmHWM", r.hwm}, {"cgroup max usage", r.cgroupPeak}} {
+		if p.v >= peakBar {
+			out = append(out, fmt.Sprintf("%s %.1f MiB, want under %s %.1f MiB", p.name, mibOf(p.v), peakName, mibOf(peakBar)))
+		}
+	}
+	for _, p := range r.polls[:2] { // health; GetVersion's latency is logged only
+		_, m := p.summary()
+		out = append(out, m...)
+	}
+	if _, m := r.polls[2].summary(); len(r.polls[2].failures) > 0 {
+		out = append(out, m[0])
+	}
+	return out
+}
+
+// runMemAttack runs plan against a fresh server child in a cgroup of its
+// own: many REST clients of the largest answer (100,000 records, 22 MB of
+// JSON) that read slowly or never, and many gRPC connections with a zero
+// flow-control window each asking for the largest list, all at once, while
+// well-behaved clients poll /healthz (a new connection each time, as a
+// container's health check does), gRPC health and GetVersion every 200 ms
+// and make one large call. It logs every figure. What does not depend on
+// timing (the server killed, the OOM killer) fails t at once.
+func runMemAttack(t *testing.T, plan memAttackPlan) *memAttackResult {
 	g := newMemCgroup(t, plan.cgroup)
-	pid, addr, limit := startMemChild(t, g)
+	pid, addr, limit, stopChild := startMemChild(t, g)
+	defer stopChild()
+	r := &memAttackResult{limit: limit}
 
 	// Warm up: build the generated records once (what the attack asks for
 	// would build them anyway), then take the idle RSS.
 	hc := &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: time.Minute}
+	defer hc.CloseIdleConnections()
 	resp, err := hc.Get("http://" + addr + api.PathList + "?records=" + strconv.Itoa(api.MaxRecords))
 	if err != nil {
 		t.Fatal(err)
@@ -236,7 +390,7 @@ func TestMemoryAttack(t *testing.T) {
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	time.Sleep(500 * time.Millisecond)
-	idle, _ := rssOf(pid)
+	r.idle, _ = rssOf(pid)
 
 	var peak atomic.Int64
 	sampleDone := make(chan struct{})
@@ -255,67 +409,61 @@ func TestMemoryAttack(t *testing.T) {
 		}
 	}()
 
-	// The well-behaved client: REST /healthz, gRPC health and GetVersion,
-	// one after the other, and the latency of each health round.
+	// The well-behaved clients.
 	cc, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cc.Close()
-	var (
-		mu       sync.Mutex
-		lats     []time.Duration
-		failures []string
-	)
+	probe := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
+	hl := healthpb.NewHealthClient(cc)
+	dc := pb.NewMeteoriteLandingsServiceClient(cc)
+	if _, err := hl.Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil { // connected before the attack
+		t.Fatal(err)
+	}
+	r.polls = []*healthPoll{{name: "REST /healthz (new connection each)"}, {name: "gRPC health Check"}, {name: "gRPC GetVersion"}}
+	calls := []func(ctx context.Context) error{
+		func(ctx context.Context) error {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+api.PathHealth, nil)
+			resp, err := probe.Do(req)
+			if err != nil {
+				return err
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("/healthz: %s", resp.Status)
+			}
+			return nil
+		},
+		func(ctx context.Context) error { _, err := hl.Check(ctx, &healthpb.HealthCheckRequest{}); return err },
+		func(ctx context.Context) error { _, err := dc.GetVersion(ctx, &pb.EmptyRequest{}); return err },
+	}
 	stopCalls := make(chan struct{})
-	callsDone := make(chan struct{})
-	go func() {
-		defer close(callsDone)
-		hl := healthpb.NewHealthClient(cc)
-		dc := pb.NewMeteoriteLandingsServiceClient(cc)
-		for {
-			select {
-			case <-stopCalls:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			t0 := time.Now()
-			var errs []error
-			if r, err := hc.Get("http://" + addr + api.PathHealth); err != nil {
-				errs = append(errs, err)
-			} else {
-				_, _ = io.Copy(io.Discard, r.Body)
-				r.Body.Close()
-				if r.StatusCode != http.StatusOK {
-					errs = append(errs, fmt.Errorf("/healthz: %s", r.Status))
-				}
-			}
-			if _, err := hl.Check(ctx, &healthpb.HealthCheckRequest{}); err != nil {
-				errs = append(errs, err)
-			}
-			if _, err := dc.GetVersion(ctx, &pb.EmptyRequest{}); err != nil {
-				errs = append(errs, err)
-			}
-			cancel()
-			mu.Lock()
-			lats = append(lats, time.Since(t0))
-			if err := errors.Join(errs...); err != nil {
-				failures = append(failures, err.Error())
-			}
-			mu.Unlock()
-		}
-	}()
+	var pollsDone []chan struct{}
+	for i, p := range r.polls {
+		done := make(chan struct{})
+		pollsDone = append(pollsDone, done)
+		go p.poll(stopCalls, done, calls[i])
+	}
 
 	// The attackers.
 	var conns []net.Conn
+	stopReading := make(chan struct{})
+	var readers sync.WaitGroup
 	for range plan.rest {
 		c, err := net.DialTimeout("tcp", addr, 10*time.Second)
 		if err != nil {
 			t.Fatalf("REST attacker: %v", err)
 		}
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetReadBuffer(16 << 10) // a slow client's small window
+		}
 		conns = append(conns, c)
 		fmt.Fprintf(c, "GET %s?records=%d HTTP/1.1\r\nHost: x\r\n\r\n", api.PathList, api.MaxRecords)
+		if plan.readRate > 0 {
+			readers.Go(func() { slowRead(c, plan.readRate, stopReading) })
+		}
 	}
 	var stops []func() *h2Seen
 	for range plan.grpc {
@@ -324,7 +472,7 @@ func TestMemoryAttack(t *testing.T) {
 		stops = append(stops, c.readInBackground())
 		for range plan.streams {
 			if _, err := c.call(pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName,
-				api.MetadataRecords, strconv.Itoa(api.MaxRecords)); err != nil {
+				api.MetadataRecords, strconv.Itoa(plan.records)); err != nil {
 				t.Fatalf("gRPC attacker: %v", err)
 			}
 		}
@@ -337,27 +485,31 @@ func TestMemoryAttack(t *testing.T) {
 	time.Sleep(plan.hold / 2)
 	lctx := metadata.AppendToOutgoingContext(context.Background(), api.MetadataRecords, "1000")
 	lctx, lcancel := context.WithTimeout(lctx, 10*time.Second)
-	_, largeErr := pb.NewMeteoriteLandingsServiceClient(cc).GetLargePayloadAsList(lctx, &pb.EmptyRequest{})
+	_, r.largeErr = dc.GetLargePayloadAsList(lctx, &pb.EmptyRequest{})
 	lcancel()
 	time.Sleep(plan.hold / 2)
 	attackPeak := peak.Load()
 	used := scrapeBudget(t, hc, addr)
+	connsNow := scrapeConns(hc, addr)
+	close(stopCalls)
+	for _, d := range pollsDone {
+		<-d
+	}
+	close(stopReading)
+	readers.Wait()
 	for _, c := range conns {
 		c.Close()
 	}
 	for _, stop := range stops {
 		stop()
 	}
-	close(stopCalls)
-	<-callsDone
 
 	// Back to idle: poll for a minute at most.
 	settle := time.Now()
-	target := idle + max(idle/4, 24<<20)
-	var after int64
+	r.target = r.idle + max(r.idle/4, 24<<20)
 	for {
-		after, _ = rssOf(pid)
-		if after <= target || time.Since(settle) > time.Minute {
+		r.after, _ = rssOf(pid)
+		if r.after <= r.target || time.Since(settle) > time.Minute {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -365,38 +517,97 @@ func TestMemoryAttack(t *testing.T) {
 	settled := time.Since(settle)
 	close(stopSampling)
 	<-sampleDone
+	r.peak = peak.Load()
+	r.hwm, _ = procStatus(pid, "VmHWM")
+	r.cgroupPeak, _ = strconv.ParseInt(g.read("memory.max_usage_in_bytes"), 10, 64)
+	r.alive = syscall.Kill(pid, 0) == nil
+	var under string
+	r.oomKills, under = g.oomKills()
 
-	kills, under := g.oomKills()
-	slices.Sort(lats)
-	q := func(p float64) time.Duration {
-		if len(lats) == 0 {
-			return 0
+	reading := "never read"
+	if plan.readRate > 0 {
+		reading = fmt.Sprintf("read %d KiB/s each", plan.readRate>>10)
+	}
+	t.Logf("cgroup %d MiB, memory limit %d MiB, budget %d MiB; attack: %d REST clients of %d records that %s, %d gRPC connections x %d zero-window list calls of %d records, held %v",
+		plan.cgroup>>20, limit>>20, limit/4>>20, plan.rest, api.MaxRecords, reading, plan.grpc, plan.streams, plan.records, plan.hold)
+	t.Logf("peak: RSS sampled %.1f MiB during the attack (%.1f MiB overall), VmHWM %.1f MiB, cgroup max usage %.1f MiB; RSS idle %.1f MiB, %.1f MiB %v after the attackers left; budget at the end of the attack: %s; cgroup failcnt %s, oom_kill %s, under_oom %s",
+		mibOf(attackPeak), mibOf(r.peak), mibOf(r.hwm), mibOf(r.cgroupPeak), mibOf(r.idle), mibOf(r.after), settled.Round(100*time.Millisecond), used,
+		g.read("memory.failcnt"), r.oomKills, under)
+	for _, p := range r.polls {
+		line, _ := p.summary()
+		t.Logf("well-behaved %s", line)
+	}
+	t.Logf("well-behaved large call: %v; connections at the end of the attack: %s", errOrOK(r.largeErr), connsNow)
+
+	if !r.alive {
+		t.Fatalf("the server process is gone (oom_kill %s)", r.oomKills)
+	}
+	if r.oomKills != "0" {
+		t.Fatalf("the cgroup's OOM killer ran %s times", r.oomKills)
+	}
+	return r
+}
+
+// slowRead reads from c at about rate bytes a second until stop is closed
+// or the connection ends.
+func slowRead(c net.Conn, rate int64, stop <-chan struct{}) {
+	const every = 100 * time.Millisecond
+	buf := make([]byte, max(1, rate/int64(time.Second/every)))
+	eachTick(every, stop, func() bool {
+		_ = c.SetReadDeadline(time.Now().Add(every))
+		_, err := io.ReadFull(c, buf)
+		return err == nil || isTimeout(err)
+	})
+}
+
+// TestMemoryAttack: issue 29's attack (defaultMemAttack) against a server
+// in a 1 GiB cgroup, its memory limit left to its default (768 MiB) and
+// Go's soft limit set to it, as serve does. The server is never killed;
+// its peak RSS (sampled, VmHWM, and the cgroup's max usage) stays under its
+// memory limit; every /healthz and gRPC health call of the well-behaved
+// client answers within 1 s and none fails (nor a GetVersion); and its RSS
+// returns near its idle figure within a minute of the attackers leaving.
+// The peaks and latencies depend on timing (the collector's pace, the
+// machine's load): they are retried, each attempt logged.
+func TestMemoryAttack(t *testing.T) {
+	if raceEnabled {
+		t.Skip("skipped under -race: the race detector's shadow memory (several times the heap) is outside Go's memory limit, and this test measures memory")
+	}
+	if testing.Short() {
+		t.Skip("skipped in -short mode: a minute of 264 attacking connections; runs in the full suite")
+	}
+	plan := memAttackPlanFrom(t, defaultMemAttack)
+	timing.Retry(t, 0, func(attempt int) []string {
+		r := runMemAttack(t, plan)
+		if r.after > r.target {
+			t.Errorf("RSS %.1f MiB a minute after the attack, want at most %.1f MiB (idle %.1f MiB)", mibOf(r.after), mibOf(r.target), mibOf(r.idle))
 		}
-		return lats[min(len(lats)-1, int(p*float64(len(lats))))]
-	}
-	t.Logf("cgroup %d MiB, memory limit %d MiB, budget %d MiB; attack: %d REST readers of %d records that never read, %d gRPC connections x %d zero-window list calls of %d records, held %v",
-		plan.cgroup>>20, limit>>20, limit/4>>20, plan.rest, api.MaxRecords, plan.grpc, plan.streams, api.MaxRecords, plan.hold)
-	t.Logf("RSS: idle %.1f MiB, peak %.1f MiB during the attack (%.1f MiB overall), %.1f MiB %v after the attackers left; budget used at the end of the attack %s; cgroup max usage %s B, failcnt %s, oom_kill %s, under_oom %s",
-		mibOf(idle), mibOf(attackPeak), mibOf(peak.Load()), mibOf(after), settled.Round(100*time.Millisecond), used,
-		g.read("memory.max_usage_in_bytes"), g.read("memory.failcnt"), kills, under)
-	t.Logf("well-behaved client: %d rounds (REST /healthz + gRPC health + GetVersion), latency p50 %v p99 %v max %v, %d failed; its large call: %v",
-		len(lats), q(0.5), q(0.99), q(1), len(failures), errOrOK(largeErr))
+		return r.misses(r.limit, "the memory limit")
+	})
+}
 
-	if err := syscall.Kill(pid, 0); err != nil {
-		t.Errorf("the server process is gone: %v (oom_kill %s)", err, kills)
+// streamsPeakBar is the most the server may hold under 8 connections of
+// 1000 zero-window streams each (issue 29).
+const streamsPeakBar = 300 << 20
+
+// TestMemoryAttackStreams: 8 gRPC connections with a zero window, each
+// with 1000 (MaxConcurrentStreams) list calls of 100,000 records open at
+// once: the server's peak stays under 300 MiB, health as in
+// TestMemoryAttack.
+func TestMemoryAttackStreams(t *testing.T) {
+	if raceEnabled {
+		t.Skip("skipped under -race: the race detector's shadow memory (several times the heap) is outside Go's memory limit, and this test measures memory")
 	}
-	if kills != "0" {
-		t.Errorf("the cgroup's OOM killer ran %s times", kills)
+	if testing.Short() {
+		t.Skip("skipped in -short mode: 8000 attacking streams; runs in the full suite")
 	}
-	if p := peak.Load(); p >= limit {
-		t.Errorf("peak RSS %.1f MiB, want under the memory limit %.1f MiB", mibOf(p), mibOf(limit))
-	}
-	if len(failures) > 0 || len(lats) == 0 {
-		t.Errorf("well-behaved client: %d of %d rounds failed; first: %v", len(failures), len(lats), append(failures, "")[0])
-	}
-	if after > target {
-		t.Errorf("RSS %.1f MiB a minute after the attack, want at most %.1f MiB (idle %.1f MiB)", mibOf(after), mibOf(target), mibOf(idle))
-	}
+	plan := defaultMemAttack
+	plan.rest, plan.grpc, plan.streams = 0, 8, 1000
+	plan = memAttackPlanFrom(t, plan)
+	timing.Retry(t, 0, func(attempt int) []string {
+		r := runMemAttack(t, plan)
+		return r.misses(streamsPeakBar, "issue 29's bound")
+	})
 }
 
 func mibOf(n int64) float64 { return float64(n) / (1 << 20) }
@@ -408,8 +619,18 @@ func errOrOK(err error) string {
 	return err.Error()
 }
 
+// scrapeConns reads the connection gauges from /metrics.
+func scrapeConns(hc *http.Client, addr string) string {
+	return scrapeMetrics(hc, addr, "meteorbench_connections_")
+}
+
 // scrapeBudget reads the budget gauges from /metrics.
 func scrapeBudget(t *testing.T, hc *http.Client, addr string) string {
+	return scrapeMetrics(hc, addr, "meteorbench_memory_budget_used_bytes ", "meteorbench_memory_budget_refused_total ")
+}
+
+// scrapeMetrics returns the /metrics lines that start with one of prefixes.
+func scrapeMetrics(hc *http.Client, addr string, prefixes ...string) string {
 	r, err := hc.Get("http://" + addr + api.PathMetrics)
 	if err != nil {
 		return "(metrics: " + err.Error() + ")"
@@ -418,8 +639,11 @@ func scrapeBudget(t *testing.T, hc *http.Client, addr string) string {
 	b, _ := io.ReadAll(r.Body)
 	var out []string
 	for line := range strings.SplitSeq(string(b), "\n") {
-		if strings.HasPrefix(line, "meteorbench_memory_budget_used_bytes ") || strings.HasPrefix(line, "meteorbench_memory_budget_refused_total ") {
-			out = append(out, line)
+		for _, p := range prefixes {
+			if strings.HasPrefix(line, p) {
+				out = append(out, line)
+				break
+			}
 		}
 	}
 	return strings.Join(out, ", ")

@@ -11,14 +11,17 @@ package server
 //
 // memBudget counts, in bytes, what the server's large calls hold: answers
 // queued for a client or being written (gRPC list and stream answers until
-// the socket takes them; REST answers' pieces while they are written) and
-// request bodies being read and decoded, plus callOverhead for each of
-// those calls while it runs (its goroutine and stream, which a call waiting
-// on a client that does not read also holds). A call that would take the
-// count over the limit waits at most budgetWait for others to finish, then
-// is refused: 503 (REST) or RESOURCE_EXHAUSTED (gRPC). /healthz, /metrics,
-// gRPC health and the small GetVersion call are never charged, so they are
-// served whatever the count.
+// the socket takes them, list answers in buffers sized to them, codec.go;
+// REST answers' pieces while they are written) and request bodies being
+// read and decoded, plus callOverhead for each of those calls while it
+// runs (its goroutine and stream, which a call waiting on a client that
+// does not read also holds), plus connCost for each open connection
+// (conngate.go). A REST call that would take the count over the limit
+// waits at most budgetWait for others to finish, then is refused (503); a
+// gRPC call is refused (RESOURCE_EXHAUSTED) at once by the tap (grpc.go),
+// before grpc-go starts its goroutine, and its answer's charge waits at
+// most budgetWait. /healthz, /metrics, gRPC health and the small
+// GetVersion call are never charged, so they are served whatever the count.
 
 import (
 	"context"
@@ -52,10 +55,19 @@ const (
 	decodeFactor = 4
 )
 
+// callsShare: the gRPC calls admitted by the tap (grpc.go), at
+// callOverhead each, may hold at most half of the budget, so that calls
+// waiting for a client that does not read cannot leave no room for any
+// answer: 8 connections of 1000 zero-window list calls otherwise took the
+// whole budget in call charges, and every call then waited a second for
+// room for its answer that could not come, and was refused.
+const callsShare = 2
+
 // memBudget is the server-wide count. A nil *memBudget admits everything.
 type memBudget struct {
 	limit   int64
 	used    atomic.Int64
+	calls   atomic.Int64 // gRPC calls admitted by admitCall and not yet ended
 	refused atomic.Int64 // calls refused after waiting (for /metrics)
 	waiters atomic.Int32
 	mu      sync.Mutex
@@ -89,6 +101,32 @@ func (m *memBudget) tryAcquire(n int64) bool {
 			return true
 		}
 	}
+}
+
+// admitCall charges callOverhead for a gRPC call, if the calls admitted
+// hold less than their share of the budget and the budget has room;
+// endCall gives it back.
+func (m *memBudget) admitCall() bool {
+	if m == nil {
+		return true
+	}
+	if m.calls.Add(1) > m.limit/callsShare/callOverhead {
+		m.calls.Add(-1)
+		return false
+	}
+	if !m.tryAcquire(callOverhead) {
+		m.calls.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (m *memBudget) endCall() {
+	if m == nil {
+		return
+	}
+	m.calls.Add(-1)
+	m.release(callOverhead)
 }
 
 // spent reports whether the whole budget is charged.

@@ -119,3 +119,30 @@ func (m *metrics) registerBudget(b *memBudget) {
 		}, func() float64 { return float64(b.refused.Load()) }),
 	)
 }
+
+// registerConns exports the connection gate (conngate.go), which Serve
+// sets: zero before.
+func (m *metrics) registerConns(s *Server) {
+	gate := func(f func(g *connGate) int64) func() float64 {
+		return func() float64 {
+			if g := s.conns.Load(); g != nil {
+				return float64(f(g))
+			}
+			return 0
+		}
+	}
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "meteorbench_connections_limit",
+			Help: "Most connections open at once, both protocols together (--max-conns).",
+		}, func() float64 { return float64(s.cfg.MaxConns) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "meteorbench_connections_open",
+			Help: "Connections open now, both protocols together.",
+		}, gate(func(g *connGate) int64 { return g.open.Load() })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "meteorbench_connections_shed_total",
+			Help: "New connections closed at once because --max-conns were open.",
+		}, gate(func(g *connGate) int64 { return g.shed.Load() })),
+	)
+}

@@ -51,9 +51,9 @@ func (h *restHandler) servePayload(rw *respWriter, m method, n int) {
 		}
 		writeArrayJSON(rw, n, items.JSON, h.s.encoders, open, close)
 	case rw.p == protoRESTProtobuf:
-		streamDelimited(rw, n, items.AppendDelimited)
+		streamDelimited(rw, n, h.s.encoders, items.AppendDelimited)
 	default:
-		streamLines(rw, n, items.ItemJSON)
+		streamLines(rw, n, items.ItemJSON, h.s.encoders)
 	}
 }
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -73,7 +74,7 @@ func ListenAndServe(ctx context.Context, cfg Config, p Process) error {
 	log.Debug("configuration", "max_body", cfg.MaxBody, "token", cfg.Token != "",
 		"header_timeout", cfg.HeaderTimeout, "read_timeout", cfg.ReadTimeout,
 		"write_timeout", cfg.WriteTimeout, "idle_timeout", cfg.IdleTimeout,
-		"shutdown_timeout", cfg.ShutdownTimeout, "max_streams", cfg.MaxConcurrentStreams,
+		"shutdown_timeout", cfg.ShutdownTimeout, "max_streams", cfg.MaxConcurrentStreams, "max_conns", cmp.Or(cfg.MaxConns, DefaultMaxConns(cfg.MemoryLimit)),
 		"memory_limit", cfg.MemoryLimit, "memory_limit_from", p.MemoryLimitFrom)
 	return srv.Serve(ctx, ln)
 }

@@ -30,17 +30,25 @@ var streamWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 
 // write, instead of one write (and one HTTP chunk, one syscall) per record.
 // The data are in memory, so nothing waits for a record that has not yet
 // been produced; a source that can stall would also need a flush on idle.
+//
+// A stream holds an encoding slot (restanswer.go) while it encodes, and
+// gives it up while its buffer goes to the connection, as a list answer
+// does: a client that does not read costs encoding until the kernel's
+// socket buffers are full (megabytes), and 200 of them at once would
+// otherwise all encode at once.
 type streamOut struct {
 	rw    *respWriter
 	bw    *bufio.Writer
 	zw    *gzip.Writer // records go through it into bw when the answer is gzip
+	slots encodeSlots  // one held except while writing to rw
 	first bool         // the first record is written and flushed
 }
 
-func newStreamOut(rw *respWriter) *streamOut {
+func newStreamOut(rw *respWriter, slots encodeSlots) *streamOut {
+	slots.acquire()
 	bw := streamWriters.Get().(*bufio.Writer)
-	bw.Reset(rw)
-	o := &streamOut{rw: rw, bw: bw}
+	bw.Reset(unslotted{rw, slots})
+	o := &streamOut{rw: rw, bw: bw, slots: slots}
 	if rw.gzip {
 		o.zw = getGzipWriter(bw)
 	}
@@ -73,7 +81,21 @@ func (o *streamOut) flush() error {
 	if err := o.bw.Flush(); err != nil {
 		return err
 	}
+	o.slots.release()
+	defer o.slots.acquire()
 	return o.rw.flush()
+}
+
+// unslotted writes to rw without holding the stream's encoding slot.
+type unslotted struct {
+	rw    *respWriter
+	slots encodeSlots
+}
+
+func (u unslotted) Write(p []byte) (int, error) {
+	u.slots.release()
+	defer u.slots.acquire()
+	return u.rw.Write(p)
 }
 
 // close flushes what is left and recycles the buffer.
@@ -84,6 +106,7 @@ func (o *streamOut) close() {
 		o.zw = nil
 	}
 	_ = o.flush()
+	o.slots.release()
 	o.bw.Reset(nil)
 	streamWriters.Put(o.bw)
 }
@@ -91,16 +114,16 @@ func (o *streamOut) close() {
 // streamJSON writes the records as NDJSON, one record a line, with the
 // call's JSON codec.
 func (h *restHandler) streamJSON(rw *respWriter, ls []data.Landing) {
-	streamLines(rw, len(ls), func(i int) any { return &ls[i] })
+	streamLines(rw, len(ls), func(i int) any { return &ls[i] }, h.s.encoders)
 }
 
 // streamLines writes n records as NDJSON, record(i) being record i as a
 // value the codec encodes (streamJSON).
-func streamLines(rw *respWriter, n int, record func(i int) any) {
+func streamLines(rw *respWriter, n int, record func(i int) any, slots encodeSlots) {
 	rw.Header()["Content-Type"] = hdrNDJSON
 	rw.setGzipHeaders()
 	rw.WriteHeader(http.StatusOK)
-	out := newStreamOut(rw)
+	out := newStreamOut(rw, slots)
 	defer out.close()
 	enc := rw.json().NewEncoder(out) // one Write per record, with its newline
 	for i := range n {
@@ -113,7 +136,7 @@ func streamLines(rw *respWriter, n int, record func(i int) any) {
 // streamProto writes the records as varint-length-delimited messages (the
 // protodelim format), buffered as streamJSON is.
 func (h *restHandler) streamProto(rw *respWriter, msgs []*pb.MeteoriteLanding) {
-	streamDelimited(rw, len(msgs), func(b []byte, i int) ([]byte, error) {
+	streamDelimited(rw, len(msgs), h.s.encoders, func(b []byte, i int) ([]byte, error) {
 		m := msgs[i]
 		b = protowire.AppendVarint(b, uint64(proto.Size(m)))
 		return proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(b, m)
@@ -122,11 +145,11 @@ func (h *restHandler) streamProto(rw *respWriter, msgs []*pb.MeteoriteLanding) {
 
 // streamDelimited writes n records as varint-length-delimited messages,
 // appendRecord appending record i with its length (streamProto).
-func streamDelimited(rw *respWriter, n int, appendRecord func(b []byte, i int) ([]byte, error)) {
+func streamDelimited(rw *respWriter, n int, slots encodeSlots, appendRecord func(b []byte, i int) ([]byte, error)) {
 	rw.Header()["Content-Type"] = hdrProtobuf
 	rw.setGzipHeaders()
 	rw.WriteHeader(http.StatusOK)
-	out := newStreamOut(rw)
+	out := newStreamOut(rw, slots)
 	defer out.close()
 	scratch := make([]byte, 0, 512)
 	for i := range n {

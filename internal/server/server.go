@@ -50,9 +50,11 @@ type Server struct {
 
 	rest   *restHandler
 	health *health.Server
-	mem    *memBudget // the server-wide budget (membudget.go)
+	mem    *memBudget               // the server-wide budget (membudget.go)
+	conns  atomic.Pointer[connGate] // set by Serve (conngate.go)
 	codec  *checkedCodec
-	// encoders bounds the REST list answers being encoded at once.
+	// encoders bounds the large answers being encoded at once, REST and
+	// gRPC (restanswer.go).
 	encoders encodeSlots
 
 	// drainCtx is cancelled (by startDrain) when shutdown starts: /healthz
@@ -87,13 +89,14 @@ func New(cfg Config) (*Server, error) {
 		success:  &pb.StatusResponse{Status: data.Success},
 		health:   health.NewServer(),
 		mem:      newMemBudget(cfg.MemoryLimit / budgetShare),
-		codec:    newCheckedCodec(),
 		encoders: newEncodeSlots(),
 	}
+	s.codec = newCheckedCodec(s.encoders)
 	if cfg.Payload != nil {
 		s.payload, s.payloadHdr = cfg.Payload, []string{cfg.Payload.ID()}
 	}
 	s.metrics.registerBudget(s.mem)
+	s.metrics.registerConns(s)
 	s.drainCtx, s.startDrain = context.WithCancel(context.Background())
 	if cfg.Token != "" {
 		s.token = []byte(cfg.Token)
@@ -113,6 +116,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if !s.served.CompareAndSwap(false, true) {
 		return errors.New("server: Serve called twice")
 	}
+	gate := newConnGate(ln, s.cfg.MaxConns, s.mem, s.log) // conngate.go
+	s.conns.Store(gate)
+	ln = gate
 	m, grpcL, httpL := s.listeners(ln) // tls.go
 
 	gs := s.newGRPCServer()
