@@ -1,9 +1,7 @@
 package loadgen_test
 
 import (
-	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,20 +10,11 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
 	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
+	"github.com/meteorbench/meteorbench/internal/timing"
 )
 
 // loadAverage is the 1-minute load average (Linux); -1 when unknown.
-func loadAverage() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return -1
-	}
-	f, err := strconv.ParseFloat(strings.Fields(string(b))[0], 64)
-	if err != nil {
-		return -1
-	}
-	return f
-}
+func loadAverage() float64 { return timing.LoadAverage() }
 
 // run --rate 10000 --scenario small without --concurrency: the workers grow
 // from one as calls would otherwise start late, within their bound, and the

@@ -3,7 +3,7 @@ package loadgen
 import (
 	"context"
 	"errors"
-	"github.com/meteorbench/meteorbench/internal/target"
+	"runtime"
 	"testing"
 	"time"
 
@@ -11,6 +11,8 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
 	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/target"
+	"github.com/meteorbench/meteorbench/internal/timing"
 )
 
 // slowCaller takes d per call.
@@ -56,19 +58,25 @@ func TestOpenLoopSendsTheLastCall(t *testing.T) {
 		t.Skip("timing: the race detector slows the dispatcher past EndGrace; runs in the normal step")
 	}
 	idle := func() *callers { return singleCallers(slowCaller{0}, slowCaller{0}, slowCaller{0}, slowCaller{0}) }
+	quiet := true // the machine, in every attempt
 	for attempt := 1; attempt <= 3; attempt++ {
 		var missed, sent uint64
+		load := timing.LoadAverage()
+		quiet = quiet && load >= 0 && load < float64(runtime.NumCPU())
 		for range 20 {
 			res := runPhase(context.Background(), idle(), 1, time.Minute, schedule{rate: 10000}, bounds{soft: 50 * time.Millisecond, hard: time.Minute})
 			missed += res.missed
 			sent += uint64(res.t.calls)
 		}
-		t.Logf("attempt %d: %d calls sent in 20 windows of 500, %d missed", attempt, sent, missed)
+		t.Logf("timing: attempt %d (load average %.1f): %d calls sent in 20 windows of 500, %d missed", attempt, load, sent, missed)
 		if missed == 0 {
 			return
 		}
 	}
-	t.Errorf("a call due before the soft end was missed in each of three attempts")
+	if !quiet { // the dispatcher woke late past EndGrace for want of a CPU: not the code's miss
+		timing.Skip(t, "not judged: a call was missed in each of three attempts while the machine was busy (load average %.1f on %d CPUs; figures above)", timing.LoadAverage(), runtime.NumCPU())
+	}
+	t.Errorf("timing: a call due before the soft end was missed in each of three attempts on a quiet machine")
 }
 
 // Open loop, one worker busy past the soft end: no call starts after it.

@@ -14,6 +14,8 @@ package timing
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -52,4 +54,23 @@ func Retry(t testing.TB, n int, try func(attempt int) (misses []string)) {
 func Skip(t testing.TB, format string, args ...any) {
 	t.Helper()
 	t.Skip("timing: skipped: " + fmt.Sprintf(format, args...))
+}
+
+// LoadAverage is the machine's one-minute load average (/proc/loadavg), or
+// -1 where it cannot be read: how busy the machine was around an attempt,
+// for its log line and for a test that judges only a quiet machine.
+func LoadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) == 0 {
+		return -1
+	}
+	f, err := strconv.ParseFloat(fields[0], 64)
+	if err != nil {
+		return -1
+	}
+	return f
 }
