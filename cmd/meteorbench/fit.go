@@ -29,12 +29,20 @@ of rate x bytes per call against the link, each way), and the smallest of
 The costs are measured by running the traffic at its rates (run --mix) in the
 tier's condition: the own server pinned to the tier's CPUs (a tier with more
 than the machine can pin apart from the load generator is measured on what it
-has and scaled), the tier's link emulated. Or --from an earlier run's
-document: a mix cell of the traffic, or one cell per scenario.
+has and scaled), the tier's link emulated. CPU per call depends on load (a
+busy server amortises its wake-ups), so a short ramp then measures the traffic
+scaled to 0.8x the saturation predicted so far, until a load of at least 0.6x
+of it was measured (at most 3 probes), and server CPU is modelled as a fixed
+cost plus a cost per call, fitted over those loads; the answer names the range
+and says when its prediction extrapolates beyond it. A cost taken while the
+load generator was short of CPU gives no verdict. Or --from an earlier run's
+document: a mix cell of the traffic, or one cell per scenario (one load: CPU
+taken as proportional to the rate, and said so).
 
 --verify runs the traffic scaled to the predicted saturation and to 0.8x and
-1.2x of it, and reports the measured saturation; more than 20% off, the
-verdict says so instead of claiming a fit.`,
+1.2x of it, and reports the measured saturation; when it differs, by how much
+and why (what the saturating probe cost against the model); more than 20% off,
+the verdict says so instead of claiming a fit.`,
 		Example: `  meteorbench fit --tier 1cpu/100mbit --traffic small=800,large=20,post=5
   meteorbench fit --tier 1cpu/2gb/100mbit --traffic small=800,large=20 --tiers 1cpu/100mbit,2cpu/200mbit,4cpu/1gbit
   meteorbench fit --tier 1cpu --traffic post=50 --verify
