@@ -156,3 +156,31 @@ func TestRefine(t *testing.T) {
 		t.Errorf("within %v: %q", RefineAt, r)
 	}
 }
+
+// LoadOf: a load whose traffic fell short of its rate with the server not
+// busy was held back by the load generator (no verdict); short with the
+// server saturated, or delivered, it was not.
+func TestLoadOfShort(t *testing.T) {
+	cpu := 2000.0
+	for _, tc := range []struct {
+		name     string
+		busy     float64
+		achieved float64
+		short    bool
+	}{
+		{"delivered", 0.4, 199, false},
+		{"short, server 51% busy", 0.51, 82, true},
+		{"short, server saturated", 0.97, 82, false},
+	} {
+		u := tc.busy
+		c := &results.Cell{CallsPerS: tc.achieved, ServerCPUUSPerCall: &cpu, ServerUtilisation: &u,
+			Mix: []results.MixStat{{Scenario: api.Post, OfferedRate: 110, AchievedRate: tc.achieved * 110 / 200}}}
+		if tc.achieved == 199 {
+			c.Mix[0].AchievedRate = 110
+		}
+		l := LoadOf(c)
+		if l.short() != tc.short || !near(l.ServerCores, cpu*1e-6*tc.achieved) {
+			t.Errorf("%s: short %v (%q), %v cores", tc.name, l.short(), l.GeneratorShort, l.ServerCores)
+		}
+	}
+}

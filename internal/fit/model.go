@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -123,9 +124,30 @@ func LoadOf(c *results.Cell) Load {
 	}
 	if c.GeneratorBottleneck {
 		l.GeneratorShort = c.GeneratorBottleneckReason
+		return l
+	}
+	if u := c.ServerUtilisation; u == nil || *u < SaturatedFloor {
+		// Short of its rate with the server not busy: the generator (or
+		// this machine's other work) could not send it, as verify's
+		// void probes.
+		for _, m := range c.Mix {
+			if m.AchievedRate < (1-loadgen.MixShortfall)*m.OfferedRate {
+				busy := "unknown"
+				if u != nil {
+					busy = pct(*u)
+				}
+				l.GeneratorShort = fmt.Sprintf("%s achieved %s of %s calls/s with the server %s busy: the load generator, or this machine's other work, held it back",
+					m.Scenario, num(m.AchievedRate), num(m.OfferedRate), busy)
+				break
+			}
+		}
 	}
 	return l
 }
+
+// short reports whether l fell short of its rate for want of the load
+// generator.
+func (l Load) short() bool { return l.GeneratorShort != "" }
 
 // cores is l's CPU: the server's, plus the callers' with sameHost.
 func (l Load) cores(sameHost bool) float64 {

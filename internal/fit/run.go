@@ -55,7 +55,9 @@ const (
 // Ramp measures c's traffic at more loads, each RampTarget of the
 // saturation that p predicts from the loads so far (Estimate), until the
 // highest is RampEnough of the prediction, a probe saturates the server,
-// or RampProbes were run; each probe's load is added to c.Loads.
+// the load generator falls short of a probe's rate (that load says so:
+// no verdict), or RampProbes were run; each probe's load is added to
+// c.Loads.
 func Ramp(ctx context.Context, p Plan, c *Costs, probe Prober, onRamp func(api.Protocol, float64, Load)) error {
 	for range RampProbes {
 		k, ok := nextRamp(p, *c)
@@ -74,8 +76,10 @@ func Ramp(ctx context.Context, p Plan, c *Costs, probe Prober, onRamp func(api.P
 		if onRamp != nil {
 			onRamp(c.Protocol, k, l)
 		}
-		if u := cell.ServerUtilisation; u != nil && *u >= SaturatedAt {
-			return nil // at the server's limit: no higher load to measure
+		if u := cell.ServerUtilisation; u != nil && *u >= SaturatedAt || l.short() {
+			// At the server's limit (no higher load to measure), or the
+			// load generator could not send more.
+			return nil
 		}
 	}
 	return nil
