@@ -351,12 +351,8 @@ func (s *Searcher) recheckFailed(o Outcome, why string) string {
 	held := ""
 	for i := len(s.Probes) - 1; i >= 0; i-- {
 		p := s.Probes[i]
-		if (p.Phase == Confirm || p.Phase == Boundary) && p.Verdict == Pass && p.Outcome.Offered == o.Offered {
-			what := "confirmation"
-			if p.Phase == Boundary {
-				what = "re-check"
-			}
-			held = fmt.Sprintf("%s (achieved %s, p%g %s)", what, format.Rate(p.Outcome.Achieved), s.obj.Percentile, format.US(p.Outcome.Latency))
+		if p.Phase == Confirm && p.Verdict == Pass && p.Outcome.Offered == o.Offered {
+			held = fmt.Sprintf("confirmation (achieved %s, p%g %s)", format.Rate(p.Outcome.Achieved), s.obj.Percentile, format.US(p.Outcome.Latency))
 			break
 		}
 	}
@@ -497,6 +493,8 @@ func (s *Searcher) Result() Result {
 		}
 	case s.stopped != "":
 		r.Note = s.stopped
+	case s.recheck != "":
+		r.Note = fmt.Sprintf("held in %d of %d re-checks: the found rate does not hold (unstable)", r.Held, r.Boundary)
 	case r.Boundary < s.set.BoundaryProbes && s.done:
 		r.Note = fmt.Sprintf("held in %d of %d boundary probes (%d void: the generator could not deliver them)", r.Held, r.Boundary, s.set.BoundaryProbes-r.Boundary)
 	case r.Boundary > 0 && r.Held < r.Boundary:

@@ -120,7 +120,7 @@ func TestGeneratorShortNoVerdict(t *testing.T) {
 	short.GeneratorShort = "its CPU was 97% busy"
 	f := Estimate(p, Costs{Protocol: api.REST, Cores: pt(0.28), Rate: 50, Loads: []Load{load(50, 0.2, 1600), short}})
 	s := Sentence(p, &f)
-	if f.Fits || !strings.Contains(f.CostsSuspect, "97% busy") || !strings.Contains(s, "no verdict, the load generator was short of CPU") || strings.Contains(s, "it fits") {
+	if f.Fits || !strings.Contains(f.CostsSuspect, "97% busy") || !strings.Contains(s, "no verdict, the load generator was the limit") || strings.Contains(s, "it fits") {
 		t.Errorf("fits %v, suspect %q:\n%s", f.Fits, f.CostsSuspect, s)
 	}
 }

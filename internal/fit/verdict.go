@@ -74,7 +74,7 @@ func Sentence(p Plan, f *results.Fit) string {
 	}
 	switch {
 	case f.CostsSuspect != "":
-		s += ": no verdict, the load generator was short of CPU while the costs were measured (" + f.CostsSuspect + ")"
+		s += ": no verdict, the load generator was the limit while the costs were measured (" + f.CostsSuspect + ")"
 	case f.GeneratorBound != "":
 		s += ": --verify could not check it, the load generator was the bottleneck (" + f.GeneratorBound + ")"
 		if f.Fits {
