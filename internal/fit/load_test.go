@@ -1,6 +1,7 @@
 package fit
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
@@ -182,5 +183,44 @@ func TestLoadOfShort(t *testing.T) {
 		if l.short() != tc.short || !near(l.ServerCores, cpu*1e-6*tc.achieved) {
 			t.Errorf("%s: short %v (%q), %v cores", tc.name, l.short(), l.GeneratorShort, l.ServerCores)
 		}
+	}
+}
+
+// Ramp stops at a probe that fell short of its rate: with the tier's link
+// at 80% or more that is the tier's limit (the load counts), otherwise
+// the generator's (the load says so, and gives no verdict). The costs
+// say 100 KB an answer, so the first ramp probe offers 100 calls/s (0.8x
+// the link's 125); 45 go out.
+func TestRampStopsWhenShort(t *testing.T) {
+	p := plan(t, "1cpu/100mbit", "large=20")
+	for _, tc := range []struct {
+		name    string
+		bytes   float64 // received per call in the probe
+		suspect bool
+	}{
+		{"the link saturated", 240000, false}, // 45 calls/s × 240 KB = 86 Mbit/s
+		{"the generator fell short", 100000, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cpu, u := 100.0, 0.1
+			var offered []float64
+			prober := func(_ context.Context, _ api.Protocol, m results.Mix) (*results.Cell, error) {
+				offered = append(offered, m.Total())
+				c := &results.Cell{CallsPerS: 45, ServerCPUUSPerCall: &cpu, ServerUtilisation: &u,
+					Mix: []results.MixStat{{Scenario: api.Large, OfferedRate: m.Total(), AchievedRate: 45}}}
+				c.BytesPerCall.Received = tc.bytes
+				return c, nil
+			}
+			c := Costs{Protocol: api.REST, Cores: pt(0.002), Received: pt(16), Rate: 20, Loads: []Load{load(20, 0, 100)}}
+			if err := Ramp(context.Background(), p, &c, prober, nil); err != nil {
+				t.Fatal(err)
+			}
+			if len(offered) != 1 || !near(offered[0], 100) || len(c.Loads) != 2 || c.Loads[1].short() != tc.suspect {
+				t.Fatalf("offered %v, loads %+v", offered, c.Loads)
+			}
+			if f := Estimate(p, c); (f.CostsSuspect != "") != tc.suspect {
+				t.Errorf("costs suspect %q", f.CostsSuspect)
+			}
+		})
 	}
 }

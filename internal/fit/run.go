@@ -72,6 +72,20 @@ func Ramp(ctx context.Context, p Plan, c *Costs, probe Prober, onRamp func(api.P
 			return nil // no CPU read: the model keeps the loads it has
 		}
 		l := LoadOf(cell)
+		if l.short() && !cell.GeneratorBottleneck {
+			// Short of its rate with a resource of the tier (its link)
+			// at SaturatedFloor or more: the tier's limit, as verify's
+			// judge reads it, not the generator's.
+			pr := probeOf(p.Tier, k, p.Traffic.Scale(k), cell)
+			if r, _ := binding(pr.Utilisation); r != "" && pr.Utilisation[r] >= SaturatedFloor {
+				l.GeneratorShort = ""
+				c.Loads = append(c.Loads, l)
+				if onRamp != nil {
+					onRamp(c.Protocol, k, l)
+				}
+				return nil
+			}
+		}
 		c.Loads = append(c.Loads, l)
 		if onRamp != nil {
 			onRamp(c.Protocol, k, l)
