@@ -38,6 +38,11 @@ type Outcome struct {
 	// "3 calls still running 2s after the probe's end".
 	Stalled  bool
 	StallWhy string
+	// ServerCPUUS is the server's CPU per successful call (µs) and
+	// ServerCores the CPUs it had, when its metrics were read (0:
+	// unknown): a pass at a rate the server's cores cannot have carried
+	// is void (Searcher.aboveCPU).
+	ServerCPUUS, ServerCores float64
 }
 
 // ErrorRate is the failed fraction of attempts.

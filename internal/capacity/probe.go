@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -64,6 +65,7 @@ func (p *Plan) probe(ctx context.Context, k results.CellKey, rate float64, d tim
 		StopEarly: c.StopReason,
 	}
 	o.Stalled, o.StallWhy = stalled(c, p.Base.Timeout)
+	o.ServerCPUUS, o.ServerCores = serverCPU(c)
 	// Only a failure can be the generator's: latency counts from each
 	// call's intended start, so a late start makes a pass harder, never
 	// easier, and a probe that passed anyway stands.
@@ -76,6 +78,22 @@ func (p *Plan) probe(ctx context.Context, k results.CellKey, rate float64, d tim
 	// A cell that failed (the target went away) is a failed probe, not the
 	// end of the search: the health check decides the next probe.
 	return o, nil
+}
+
+// serverCPU is a cell's server CPU per call (µs) and the CPUs the server
+// had (its utilisation is its CPU over its CPUs: they are what the CPU
+// per call, the calls and the utilisation give, rounded to whole CPUs as
+// the server's GOMAXPROCS is); zeros when its metrics were not read.
+func serverCPU(c *results.Cell) (perCallUS, cores float64) {
+	if c.ServerCPUUSPerCall == nil || c.ServerUtilisation == nil || *c.ServerUtilisation <= 0 || c.DurationS <= 0 || c.Calls == 0 {
+		return 0, 0
+	}
+	perCallUS = *c.ServerCPUUSPerCall
+	cores = math.Round(perCallUS * 1e-6 * float64(c.Calls) / c.DurationS / *c.ServerUtilisation)
+	if cores < 1 {
+		return perCallUS, 0
+	}
+	return perCallUS, cores
 }
 
 // achieved is the rate a probe delivered: its calls over the schedule's

@@ -151,3 +151,16 @@ func TestPlanCapacityRepeated(t *testing.T) {
 		t.Errorf("one search %+v", c)
 	}
 }
+
+// serverCPU reads a cell's server CPU per call and the server's CPUs
+// (from its utilisation); unknown without the server's metrics.
+func TestServerCPU(t *testing.T) {
+	per, u := 500.0, 0.25 // 1,000 calls/s × 500 µs = 0.5 cores: a quarter of 2
+	c := &results.Cell{Calls: 2000, DurationS: 2, ServerCPUUSPerCall: &per, ServerUtilisation: &u}
+	if gotPer, cores := serverCPU(c); gotPer != 500 || cores != 2 {
+		t.Errorf("serverCPU = %v µs, %v cores; want 500, 2", gotPer, cores)
+	}
+	if gotPer, cores := serverCPU(&results.Cell{Calls: 2000, DurationS: 2}); gotPer != 0 || cores != 0 {
+		t.Errorf("no metrics: %v, %v", gotPer, cores)
+	}
+}

@@ -158,6 +158,36 @@ type Searcher struct {
 	done      bool
 	stopped   string // why the search ended before its end ("" when it ran out)
 	failure   string // why the search failed (the target stalled every time)
+	// minCPU is the least server CPU per call (µs) a probe of the series
+	// measured, and cores the server's CPUs (0: unknown): together the
+	// most the server's CPU can carry (aboveCPU).
+	minCPU, cores float64
+	// recheck says how the found rate failed its re-check after it was
+	// confirmed ("": it did not): the search is then unstable.
+	recheck string
+}
+
+// CPUSlack is how far above its cores a pass may put the server's CPU
+// (rate × the least CPU per call measured) before it is void: CPU per call
+// is read from a counter of the whole probe, warm-up edges included.
+const CPUSlack = 0.1
+
+// aboveCPU says why a passing probe at o's rate is void ("" when it is
+// not): the rate times the least CPU per call the series measured is more
+// than the server's cores. A short probe passed that way at a rate the
+// server cannot carry: its backlog had no time to show (REST passed 1,600
+// large calls/s of a payload in a 2 s probe, a rate one server core cannot
+// encode).
+func (s *Searcher) aboveCPU(o Outcome) string {
+	if s.minCPU <= 0 || s.cores <= 0 {
+		return ""
+	}
+	need := o.Offered * s.minCPU * 1e-6
+	if need <= s.cores*(1+CPUSlack) {
+		return ""
+	}
+	return fmt.Sprintf("passed above the server's CPU capacity: %s calls/s × %s µs a call (the least measured) = %s cores of its %s: too short a probe for its backlog to show",
+		format.Rate(o.Offered), format.Number(s.minCPU), format.Number(need), format.Number(s.cores))
 }
 
 // NewSearcher starts a search.
@@ -176,7 +206,25 @@ func (s *Searcher) Next() (rate float64, phase Phase) { return s.next, s.phase }
 // next step.
 func (s *Searcher) Record(o Outcome) {
 	v, why := s.obj.Judge(o)
+	if o.ServerCPUUS > 0 && !o.Stalled {
+		if s.minCPU == 0 || o.ServerCPUUS < s.minCPU {
+			s.minCPU = o.ServerCPUUS
+		}
+		s.cores = o.ServerCores
+	}
+	overCPU := false
+	if v == Pass {
+		if w := s.aboveCPU(o); w != "" {
+			overCPU, v, why = true, Void, w
+		}
+	}
 	s.Probes = append(s.Probes, Probe{Phase: s.phase, Outcome: o, Verdict: v, Why: why})
+	if overCPU {
+		// Not the generator's limit, and no hiccup to retry: the rate is
+		// beyond the server, as a failure that counts is.
+		v = Fail
+		s.voids, s.fails = 0, s.set.FailRetries
+	}
 	if o.Stalled {
 		// Neither the server's failure nor the generator's limit: probe
 		// the same rate again (same phase), a bounded number of times.
@@ -280,6 +328,14 @@ func (s *Searcher) Record(o Outcome) {
 			}
 			return
 		}
+		if s.phase == Boundary {
+			// Confirmed, then it failed its re-check after the other
+			// series' probes: the rate does not hold, and no ratio is
+			// drawn from it (Result.Unstable, with both measurements).
+			s.recheck = s.recheckFailed(o, why)
+			s.finishConfirmed()
+			return
+		}
 		// The found rate did not hold in a probe as long as a user's
 		// check: it is a failure now. Near the knee of the
 		// latency curve one short probe passes by luck (small REST on the
@@ -288,6 +344,20 @@ func (s *Searcher) Record(o Outcome) {
 		// held in every long probe.
 		s.dropBelow(rate, false)
 	}
+}
+
+// recheckFailed says how the found rate, confirmed, failed its re-check o.
+func (s *Searcher) recheckFailed(o Outcome, why string) string {
+	held := ""
+	for i := len(s.Probes) - 1; i >= 0; i-- {
+		p := s.Probes[i]
+		if p.Phase == Confirm && p.Verdict == Pass && p.Outcome.Offered == o.Offered {
+			held = fmt.Sprintf("confirmation (achieved %s, p%g %s)", format.Rate(p.Outcome.Achieved), s.obj.Percentile, format.US(p.Outcome.Latency))
+			break
+		}
+	}
+	return fmt.Sprintf("%s calls/s held in its %s, then failed its re-check after the other series' probes (achieved %s, p%g %s: %s): the rate does not hold",
+		format.Rate(o.Offered), held, format.Rate(o.Achieved), s.obj.Percentile, format.US(o.Latency), why)
 }
 
 // dropBelow makes a found rate that did not hold the top of the bracket
@@ -405,6 +475,9 @@ func (s *Searcher) Result() Result {
 	}
 	r.Complete = s.done && s.stopped == ""
 	r.Unstable = unstable(s.Probes)
+	if s.recheck != "" {
+		r.Unstable = s.recheck
+	}
 	switch {
 	case s.failure != "":
 		r.Failure, r.Note = s.failure, s.failure
@@ -420,6 +493,8 @@ func (s *Searcher) Result() Result {
 		}
 	case s.stopped != "":
 		r.Note = s.stopped
+	case s.recheck != "":
+		r.Note = fmt.Sprintf("held in %d of %d re-checks: the found rate does not hold (unstable)", r.Held, r.Boundary)
 	case r.Boundary < s.set.BoundaryProbes && s.done:
 		r.Note = fmt.Sprintf("held in %d of %d boundary probes (%d void: the generator could not deliver them)", r.Held, r.Boundary, s.set.BoundaryProbes-r.Boundary)
 	case r.Boundary > 0 && r.Held < r.Boundary:

@@ -276,22 +276,22 @@ func TestSearchVoidAtBoundary(t *testing.T) {
 	}
 }
 
-// A rate that passes the short probes but fails a boundary probe did not
-// hold: the search drops below it and ends on a rate that held in every
-// boundary probe (the knee of a noisy machine, where one probe passes by
-// luck).
-func TestSearchBoundaryFailureStepsDown(t *testing.T) {
+// A rate that held in its confirmation and then fails its re-check (a
+// boundary probe, after the other series' probes) does not hold: the
+// search ends unstable, saying both measurements, and no ratio is drawn
+// from it (results: found() leaves unstable series out).
+func TestSearchRecheckFailureUnstable(t *testing.T) {
 	r := driveAltered(t, model(950, 0), Boundary, 880, func(o *Outcome) {
-		o.Latency = 80000 // the long probe meets the tail
+		o.Latency = 80000 // the re-check meets the tail
+		o.Achieved = 870
 	})
-	if !r.Complete || r.Rate > 880 || r.Rate < 880/1.1 {
-		t.Fatalf("found %v [%v, %v] (%s), want a rate at most 880 that held", r.Rate, r.Lo, r.Hi, r.Note)
+	if !r.Complete || r.Rate < 880/1.1 || r.Rate > 950 {
+		t.Fatalf("found %v [%v, %v] (%s)", r.Rate, r.Lo, r.Hi, r.Note)
 	}
-	if r.Boundary != 3 || r.Held != 3 {
-		t.Errorf("%d of %d boundary probes at %v held, want 3 of 3", r.Held, r.Boundary, r.Rate)
-	}
-	if r.Hi <= r.Rate || r.Hi > 950 {
-		t.Errorf("bracket [%v, %v]: the rate that failed its boundary probe is the top", r.Lo, r.Hi)
+	for _, want := range []string{"held in its confirmation (achieved", "then failed its re-check after the other series' probes (achieved 870, p99 80.0 ms", "the rate does not hold"} {
+		if !strings.Contains(r.Unstable, want) {
+			t.Errorf("unstable lacks %q: %q", want, r.Unstable)
+		}
 	}
 	failed := 0
 	for _, p := range r.Probes {
@@ -299,8 +299,38 @@ func TestSearchBoundaryFailureStepsDown(t *testing.T) {
 			failed++
 		}
 	}
-	if failed == 0 {
-		t.Error("no boundary probe failed: the test did not reach the case")
+	if failed != 1 {
+		t.Errorf("%d boundary probes failed, want the one that ended the search", failed)
+	}
+}
+
+// A pass at a rate the server's CPU cannot carry (the rate times the
+// least CPU per call the series measured is above its cores) is void,
+// and the top of the bracket as a failure is: the search ends below the
+// server's CPU capacity, though every probe "passed".
+func TestSearchPassAboveCPUVoid(t *testing.T) {
+	s := NewSearcher(p99at50ms, Settings{Start: 100})
+	for !s.Done() {
+		rate, _ := s.Next()
+		// Every probe passes, 1 ms of CPU a call on 1 core: 1,000 calls/s
+		// at most.
+		s.Record(Outcome{Offered: rate, Achieved: rate, Latency: 1000, Calls: int64(rate * 2), ServerCPUUS: 1000, ServerCores: 1})
+	}
+	r := s.Result()
+	if r.Rate > 1000*(1+CPUSlack) || r.Rate < 1000/1.05/1.2 || r.Hi == 0 {
+		t.Fatalf("found %v [%v, %v] (%s), want at most the CPU's %v", r.Rate, r.Lo, r.Hi, r.Note, 1000*(1+CPUSlack))
+	}
+	void := 0
+	for _, p := range r.Probes {
+		if p.Verdict == Void {
+			void++
+			if !strings.Contains(p.Why, "above the server's CPU capacity") || p.Outcome.Offered <= 1000*(1+CPUSlack) {
+				t.Errorf("void at %v: %s", p.Outcome.Offered, p.Why)
+			}
+		}
+	}
+	if void == 0 {
+		t.Error("no probe was void: the test did not reach the case")
 	}
 }
 
@@ -540,5 +570,27 @@ func TestSearchUnstable(t *testing.T) {
 	r = drive(t, NewSearcher(p99at50ms, Settings{Start: 100}), noisy)
 	if hiccups != 2 || r.Unstable != "" {
 		t.Errorf("noise near the knee (%d hiccups): unstable %q", hiccups, r.Unstable)
+	}
+}
+
+// A confirmation lasts --confirm-probe, or long enough to fill its
+// workers ConfirmFills times, within MaxConfirmLength.
+func TestConfirmLength(t *testing.T) {
+	for _, tc := range []struct {
+		d       time.Duration
+		rate    float64
+		workers int
+		want    time.Duration
+	}{
+		{5 * time.Second, 27917, 1024, 5 * time.Second},   // 51,200 calls: under 2 s of the rate
+		{5 * time.Second, 1000, 200, 10 * time.Second},    // 10,000 calls at 1,000/s
+		{5 * time.Second, 10, 8, 30 * time.Second},        // 400 calls at 10/s: bounded
+		{2 * time.Second, 100000, 1024, 2 * time.Second},  // plenty
+		{time.Second, 4000, 100, 1300 * time.Millisecond}, // 5,000 calls at 4,000/s, rounded
+		{5 * time.Second, 0, 8, 5 * time.Second},          // no rate: as given
+	} {
+		if got := ConfirmLength(tc.d, tc.rate, tc.workers); got != tc.want {
+			t.Errorf("ConfirmLength(%v, %v, %d) = %v, want %v", tc.d, tc.rate, tc.workers, got, tc.want)
+		}
 	}
 }

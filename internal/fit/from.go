@@ -125,6 +125,8 @@ func fromMixCell(c *results.Cell, traffic results.Mix) (Costs, error) {
 		Sent:        perSecond(c, results.FigBytesSent, c.BytesPerCall.Sent, r, bytesMbit),
 		Received:    perSecond(c, results.FigBytesReceived, c.BytesPerCall.Received, r, bytesMbit),
 		MeasuredAt:  c.ServerUtilisation,
+		Rate:        r,
+		Loads:       []Load{LoadOf(c)},
 	}
 	out.addMemory(c)
 	return out, nil
@@ -151,7 +153,7 @@ func (out *Costs) addMemory(c *results.Cell) {
 // of protocol p: each scenario's per-call figures times its rate, summed.
 // Several cells of one scenario (a sweep) are ambiguous: an error.
 func fromScenarioCells(p api.Protocol, cs []*results.Cell, traffic results.Mix) (Costs, []string, error) {
-	out := Costs{Protocol: p}
+	out := Costs{Protocol: p, Rate: traffic.Total()}
 	var notes, loads []string
 	for _, part := range traffic {
 		var of []*results.Cell

@@ -1,9 +1,12 @@
 package fit
 
 import (
+	"fmt"
+	"maps"
 	"math"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -49,6 +52,129 @@ type Costs struct {
 	// MeasuredAt is the server's CPU utilisation while the costs were
 	// measured; nil when unknown or from cells at several loads.
 	MeasuredAt *float64
+	// Rate is the traffic's calls/s the costs above are for (its total).
+	Rate float64
+	// Loads are the loads the server's CPU was measured at: the traffic's
+	// own and the ramp's (Ramp), each with the callers' CPU, for the CPU
+	// model (FitCPU).
+	Loads []Load
+}
+
+// Load is one measurement of a protocol's traffic at some rate.
+type Load struct {
+	Rate                     float64 // calls/s achieved, the whole mix
+	ServerCores, ClientCores float64 // CPU busy, cores
+	ServerUtilisation        *float64
+	// GeneratorShort says why the load generator was short of CPU ("":
+	// it was not): such a cost gives no fits verdict.
+	GeneratorShort string
+}
+
+// RampRange is the narrowest spread of rates (highest over lowest) that
+// gives a line: closer loads differ by less than this machine's noise.
+const RampRange = 1.3
+
+// FitCPU fits the server's CPU (with sameHost the callers' too) over the
+// loads as FixedCores + PerCallUS × rate, by least squares. With one
+// load, loads spread less than RampRange, or a slope that is not positive
+// (CPU that did not grow with the rate: noise), it is Proportional: the
+// cost per call at the highest load, times the rate. Nil without loads.
+func FitCPU(loads []Load, sameHost bool) *results.FitCPUModel {
+	if len(loads) == 0 {
+		return nil
+	}
+	m := &results.FitCPUModel{MinRate: math.Inf(1)}
+	var top Load
+	var sx, sy float64
+	for _, l := range loads {
+		y := l.cores(sameHost)
+		m.Loads = append(m.Loads, results.FitLoad{Rate: l.Rate, Cores: y, ServerUtilisation: l.ServerUtilisation, GeneratorShort: l.GeneratorShort})
+		m.MinRate, m.MaxRate = math.Min(m.MinRate, l.Rate), math.Max(m.MaxRate, l.Rate)
+		if l.Rate >= top.Rate {
+			top = l
+		}
+		sx, sy = sx+l.Rate, sy+y
+	}
+	n := float64(len(loads))
+	mx, my := sx/n, sy/n
+	var sxx, sxy float64
+	for _, l := range loads {
+		dx := l.Rate - mx
+		sxx += dx * dx
+		sxy += dx * (l.cores(sameHost) - my)
+	}
+	if len(loads) >= 2 && m.MaxRate >= RampRange*m.MinRate && sxx > 0 && sxy > 0 {
+		b := sxy / sxx
+		m.PerCallUS, m.FixedCores = b/usToCores, my-b*mx
+		return m
+	}
+	m.Proportional = true
+	if top.Rate > 0 {
+		m.PerCallUS = top.cores(sameHost) / top.Rate / usToCores
+	}
+	return m
+}
+
+// LoadOf is the load a mix cell measured: its calls/s and the CPU it
+// cost, per second.
+func LoadOf(c *results.Cell) Load {
+	l := Load{Rate: c.CallsPerS, ClientCores: c.ClientCPUUSPerCall * c.CallsPerS * usToCores, ServerUtilisation: c.ServerUtilisation}
+	if c.ServerCPUUSPerCall != nil {
+		l.ServerCores = *c.ServerCPUUSPerCall * c.CallsPerS * usToCores
+	}
+	if c.GeneratorBottleneck {
+		l.GeneratorShort = c.GeneratorBottleneckReason
+		return l
+	}
+	if u := c.ServerUtilisation; u == nil || *u < SaturatedFloor {
+		// Short of its rate with the server not busy: the generator (or
+		// this machine's other work) could not send it, as verify's
+		// void probes.
+		for _, m := range c.Mix {
+			if m.AchievedRate < (1-loadgen.MixShortfall)*m.OfferedRate {
+				busy := "unknown"
+				if u != nil {
+					busy = pct(*u)
+				}
+				l.GeneratorShort = fmt.Sprintf("%s achieved %s of %s calls/s with the server %s busy: the load generator, or this machine's other work, held it back",
+					m.Scenario, num(m.AchievedRate), num(m.OfferedRate), busy)
+				break
+			}
+		}
+	}
+	return l
+}
+
+// short reports whether l fell short of its rate for want of the load
+// generator.
+func (l Load) short() bool { return l.GeneratorShort != "" }
+
+// cores is l's CPU: the server's, plus the callers' with sameHost.
+func (l Load) cores(sameHost bool) float64 {
+	if sameHost {
+		return l.ServerCores + l.ClientCores
+	}
+	return l.ServerCores
+}
+
+// rateAt is the rate at which m's CPU reaches cores; +Inf when it never
+// does (no cost per call).
+func rateAt(m *results.FitCPUModel, cores float64) float64 {
+	if !(m.PerCallUS > 0) {
+		return math.Inf(1)
+	}
+	return math.Max(0, (cores-m.FixedCores)/(m.PerCallUS*usToCores))
+}
+
+// generatorShort is why some load was taken with the generator short of
+// CPU ("" when none was).
+func generatorShort(loads []Load) string {
+	for _, l := range loads {
+		if l.GeneratorShort != "" {
+			return fmt.Sprintf("at %s calls/s: %s", num(l.Rate), l.GeneratorShort)
+		}
+	}
+	return ""
 }
 
 // Estimate fits c into p's tier: what the traffic needs, each resource's
@@ -75,8 +201,13 @@ func Estimate(p Plan, c Costs) results.Fit {
 		f.LinkMbitLo = &results.FitLink{Sent: c.Sent.Lo, Received: c.Received.Lo}
 		f.LinkMbitHi = &results.FitLink{Sent: c.Sent.Hi, Received: c.Received.Hi}
 	}
-	f.Binding, f.MaxScale = binding(f.Utilisation)
+	f.CPUModel = FitCPU(c.Loads, p.SameHost)
+	f.Binding, f.MaxScale, f.RoomScale, f.Extrapolated = scales(p, f.Utilisation, f.CPUModel, c.Rate)
 	f.Fits = fits(f.Utilisation, p.Headroom)
+	if why := generatorShort(c.Loads); why != "" {
+		f.CostsSuspect = why
+		f.Fits = false
+	}
 	for _, t := range p.Tiers {
 		if fits(utilisation(t, cores.V, c.Sent.V, c.Received.V, c.MemoryMiB), p.Headroom) {
 			f.SmallestTier = t.Name
@@ -85,6 +216,38 @@ func Estimate(p Plan, c Costs) results.Fit {
 	}
 	return f
 }
+
+// scales are, on p's tier, the binding resource at saturation, the
+// traffic's scale at saturation, the scale at which a resource reaches
+// the headroom, and how far (> 1) the saturation lies beyond the highest
+// rate the CPU model m saw (0: within it). u is the utilisation at the
+// traffic's rate (calls/s). The CPU's scales are m's when it is a line
+// (CPU per call changes with the rate), else u's in proportion.
+func scales(p Plan, u map[string]float64, m *results.FitCPUModel, rate float64) (bind string, maxScale, room, extrapolated float64) {
+	bind, maxScale = binding(u)
+	room = p.Headroom * maxScale
+	if m != nil && !m.Proportional && rate > 0 {
+		atSat := maps.Clone(u)
+		atSat[results.ResourceCPU] = rate / rateAt(m, p.Tier.CPUs)
+		bind, maxScale = binding(atSat)
+		atRoom := maps.Clone(u)
+		for r := range atRoom {
+			atRoom[r] /= p.Headroom
+		}
+		atRoom[results.ResourceCPU] = rate / rateAt(m, p.Headroom*p.Tier.CPUs)
+		_, room = binding(atRoom)
+	}
+	if m != nil && maxScale > 0 && m.MaxRate > 0 {
+		if x := maxScale * rate / m.MaxRate; x > 1+ExtrapolationSlack {
+			extrapolated = x
+		}
+	}
+	return bind, maxScale, room, extrapolated
+}
+
+// ExtrapolationSlack is how far beyond the highest load measured a
+// predicted saturation may lie before the answer says it extrapolates.
+const ExtrapolationSlack = 0.1
 
 // utilisation is each resource's share of tier t that the needs take.
 func utilisation(t Tier, cores, sent, received float64, memMiB *float64) map[string]float64 {
@@ -139,4 +302,4 @@ func fits(u map[string]float64, headroom float64) bool {
 // LeftOut is what the model does not account for, said once per answer.
 const LeftOut = "The model leaves out other processes on the tier, per-packet overhead (TCP/IP headers, TLS records), " +
 	"another CPU model's speed and noisy neighbours, memory that grows with the rate (it is taken as measured), " +
-	"and any cost that does not grow in proportion to the rate."
+	"and any change of CPU per call beyond the loads measured (CPU is modelled as a fixed cost plus a cost per call, fitted over them)."

@@ -3,6 +3,8 @@ package fit
 import (
 	"context"
 	"fmt"
+	"math"
+	"strings"
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/loadgen"
@@ -23,6 +25,140 @@ type Options struct {
 	MeasuredCPUs float64
 	// OnProbe, when set, is called after each verify probe (progress).
 	OnProbe func(f *results.Fit, pr results.FitProbe)
+	// OnRamp, when set, is called after each ramp probe (progress).
+	OnRamp func(pr api.Protocol, scale float64, l Load)
+}
+
+// measured is the plan on the CPUs the server was pinned to: what probes
+// can reach.
+func (o Options) measured() Plan {
+	p := o.Plan
+	if o.MeasuredCPUs > 0 {
+		p.Tier.CPUs = o.MeasuredCPUs
+	}
+	return p
+}
+
+// The ramp (Ramp): CPU per call depends on load (a Go server amortises
+// its wake-ups over more calls when busy: small REST cost 52 µs a call at
+// concurrency 1 and 16 µs at 8), so a cost taken at the traffic's own
+// rate, with the server 9-32% busy, and scaled 10-18x predicted a 1-CPU
+// tier's saturation 42-47% too early. The ramp measures the traffic again
+// at RampTarget of the saturation predicted so far, until the highest
+// load measured is at least RampEnough of it, at most RampProbes times.
+const (
+	RampTarget = 0.8
+	RampEnough = 0.6
+	RampProbes = 3
+)
+
+// Ramp measures c's traffic at more loads, each RampTarget of the
+// saturation that p predicts from the loads so far (Estimate), until the
+// highest is RampEnough of the prediction, a probe saturates the server,
+// the load generator falls short of a probe's rate (that load says so:
+// no verdict), or RampProbes were run; each probe's load is added to
+// c.Loads.
+func Ramp(ctx context.Context, p Plan, c *Costs, probe Prober, onRamp func(api.Protocol, float64, Load)) error {
+	for range RampProbes {
+		k, ok := nextRamp(p, *c)
+		if !ok {
+			return nil
+		}
+		cell, err := probe(ctx, c.Protocol, p.Traffic.Scale(k))
+		if err != nil {
+			return err
+		}
+		if cell.ServerCPUUSPerCall == nil || cell.CallsPerS <= 0 {
+			return nil // no CPU read: the model keeps the loads it has
+		}
+		l := LoadOf(cell)
+		if l.short() && !cell.GeneratorBottleneck {
+			// Short of its rate with a resource of the tier (its link)
+			// at SaturatedFloor or more: the tier's limit, as verify's
+			// judge reads it, not the generator's.
+			pr := probeOf(p.Tier, k, p.Traffic.Scale(k), cell)
+			if r, _ := binding(pr.Utilisation); r != "" && pr.Utilisation[r] >= SaturatedFloor {
+				l.GeneratorShort = ""
+				c.Loads = append(c.Loads, l)
+				if onRamp != nil {
+					onRamp(c.Protocol, k, l)
+				}
+				return nil
+			}
+		}
+		c.Loads = append(c.Loads, l)
+		if onRamp != nil {
+			onRamp(c.Protocol, k, l)
+		}
+		if u := cell.ServerUtilisation; u != nil && *u >= SaturatedAt || l.short() {
+			// At the server's limit (no higher load to measure), or the
+			// load generator could not send more.
+			return nil
+		}
+	}
+	return nil
+}
+
+// nextRamp is the scale of the traffic the ramp measures next, and false
+// when the loads measured reach RampEnough of the predicted saturation
+// (or nothing saturates).
+func nextRamp(p Plan, c Costs) (float64, bool) {
+	f := Estimate(p, c)
+	if !(f.MaxScale > 0) || math.IsInf(f.MaxScale, 0) || c.Rate <= 0 {
+		return 0, false
+	}
+	top := 0.0
+	for _, l := range c.Loads {
+		top = math.Max(top, l.Rate)
+	}
+	if top/c.Rate >= RampEnough*f.MaxScale {
+		return 0, false
+	}
+	return RampTarget * f.MaxScale, true
+}
+
+// modelNotes say, per protocol, the CPU model and the loads it was
+// fitted over.
+func modelNotes(p Plan, costs []Costs) []string {
+	var out []string
+	for _, c := range costs {
+		m := FitCPU(c.Loads, p.SameHost)
+		if m == nil {
+			continue
+		}
+		busy := []string{}
+		for _, l := range m.Loads {
+			if l.ServerUtilisation != nil {
+				busy = append(busy, pct(*l.ServerUtilisation))
+			}
+		}
+		b := ""
+		if len(busy) > 0 {
+			b = ", server " + strings.Join(busy, ", ") + " busy"
+		}
+		if m.Proportional {
+			out = append(out, fmt.Sprintf("%s: CPU taken as proportional to the rate, %s µs a call, measured at %s (%d load%s%s): the loads gave no line",
+				c.Protocol.Title(), num(m.PerCallUS), rateRange(m), len(m.Loads), plural(len(m.Loads)), b))
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: server CPU = %s cores + %s µs a call, fitted over %s (%d loads%s)",
+			c.Protocol.Title(), num(m.FixedCores), num(m.PerCallUS), rateRange(m), len(m.Loads), b))
+	}
+	return out
+}
+
+func rateRange(m *results.FitCPUModel) string {
+	if m.MinRate == m.MaxRate {
+		return num(m.MinRate) + " calls/s"
+	}
+	return num(m.MinRate) + "-" + num(m.MaxRate) + " calls/s"
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // SaturatedAt is the server CPU utilisation from which costs are said to
@@ -44,7 +180,14 @@ func Measure(ctx context.Context, s *loadgen.Session, base loadgen.Config, o Opt
 		return res, err
 	}
 	notes = append(append(o.Notes, notes...), saturated(res.Cells)...)
-	res.FitPlan, res.Fit = Answer(o.Plan, costs, "measured", notes)
+	prober := SessionProber(s, o.Plan, base, o.Workers)
+	for i := range costs {
+		if err := Ramp(ctx, o.measured(), &costs[i], prober, o.OnRamp); err != nil {
+			res.FitPlan, res.Fit = Answer(o.Plan, costs, "measured", notes)
+			return res, err
+		}
+	}
+	res.FitPlan, res.Fit = Answer(o.Plan, costs, "measured", append(notes, modelNotes(o.Plan, costs)...))
 	if o.Verify {
 		err = VerifyAll(ctx, s, base, o, res)
 	}
@@ -85,11 +228,11 @@ func verifyOn(ctx context.Context, o Options, f *results.Fit, probe Prober) erro
 	p.Tier.CPUs = o.MeasuredCPUs
 	g := *f
 	g.Utilisation = utilisation(p.Tier, f.CPUCores, f.LinkMbit.Sent, f.LinkMbit.Received, f.MemoryMiB)
-	_, g.MaxScale = binding(g.Utilisation)
+	_, g.MaxScale, _, _ = scales(p, g.Utilisation, f.CPUModel, p.Traffic.Total())
 	if err := Verify(ctx, p, &g, probe); err != nil {
 		return err
 	}
-	f.PredictedMax, f.MeasuredMax, f.PredictionError, f.GeneratorBound, f.Probes = g.PredictedMax, g.MeasuredMax, g.PredictionError, g.GeneratorBound, g.Probes
+	f.PredictedMax, f.MeasuredMax, f.PredictionError, f.GeneratorBound, f.Probes, f.Refined = g.PredictedMax, g.MeasuredMax, g.PredictionError, g.GeneratorBound, g.Probes, g.Refined
 	return nil
 }
 

@@ -73,6 +73,8 @@ func Sentence(p Plan, f *results.Fit) string {
 		s += " (its callers' CPU included)"
 	}
 	switch {
+	case f.CostsSuspect != "":
+		s += ": no verdict, the load generator was the limit while the costs were measured (" + f.CostsSuspect + ")"
 	case f.GeneratorBound != "":
 		s += ": --verify could not check it, the load generator was the bottleneck (" + f.GeneratorBound + ")"
 		if f.Fits {
@@ -83,19 +85,30 @@ func Sentence(p Plan, f *results.Fit) string {
 	case f.PredictionError != nil && math.Abs(*f.PredictionError) > MaxPredictionError:
 		s += fmt.Sprintf(": the model predicted saturation at %s this traffic, --verify measured %s (%s off, more than %s): no verdict",
 			ratio(*f.PredictedMax), ratio(*f.MeasuredMax), pct(math.Abs(*f.PredictionError)), pct(MaxPredictionError))
+		if f.Refined != "" {
+			s += " (" + f.Refined + ")"
+		}
 	case f.PredictedMax != nil && f.MeasuredMax == nil:
 		s += fmt.Sprintf(": --verify did not saturate the server at %s the predicted limit: the model is off by more than %s, no verdict",
 			ratio(BeyondScales[len(BeyondScales)-1]), pct(MaxPredictionError))
 	case f.Fits:
-		s += fmt.Sprintf(": it fits, with room for %s this traffic", ratio(p.Headroom*f.MaxScale))
+		s += fmt.Sprintf(": it fits, with room for %s this traffic", ratio(room(p, f)))
 	default:
 		s += ": it does not fit"
 		if f.MaxScale > 0 {
-			s += fmt.Sprintf(" (within the headroom up to %s this traffic)", ratio(p.Headroom*f.MaxScale))
+			s += fmt.Sprintf(" (within the headroom up to %s this traffic)", ratio(room(p, f)))
 		}
 	}
+	if f.Extrapolated > 0 && f.MeasuredMax == nil {
+		s += fmt.Sprintf("; saturation predicted at %s this traffic, %s the highest load measured (%s calls/s): extrapolated",
+			ratio(f.MaxScale), ratio(f.Extrapolated), num(f.CPUModel.MaxRate))
+	}
 	if f.PredictionError != nil && math.Abs(*f.PredictionError) <= MaxPredictionError {
-		s += fmt.Sprintf(" (verified: saturation measured at %s, predicted %s)", ratio(*f.MeasuredMax), ratio(*f.PredictedMax))
+		s += fmt.Sprintf(" (verified: saturation measured at %s, predicted %s", ratio(*f.MeasuredMax), ratio(*f.PredictedMax))
+		if f.Refined != "" {
+			s += "; " + f.Refined
+		}
+		s += ")"
 	}
 	if len(p.Tiers) > 0 {
 		if f.SmallestTier != "" {
@@ -105,6 +118,15 @@ func Sentence(p Plan, f *results.Fit) string {
 		}
 	}
 	return s + "."
+}
+
+// room is how many times the traffic can grow within the headroom: the
+// CPU model's (RoomScale) when there is one, else in proportion.
+func room(p Plan, f *results.Fit) float64 {
+	if f.RoomScale > 0 {
+		return f.RoomScale
+	}
+	return p.Headroom * f.MaxScale
 }
 
 // Verdict is the answer for every protocol: their sentences and which

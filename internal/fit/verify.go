@@ -3,6 +3,7 @@ package fit
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/link"
@@ -53,7 +54,55 @@ func Verify(ctx context.Context, p Plan, f *results.Fit, probe Prober) error {
 			judge(f, p.Traffic.Total())
 		}
 	}
+	f.Refined = refine(p, f)
 	return nil
+}
+
+// RefineAt is the prediction error from which the answer says why the
+// measured saturation differs from the predicted one.
+const RefineAt = 0.05
+
+// refine says why f's measured saturation differs from its prediction
+// on p's tier ("" when within RefineAt, unmeasured, or the saturating
+// probe's costs were not read): what that probe used of the tier against
+// what the model expected at its rate. The verdict says by how much.
+func refine(p Plan, f *results.Fit) string {
+	if f.MeasuredMax == nil || f.PredictionError == nil || math.Abs(*f.PredictionError) < RefineAt {
+		return ""
+	}
+	var pr *results.FitProbe
+	for i := range f.Probes {
+		if (f.Probes[i].Saturated || f.Probes[i].GeneratorBound != "") && voidProbe(f.Probes[i]) == "" {
+			pr = &f.Probes[i]
+			break
+		}
+	}
+	if pr == nil || pr.Achieved <= 0 {
+		return ""
+	}
+	r, _ := binding(pr.Utilisation)
+	switch {
+	case r == "":
+		return ""
+	case r != f.Binding:
+		return fmt.Sprintf("%s bound at saturation (%s of the tier), not %s as predicted", ResourceName(r), pct(pr.Utilisation[r]), ResourceName(f.Binding))
+	case pr.Utilisation[r] < SaturatedAt:
+		return fmt.Sprintf("the traffic fell short of its rate with %s at %s of the tier: calls queued before %s was full", ResourceName(r), pct(pr.Utilisation[r]), ResourceName(r))
+	case r == results.ResourceCPU && f.CPUModel != nil:
+		m := f.CPUModel
+		got := pr.Utilisation[r] * p.Tier.CPUs / pr.Achieved / usToCores
+		want := (m.FixedCores/pr.Achieved)/usToCores + m.PerCallUS
+		if m.Proportional {
+			want = m.PerCallUS
+		}
+		beyond := ""
+		if pr.Achieved > m.MaxRate*(1+ExtrapolationSlack) {
+			beyond = fmt.Sprintf(", beyond the loads the model was fitted over (up to %s calls/s)", num(m.MaxRate))
+		}
+		return fmt.Sprintf("at saturation the server used %s µs of CPU a call, the model expected %s µs at %s calls/s%s",
+			num(got), num(want), num(pr.Achieved), beyond)
+	}
+	return fmt.Sprintf("%s at %s of the tier at saturation", ResourceName(r), pct(pr.Utilisation[r]))
 }
 
 // probeOf summarises a verify probe's cell on tier t.

@@ -16,11 +16,17 @@ import (
 	"github.com/meteorbench/meteorbench/internal/timing"
 )
 
-// A server of known cost: every data call takes 2 ms of its one CPU (the
-// test server's virtual-time slot, which its /metrics count as CPU), so it
-// saturates at 500 calls/s whatever the mix. fit measures the traffic's
-// cost at its rates, predicts the scale at which a 1cpu tier saturates,
-// and fit --verify's probes must find that saturation within 20%.
+// A server of known cost: a fixed quarter of its one CPU busy whatever
+// the load (a real server's wake-ups and timers), plus 1.5 ms of CPU a
+// data call (the test server's virtual-time slot of 2 ms, of which its
+// /metrics count three quarters as the call's): it saturates at 500
+// calls/s, and its CPU per call falls as the rate grows, as a Go
+// server's does. fit measures the traffic at its rates, where the
+// server is 40% busy: that cost scaled in proportion predicts saturation
+// about half as high (the 42-47% miss). The ramp measures more
+// loads, the CPU model fitted over them must predict the known capacity
+// within 10%, and fit --verify's probes must find that saturation within
+// 20%.
 //
 // Timing-dependent (a loaded machine delays the load generator): retried
 // with timing.Retry, every attempt's figures logged. When every miss was
@@ -28,9 +34,9 @@ import (
 // model, is what was measured: the test is skipped, saying so.
 func TestVerifyPredictsAKnownCapacity(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: three probes per protocol for a timing claim (fit starts no goroutines; its probes are loadgen's, raced in loadgen's tests and cmd's TestFitMeasures); runs in the normal step")
+		t.Skip("-short: ramp and verify probes per protocol for a timing claim (fit starts no goroutines; its probes are loadgen's, raced in loadgen's tests and cmd's TestFitMeasures); runs in the normal step")
 	}
-	srv := loadgentest.Start(t, loadgentest.Config{Slots: 1, ServiceTime: 2 * time.Millisecond})
+	srv := loadgentest.Start(t, loadgentest.Config{Slots: 1, ServiceTime: 2 * time.Millisecond, FixedCPU: 0.25})
 	capacity := 500.0
 	traffic, _ := results.ParseMix("small=100,large=2")
 	tier, _ := fit.ParseTier("1cpu")
@@ -55,18 +61,30 @@ func TestVerifyPredictsAKnownCapacity(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			_, one := fit.Answer(p, costs, "measured", nil)
+			if err := fit.Ramp(ctx, p, &costs[0], prober, nil); err != nil {
+				t.Fatal(err)
+			}
 			_, fits := fit.Answer(p, costs, "measured", nil)
 			f := &fits[0]
 			if err := fit.Verify(ctx, p, f, prober); err != nil {
 				t.Fatal(err)
 			}
-			predicted := f.MaxScale * traffic.Total()
-			t.Logf("timing: attempt %d, %s: %.3f cores at %v calls/s; predicted saturation %.0f calls/s (known %.0f)", attempt, pr, f.CPUCores, traffic.Total(), predicted, capacity)
+			proportional, predicted := one[0].MaxScale*traffic.Total(), f.MaxScale*traffic.Total()
+			m := f.CPUModel
+			t.Logf("timing: attempt %d, %s: %.3f cores at %v calls/s; one load predicts %.0f calls/s; %d loads (%.0f-%.0f calls/s): %.3f cores + %.0f µs a call, predicted %.0f calls/s (known %.0f)",
+				attempt, pr, f.CPUCores, traffic.Total(), proportional, len(m.Loads), m.MinRate, m.MaxRate, m.FixedCores, m.PerCallUS, predicted, capacity)
 			for _, pb := range f.Probes {
 				t.Logf("timing:    probe %.2fx: offered %.0f, achieved %.0f calls/s, saturated %v, errors %d, generator %q", pb.Scale, pb.Offered, pb.Achieved, pb.Saturated, pb.Errors, pb.GeneratorBound)
 			}
 			switch {
-			case math.Abs(predicted-capacity)/capacity > 0.05:
+			case proportional > 0.8*capacity:
+				// The test's premise: one light load scaled in proportion misses.
+				t.Fatalf("%s: one load predicted %.0f calls/s, within 20%% of the known %.0f: the server's fixed CPU is not what it should be", pr, proportional, capacity)
+			case len(m.Loads) < 2 || m.Proportional:
+				misses = append(misses, fmt.Sprintf("%s: the ramp gave no line (%d loads)", pr, len(m.Loads)))
+				generatorOnly = false
+			case math.Abs(predicted-capacity)/capacity > 0.1:
 				misses = append(misses, fmt.Sprintf("%s: predicted %.0f calls/s, not the known %.0f", pr, predicted, capacity))
 				generatorOnly = false
 			case f.MeasuredMax == nil:

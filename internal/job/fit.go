@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/analysis"
 	"github.com/meteorbench/meteorbench/internal/fit"
 	"github.com/meteorbench/meteorbench/internal/format"
@@ -38,6 +39,13 @@ func Fit(ctx context.Context, cfg loadgen.Config, fo fit.Options, from *results.
 		}
 		ui.note("verify %s at %sx the traffic: %s of %s calls/s%s", f.Protocol, format.Rate(pr.Scale),
 			format.Rate(pr.Achieved), format.Rate(pr.Offered), sat)
+	}
+	fo.OnRamp = func(pr api.Protocol, scale float64, l fit.Load) {
+		busy := ""
+		if l.ServerUtilisation != nil {
+			busy = ", server " + format.Percent(*l.ServerUtilisation) + " busy"
+		}
+		ui.note("ramp %s at %sx the traffic: %s calls/s, %s cores%s", pr, format.Rate(scale), format.Rate(l.Rate), format.Number(l.ServerCores), busy)
 	}
 	started := time.Now()
 	s, err := loadgen.Open(ctx, fo.Plan.Config(cfg, fo.Plan.Traffic, fo.Workers))

@@ -4,15 +4,20 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/loadgen/child"
+	"github.com/meteorbench/meteorbench/internal/loadgen/endpointcall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
+	"github.com/meteorbench/meteorbench/internal/payload"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
+	"github.com/meteorbench/meteorbench/internal/target"
 )
 
 // Config.Engines standard,lean: every cell measured once per engine (keyed
@@ -135,4 +140,64 @@ func deref(p *float64) float64 {
 		return 0
 	}
 	return *p
+}
+
+// TestEngineRefusesWhatItLacks: for every engine of the registry and every
+// feature it does not support, a plan asking for it is refused by
+// Validate and by Run before any cell (the target, 127.0.0.1:1, is never
+// dialled: the error is the refusal), in one line naming the engine and
+// the flag; what it supports passes Validate.
+func TestEngineRefusesWhatItLacks(t *testing.T) {
+	p, err := payload.Load(filepath.Join("..", "..", "examples", "payloads", "nested.json"), payload.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest, err := endpointcall.ParseREST("http://127.0.0.1:1/x", "GET", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	features := []struct {
+		flag string
+		has  func(loadgen.Supports) bool
+		ask  func(*loadgen.Config)
+	}{
+		{"--payload", func(s loadgen.Supports) bool { return s.Payload }, func(c *loadgen.Config) { c.Payload = p }},
+		{"--compress", func(s loadgen.Supports) bool { return s.Compression }, func(c *loadgen.Config) { c.Compress = []string{loadgen.CompressGzip} }},
+		{"--endpoints", func(s loadgen.Supports) bool { return s.Endpoints }, func(c *loadgen.Config) { c.Endpoints = endpointcall.Single(rest, nil) }},
+		{"--tls", func(s loadgen.Supports) bool { return s.TLS }, func(c *loadgen.Config) { c.TLS = []bool{true} }},
+	}
+	refused := 0
+	for _, name := range loadgen.Engines() {
+		s, ok := loadgen.EngineSupports(name)
+		if !ok {
+			t.Fatalf("engine %s listed but not in the registry", name)
+		}
+		for _, f := range features {
+			c := loadgen.Config{Target: target.One("127.0.0.1:1"), Engines: []string{name}}
+			f.ask(&c)
+			err := c.Validate()
+			if f.has(s) {
+				if err != nil {
+					t.Errorf("engine %s supports %s, Validate: %v", name, f.flag, err)
+				}
+				continue
+			}
+			refused++
+			if err == nil || !strings.Contains(err.Error(), "engine "+name) || !strings.Contains(err.Error(), f.flag) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("engine %s asked for %s: Validate() = %v, want one line naming the engine and the flag", name, f.flag, err)
+			}
+			if _, rerr := loadgen.Run(context.Background(), c); rerr == nil || rerr.Error() != err.Error() && !strings.Contains(rerr.Error(), err.Error()) {
+				t.Errorf("engine %s asked for %s: Run = %v, want the refusal %v", name, f.flag, rerr, err)
+			}
+		}
+	}
+	if refused == 0 {
+		t.Error("no engine lacks anything: the test checked no refusal")
+	}
+	// Lean has the user's payload over every protocol (it used to measure
+	// gRPC as "not served").
+	c := loadgen.Config{Target: target.One("127.0.0.1:1"), Engines: []string{lean.Lean}, Payload: p, Protocols: api.Protocols()}
+	if err := c.Validate(); err != nil {
+		t.Errorf("lean with a payload: %v", err)
+	}
 }

@@ -76,7 +76,7 @@ func TestHostileServer(t *testing.T) {
 		{loadgentest.Silence, timeout, timeout, "", false, 0},
 		{loadgentest.UnfinishedFrame, timeout, timeout, "", false, 0},
 	} {
-		for _, engine := range lean.Engines() {
+		for _, engine := range loadgen.Engines() {
 			t.Run(string(tc.do)+"/"+engine, func(t *testing.T) {
 				want := tc.lean
 				if engine == lean.Standard {

@@ -71,7 +71,12 @@ func fitRows(r *results.Result) (header []string, rows [][]string) {
 		}},
 		{"binding", func(f *results.Fit) string { return fit.ResourceName(f.Binding) }},
 		{"max scale (saturation)", func(f *results.Fit) string { return format.Number(f.MaxScale) + "x" }},
-		{"fits within " + format.Percent(r.FitPlan.Headroom), func(f *results.Fit) string { return yesNo(f.Fits) }},
+		{"fits within " + format.Percent(r.FitPlan.Headroom), func(f *results.Fit) string {
+			if f.CostsSuspect != "" {
+				return "no verdict (generator-bound costs)"
+			}
+			return yesNo(f.Fits)
+		}},
 		{"smallest tier", func(f *results.Fit) string { return orDash(f.SmallestTier, len(r.FitPlan.Tiers) > 0) }},
 		{"measured at", func(f *results.Fit) string {
 			if f.MeasuredAt == nil {

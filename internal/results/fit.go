@@ -66,6 +66,26 @@ type Fit struct {
 	// MeasuredAt is the server's CPU utilisation while the costs were
 	// measured (CPU per call depends on load); nil when unknown.
 	MeasuredAt *float64 `json:"measured_at_utilisation,omitempty"`
+	// CPUModel is how the server's CPU grows with the traffic's rate,
+	// fitted over the loads it was measured at; MaxScale's CPU part comes
+	// from it. Nil when the costs came from one load only (then taken as
+	// proportional to the rate).
+	CPUModel *FitCPUModel `json:"cpu_model,omitempty"`
+	// RoomScale is how many times the traffic can grow before a resource
+	// reaches the headroom (by the CPU model when there is one).
+	RoomScale float64 `json:"room_scale,omitempty"`
+	// Extrapolated, when > 1, is how far beyond the highest load measured
+	// (CPUModel.MaxRate) the predicted saturation lies, as a ratio of
+	// rates: the prediction leans on the model outside what it saw.
+	Extrapolated float64 `json:"extrapolated,omitempty"`
+	// CostsSuspect says why the costs cannot carry a verdict: the load
+	// generator was short of CPU while they were measured. Fits is then
+	// false and the verdict says "no verdict".
+	CostsSuspect string `json:"costs_suspect,omitempty"`
+	// Refined says why the measured saturation differs from the
+	// predicted one (--verify) by RefineAt or more (PredictionError says
+	// by how much): what the saturating probe used against the model.
+	Refined string `json:"refined,omitempty"`
 
 	// With --verify: the traffic's scale at saturation, predicted
 	// (MaxScale) and measured, the prediction's error against the
@@ -77,6 +97,38 @@ type Fit struct {
 	Probes          []FitProbe `json:"probes,omitempty"`
 	// Verdict is this protocol's sentence.
 	Verdict string `json:"verdict"`
+}
+
+// FitCPUModel is the server's CPU (cores busy) as a function of the
+// traffic's rate, calls/s of the whole mix: FixedCores + PerCallUS × 1e-6
+// × rate, fitted by least squares over Loads. A Go server pays wake-ups
+// and timers that a busy one amortises over more calls, so CPU per call
+// falls as the rate grows, and a cost taken at a light load and scaled in
+// proportion predicts saturation too early.
+type FitCPUModel struct {
+	FixedCores float64 `json:"fixed_cores"`
+	PerCallUS  float64 `json:"per_call_us"`
+	// MinRate and MaxRate are the range of rates it was measured over.
+	MinRate float64   `json:"min_rate"`
+	MaxRate float64   `json:"max_rate"`
+	Loads   []FitLoad `json:"loads"`
+	// Proportional: the loads did not give a line (one load, too narrow a
+	// range, or CPU that did not grow with the rate): the cost per call
+	// at the highest load is taken as proportional to the rate.
+	Proportional bool `json:"proportional,omitempty"`
+}
+
+// FitLoad is one load the costs were measured at.
+type FitLoad struct {
+	// Rate is the calls/s achieved (the whole mix); Cores the server's
+	// CPU then (cores busy), with same_host the callers' added.
+	Rate  float64 `json:"calls_per_s"`
+	Cores float64 `json:"cores"`
+	// ServerUtilisation is the server's busy share of its CPUs.
+	ServerUtilisation *float64 `json:"server_utilisation,omitempty"`
+	// GeneratorShort says why the load generator was short of CPU
+	// during this measurement ("" when it was not).
+	GeneratorShort string `json:"generator_short,omitempty"`
 }
 
 // FitLink is a bandwidth each way.

@@ -14,11 +14,8 @@ import (
 	"golang.org/x/net/http2/hpack"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/meteorbench/meteorbench/api"
-	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
-	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -149,12 +146,7 @@ type method struct {
 
 // Caller implements call.Client.
 func (c *grpcClient) Caller(scenario api.Scenario) (call.Caller, error) {
-	path := map[api.Scenario]string{
-		api.Small:  pb.MeteoriteLandingsService_GetVersion_FullMethodName,
-		api.Large:  pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName,
-		api.Stream: pb.MeteoriteLandingsService_GetLargePayload_FullMethodName,
-		api.Post:   pb.MeteoriteLandingsService_PostLargePayload_FullMethodName,
-	}[scenario]
+	path := grpcPath(scenario, c.o.Payload != nil)
 	if path == "" {
 		return nil, fmt.Errorf("lean: unknown scenario %q", scenario)
 	}
@@ -171,14 +163,7 @@ func (c *grpcClient) Caller(scenario api.Scenario) (call.Caller, error) {
 	if c.o.Records != 0 && (scenario == api.Large || scenario == api.Stream) {
 		m.fields = append(m.fields, hpack.HeaderField{Name: api.MetadataRecords, Value: strconv.Itoa(c.o.Records)})
 	}
-	var body []byte
-	check, err := grpcCheck(scenario, c.o.Records)
-	if err == nil && scenario == api.Post {
-		var ls []data.Landing
-		if ls, err = data.LandingsN(call.Size(c.o.Records)); err == nil {
-			body, err = proto.Marshal(data.ProtoList(ls))
-		}
-	}
+	body, check, err := grpcRequest(scenario, c.o)
 	if err != nil {
 		return nil, fmt.Errorf("lean: %w", err)
 	}

@@ -30,15 +30,14 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 )
 
-// Engine names. Standard is the default of run: net/http and grpc-go, as a
-// user's own Go clients would call (and pay to decode every answer).
+// Engine names (the registry of engines, and what each supports, is
+// loadgen's engines). Standard is the default of run: net/http and
+// grpc-go, as a user's own Go clients would call (and pay to decode every
+// answer).
 const (
 	Standard = "standard"
 	Lean     = "lean"
 )
-
-// Engines lists the engine names in display order.
-func Engines() []string { return []string{Standard, Lean} }
 
 // New opens a lean client of protocol under o.
 func New(protocol api.Protocol, o call.Options) (call.Client, error) {

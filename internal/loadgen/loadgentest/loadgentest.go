@@ -58,6 +58,13 @@ type Config struct {
 	// a call's latency but never lowers the capacity.
 	Slots       int
 	ServiceTime time.Duration
+	// FixedCPU, in [0, 1), makes the known cost a fixed share of the CPUs
+	// busy whatever the load (a real server's wake-ups, timers, runtime)
+	// plus a cost per call: the counter reads FixedCPU × Slots × seconds
+	// since the start plus (1 - FixedCPU) × ServiceTime per call, so the
+	// CPUs are exactly full at Capacity, while a cost per call taken at a
+	// light load (and scaled in proportion) predicts saturation too early.
+	FixedCPU float64
 }
 
 // Capacity is the calls/s a server with Slots and ServiceTime sustains
@@ -84,6 +91,7 @@ type Server struct {
 	httpSrv   *http.Server
 	closeOnce sync.Once
 	done      chan struct{}
+	started   time.Time
 }
 
 // Start serves cfg on 127.0.0.1:0 until the test ends (or Close).
@@ -93,7 +101,7 @@ func Start(t testing.TB, cfg Config) *Server {
 	if err != nil {
 		t.Fatalf("loadgentest: listen: %v", err)
 	}
-	s := &Server{Addr: ln.Addr().String(), cfg: cfg, ln: ln, done: make(chan struct{})}
+	s := &Server{Addr: ln.Addr().String(), cfg: cfg, ln: ln, done: make(chan struct{}), started: time.Now()}
 	if cfg.Capacity() > 0 {
 		s.slotFree = make([]time.Time, cfg.Slots)
 	}
@@ -207,7 +215,9 @@ func (s *Server) serve(ctx context.Context) {
 // ServiceTime each, whatever the test process itself spends).
 func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-	fmt.Fprintf(w, "# TYPE %s counter\n%s %g\n", api.MetricCPU, api.MetricCPU, float64(s.Calls.Load())*s.cfg.ServiceTime.Seconds())
+	f := s.cfg.FixedCPU
+	cpu := float64(s.Calls.Load())*s.cfg.ServiceTime.Seconds()*(1-f) + f*float64(s.cfg.Slots)*time.Since(s.started).Seconds()
+	fmt.Fprintf(w, "# TYPE %s counter\n%s %g\n", api.MetricCPU, api.MetricCPU, cpu)
 	fmt.Fprintf(w, "# TYPE go_sched_gomaxprocs_threads gauge\ngo_sched_gomaxprocs_threads %d\n", s.cfg.Slots)
 }
 
