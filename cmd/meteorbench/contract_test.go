@@ -29,7 +29,19 @@ func startPythonContractServer(t *testing.T) string {
 	if err != nil {
 		t.Skip("python3 is not on PATH: the contract server written in Python cannot run here")
 	}
-	cmd := exec.Command(py, "testdata/contract_server.py", "../../internal/data/meteorites.json")
+	s := startScript(t, 20*time.Second, exec.Command(py, "testdata/contract_server.py", "../../internal/data/meteorites.json"))
+	addr, ok := strings.CutPrefix(s, "listening ")
+	if !ok {
+		t.Fatalf("contract_server.py printed %q", s)
+	}
+	return addr
+}
+
+// startScript starts cmd, a server written in another language, stopped
+// when the test ends, and returns the first line it prints (where it
+// listens), trimmed; it fails the test when none comes within wait.
+func startScript(t *testing.T, wait time.Duration, cmd *exec.Cmd) string {
+	t.Helper()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -45,13 +57,9 @@ func startPythonContractServer(t *testing.T) string {
 	}()
 	select {
 	case s := <-line:
-		addr, ok := strings.CutPrefix(strings.TrimSpace(s), "listening ")
-		if !ok {
-			t.Fatalf("contract_server.py printed %q", s)
-		}
-		return addr
-	case <-time.After(20 * time.Second):
-		t.Fatal("contract_server.py did not start within 20 s")
+		return strings.TrimSpace(s)
+	case <-time.After(wait):
+		t.Fatalf("%s did not start within %v", strings.Join(cmd.Args, " "), wait)
 	}
 	return ""
 }

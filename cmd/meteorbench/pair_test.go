@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -64,31 +63,13 @@ func startPair(t *testing.T) pair {
 	}
 	cmd := exec.Command(debianPython, "testdata/pair_server.py", desc, "../../internal/data/meteorites.json")
 	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+	s := startScript(t, 30*time.Second, cmd) // contract_test.go
+	v, ok := strings.CutPrefix(s, "listening rest=")
+	restAddr, grpcAddr, ok2 := strings.Cut(v, ",grpc=")
+	if !ok || !ok2 {
+		t.Fatalf("pair_server.py printed %q", s)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line := make(chan string, 1)
-	go func() {
-		s, _ := bufio.NewReader(out).ReadString('\n')
-		line <- s
-	}()
-	select {
-	case s := <-line:
-		v, ok := strings.CutPrefix(strings.TrimSpace(s), "listening rest=")
-		restAddr, grpcAddr, ok2 := strings.Cut(v, ",grpc=")
-		if !ok || !ok2 {
-			t.Fatalf("pair_server.py printed %q", s)
-		}
-		return pair{rest: restAddr, grpc: grpcAddr}
-	case <-time.After(30 * time.Second):
-		t.Fatal("pair_server.py did not start within 30 s")
-	}
-	return pair{}
+	return pair{rest: restAddr, grpc: grpcAddr}
 }
 
 // runJSON runs `run` in-process with args and returns its document.
