@@ -164,7 +164,7 @@ func TestHostileServer(t *testing.T) {
 				case !tc.retried && c.Errors == 0:
 					t.Errorf("no error reported, want %v", want)
 				}
-				if engine == lean.Lean && tc.frame != "" && c.Errors > 0 {
+				if engine == lean.Lean && tc.frame != "" && c.ErrorClasses[results.ClassProtocol] > 0 { // GOAWAY and close: a write may meet the closed socket first (transport)
 					if ex := c.ErrorExamples[results.ClassProtocol]; !strings.Contains(ex, tc.frame) {
 						t.Errorf("protocol example %q does not name %q", ex, tc.frame)
 					}
