@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"context"
-	"net/http"
 	"strconv"
 
 	"github.com/meteorbench/meteorbench/api"
@@ -49,16 +48,12 @@ func CheckContract(ctx context.Context, cfg Config) (*results.Contract, error) {
 		}
 		metrics := results.ContractCall{Part: "metrics", Request: "GET " + api.PathMetrics + " (" + api.MetricCPU + ": server CPU per call)"}
 		if a.HTTP1 {
-			sc := newScraper(a.Addr)
-			if cfg.tlsOnly() {
-				r.dialOverTLS(sc.hc.Transport.(*http.Transport))
-			}
-			if _, err := sc.scrape(ctx); err != nil {
+			if sc, err := r.openScraper(ctx, a.Addr); err != nil { // scrape.go
 				metrics.Why = oneLine(err) + ": server CPU per call not reported (--server-pid reads it for a server on this machine)"
 			} else {
 				metrics.Served = true
+				sc.close()
 			}
-			sc.close()
 		} else {
 			metrics.Why = "not asked: a gRPC-only address gets no HTTP/1.1 (--server-pid reads server CPU for a server on this machine)"
 		}

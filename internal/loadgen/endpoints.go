@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -102,12 +101,8 @@ func (r *runner) openSides(ctx context.Context, warn func(string)) {
 			continue
 		}
 		addr := addrs[0]
-		s := newScraper(addr)
-		if r.cfg.tlsOnly() { // as controlOverTLS does for the target's
-			r.dialOverTLS(s.hc.Transport.(*http.Transport))
-		}
-		if _, err := s.scrape(ctx); err != nil {
-			s.close()
+		s, err := r.openScraper(ctx, addr) // scrape.go
+		if err != nil {
 			warn(fmt.Sprintf("server CPU per call not reported for the %s endpoint: %s has no usable /metrics (%v)", p.Title(), addr, err))
 			continue
 		}

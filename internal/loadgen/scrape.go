@@ -75,6 +75,21 @@ func (s *scraper) scrape(ctx context.Context) (ServerSample, error) {
 	return ParseMetrics(resp.Body)
 }
 
+// openScraper opens a scraper of the /metrics at addr, over TLS when
+// every cell is (as controlOverTLS does for the target's), and reads it
+// once: a server without usable metrics is an error, its scraper closed.
+func (r *runner) openScraper(ctx context.Context, addr string) (*scraper, error) {
+	s := newScraper(addr)
+	if r.cfg.tlsOnly() {
+		r.dialOverTLS(s.hc.Transport.(*http.Transport))
+	}
+	if _, err := s.scrape(ctx); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
 // Scrape reads the /metrics of the server at target once, over a
 // connection of its own, within the scrapes' short deadline (which no
 // cancellation cuts short, as in a run).

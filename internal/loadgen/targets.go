@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"slices"
 	"time"
 
@@ -202,17 +201,11 @@ func (r *runner) openSamplers(ctx context.Context, warn func(string)) error {
 		if !a.HTTP1 {
 			continue
 		}
-		sc := newScraper(a.Addr)
-		if r.cfg.tlsOnly() {
-			r.dialOverTLS(sc.hc.Transport.(*http.Transport))
-		}
-		_, err := sc.scrape(ctx)
+		sc, err := r.openScraper(ctx, a.Addr) // scrape.go
+		scrapers[a.Addr] = sc
 		if err == nil {
-			scrapers[a.Addr] = sc
 			continue
 		}
-		sc.close()
-		scrapers[a.Addr] = nil
 		if !slices.ContainsFunc(a.Protocols, func(p api.Protocol) bool { return r.cfg.ServerPID.For(p) != 0 }) {
 			warn(fmt.Sprintf("server CPU per call not reported: target %s has no usable /metrics (%v); give --server-pid for a server on this machine", a.Addr, err))
 		}
