@@ -80,10 +80,11 @@ func (g *connGate) Accept() (net.Conn, error) {
 	}
 }
 
-// refuse closes c unread and counts it.
+// refuse counts c, then closes it unread: counted first, so a client that
+// sees its connection closed and scrapes /metrics sees it counted.
 func (g *connGate) refuse(c net.Conn) {
-	_ = c.Close()
 	shed := g.shed.Add(1)
+	_ = c.Close()
 	now := time.Now().UnixNano()
 	if last := g.lastLog.Load(); now-last >= int64(shedLogEvery) && g.lastLog.CompareAndSwap(last, now) {
 		g.log.Warn("connection limit reached: new connections are closed at once (--max-conns)",
