@@ -94,7 +94,9 @@ func TestScalesByTheModel(t *testing.T) {
 }
 
 // The ramp measures at RampTarget of the saturation predicted so far
-// until the highest load is RampEnough of it.
+// until the highest load is RampEnough of it; where the CPU binds, it
+// climbs on RampStep at a time until a load saturates the CPU, whose rate
+// is then the tier's saturation.
 func TestNextRamp(t *testing.T) {
 	p := plan(t, "1cpu", "post=50")
 	c := Costs{Protocol: api.GRPC, Cores: pt(0.28), Rate: 50, Loads: []Load{load(50, 0.2, 1600)}}
@@ -102,14 +104,30 @@ func TestNextRamp(t *testing.T) {
 	if !ok || !near(k, RampTarget/0.28) {
 		t.Fatalf("first: %v %v, want %v", k, ok, RampTarget/0.28)
 	}
-	c.Loads = append(c.Loads, load(50*k, 0.2, 1600)) // 142.9 calls/s: the line predicts 10x
+	c.Loads = append(c.Loads, load(50*k, 0.2, 1600)) // 169.6 calls/s: the line predicts 10x
 	k, ok = nextRamp(p, c)
 	if !ok || !near(k, RampTarget*10) {
 		t.Fatalf("second: %v %v, want %v", k, ok, RampTarget*10)
 	}
-	c.Loads = append(c.Loads, load(50*k, 0.2, 1600)) // 400 calls/s, 0.8 of 500
+	c.Loads = append(c.Loads, load(50*k, 0.2, 1600)) // 475 calls/s, 0.95 of 500
+	k, ok = nextRamp(p, c)
+	if !ok || !near(k, RampStep*9.5) {
+		t.Fatalf("third: %v %v, want %v: the CPU binds, the ramp climbs on until it saturates", k, ok, RampStep*9.5)
+	}
+	sat := load(540, 0.2, 1600)
+	sat.SaturatedCores = 1
+	c.Loads = append(c.Loads, sat)
 	if k, ok = nextRamp(p, c); ok {
-		t.Fatalf("third: %v, want none: 400 of 500 calls/s measured", k)
+		t.Fatalf("fourth: %v, want none: the CPU saturated", k)
+	}
+	// The saturated load is the tier's saturation, not the line's 500.
+	if f := Estimate(p, c); !near(f.MaxScale, 540.0/50) || !near(f.RoomScale, 0.7*540/50) || f.Extrapolated != 0 {
+		t.Errorf("with a saturated load: max scale %v, room %v, extrapolated %v; want 10.8, 7.56, 0", f.MaxScale, f.RoomScale, f.Extrapolated)
+	}
+	// On a tier of other CPUs the line is all there is.
+	p2 := plan(t, "2cpu", "post=50")
+	if f := Estimate(p2, c); !near(f.MaxScale, 1.8/(1600e-6)/50) || f.Extrapolated == 0 {
+		t.Errorf("2 CPUs: max scale %v, extrapolated %v; want %v, extrapolated", f.MaxScale, f.Extrapolated, 1.8/(1600e-6)/50)
 	}
 }
 
@@ -189,8 +207,8 @@ func TestLoadOfShort(t *testing.T) {
 // Ramp stops at a probe that fell short of its rate: with the tier's link
 // at 80% or more that is the tier's limit (the load counts), otherwise
 // the generator's (the load says so, and gives no verdict). The costs
-// say 100 KB an answer, so the first ramp probe offers 100 calls/s (0.8x
-// the link's 125); 45 go out.
+// say 100 KB an answer, so the first ramp probe offers 118.75 calls/s
+// (RampTarget of the link's 125); 45 go out.
 func TestRampStopsWhenShort(t *testing.T) {
 	p := plan(t, "1cpu/100mbit", "large=20")
 	for _, tc := range []struct {
@@ -215,7 +233,7 @@ func TestRampStopsWhenShort(t *testing.T) {
 			if err := Ramp(context.Background(), p, &c, prober, nil); err != nil {
 				t.Fatal(err)
 			}
-			if len(offered) != 1 || !near(offered[0], 100) || len(c.Loads) != 2 || c.Loads[1].short() != tc.suspect {
+			if len(offered) != 1 || !near(offered[0], RampTarget*125) || len(c.Loads) != 2 || c.Loads[1].short() != tc.suspect {
 				t.Fatalf("offered %v, loads %+v", offered, c.Loads)
 			}
 			if f := Estimate(p, c); (f.CostsSuspect != "") != tc.suspect {

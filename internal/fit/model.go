@@ -68,6 +68,10 @@ type Load struct {
 	// GeneratorShort says why the load generator was short of CPU ("":
 	// it was not): such a cost gives no fits verdict.
 	GeneratorShort string
+	// SaturatedCores, when not zero, says the load fell short of its rate
+	// with the server's CPU (that many cores) saturated: Rate is the most
+	// those cores served.
+	SaturatedCores float64
 }
 
 // RampRange is the narrowest spread of rates (highest over lowest) that
@@ -78,7 +82,9 @@ const RampRange = 1.3
 // loads as FixedCores + PerCallUS × rate, by least squares. With one
 // load, loads spread less than RampRange, or a slope that is not positive
 // (CPU that did not grow with the rate: noise), it is Proportional: the
-// cost per call at the highest load, times the rate. Nil without loads.
+// cost per call at the highest load, times the rate. A load that
+// saturated the CPU is the model's Saturation (rateAt). Nil without
+// loads.
 func FitCPU(loads []Load, sameHost bool) *results.FitCPUModel {
 	if len(loads) == 0 {
 		return nil
@@ -88,7 +94,10 @@ func FitCPU(loads []Load, sameHost bool) *results.FitCPUModel {
 	var sx, sy float64
 	for _, l := range loads {
 		y := l.cores(sameHost)
-		m.Loads = append(m.Loads, results.FitLoad{Rate: l.Rate, Cores: y, ServerUtilisation: l.ServerUtilisation, GeneratorShort: l.GeneratorShort})
+		m.Loads = append(m.Loads, results.FitLoad{Rate: l.Rate, Cores: y, ServerUtilisation: l.ServerUtilisation, GeneratorShort: l.GeneratorShort, SaturatedCores: l.SaturatedCores})
+		if l.SaturatedCores > 0 && (m.Saturation == nil || l.Rate > m.Saturation.Rate) {
+			m.Saturation = &results.FitSaturation{Rate: l.Rate, Cores: l.SaturatedCores}
+		}
 		m.MinRate, m.MaxRate = math.Min(m.MinRate, l.Rate), math.Max(m.MaxRate, l.Rate)
 		if l.Rate >= top.Rate {
 			top = l
@@ -166,6 +175,26 @@ func rateAt(m *results.FitCPUModel, cores float64) float64 {
 	return math.Max(0, (cores-m.FixedCores)/(m.PerCallUS*usToCores))
 }
 
+// cpuRates are the rates at which m's CPU saturates the tier's cpus and
+// reaches headroom of them; ok is false when m gives neither (a
+// proportional model that saw no saturation). On the CPUs a load
+// saturated they are measured, not read off the line: the rate that load
+// achieved, and headroom of it. CPU per call keeps falling up to
+// saturation, faster than a line fitted below it says (post=50's gRPC
+// server read 84% busy at 560 calls/s and saturated at 910).
+func cpuRates(m *results.FitCPUModel, cpus, headroom float64) (sat, room float64, ok bool) {
+	if m == nil {
+		return 0, 0, false
+	}
+	if s := m.Saturation; s != nil && s.Cores == cpus {
+		return s.Rate, headroom * s.Rate, true
+	}
+	if m.Proportional {
+		return 0, 0, false
+	}
+	return rateAt(m, cpus), rateAt(m, headroom*cpus), true
+}
+
 // generatorShort is why some load was taken with the generator short of
 // CPU ("" when none was).
 func generatorShort(loads []Load) string {
@@ -222,19 +251,20 @@ func Estimate(p Plan, c Costs) results.Fit {
 // the headroom, and how far (> 1) the saturation lies beyond the highest
 // rate the CPU model m saw (0: within it). u is the utilisation at the
 // traffic's rate (calls/s). The CPU's scales are m's when it is a line
-// (CPU per call changes with the rate), else u's in proportion.
+// (CPU per call changes with the rate) or saw the CPU saturate
+// (cpuRates), else u's in proportion.
 func scales(p Plan, u map[string]float64, m *results.FitCPUModel, rate float64) (bind string, maxScale, room, extrapolated float64) {
 	bind, maxScale = binding(u)
 	room = p.Headroom * maxScale
-	if m != nil && !m.Proportional && rate > 0 {
+	if sat, roomRate, ok := cpuRates(m, p.Tier.CPUs, p.Headroom); ok && rate > 0 {
 		atSat := maps.Clone(u)
-		atSat[results.ResourceCPU] = rate / rateAt(m, p.Tier.CPUs)
+		atSat[results.ResourceCPU] = rate / sat
 		bind, maxScale = binding(atSat)
 		atRoom := maps.Clone(u)
 		for r := range atRoom {
 			atRoom[r] /= p.Headroom
 		}
-		atRoom[results.ResourceCPU] = rate / rateAt(m, p.Headroom*p.Tier.CPUs)
+		atRoom[results.ResourceCPU] = rate / roomRate
 		_, room = binding(atRoom)
 	}
 	if m != nil && maxScale > 0 && m.MaxRate > 0 {

@@ -45,19 +45,29 @@ func (o Options) measured() Plan {
 // rate, with the server 9-32% busy, and scaled 10-18x predicted a 1-CPU
 // tier's saturation 42-47% too early. The ramp measures the traffic again
 // at RampTarget of the saturation predicted so far, until the highest
-// load measured is at least RampEnough of it, at most RampProbes times.
+// load measured is at least RampEnough of it.
+//
+// That was not enough where the CPU binds: CPU per call keeps falling up
+// to saturation, and a line fitted over loads up to 0.6x of its
+// prediction still predicted post=50's saturation 30-38% early (REST
+// 3.37x against 4.79x measured, gRPC 12.9x against 20.9x); at 0.85x,
+// gRPC's server read 84% busy at 560 calls/s and saturated at 910. So
+// where the CPU binds, the ramp climbs on, RampStep at a time, until a
+// probe saturates the CPU (falls short of its rate with the server
+// SaturatedFloor busy or more): that rate is the saturation on these
+// CPUs (cpuRates), measured. At most RampProbes probes.
 const (
-	RampTarget = 0.8
-	RampEnough = 0.6
-	RampProbes = 3
+	RampTarget = 0.95
+	RampEnough = 0.85
+	RampStep   = 1.25
+	RampProbes = 6
 )
 
-// Ramp measures c's traffic at more loads, each RampTarget of the
-// saturation that p predicts from the loads so far (Estimate), until the
-// highest is RampEnough of the prediction, a probe saturates the server,
-// the load generator falls short of a probe's rate (that load says so:
-// no verdict), or RampProbes were run; each probe's load is added to
-// c.Loads.
+// Ramp measures c's traffic at more loads (nextRamp) until the CPU
+// saturates, the loads reach a prediction bound by another resource, the
+// tier's link saturates, the load generator falls short of a probe's
+// rate (that load says so: no verdict), or RampProbes were run; each
+// probe's load is added to c.Loads.
 func Ramp(ctx context.Context, p Plan, c *Costs, probe Prober, onRamp func(api.Protocol, float64, Load)) error {
 	for range RampProbes {
 		k, ok := nextRamp(p, *c)
@@ -72,26 +82,25 @@ func Ramp(ctx context.Context, p Plan, c *Costs, probe Prober, onRamp func(api.P
 			return nil // no CPU read: the model keeps the loads it has
 		}
 		l := LoadOf(cell)
+		limit := ""
 		if l.short() && !cell.GeneratorBottleneck {
-			// Short of its rate with a resource of the tier (its link)
-			// at SaturatedFloor or more: the tier's limit, as verify's
+			// Short of its rate with a resource of the tier at
+			// SaturatedFloor or more: the tier's limit, as verify's
 			// judge reads it, not the generator's.
 			pr := probeOf(p.Tier, k, p.Traffic.Scale(k), cell)
 			if r, _ := binding(pr.Utilisation); r != "" && pr.Utilisation[r] >= SaturatedFloor {
-				l.GeneratorShort = ""
-				c.Loads = append(c.Loads, l)
-				if onRamp != nil {
-					onRamp(c.Protocol, k, l)
-				}
-				return nil
+				l.GeneratorShort, limit = "", r
 			}
+		}
+		if limit == results.ResourceCPU {
+			l.SaturatedCores = p.Tier.CPUs
 		}
 		c.Loads = append(c.Loads, l)
 		if onRamp != nil {
 			onRamp(c.Protocol, k, l)
 		}
-		if u := cell.ServerUtilisation; u != nil && *u >= SaturatedAt || l.short() {
-			// At the server's limit (no higher load to measure), or the
+		if limit != "" || l.short() {
+			// At the tier's limit (no higher load to measure), or the
 			// load generator could not send more.
 			return nil
 		}
@@ -99,8 +108,10 @@ func Ramp(ctx context.Context, p Plan, c *Costs, probe Prober, onRamp func(api.P
 	return nil
 }
 
-// nextRamp is the scale of the traffic the ramp measures next, and false
-// when the loads measured reach RampEnough of the predicted saturation
+// nextRamp is the scale of the traffic the ramp measures next: RampTarget
+// of the saturation predicted so far, until the loads measured reach
+// RampEnough of it; then, where the CPU binds, RampStep beyond the
+// highest load, until one saturated the CPU. False when the ramp is done
 // (or nothing saturates).
 func nextRamp(p Plan, c Costs) (float64, bool) {
 	f := Estimate(p, c)
@@ -109,12 +120,18 @@ func nextRamp(p Plan, c Costs) (float64, bool) {
 	}
 	top := 0.0
 	for _, l := range c.Loads {
+		if l.SaturatedCores > 0 {
+			return 0, false
+		}
 		top = math.Max(top, l.Rate)
 	}
-	if top/c.Rate >= RampEnough*f.MaxScale {
-		return 0, false
+	switch {
+	case top/c.Rate < RampEnough*f.MaxScale:
+		return RampTarget * f.MaxScale, true
+	case f.Binding == results.ResourceCPU:
+		return RampStep * top / c.Rate, true
 	}
-	return RampTarget * f.MaxScale, true
+	return 0, false
 }
 
 // modelNotes say, per protocol, the CPU model and the loads it was
@@ -136,13 +153,18 @@ func modelNotes(p Plan, costs []Costs) []string {
 		if len(busy) > 0 {
 			b = ", server " + strings.Join(busy, ", ") + " busy"
 		}
+		sat := ""
+		if s := m.Saturation; s != nil {
+			sat = fmt.Sprintf("; the CPU saturated at %s calls/s (%s this traffic) on %s CPU%s: the saturation on those CPUs is that rate, measured",
+				num(s.Rate), ratio(s.Rate/c.Rate), num(s.Cores), plural(int(math.Ceil(s.Cores))))
+		}
 		if m.Proportional {
-			out = append(out, fmt.Sprintf("%s: CPU taken as proportional to the rate, %s µs a call, measured at %s (%d load%s%s): the loads gave no line",
-				c.Protocol.Title(), num(m.PerCallUS), rateRange(m), len(m.Loads), plural(len(m.Loads)), b))
+			out = append(out, fmt.Sprintf("%s: CPU taken as proportional to the rate, %s µs a call, measured at %s (%d load%s%s): the loads gave no line%s",
+				c.Protocol.Title(), num(m.PerCallUS), rateRange(m), len(m.Loads), plural(len(m.Loads)), b, sat))
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s: server CPU = %s cores + %s µs a call, fitted over %s (%d loads%s)",
-			c.Protocol.Title(), num(m.FixedCores), num(m.PerCallUS), rateRange(m), len(m.Loads), b))
+		out = append(out, fmt.Sprintf("%s: server CPU = %s cores + %s µs a call, fitted over %s (%d loads%s)%s",
+			c.Protocol.Title(), num(m.FixedCores), num(m.PerCallUS), rateRange(m), len(m.Loads), b, sat))
 	}
 	return out
 }

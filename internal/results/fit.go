@@ -116,6 +116,17 @@ type FitCPUModel struct {
 	// range, or CPU that did not grow with the rate): the cost per call
 	// at the highest load is taken as proportional to the rate.
 	Proportional bool `json:"proportional,omitempty"`
+	// Saturation is the highest rate a load that saturated the server's
+	// CPU achieved, with the CPUs it had: where the model's CPU reaches
+	// those cores, measured rather than extrapolated. Nil when no load
+	// saturated the CPU.
+	Saturation *FitSaturation `json:"saturation,omitempty"`
+}
+
+// FitSaturation is a measured saturation of the server's CPU.
+type FitSaturation struct {
+	Rate  float64 `json:"calls_per_s"`
+	Cores float64 `json:"cores"`
 }
 
 // FitLoad is one load the costs were measured at.
@@ -129,6 +140,10 @@ type FitLoad struct {
 	// GeneratorShort says why the load generator was short of CPU
 	// during this measurement ("" when it was not).
 	GeneratorShort string `json:"generator_short,omitempty"`
+	// SaturatedCores, when not zero, says that this load fell short of its
+	// rate with the server's CPU saturated, and how many CPUs it had: its
+	// rate is what they can serve.
+	SaturatedCores float64 `json:"saturated_cores,omitempty"`
 }
 
 // FitLink is a bandwidth each way.
