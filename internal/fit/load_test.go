@@ -242,3 +242,37 @@ func TestRampStopsWhenShort(t *testing.T) {
 		})
 	}
 }
+
+// Where the CPU binds, the ramp climbs past its prediction until a probe
+// saturates the CPU, and that load's rate is the saturation: a server
+// whose CPU per call falls with the rate (cores = 0.3 + 0.7 × r/900 up to
+// 900 calls/s, where it saturates) is predicted from the line at first,
+// which is early.
+func TestRampClimbsToCPUSaturation(t *testing.T) {
+	p := plan(t, "1cpu", "post=50")
+	var offered []float64
+	prober := func(_ context.Context, _ api.Protocol, m results.Mix) (*results.Cell, error) {
+		offered = append(offered, m.Total())
+		r := math.Min(m.Total(), 900)
+		cores := 0.3 + 0.7*r/900
+		cpu, u := cores/r/usToCores, cores
+		return &results.Cell{CallsPerS: r, RateAchieved: r, ServerCPUUSPerCall: &cpu, ServerUtilisation: &u,
+			Mix: []results.MixStat{{Scenario: api.Post, OfferedRate: m.Total(), AchievedRate: r}}}, nil
+	}
+	// At the traffic's 50 calls/s: 0.339 cores, 6,778 µs a call.
+	first, _ := prober(context.Background(), api.GRPC, p.Traffic)
+	offered = nil
+	c := Costs{Protocol: api.GRPC, Cores: pt(LoadOf(first).ServerCores), Rate: 50, Loads: []Load{LoadOf(first)}}
+	if err := Ramp(context.Background(), p, &c, prober, nil); err != nil {
+		t.Fatal(err)
+	}
+	last := c.Loads[len(c.Loads)-1]
+	t.Logf("offered %v", offered)
+	if last.SaturatedCores != 1 || last.Rate != 900 || len(offered) > RampProbes {
+		t.Fatalf("offered %v; last load %+v: want the ramp to end saturated at 900 calls/s", offered, last)
+	}
+	f := Estimate(p, c)
+	if !near(f.MaxScale, 18) || f.CPUModel.Saturation == nil || f.Extrapolated != 0 {
+		t.Errorf("max scale %v (want 18: 900 calls/s), saturation %+v, extrapolated %v", f.MaxScale, f.CPUModel.Saturation, f.Extrapolated)
+	}
+}

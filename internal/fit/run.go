@@ -83,11 +83,10 @@ func Ramp(ctx context.Context, p Plan, c *Costs, probe Prober, onRamp func(api.P
 		}
 		l := LoadOf(cell)
 		limit := ""
-		if l.short() && !cell.GeneratorBottleneck {
+		if pr := probeOf(p.Tier, k, p.Traffic.Scale(k), cell); pr.Saturated && !cell.GeneratorBottleneck {
 			// Short of its rate with a resource of the tier at
 			// SaturatedFloor or more: the tier's limit, as verify's
 			// judge reads it, not the generator's.
-			pr := probeOf(p.Tier, k, p.Traffic.Scale(k), cell)
 			if r, _ := binding(pr.Utilisation); r != "" && pr.Utilisation[r] >= SaturatedFloor {
 				l.GeneratorShort, limit = "", r
 			}
