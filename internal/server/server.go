@@ -48,7 +48,8 @@ type Server struct {
 	// records, the sequence longer answers are cut from (records.go).
 	generated func() (*generated, error)
 
-	rest   *restHandler
+	rest    *restHandler
+	connect *connectHandler // nil with a payload
 	health *health.Server
 	mem    *memBudget               // the server-wide budget (membudget.go)
 	conns  atomic.Pointer[connGate] // set by Serve (conngate.go)
@@ -103,6 +104,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.generated = newGeneratedOnce(s)
 	s.rest = newRESTHandler(s)
+	s.connect = newConnectHandler(s) // connect.go
 	return s, nil
 }
 
