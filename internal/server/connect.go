@@ -160,7 +160,6 @@ func connectCall[T any](c *connectHandler, ctx context.Context, req connect.AnyR
 	return resp, err
 }
 
-
 // connectRecords reads the records header (api.MetadataRecords), as
 // grpcRecords reads the metadata.
 func connectRecords(h http.Header) (int, error) {

@@ -50,10 +50,10 @@ type Server struct {
 
 	rest    *restHandler
 	connect *connectHandler // nil with a payload
-	health *health.Server
-	mem    *memBudget               // the server-wide budget (membudget.go)
-	conns  atomic.Pointer[connGate] // set by Serve (conngate.go)
-	codec  *checkedCodec
+	health  *health.Server
+	mem     *memBudget               // the server-wide budget (membudget.go)
+	conns   atomic.Pointer[connGate] // set by Serve (conngate.go)
+	codec   *checkedCodec
 	// encoders bounds the large answers being encoded at once, REST and
 	// gRPC (restanswer.go).
 	encoders encodeSlots
