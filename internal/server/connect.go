@@ -220,15 +220,11 @@ func (c *connectHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = readCloser{bb, r.Body}
 	}
 	if charge > 0 {
-		if err := c.s.mem.acquire(r.Context(), charge, budgetWait); err != nil {
-			w.Header()["Retry-After"] = []string{"1"}
-			if route.m == methodPostLargePayload {
-				w.Header()["Connection"] = hdrClose
-			}
-			writeError(w, http.StatusServiceUnavailable, err.Error())
+		release, ok := c.s.rest.admit(w, r, charge, route.m == methodPostLargePayload) // restanswer.go
+		if !ok {
 			return
 		}
-		defer c.s.mem.release(charge)
+		defer release()
 	}
 	route.h.ServeHTTP(w, r)
 }

@@ -124,13 +124,15 @@ func (s *Server) sniffH2(c net.Conn, deadline time.Time) (net.Conn, h2Route, err
 				acked = true
 			}
 		case *http2.MetaHeadersFrame:
+			// A header list over the bound is cut short (Truncated):
+			// its content-type, if it came before the cut, still
+			// decides, and the chosen server refuses the request as it
+			// would have (grpc-go RST_STREAM, net/http 431).
 			route := routeHTTP
-			if !f.Truncated { // a header list too long: net/http answers 431
-				for _, hf := range f.RegularFields() {
-					if hf.Name == "content-type" {
-						route = routeFor(hf.Value)
-						break
-					}
+			for _, hf := range f.Fields {
+				if hf.Name == "content-type" {
+					route = routeFor(hf.Value)
+					break
 				}
 			}
 			// What the reader holds beyond the HEADERS is replayed too.

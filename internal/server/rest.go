@@ -216,10 +216,11 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if m == methodGetLargePayload {
 		charge = streamCharge(rw.gzip)
 	}
-	if !h.admit(rw, r, charge, false) {
+	release, ok := h.admit(rw, r, charge, false)
+	if !ok {
 		return
 	}
-	defer h.s.mem.release(charge)
+	defer release()
 	if h.s.payload != nil {
 		h.servePayload(rw, m, n) // payload.go
 		return

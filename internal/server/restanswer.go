@@ -64,20 +64,24 @@ func streamCharge(gz bool) int64 {
 	return n
 }
 
-// admit charges n to the server's budget for a REST call; when it cannot
-// within budgetWait it answers 503 (closing the connection if closeConn:
-// a request body is unread) and reports false.
-func (h *restHandler) admit(rw *respWriter, r *http.Request, n int64, closeConn bool) bool {
-	err := h.s.mem.acquire(r.Context(), n, budgetWait)
+// admit charges n to the server's budget for a REST call, and first to its
+// connection's when it came over HTTP/2 (h2limits.go); when it cannot
+// within budgetWait it answers 503 (closing the connection if closeConn: a
+// request body is unread) and reports false. release gives both back.
+func (h *restHandler) admit(w http.ResponseWriter, r *http.Request, n int64, closeConn bool) (release func(), ok bool) {
+	relConn, err := acquireConn(r, n)
 	if err == nil {
-		return true
+		if err = h.s.mem.acquire(r.Context(), n, budgetWait); err == nil {
+			return func() { h.s.mem.release(n); relConn() }, true
+		}
+		relConn()
 	}
 	if closeConn {
-		rw.Header()["Connection"] = hdrClose
+		w.Header()["Connection"] = hdrClose
 	}
-	rw.Header()["Retry-After"] = []string{"1"}
-	writeError(rw, http.StatusServiceUnavailable, err.Error())
-	return false
+	w.Header()["Retry-After"] = []string{"1"}
+	writeError(w, http.StatusServiceUnavailable, err.Error())
+	return nil, false
 }
 
 // encodeSlots bounds how many list answers are being encoded at once (a

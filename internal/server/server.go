@@ -259,8 +259,9 @@ func (s *Server) newHTTPServer() *http.Server {
 	protos.SetHTTP1(true)
 	protos.SetUnencryptedHTTP2(true)
 	return &http.Server{
-		Handler:   s.rest,
-		Protocols: &protos,
+		Handler:     s.rest,
+		Protocols:   &protos,
+		ConnContext: s.connContext, // h2limits.go
 		HTTP2: &http.HTTP2Config{
 			MaxConcurrentStreams: int(s.cfg.MaxConcurrentStreams),
 			SendPingTimeout:      keepaliveTime,
