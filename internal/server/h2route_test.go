@@ -300,3 +300,57 @@ func TestH2RouterBounds(t *testing.T) {
 	})
 	healthy(t, c)
 }
+
+// TestH2RouteIsPerConnection: later requests go where a connection's first
+// went. On a REST connection a gRPC call is answered too (by connect, over
+// net/http's HTTP/2: counted as grpc); on a gRPC connection a REST request
+// gets grpc-go's 415.
+func TestH2RouteIsPerConnection(t *testing.T) {
+	addr := servertest.Start(t, server.Config{})
+	x := newH2Exchange(t, addr)
+	x.get(1, api.PathVersion)
+	if _, status := x.until(1); status != "200" {
+		t.Fatalf("REST first: %q", status)
+	}
+	x.grpcGetVersion(3)
+	var grpcStatus string
+	for grpcStatus == "" {
+		f, err := x.fr.ReadFrame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h, ok := f.(*http2.MetaHeadersFrame); ok && h.StreamID == 3 {
+			for _, hf := range h.RegularFields() {
+				if hf.Name == "grpc-status" {
+					grpcStatus = hf.Value
+				}
+			}
+		}
+	}
+	if grpcStatus != "0" {
+		t.Errorf("gRPC call on a REST connection: grpc-status %q", grpcStatus)
+	}
+
+	g := newH2Exchange(t, addr)
+	g.grpcGetVersion(1)
+	g.until(1)
+	g.get(3, api.PathVersion)
+	if _, status := g.until(3); status != "415" {
+		t.Errorf("REST on a gRPC connection: %q, want grpc-go's 415", status)
+	}
+}
+
+// grpcGetVersion makes a gRPC GetVersion call on stream id.
+func (x *h2Exchange) grpcGetVersion(id uint32) {
+	x.hbuf.Reset()
+	for _, kv := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", pb.MeteoriteLandingsService_GetVersion_FullMethodName},
+		{":authority", x.addr}, {"content-type", api.TypeGRPC}, {"te", "trailers"}} {
+		_ = x.enc.WriteField(hpack.HeaderField{Name: kv[0], Value: kv[1]})
+	}
+	if err := x.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: x.hbuf.Bytes(), EndHeaders: true}); err != nil {
+		x.t.Fatal(err)
+	}
+	if err := x.fr.WriteData(id, true, []byte{0, 0, 0, 0, 0}); err != nil {
+		x.t.Fatal(err)
+	}
+}
