@@ -203,6 +203,10 @@ func (c *connectHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var charge int64
+	// connect compresses an answer when the client accepts gzip (connect-go
+	// clients say so by default): charged as REST's gzip answers are.
+	gz := acceptsGzip(r.Header["Accept-Encoding"]) || acceptsGzip(r.Header["Connect-Accept-Encoding"]) ||
+		acceptsGzip(r.Header["Grpc-Accept-Encoding"])
 	switch route.m {
 	case methodGetLargePayloadAsList:
 		n, err := connectRecords(r.Header)
@@ -211,8 +215,11 @@ func (c *connectHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		// The message, and connect's copy of it in its envelope.
 		charge = callOverhead + 2*int64(n)*estRecordBytes
+		if gz {
+			charge += gzipStateBytes + int64(n)*estRecordBytes
+		}
 	case methodGetLargePayload:
-		charge = streamCharge(false)
+		charge = streamCharge(gz)
 	case methodPostLargePayload:
 		charge = callOverhead
 		bb := &budgetBody{r: http.MaxBytesReader(w, r.Body, c.s.cfg.MaxBody), h: c.s.rest, req: r} // restanswer.go
