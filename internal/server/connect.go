@@ -155,6 +155,13 @@ func connectCall[T any](c *connectHandler, ctx context.Context, req connect.AnyR
 	if s.panicHook != nil {
 		s.panicHook()
 	}
+	if ch, _ := ctx.Value(connectChargeKey{}).(*connectCharge); ch != nil {
+		release, err := s.admitCtx(ctx, ch.n) // restanswer.go
+		if err != nil {
+			return nil, connect.NewError(connect.CodeResourceExhausted, err)
+		}
+		ch.release = release
+	}
 	resp, err := f(ctx)
 	ok = err == nil
 	return resp, err
@@ -226,14 +233,38 @@ func (c *connectHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer bb.release()
 		r.Body = readCloser{bb, r.Body}
 	}
-	if charge > 0 {
-		release, ok := c.s.rest.admit(w, r, charge, route.m == methodPostLargePayload) // restanswer.go
+	switch {
+	case route.m == methodPostLargePayload:
+		// Before connect reads the body: refused with a 503 and a close.
+		release, ok := c.s.rest.admit(w, r, charge, true) // restanswer.go
 		if !ok {
 			return
 		}
 		defer release()
+	case charge > 0:
+		// Charged by connectCall, so that a refusal is the protocol's
+		// own RESOURCE_EXHAUSTED, and given back here, once the answer
+		// is written.
+		ch := &connectCharge{n: charge}
+		r = r.WithContext(context.WithValue(r.Context(), connectChargeKey{}, ch))
+		defer ch.done()
 	}
 	route.h.ServeHTTP(w, r)
+}
+
+// connectCharge is a large call's charge, taken by connectCall and given
+// back by ServeHTTP after connect has written the answer.
+type connectCharge struct {
+	n       int64
+	release func()
+}
+
+type connectChargeKey struct{}
+
+func (c *connectCharge) done() {
+	if c.release != nil {
+		c.release()
+	}
 }
 
 type readCloser struct {

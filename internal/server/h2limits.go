@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"net/http"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -50,21 +49,22 @@ func (s *Server) connContext(ctx context.Context, c net.Conn) context.Context {
 		sem: semaphore.NewWeighted(limit), limit: limit, stall: s.cfg.WriteTimeout, conn: c})
 }
 
-// acquireConn charges n to the connection of r, if it has connAnswers, and
-// returns what gives it back (a no-op when it has none).
-func acquireConn(r *http.Request, n int64) (release func(), err error) {
-	a, _ := r.Context().Value(connAnswersKey{}).(*connAnswers)
+// acquireConn charges n to the connection of the request ctx belongs to,
+// if it has connAnswers, and returns what gives it back (a no-op when it
+// has none).
+func acquireConn(ctx context.Context, n int64) (release func(), err error) {
+	a, _ := ctx.Value(connAnswersKey{}).(*connAnswers)
 	if a == nil {
 		return func() {}, nil
 	}
 	n = min(n, a.limit)
 	if !a.sem.TryAcquire(n) {
-		ctx, cancel := context.WithTimeout(r.Context(), a.stall)
-		err := a.sem.Acquire(ctx, n)
+		wctx, cancel := context.WithTimeout(ctx, a.stall)
+		err := a.sem.Acquire(wctx, n)
 		cancel()
 		if err != nil {
-			if r.Context().Err() != nil {
-				return nil, r.Context().Err()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
 			}
 			_ = a.conn.Close()
 			return nil, errConnStalled

@@ -18,6 +18,7 @@ package server
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -64,17 +65,14 @@ func streamCharge(gz bool) int64 {
 	return n
 }
 
-// admit charges n to the server's budget for a REST call, and first to its
-// connection's when it came over HTTP/2 (h2limits.go); when it cannot
-// within budgetWait it answers 503 (closing the connection if closeConn: a
-// request body is unread) and reports false. release gives both back.
+// admit charges n to the server's budget for a REST call (admitCtx);
+// when it cannot within budgetWait it answers 503 (closing the connection
+// if closeConn: a request body is unread) and reports false. release gives
+// the charge back.
 func (h *restHandler) admit(w http.ResponseWriter, r *http.Request, n int64, closeConn bool) (release func(), ok bool) {
-	relConn, err := acquireConn(r, n)
+	release, err := h.s.admitCtx(r.Context(), n)
 	if err == nil {
-		if err = h.s.mem.acquire(r.Context(), n, budgetWait); err == nil {
-			return func() { h.s.mem.release(n); relConn() }, true
-		}
-		relConn()
+		return release, true
 	}
 	if closeConn {
 		w.Header()["Connection"] = hdrClose
@@ -82,6 +80,21 @@ func (h *restHandler) admit(w http.ResponseWriter, r *http.Request, n int64, clo
 	w.Header()["Retry-After"] = []string{"1"}
 	writeError(w, http.StatusServiceUnavailable, err.Error())
 	return nil, false
+}
+
+// admitCtx charges n to the server's budget, and first to the request's
+// connection's when it came over HTTP/2 (h2limits.go), waiting at most
+// budgetWait for the server's; release gives both back.
+func (s *Server) admitCtx(ctx context.Context, n int64) (release func(), err error) {
+	relConn, err := acquireConn(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.mem.acquire(ctx, n, budgetWait); err != nil {
+		relConn()
+		return nil, err
+	}
+	return func() { s.mem.release(n); relConn() }, nil
 }
 
 // encodeSlots bounds how many list answers are being encoded at once (a
