@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"github.com/meteorbench/meteorbench/api"
+	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/server"
 )
 
@@ -56,54 +58,81 @@ func TestH2CRESTStreamExhaustion(t *testing.T) {
 	})
 }
 
-// TestH2CRESTWindowExhaustion: slowloris over HTTP/2 on REST. The client
-// announces SETTINGS_INITIAL_WINDOW_SIZE 0, never sends WINDOW_UPDATE, and
-// asks for the largest list on stream after stream: each handler writes
-// until flow control stops it. The per-connection bound on REST answers
-// (h2limits.go) keeps the handlers that hold an answer buffer few, and a
-// write that makes no progress for WriteTimeout closes the connection.
+// TestH2CRESTWindowExhaustion: slowloris over HTTP/2 on REST and on
+// gRPC-Web. The client announces SETTINGS_INITIAL_WINDOW_SIZE 0, never
+// sends WINDOW_UPDATE, and asks for the largest list on stream after
+// stream: each handler writes until flow control stops it. The
+// per-connection bound on answers (h2limits.go) keeps the handlers that
+// hold an answer few, and a call that waited WriteTimeout for it closes the
+// connection.
 func TestH2CRESTWindowExhaustion(t *testing.T) {
+	list := fmt.Sprintf("%s?%s=%d", api.PathList, api.QueryRecords, api.MaxRecords)
 	h2Attack(t, server.Config{WriteTimeout: 2 * time.Second}, true, func(t *testing.T, addr string, h *heapSampler) string {
-		c := h2Dial(t, addr, http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
-		var headers atomic.Int64
-		done := make(chan *h2Seen, 1)
-		go func() {
-			done <- c.readAll(time.Now().Add(h2Guard), func(f http2.Frame) {
-				if _, ok := f.(*http2.MetaHeadersFrame); ok {
-					headers.Add(1)
+		var out []string
+		for _, k := range []struct {
+			name string
+			call func(c *h2Conn) error
+		}{
+			{"REST GET", func(c *h2Conn) error { _, err := c.get(list); return err }},
+			{"gRPC-Web", func(c *h2Conn) error {
+				id := c.streamID()
+				if err := c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, EndHeaders: true,
+					BlockFragment: c.restHeaders("POST", pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName,
+						"content-type", api.TypeGRPCWebProto, api.MetadataRecords, fmt.Sprint(api.MaxRecords))}); err != nil {
+					return err
 				}
-			})
-		}()
-		const streams = 300
-		opened, aborted, peak := 0, false, int64(0)
-		for opened < streams && !aborted {
-			for range 20 {
-				if _, err := c.get(fmt.Sprintf("%s?%s=%d", api.PathList, api.QueryRecords, api.MaxRecords)); err != nil {
-					t.Fatalf("get: %v", err)
-				}
-			}
-			if err := c.flush(); err != nil {
-				break
-			}
-			opened += 20
-			time.Sleep(50 * time.Millisecond)
-			g := int64(heapInuse()) - int64(h.base)
-			peak = max(peak, g)
-			aborted = g > 2*h2HeapBound
+				return c.fr.WriteData(id, true, emptyGRPCMessage)
+			}},
+		} {
+			out = append(out, k.name+": "+windowExhaustion(t, addr, h, k.call))
 		}
-		seen := <-done
-		peak = max(peak, int64(heapInuse())-int64(h.base))
-		c.conn.Close()
-		t.Logf("REST window exhaustion: %d GETs of %d records with window 0 (aborted at the heap bound: %v); answers begun: %d; heap +%.1f MiB; server: %s",
-			opened, api.MaxRecords, aborted, headers.Load(), float64(peak)/mib, seen)
-		if aborted {
-			t.Errorf("the heap grew past %d MiB after %d requests", 2*h2HeapBound/mib, opened)
-		}
-		if !seen.closedByServer() {
-			t.Errorf("the server did not close the connection (%s)", seen)
-		}
-		runtime.GC()
-		return fmt.Sprintf("%d GETs of %d records with window 0, %d answers begun, heap +%.1f MiB at its peak, then %s",
-			opened, api.MaxRecords, headers.Load(), float64(peak)/mib, seen.goAwayOrErr())
+		return strings.Join(out, "; ")
 	})
+}
+
+// windowExhaustion opens a zero-window connection and makes up to 300
+// calls of the largest list on it, 20 at a time, until the server closes
+// it or the heap passes twice the bound.
+func windowExhaustion(t *testing.T, addr string, h *heapSampler, call func(c *h2Conn) error) string {
+	c := h2Dial(t, addr, http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
+	var headers atomic.Int64
+	done := make(chan *h2Seen, 1)
+	go func() {
+		done <- c.readAll(time.Now().Add(h2Guard), func(f http2.Frame) {
+			if _, ok := f.(*http2.MetaHeadersFrame); ok {
+				headers.Add(1)
+			}
+		})
+	}()
+	const streams = 300
+	opened, aborted, peak := 0, false, int64(0)
+	for opened < streams && !aborted {
+		for range 20 {
+			if err := call(c); err != nil {
+				t.Fatalf("call: %v", err)
+			}
+		}
+		if err := c.flush(); err != nil {
+			break
+		}
+		opened += 20
+		time.Sleep(50 * time.Millisecond)
+		g := int64(heapInuse()) - int64(h.base)
+		peak = max(peak, g)
+		aborted = g > 2*h2HeapBound
+	}
+	seen := <-done
+	peak = max(peak, int64(heapInuse())-int64(h.base))
+	c.conn.Close()
+	t.Logf("window exhaustion: %d calls of %d records with window 0 (aborted at the heap bound: %v); answers begun: %d; heap +%.1f MiB; server: %s",
+		opened, api.MaxRecords, aborted, headers.Load(), float64(peak)/mib, seen)
+	if aborted {
+		t.Errorf("the heap grew past %d MiB after %d calls", 2*h2HeapBound/mib, opened)
+	}
+	if !seen.closedByServer() {
+		t.Errorf("the server did not close the connection (%s)", seen)
+	}
+	runtime.GC()
+	return fmt.Sprintf("%d calls of %d records with window 0, %d answers begun, heap +%.1f MiB at its peak, then %s",
+		opened, api.MaxRecords, headers.Load(), float64(peak)/mib, seen.goAwayOrErr())
 }
