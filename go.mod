@@ -3,6 +3,7 @@ module github.com/meteorbench/meteorbench
 go 1.26.8
 
 require (
+	connectrpc.com/connect v1.21.1
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/bufbuild/protocompile v0.14.1
 	github.com/bytedance/sonic v1.15.5
@@ -17,6 +18,7 @@ require (
 	golang.org/x/image v0.46.0
 	golang.org/x/net v0.60.0
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
+	golang.org/x/sync v0.23.0
 	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.48.0
 	gonum.org/v1/plot v0.17.0
@@ -47,7 +49,6 @@ require (
 	github.com/twitchyliquid64/golang-asm v0.15.1 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	golang.org/x/arch v0.0.0-20210923205945-b76863e36670 // indirect
-	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 )

@@ -4,7 +4,7 @@
 // load generator both use these, so the two sides cannot drift apart.
 package api
 
-// REST routes (HTTP/1.1).
+// REST routes (HTTP/1.1, or HTTP/2: h2c with prior knowledge, ALPN h2 over TLS).
 const (
 	PathVersion = "/api/MeteoriteLandings"                     // GET: GetVersion
 	PathList    = "/api/MeteoriteLandings/LargePayload"        // GET: GetLargePayloadAsList; POST: PostLargePayload
@@ -18,6 +18,35 @@ const (
 	TypeJSON     = "application/json"
 	TypeNDJSON   = "application/x-ndjson"   // the JSON stream: one record a line
 	TypeProtobuf = "application/x-protobuf" // a message; on the stream route, varint-delimited messages
+)
+
+// gRPC-Web and Connect: the contract's service (api/meteor.proto) over
+// plain HTTP, on the same port, HTTP/1.1 or HTTP/2. A request to
+// PathRPCPrefix+method (POST) is one call of that RPC, with protobuf
+// bodies; the records a list or stream call answers are asked for with
+// the MetadataRecords header, as in gRPC metadata.
+const (
+	// PathRPCPrefix is the path of every RPC, followed by the method
+	// name: "/MeteoriteLandingsService.MeteoriteLandingsService/GetVersion".
+	PathRPCPrefix = "/MeteoriteLandingsService.MeteoriteLandingsService/"
+
+	// gRPC over HTTP/2 (the native grpc-go server): the content-type of
+	// a connection's first request sends it there.
+	TypeGRPC      = "application/grpc"
+	TypeGRPCProto = "application/grpc+proto"
+	// gRPC-Web, binary: 5-byte prefixed messages (flag 0, big-endian
+	// length), then a trailer frame (flag 0x80) whose body is the
+	// trailers as HTTP/1 header lines, grpc-status among them.
+	TypeGRPCWeb      = "application/grpc-web"
+	TypeGRPCWebProto = "application/grpc-web+proto"
+	// Connect, unary: the request message as the whole body, the answer
+	// likewise; an error is a JSON body with a non-200 status.
+	TypeConnectProto = "application/proto"
+	// Connect, streaming (GetLargePayload): messages prefixed as in gRPC,
+	// the last frame (flag 0x02) a JSON end-of-stream message.
+	TypeConnectStreamProto = "application/connect+proto"
+	// HeaderConnectProtocolVersion: Connect clients send it with "1".
+	HeaderConnectProtocolVersion = "Connect-Protocol-Version"
 )
 
 // RPC method names, also the method label of the server's metrics for the

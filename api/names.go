@@ -11,6 +11,8 @@ const (
 	REST         Protocol = "rest"          // JSON over HTTP/1.1
 	RESTProtobuf Protocol = "rest-protobuf" // protobuf over HTTP/1.1
 	GRPC         Protocol = "grpc"          // protobuf over HTTP/2 (gRPC)
+	GRPCWeb      Protocol = "grpc-web"      // gRPC-Web, binary, over HTTP/1.1 or HTTP/2
+	Connect      Protocol = "connect"       // the Connect protocol, protobuf, over HTTP/1.1 or HTTP/2
 )
 
 // Protocols returns every protocol in display order: REST, then the same
@@ -26,6 +28,10 @@ func (p Protocol) Title() string {
 		return "REST+protobuf"
 	case GRPC:
 		return "gRPC"
+	case GRPCWeb:
+		return "gRPC-Web"
+	case Connect:
+		return "Connect"
 	}
 	return string(p)
 }

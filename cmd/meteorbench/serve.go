@@ -44,9 +44,13 @@ func newServeCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve REST (HTTP/1.1) and gRPC (HTTP/2) on one port",
+		Short: "Serve REST, gRPC, gRPC-Web and Connect on one port",
 		Long: `Serve the 1000 meteorite landings on ONE port: REST with JSON or protobuf
-bodies over HTTP/1.1, and gRPC (with health and reflection) over HTTP/2.
+bodies over HTTP/1.1 or HTTP/2 (h2c with prior knowledge; ALPN h2 with
+--tls), gRPC (with health and reflection) over HTTP/2, and gRPC-Web and
+Connect over either. An HTTP/2 connection goes to the native gRPC server
+when its first request is gRPC (content-type application/grpc...), to the
+HTTP server otherwise.
 
 REST:  GET  /api/MeteoriteLandings                      the version string
        GET  /api/MeteoriteLandings/LargePayload         the 1000 records
@@ -57,6 +61,9 @@ REST:  GET  /api/MeteoriteLandings                      the version string
        application/x-protobuf") for protobuf bodies.
 gRPC:  MeteoriteLandingsService.MeteoriteLandingsService, grpc.health.v1,
        server reflection.
+gRPC-Web, Connect: POST /MeteoriteLandingsService.MeteoriteLandingsService/<Method>
+       with application/grpc-web+proto, or application/proto (Connect unary)
+       and application/connect+proto (Connect streaming, GetLargePayload).
 --payload FILE serves a JSON sample of your own data on the same routes
 instead, and on gRPC as meteorbench.payload.Payload ('meteorbench schema FILE').
 

@@ -273,32 +273,33 @@ func TestTLSPlaintextClientsFail(t *testing.T) {
 	getVersionREST(t, s.restTLS(t), "https://"+s.addr, "")
 }
 
-// An h2 client that is not gRPC (curl's default) reaches the gRPC server,
-// which refuses it: REST over TLS is HTTP/1.1.
-// A client that offers both http/1.1 and h2 (curl, browsers, net/http with
-// HTTP/2 on) gets REST over HTTP/1.1; only an h2-only client is gRPC.
-func TestTLSPrefersHTTP1ForREST(t *testing.T) {
+// Over TLS, a client that offers h2 gets HTTP/2 whatever it speaks: REST
+// is served over h2 (routed by its first request's content-type, like
+// gRPC on the same port), and one that offers only http/1.1 gets HTTP/1.1.
+func TestTLSServesRESTOverH2(t *testing.T) {
 	s := startTLS(t, server.Config{})
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: s.roots}, ForceAttemptHTTP2: true}
-	defer tr.CloseIdleConnections()
-	resp, err := (&http.Client{Transport: tr, Timeout: hangGuard}).Get("https://" + s.addr + "/api/MeteoriteLandings")
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name  string
+		rt    http.RoundTripper
+		major int
+	}{
+		{"h2 and http/1.1 offered", &http.Transport{TLSClientConfig: &tls.Config{RootCAs: s.roots}, ForceAttemptHTTP2: true}, 2},
+		{"h2 only", &http2.Transport{TLSClientConfig: &tls.Config{RootCAs: s.roots}}, 2},
+		{"http/1.1 only", &http.Transport{TLSClientConfig: &tls.Config{RootCAs: s.roots, NextProtos: []string{"http/1.1"}}}, 1},
+	} {
+		resp, err := (&http.Client{Transport: tc.rt, Timeout: hangGuard}).Get("https://" + s.addr + "/api/MeteoriteLandings")
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.ProtoMajor != tc.major || resp.StatusCode != http.StatusOK || strings.TrimSpace(string(body)) != "\"API Version 1.0\"" {
+			t.Errorf("%s: %s status %d %q, want HTTP/%d 200 with the version", tc.name, resp.Proto, resp.StatusCode, body, tc.major)
+		}
 	}
-	resp.Body.Close()
-	if resp.ProtoMajor != 1 || resp.StatusCode != http.StatusOK {
-		t.Errorf("REST offering h2 and http/1.1: %s status %d, want HTTP/1.1 200", resp.Proto, resp.StatusCode)
-	}
-	// h2 only: the gRPC server, which has no REST routes.
-	tr2 := &http2.Transport{TLSClientConfig: &tls.Config{RootCAs: s.roots}}
-	defer tr2.CloseIdleConnections()
-	resp, err = (&http.Client{Transport: tr2, Timeout: hangGuard}).Get("https://" + s.addr + "/api/MeteoriteLandings")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.ProtoMajor != 2 || resp.StatusCode != http.StatusUnsupportedMediaType {
-		t.Errorf("h2-only: %s status %d, want HTTP/2 415 from the gRPC server", resp.Proto, resp.StatusCode)
+	// gRPC over TLS still reaches the native server on the same port.
+	if _, err := s.grpcTLS(t).GetVersion(t.Context(), &pb.EmptyRequest{}); err != nil {
+		t.Errorf("gRPC over TLS: %v", err)
 	}
 }
 

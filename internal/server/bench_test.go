@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"testing"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
@@ -156,5 +158,24 @@ func BenchmarkRecords(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkGRPCConnSetup: a new gRPC connection and one GetVersion on it,
+// each op, to see what routing HTTP/2 by its first request (h2route.go)
+// adds to a connection's setup on the native gRPC path. Calls on a
+// kept-open connection are BenchmarkCall/grpc/*.
+func BenchmarkGRPCConnSetup(b *testing.B) {
+	c := startClient(b, server.Config{})
+	b.ReportAllocs()
+	for b.Loop() {
+		cc, err := grpc.NewClient("passthrough:///"+c.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := pb.NewMeteoriteLandingsServiceClient(cc).GetVersion(c.ctx(b), &pb.EmptyRequest{}); err != nil {
+			b.Fatal(err)
+		}
+		cc.Close()
 	}
 }

@@ -127,8 +127,13 @@ func grpcMethod(fullMethod string) method {
 
 // grpcAuthorized checks metadata "authorization: Bearer <token>".
 func (s *Server) grpcAuthorized(ctx context.Context) bool {
-	for _, v := range metadata.ValueFromIncomingContext(ctx, "authorization") {
-		if bearerMatches(v, s.token) {
+	return bearerIn(metadata.ValueFromIncomingContext(ctx, "authorization"), s.token)
+}
+
+// bearerIn reports whether one of vs is "Bearer <token>".
+func bearerIn(vs []string, token []byte) bool {
+	for _, v := range vs {
+		if bearerMatches(v, token) {
 			return true
 		}
 	}

@@ -177,12 +177,20 @@ func isTimeout(err error) bool {
 // reader blocks until one ends), so work and memory stay bounded; the
 // attacker is slowed to the speed of the handlers, not closed.
 func TestH2RapidReset(t *testing.T) {
+	rapidReset(t, "GetLargePayloadAsList", func(c *h2Conn) (uint32, error) {
+		return c.call(pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName)
+	})
+}
+
+// rapidReset runs the rapid reset attack with the requests start makes
+// (what names them).
+func rapidReset(t *testing.T, what string, start func(c *h2Conn) (uint32, error)) {
 	h2Attack(t, server.Config{}, false, func(t *testing.T, addr string, h *heapSampler) string {
 		c := h2Dial(t, addr)
 		stopRead := c.readInBackground()
 		const n = 100_000
 		sent, err := writeUntil(c, 2*time.Second, func(i int) (bool, error) {
-			id, err := c.call(pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName)
+			id, err := start(c)
 			if err != nil {
 				return false, err
 			}
@@ -204,7 +212,8 @@ func TestH2RapidReset(t *testing.T) {
 		if g := h.goroutineGrowth(); g > int(server.DefaultMaxConcurrentStreams)+500 {
 			t.Errorf("goroutines grew by %d during the attack, want about MaxConcurrentStreams (%d) at most", g, server.DefaultMaxConcurrentStreams)
 		}
-		return fmt.Sprintf("%d HEADERS+DATA+RST_STREAM pairs (GetLargePayloadAsList) sent; not closed; handlers bounded by MaxConcurrentStreams (goroutines +%d)", sent, h.goroutineGrowth())
+		return fmt.Sprintf("%d HEADERS+RST_STREAM pairs (%s) sent; server: %s; handlers bounded by MaxConcurrentStreams (goroutines +%d)",
+			sent, what, seen.goAwayOrErr(), h.goroutineGrowth())
 	})
 }
 
@@ -436,14 +445,26 @@ func shortErr(err error) string {
 // Streams past the limit are refused (RST_STREAM REFUSED_STREAM); the
 // accepted ones cost a goroutine and a few KiB each.
 func TestH2StreamExhaustion(t *testing.T) {
+	streamExhaustion(t, "calls", func(c *h2Conn) []byte {
+		return c.grpcHeaders(pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName)
+	})
+}
+
+// streamExhaustion opens MaxConcurrentStreams+200 streams with the HEADERS
+// block makes, none ended, holds them while the bystander calls, and
+// checks that at least the 200 past the limit were refused (RST_STREAM
+// REFUSED_STREAM, or PROTOCOL_ERROR, which net/http sends once its
+// SETTINGS are acknowledged).
+func streamExhaustion(t *testing.T, what string, block func(c *h2Conn) []byte) {
 	h2Attack(t, server.Config{}, false, func(t *testing.T, addr string, h *heapSampler) string {
 		c := h2Dial(t, addr)
-		refused := countRefusals(c, func(r *http2.RSTStreamFrame) bool { return r.ErrCode == http2.ErrCodeRefusedStream })
+		refused := countRefusals(c, func(r *http2.RSTStreamFrame) bool {
+			return r.ErrCode == http2.ErrCodeRefusedStream || r.ErrCode == http2.ErrCodeProtocol
+		})
 		limit := int(server.DefaultMaxConcurrentStreams)
 		extra := 200
 		sent, werr := writeUntil(c, 3*time.Second, func(i int) (bool, error) {
-			err := c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: c.streamID(),
-				BlockFragment: c.grpcHeaders(pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName), EndHeaders: true})
+			err := c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: c.streamID(), BlockFragment: block(c), EndHeaders: true})
 			if err != nil {
 				return false, err
 			}
@@ -459,13 +480,13 @@ func TestH2StreamExhaustion(t *testing.T) {
 		held := h.peakGrowth()
 		c.conn.Close()
 		seen := <-refused.done
+		n := seen.rst[http2.ErrCodeRefusedStream] + seen.rst[http2.ErrCodeProtocol]
 		t.Logf("stream exhaustion: %d streams opened (write ended: %v); server: %s", sent, werr, seen)
-		if got := seen.rst[http2.ErrCodeRefusedStream]; got < extra {
-			t.Errorf("%d streams refused, want at least the %d past MaxConcurrentStreams", got, extra)
+		if n < extra {
+			t.Errorf("%d streams refused, want at least the %d past MaxConcurrentStreams", n, extra)
 		}
-		return fmt.Sprintf("%d streams opened, %d past the limit refused (REFUSED_STREAM), %d held: heap +%.1f MiB (%.1f KiB a stream), goroutines +%d",
-			sent, seen.rst[http2.ErrCodeRefusedStream], sent-seen.rst[http2.ErrCodeRefusedStream],
-			float64(held)/mib, float64(held)/1024/float64(max(1, sent-seen.rst[http2.ErrCodeRefusedStream])), h.goroutineGrowth())
+		return fmt.Sprintf("%d %s opened, %d past the limit refused (%v), %d held: heap +%.1f MiB (%.1f KiB a stream), goroutines +%d",
+			sent, what, n, seen.rst, sent-n, float64(held)/mib, float64(held)/1024/float64(max(1, sent-n)), h.goroutineGrowth())
 	})
 }
 

@@ -33,6 +33,7 @@ import (
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
 	"golang.org/x/net/http2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -651,7 +652,8 @@ func scrapeMetrics(hc *http.Client, addr string, prefixes ...string) string {
 
 // TestMemoryBudgetRefuses: with the server's budget held by REST clients
 // that do not read, a large call waits about budgetWait and is refused, 503
-// with a JSON error on REST and RESOURCE_EXHAUSTED on gRPC, while /healthz
+// with a JSON error on REST and RESOURCE_EXHAUSTED on gRPC, gRPC-Web and
+// Connect, while /healthz
 // and GetVersion are served at once.
 func TestMemoryBudgetRefuses(t *testing.T) {
 	c := startClient(t, server.Config{MemoryLimit: 64 << 20}) // a 16 MiB budget
@@ -682,6 +684,16 @@ func TestMemoryBudgetRefuses(t *testing.T) {
 	_, err := c.grpc.GetLargePayloadAsList(metadata.AppendToOutgoingContext(c.ctx(t), api.MetadataRecords, "10000"), &pb.EmptyRequest{})
 	if st, _ := status.FromError(err); st.Code() != codes.ResourceExhausted || !strings.Contains(st.Message(), "memory budget") {
 		t.Errorf("gRPC large call: %v, want RESOURCE_EXHAUSTED naming the memory budget", err)
+	}
+	// gRPC-Web and Connect: the protocol's own RESOURCE_EXHAUSTED.
+	for _, opt := range [][]connect.ClientOption{{connect.WithGRPCWeb()}, nil} {
+		req := connect.NewRequest(&pb.EmptyRequest{})
+		req.Header().Set(api.MetadataRecords, "10000")
+		_, err := connect.NewClient[pb.EmptyRequest, pb.MeteoriteLandingList](c.http,
+			"http://"+c.addr+pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName, opt...).CallUnary(c.ctx(t), req)
+		if connect.CodeOf(err) != connect.CodeResourceExhausted || !strings.Contains(err.Error(), "memory budget") {
+			t.Errorf("gRPC-Web/Connect large call (%d options): %v, want resource_exhausted naming the memory budget", len(opt), err)
+		}
 	}
 	start = time.Now()
 	resp, body = c.do(t, http.MethodGet, api.PathHealth, nil)

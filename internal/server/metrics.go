@@ -20,10 +20,12 @@ const (
 	protoREST protocol = iota
 	protoRESTProtobuf
 	protoGRPC
+	protoGRPCWeb // gRPC-Web (connect.go)
+	protoConnect // the Connect protocol (connect.go)
 	numProtocols
 )
 
-var protocolNames = [numProtocols]api.Protocol{api.REST, api.RESTProtobuf, api.GRPC}
+var protocolNames = [numProtocols]api.Protocol{api.REST, api.RESTProtobuf, api.GRPC, api.GRPCWeb, api.Connect}
 
 // method indexes the pre-resolved counters by the contract's method.
 type method uint8

@@ -111,6 +111,10 @@ func (w *respWriter) flush() error {
 
 // ServeHTTP routes one request.
 func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.s.connect != nil && strings.HasPrefix(r.URL.Path, api.PathRPCPrefix) {
+		h.s.connect.ServeHTTP(w, r) // connect.go: gRPC-Web and Connect
+		return
+	}
 	rw := &respWriter{ResponseWriter: w, m: noMethod}
 	defer h.finish(rw)
 	if len(r.TransferEncoding) > 0 {
@@ -212,10 +216,11 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if m == methodGetLargePayload {
 		charge = streamCharge(rw.gzip)
 	}
-	if !h.admit(rw, r, charge, false) {
+	release, ok := h.admit(rw, r, charge, false)
+	if !ok {
 		return
 	}
-	defer h.s.mem.release(charge)
+	defer release()
 	if h.s.payload != nil {
 		h.servePayload(rw, m, n) // payload.go
 		return

@@ -18,6 +18,7 @@ package server
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -64,20 +65,36 @@ func streamCharge(gz bool) int64 {
 	return n
 }
 
-// admit charges n to the server's budget for a REST call; when it cannot
-// within budgetWait it answers 503 (closing the connection if closeConn:
-// a request body is unread) and reports false.
-func (h *restHandler) admit(rw *respWriter, r *http.Request, n int64, closeConn bool) bool {
-	err := h.s.mem.acquire(r.Context(), n, budgetWait)
+// admit charges n to the server's budget for a REST call (admitCtx);
+// when it cannot within budgetWait it answers 503 (closing the connection
+// if closeConn: a request body is unread) and reports false. release gives
+// the charge back.
+func (h *restHandler) admit(w http.ResponseWriter, r *http.Request, n int64, closeConn bool) (release func(), ok bool) {
+	release, err := h.s.admitCtx(r.Context(), n)
 	if err == nil {
-		return true
+		return release, true
 	}
 	if closeConn {
-		rw.Header()["Connection"] = hdrClose
+		w.Header()["Connection"] = hdrClose
 	}
-	rw.Header()["Retry-After"] = []string{"1"}
-	writeError(rw, http.StatusServiceUnavailable, err.Error())
-	return false
+	w.Header()["Retry-After"] = []string{"1"}
+	writeError(w, http.StatusServiceUnavailable, err.Error())
+	return nil, false
+}
+
+// admitCtx charges n to the server's budget, and first to the request's
+// connection's when it came over HTTP/2 (h2limits.go), waiting at most
+// budgetWait for the server's; release gives both back.
+func (s *Server) admitCtx(ctx context.Context, n int64) (release func(), err error) {
+	relConn, err := acquireConn(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.mem.acquire(ctx, n, budgetWait); err != nil {
+		relConn()
+		return nil, err
+	}
+	return func() { s.mem.release(n); relConn() }, nil
 }
 
 // encodeSlots bounds how many list answers are being encoded at once (a

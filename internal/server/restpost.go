@@ -46,10 +46,11 @@ func (h *restHandler) post(w http.ResponseWriter, rw *respWriter, r *http.Reques
 		writeError(rw, http.StatusUnsupportedMediaType, "Content-Encoding must be gzip or identity")
 		return
 	}
-	if !h.admit(rw, r, callOverhead, true) {
+	release, ok := h.admit(rw, r, callOverhead, true)
+	if !ok {
 		return
 	}
-	defer h.s.mem.release(callOverhead)
+	defer release()
 	bb := &budgetBody{r: http.MaxBytesReader(w, r.Body, h.maxBody), h: h, req: r} // restanswer.go
 	defer bb.release()
 	var body io.Reader = bb

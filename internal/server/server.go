@@ -48,11 +48,12 @@ type Server struct {
 	// records, the sequence longer answers are cut from (records.go).
 	generated func() (*generated, error)
 
-	rest   *restHandler
-	health *health.Server
-	mem    *memBudget               // the server-wide budget (membudget.go)
-	conns  atomic.Pointer[connGate] // set by Serve (conngate.go)
-	codec  *checkedCodec
+	rest    *restHandler
+	connect *connectHandler // nil with a payload
+	health  *health.Server
+	mem     *memBudget               // the server-wide budget (membudget.go)
+	conns   atomic.Pointer[connGate] // set by Serve (conngate.go)
+	codec   *checkedCodec
 	// encoders bounds the large answers being encoded at once, REST and
 	// gRPC (restanswer.go).
 	encoders encodeSlots
@@ -103,6 +104,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.generated = newGeneratedOnce(s)
 	s.rest = newRESTHandler(s)
+	s.connect = newConnectHandler(s) // connect.go
 	return s, nil
 }
 
@@ -197,8 +199,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return errors.Join(errs...)
 }
 
-// newCmux splits a plaintext listener by protocol. With tlsL, TLS
-// ClientHellos go to *tlsL first (TLSAllowPlaintext).
+// newCmux splits a plaintext listener into HTTP/2 and HTTP/1.1. With tlsL,
+// TLS ClientHellos go to *tlsL first (TLSAllowPlaintext).
 func (s *Server) newCmux(ln net.Listener, tlsL *net.Listener) (cmux.CMux, net.Listener, net.Listener) {
 	m := cmux.New(ln)
 	// A connection that does not show its protocol in time is closed
@@ -208,13 +210,13 @@ func (s *Server) newCmux(ln net.Listener, tlsL *net.Listener) (cmux.CMux, net.Li
 	if tlsL != nil {
 		*tlsL = m.Match(cmux.TLS())
 	}
-	// HTTP2() reads only the 24-byte client preface, so gRPC clients that
-	// wait for the server's SETTINGS before sending headers still match.
-	// HTTP1() parses the request line: every method reaches net/http, PATCH
-	// included (HTTP1Fast would reset it).
-	grpcL := m.Match(cmux.HTTP2())
+	// HTTP2() reads only the 24-byte client preface: the HTTP/2 router
+	// (h2route.go) then reads the first request's headers. HTTP1() parses
+	// the request line: every method reaches net/http, PATCH included
+	// (HTTP1Fast would reset it).
+	h2L := m.Match(cmux.HTTP2())
 	httpL := m.Match(cmux.HTTP1())
-	return m, grpcL, httpL
+	return m, h2L, httpL
 }
 
 // cleanStop reports whether err is what a listener or server returns when it
@@ -247,13 +249,25 @@ func (s *Server) handleMuxError(err error) bool {
 	return false
 }
 
-// newHTTPServer builds the HTTP/1.1 side, hardened for an exposed host.
+// newHTTPServer builds the HTTP side (HTTP/1.1, and HTTP/2 as h2c on the
+// connections the HTTP/2 router hands it, decrypted ones included),
+// hardened for an exposed host with the gRPC side's limits: streams per
+// connection, header list, idle reaping, keepalive pings, a write that
+// makes no progress.
 func (s *Server) newHTTPServer() *http.Server {
 	var protos http.Protocols
-	protos.SetHTTP1(true) // HTTP/2 on this port is gRPC's
+	protos.SetHTTP1(true)
+	protos.SetUnencryptedHTTP2(true)
 	return &http.Server{
-		Handler:           s.rest,
-		Protocols:         &protos,
+		Handler:     s.rest,
+		Protocols:   &protos,
+		ConnContext: s.connContext, // h2limits.go
+		HTTP2: &http.HTTP2Config{
+			MaxConcurrentStreams: int(s.cfg.MaxConcurrentStreams),
+			SendPingTimeout:      keepaliveTime,
+			PingTimeout:          keepaliveTimeout,
+			WriteByteTimeout:     s.cfg.WriteTimeout,
+		},
 		ReadHeaderTimeout: s.cfg.HeaderTimeout,
 		ReadTimeout:       s.cfg.ReadTimeout,
 		WriteTimeout:      s.cfg.WriteTimeout,

@@ -15,16 +15,16 @@ import (
 
 // ALPN protocols offered, in the server's order of preference. Go's TLS
 // server picks the first of these the client offers: a client that offers
-// h2 gets gRPC. REST is HTTP/1.1 only (net/http serves HTTP/2 only on a
-// *tls.Conn it terminated itself, golang/go#55076), so REST clients must
-// offer http/1.1 alone (curl --http1.1) or no ALPN at all.
+// h2 (every gRPC client, curl --http2, browsers, net/http with HTTP/2 on)
+// gets HTTP/2, routed by its first request's content-type (h2route.go);
+// one that offers only http/1.1, or no ALPN, gets HTTP/1.1 and REST.
 const (
 	alpnH2    = "h2"
 	alpnHTTP1 = "http/1.1"
 )
 
-// muxer splits one listener into the gRPC and the HTTP/1.1 listeners:
-// cmux in plaintext, the ALPN router with TLS.
+// muxer splits one listener into the gRPC and the HTTP listeners: cmux in
+// plaintext, the ALPN router with TLS, each followed by the HTTP/2 router.
 type muxer interface {
 	Serve() error
 	Close()
@@ -32,29 +32,45 @@ type muxer interface {
 
 // listeners splits ln by protocol: cmux on plaintext (newCmux), the ALPN
 // router with TLS, or both on one port with TLSAllowPlaintext (cmux first
-// tells a TLS ClientHello from a plaintext preface).
+// tells a TLS ClientHello from a plaintext preface). HTTP/2 connections,
+// plaintext or decrypted, go through sniffH2 to either listener.
 func (s *Server) listeners(ln net.Listener) (muxer, net.Listener, net.Listener) {
 	if s.cfg.TLS == nil {
-		return s.newCmux(ln, nil)
+		r := newRouter(s, ln.Addr())
+		m, h2L, httpL := s.newCmux(ln, nil)
+		r.feedH2(h2L)
+		r.feed(httpL, r.http)
+		return plainMux{m, r}, r.grpc, r.http
 	}
 	cfg := s.cfg.TLS.Clone()
-	// Server preference: a client that offers http/1.1 (curl, browsers,
-	// net/http) speaks REST; one that offers only h2 (every gRPC client)
-	// speaks gRPC. REST cannot be served over h2 on this port: the h2
-	// connections go to the native grpc.Server.
-	cfg.NextProtos = []string{alpnHTTP1, alpnH2}
+	cfg.NextProtos = []string{alpnH2, alpnHTTP1}
 	cfg.MinVersion = max(cfg.MinVersion, tls.VersionTLS12)
 	if !s.cfg.TLSAllowPlaintext {
 		r := newALPNRouter(ln, cfg, s.cfg.HeaderTimeout, s)
 		return r, r.grpc, r.http
 	}
 	var tlsL net.Listener
-	m, grpcL, httpL := s.newCmux(ln, &tlsL)
+	m, h2L, httpL := s.newCmux(ln, &tlsL)
 	r := newALPNRouter(tlsL, cfg, s.cfg.HeaderTimeout, s)
-	r.feed(grpcL, r.grpc)
+	r.feedH2(h2L)
 	r.feed(httpL, r.http)
 	return both{m, r}, r.grpc, r.http
 }
+
+// plainMux serves cmux and the HTTP/2 router behind it as one muxer.
+type plainMux struct {
+	m cmux.CMux
+	r *router
+}
+
+func (p plainMux) Serve() error {
+	err := p.m.Serve()
+	p.r.Close()
+	p.r.wg.Wait()
+	return err
+}
+
+func (p plainMux) Close() { p.m.Close(); p.r.Close() }
 
 // both serves cmux and the ALPN router behind it as one muxer.
 type both struct {
@@ -72,47 +88,95 @@ func (b both) Serve() error {
 
 func (b both) Close() { b.m.Close(); b.r.Close() }
 
-// alpnRouter terminates TLS on the connections of root and hands each, by
-// its negotiated ALPN protocol, to the native gRPC server (h2) or to
-// net/http (http/1.1 or none). The handshake runs on its own goroutine per
-// connection, bounded by the header timeout, so a silent client pins
-// nothing; a plaintext HTTP request gets a 400 and a close, any other
-// plaintext (an h2 preface) a close.
-type alpnRouter struct {
-	root    net.Listener
-	cfg     *tls.Config
-	timeout time.Duration
-	s       *Server
-
+// router hands connections to the gRPC and HTTP listeners: as they are
+// (HTTP/1.1 ones cmux identified), or, for HTTP/2, where sniffH2 says.
+type router struct {
+	s          *Server
 	grpc, http *connListener
 
-	ctx    context.Context // cancelled by Close: handshakes in flight end
+	ctx    context.Context // cancelled by Close: sniffs in flight end
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // handshakes and feeds in flight
+	wg     sync.WaitGroup // sniffs and feeds in flight
 }
 
-func newALPNRouter(root net.Listener, cfg *tls.Config, timeout time.Duration, s *Server) *alpnRouter {
-	r := &alpnRouter{root: root, cfg: cfg, timeout: timeout, s: s}
+func newRouter(s *Server, addr net.Addr) *router {
+	r := &router{s: s, grpc: newConnListener(addr), http: newConnListener(addr)}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
-	r.grpc = newConnListener(root.Addr())
-	r.http = newConnListener(root.Addr())
 	return r
 }
 
 // feed hands every connection accepted on l to dst as is (plaintext
 // connections cmux already identified), until l is closed.
-func (r *alpnRouter) feed(l net.Listener, dst *connListener) {
+func (r *router) feed(l net.Listener, dst *connListener) { r.each(l, dst.deliver) }
+
+// feedH2 routes every connection accepted on l (HTTP/2 ones) by its first
+// request, each on its own goroutine, until l is closed.
+func (r *router) feedH2(l net.Listener) {
+	r.each(l, func(c net.Conn) {
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			r.routeH2(c, time.Now().Add(r.s.cfg.HeaderTimeout))
+		}()
+	})
+}
+
+// each calls f with every connection accepted on l until l is closed
+// (cmux closed: shutting down).
+func (r *router) each(l net.Listener, f func(net.Conn)) {
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
 		for {
 			c, err := l.Accept()
 			if err != nil {
-				return // cmux closed: shutting down
+				return
 			}
-			dst.deliver(c)
+			f(c)
 		}
 	}()
+}
+
+// routeH2 hands the HTTP/2 connection c to the server its first request is
+// for (h2route.go), or closes it.
+func (r *router) routeH2(c net.Conn, deadline time.Time) {
+	stop := context.AfterFunc(r.ctx, func() { _ = c.SetDeadline(time.Now()) })
+	hc, route, err := r.s.sniffH2(c, deadline)
+	if !stop() || err != nil {
+		r.s.log.Debug("HTTP/2 connection closed before its first request", "remote", c.RemoteAddr(), "err", err)
+		_ = c.Close()
+		return
+	}
+	if route == routeGRPC {
+		r.grpc.deliver(hc)
+	} else {
+		r.http.deliver(hc)
+	}
+}
+
+// Close ends the sniffs in flight and closes both child listeners:
+// connections delivered later are closed.
+func (r *router) Close() {
+	r.cancel()
+	r.grpc.Close()
+	r.http.Close()
+}
+
+// alpnRouter terminates TLS on the connections of root and hands each, by
+// its negotiated ALPN protocol, to the HTTP/2 router (h2) or to net/http
+// (http/1.1 or none). The handshake runs on its own goroutine per
+// connection, bounded by the header timeout, so a silent client pins
+// nothing; a plaintext HTTP request gets a 400 and a close, any other
+// plaintext (an h2 preface) a close.
+type alpnRouter struct {
+	*router
+	root    net.Listener
+	cfg     *tls.Config
+	timeout time.Duration
+}
+
+func newALPNRouter(root net.Listener, cfg *tls.Config, timeout time.Duration, s *Server) *alpnRouter {
+	return &alpnRouter{router: newRouter(s, root.Addr()), root: root, cfg: cfg, timeout: timeout}
 }
 
 // Serve accepts until root is closed, then waits for the handshakes in
@@ -156,14 +220,17 @@ func (r *alpnRouter) handshake(c net.Conn) {
 		_ = c.Close()
 		return
 	}
-	// The servers set their own deadlines from here (grpc-go's
-	// ConnectionTimeout, net/http's header and read timeouts).
-	_ = c.SetDeadline(time.Time{})
 	if tc.ConnectionState().NegotiatedProtocol == alpnH2 {
-		r.grpc.deliver(tc)
-	} else {
-		r.http.deliver(tc)
+		// net/http serves HTTP/2 only on a *tls.Conn it terminated
+		// itself (golang/go#55076): the REST side gets the decrypted
+		// connection as h2c.
+		r.routeH2(tc, time.Now().Add(r.timeout))
+		return
 	}
+	// The servers set their own deadlines from here (net/http's header
+	// and read timeouts).
+	_ = c.SetDeadline(time.Time{})
+	r.http.deliver(tc)
 }
 
 // looksLikeHTTP reports whether a TLS record header is the start of a
@@ -176,10 +243,8 @@ func looksLikeHTTP(hdr [5]byte) bool {
 // Close stops accepting, ends the handshakes in flight and closes both
 // child listeners: connections arriving later are closed.
 func (r *alpnRouter) Close() {
-	r.cancel()
+	r.router.Close()
 	_ = r.root.Close()
-	r.grpc.Close()
-	r.http.Close()
 }
 
 // connListener is a net.Listener fed with connections by the router.

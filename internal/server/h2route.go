@@ -1,0 +1,219 @@
+package server
+
+// Routing an HTTP/2 connection by its first request's content-type.
+//
+// gRPC and REST (JSON or protobuf, gRPC-Web, Connect) share HTTP/2 on the
+// one port: a connection whose first request is gRPC goes to the native
+// grpc.Server (its own fast transport, grpc.Server.Serve), any other to the
+// net/http server (h2c). The client preface says nothing about which, and
+// stock cmux cannot wait for the headers: gRPC clients send no HEADERS
+// until they have the server's SETTINGS (cmux#64), and cmux's way of
+// sending SETTINGS first leaves an extra SETTINGS ACK that net/http's
+// HTTP/2 server treats as a protocol error (cmux#95), while an x/net server
+// that announces SETTINGS_NO_RFC7540_PRIORITIES after a bare SETTINGS
+// breaks strict clients (golang/go#77947).
+//
+// sniffH2 therefore:
+//  1. writes an empty SETTINGS frame (it changes no setting: the client
+//     keeps the protocol defaults until the chosen server's own SETTINGS,
+//     which is then the only one that sets anything; neither grpc-go nor
+//     Go 1.26's net/http announces NO_RFC7540_PRIORITIES);
+//  2. reads the client's frames (the preface, its SETTINGS, WINDOW_UPDATE,
+//     PING, PRIORITY) up to the first request's HEADERS and CONTINUATION,
+//     hpack-decoded with the header list bounded by Config.MaxHeaderBytes,
+//     at most h2SniffBytes and within Config.HeaderTimeout;
+//  3. hands the connection to the chosen server with every byte read
+//     replayed, except the client's ACK of the injected SETTINGS: net/http
+//     counts ACKs against the SETTINGS it sent itself, so that ACK is
+//     removed, whether it came before the HEADERS (dropped from the
+//     replay) or comes after (h2Conn drops the first SETTINGS ACK frame it
+//     reads, then passes bytes through untouched). grpc-go ignores SETTINGS
+//     ACKs, so the gRPC side gets the replay alone: after it, every read is
+//     the socket's, and calls on a kept-open connection pay nothing.
+//
+// A connection that sends anything else before its first HEADERS (DATA, a
+// RST_STREAM, a malformed frame), more than h2SniffBytes, or nothing in
+// time, is closed.
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+)
+
+// h2SniffFrames bounds the frames read before the first HEADERS.
+const h2SniffFrames = 64
+
+// h2EmptySettings is a SETTINGS frame with no parameters.
+var h2EmptySettings = []byte{0, 0, 0, byte(http2.FrameSettings), 0, 0, 0, 0, 0}
+
+// h2Route is where sniffH2 sends a connection.
+type h2Route uint8
+
+const (
+	routeGRPC h2Route = iota // the native grpc.Server
+	routeHTTP                // net/http: REST, gRPC-Web, Connect
+)
+
+// h2SniffBytes is the most read before the first request's headers: the
+// header list's bound plus room for the preface, SETTINGS and the like,
+// and the HPACK encoding's overhead.
+func (s *Server) h2SniffBytes() int64 {
+	return int64(s.cfg.MaxHeaderBytes)*2 + 16<<10
+}
+
+// routeFor says which server serves a request of this content-type: gRPC
+// ("application/grpc", "application/grpc+proto", "application/grpc;...",
+// any "application/grpc+<codec>") to grpc-go; everything else, gRPC-Web
+// ("application/grpc-web...") included, to net/http.
+func routeFor(contentType string) h2Route {
+	ct := strings.ToLower(contentType)
+	rest, ok := strings.CutPrefix(ct, "application/grpc")
+	if !ok {
+		return routeHTTP
+	}
+	if rest == "" || rest[0] == '+' || rest[0] == ';' {
+		return routeGRPC
+	}
+	return routeHTTP // application/grpc-web, application/grpc-web+proto, ...
+}
+
+// sniffH2 reads c's first request's headers, by deadline, and returns the
+// connection to hand over (the bytes read replayed) and its route. On
+// error c is to be closed.
+func (s *Server) sniffH2(c net.Conn, deadline time.Time) (net.Conn, h2Route, error) {
+	_ = c.SetDeadline(deadline)
+	if _, err := c.Write(h2EmptySettings); err != nil {
+		return nil, 0, err
+	}
+	limit := s.h2SniffBytes()
+	br := bufio.NewReaderSize(&io.LimitedReader{R: c, N: limit}, 4<<10)
+	var rec bytes.Buffer // what the chosen server will read first
+	tee := io.TeeReader(br, &rec)
+	preface := make([]byte, len(http2.ClientPreface))
+	if _, err := io.ReadFull(tee, preface); err != nil {
+		return nil, 0, err
+	}
+	if string(preface) != http2.ClientPreface {
+		return nil, 0, errors.New("not an HTTP/2 client preface")
+	}
+	fr := http2.NewFramer(io.Discard, tee)
+	fr.MaxHeaderListSize = uint32(s.cfg.MaxHeaderBytes)
+	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil) // the default SETTINGS_HEADER_TABLE_SIZE
+	acked := false
+	for range h2SniffFrames {
+		off := rec.Len()
+		f, err := fr.ReadFrame()
+		if err != nil {
+			return nil, 0, fmt.Errorf("before the first request: %w", err)
+		}
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if f.IsAck() && !acked {
+				// The ACK of our SETTINGS: the server to come never
+				// sent it.
+				rec.Truncate(off)
+				acked = true
+			}
+		case *http2.MetaHeadersFrame:
+			// A header list over the bound is cut short (Truncated):
+			// its content-type, if it came before the cut, still
+			// decides, and the chosen server refuses the request as it
+			// would have (grpc-go RST_STREAM, net/http 431).
+			route := routeHTTP
+			for _, hf := range f.Fields {
+				if hf.Name == "content-type" {
+					route = routeFor(hf.Value)
+					break
+				}
+			}
+			// What the reader holds beyond the HEADERS is replayed too.
+			rest, _ := br.Peek(br.Buffered())
+			rec.Write(rest)
+			_ = c.SetDeadline(time.Time{})
+			hc := &h2Conn{Conn: c, replay: rec.Bytes()}
+			if route == routeHTTP && !acked {
+				// The replay starts with the preface, not a frame.
+				hc.dropAck, hc.pass = true, len(http2.ClientPreface)
+			}
+			return hc, route, nil
+		case *http2.WindowUpdateFrame, *http2.PingFrame, *http2.PriorityFrame, *http2.UnknownFrame:
+		default:
+			return nil, 0, fmt.Errorf("HTTP/2 %v frame before the first request's headers", f.Header().Type)
+		}
+	}
+	return nil, 0, fmt.Errorf("no request headers in the first %d HTTP/2 frames", h2SniffFrames)
+}
+
+// h2Conn is a connection handed over by sniffH2: it returns the bytes read
+// while sniffing first, then the socket's. With dropAck, it drops the
+// first SETTINGS ACK frame it reads (the client's ACK of the injected
+// SETTINGS), parsing frame headers until then and nothing afterwards.
+type h2Conn struct {
+	net.Conn
+	replay  []byte
+	dropAck bool
+	// While dropAck: the frame header to return before its payload, and
+	// how much of the current frame's payload is still to pass.
+	hdr     [9]byte
+	pending []byte
+	pass    int
+}
+
+// Read implements net.Conn.
+func (c *h2Conn) Read(p []byte) (int, error) {
+	if !c.dropAck && len(c.pending) == 0 && c.pass == 0 {
+		if len(c.replay) > 0 {
+			n := copy(p, c.replay)
+			c.replay = c.replay[n:]
+			return n, nil
+		}
+		return c.Conn.Read(p)
+	}
+	for {
+		if len(c.pending) > 0 {
+			n := copy(p, c.pending)
+			c.pending = c.pending[n:]
+			return n, nil
+		}
+		if c.pass > 0 {
+			n, err := c.src(p[:min(len(p), c.pass)])
+			c.pass -= n
+			return n, err
+		}
+		if !c.dropAck {
+			return c.src(p)
+		}
+		if _, err := io.ReadFull(readerFunc(c.src), c.hdr[:]); err != nil {
+			return 0, err
+		}
+		length := int(c.hdr[0])<<16 | int(c.hdr[1])<<8 | int(c.hdr[2])
+		if http2.FrameType(c.hdr[3]) == http2.FrameSettings && http2.Flags(c.hdr[4]).Has(http2.FlagSettingsAck) && length == 0 {
+			c.dropAck = false
+			continue
+		}
+		c.pending, c.pass = c.hdr[:], length
+	}
+}
+
+// src reads the replay, then the socket.
+func (c *h2Conn) src(p []byte) (int, error) {
+	if len(c.replay) > 0 {
+		n := copy(p, c.replay)
+		c.replay = c.replay[n:]
+		return n, nil
+	}
+	return c.Conn.Read(p)
+}
+
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
