@@ -1,10 +1,7 @@
 package restcall_test
 
 import (
-	"context"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
@@ -44,33 +41,8 @@ func TestHTTP2(t *testing.T) {
 					}
 					defer c.Close()
 					before1 := srv.Proto[1].Load()
-					var wg sync.WaitGroup
-					errs := make(chan error, workers*3)
-					for range workers {
-						a, err := c.Caller(sc)
-						if err != nil {
-							t.Fatal(err)
-						}
-						wg.Add(1)
-						go func() {
-							defer wg.Done()
-							for range 3 {
-								ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-								out, err := a.Call(ctx)
-								cancel()
-								if err == nil && out.LastByte <= 0 {
-									err = call.Invalid("no time to the last byte")
-								}
-								errs <- err
-							}
-						}()
-					}
-					wg.Wait()
-					close(errs)
-					for err := range errs {
-						if err != nil {
-							t.Fatal(err)
-						}
+					if err := webtest.Load(t, c, sc, workers, 3); err != nil {
+						t.Fatal(err)
 					}
 					st := d.Stats()
 					if st.Dials != 1 {

@@ -14,11 +14,13 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,6 +32,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
+	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 )
 
 // Config says how the server misbehaves. The zero value answers correctly.
@@ -231,3 +234,43 @@ func (s *Server) rest(mux *http.ServeMux) {
 
 // Dial is a plain connection to the server, for tests that write by hand.
 func (s *Server) Dial() (net.Conn, error) { return net.Dial("tcp", s.Addr) }
+
+// Load makes calls calls of scenario sc on each of workers callers of c at
+// once, each bounded by 10 s, and returns the first failure: an error, or
+// an outcome without a time to the last byte (a stream's also without a
+// first record).
+func Load(t testing.TB, c call.Client, sc api.Scenario, workers, calls int) error {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*calls)
+	for range workers {
+		a, err := c.Caller(sc)
+		if err != nil {
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range calls {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				out, err := a.Call(ctx)
+				cancel()
+				if err == nil && out.LastByte <= 0 {
+					err = fmt.Errorf("outcome %+v: no time to the last byte", out)
+				}
+				if err == nil && sc == api.Stream && out.FirstRecord <= 0 {
+					err = fmt.Errorf("outcome %+v: a stream without a first record", out)
+				}
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

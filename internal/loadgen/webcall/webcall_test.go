@@ -1,0 +1,329 @@
+package webcall_test
+
+import (
+	"context"
+	"encoding/binary"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/meteorbench/meteorbench/api"
+	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
+	"github.com/meteorbench/meteorbench/internal/data"
+	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/loadgen/webcall"
+	"github.com/meteorbench/meteorbench/internal/loadgen/webcall/webtest"
+	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// answerSize is the protobuf size of a scenario's answer (for a stream,
+// its messages' sum): what the bytes received must cover.
+func answerSize(t *testing.T, sc api.Scenario) int {
+	t.Helper()
+	ls, err := data.LandingsN(data.Count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch sc {
+	case api.Small:
+		return proto.Size(&pb.Version{ApiVersion: data.Version})
+	case api.Large:
+		return proto.Size(data.ProtoList(ls))
+	case api.Stream:
+		n := 0
+		for _, l := range ls {
+			n += proto.Size(l.Proto())
+		}
+		return n
+	}
+	return proto.Size(&pb.StatusResponse{Status: data.Success})
+}
+
+// TestEveryCell calls every scenario over every web protocol and HTTP
+// version, plaintext and TLS, with 4 workers, 3 calls each: every answer
+// decodes and validates, the server saw the HTTP version asked for, the
+// connections follow the policy (HTTP/1.1: one per worker; HTTP/2: 1),
+// and the bytes counted cover the answers' protobuf without being far
+// over them.
+func TestEveryCell(t *testing.T) {
+	const workers, calls = 4, 3
+	for _, tlsOn := range []bool{false, true} {
+		srv := webtest.Start(t, webtest.Config{TLS: tlsOn})
+		for _, p := range webcall.Protocols() {
+			for _, v := range []string{call.HTTP11, call.HTTP2} {
+				for _, sc := range api.Scenarios() {
+					name := string(p) + "/" + v + "/" + string(sc)
+					if tlsOn {
+						name += "/tls"
+					}
+					t.Run(name, func(t *testing.T) {
+						d := &wire.Dialer{}
+						if tlsOn {
+							d.TLS = srv.TLSConfig.Clone()
+							d.TLS.NextProtos = call.ALPN(v)
+						}
+						c, err := webcall.NewClient(p, call.Options{Target: srv.Addr, Workers: workers, Dialer: d, HTTPVersion: v, Token: "tok"})
+						if err != nil {
+							t.Fatal(err)
+						}
+						defer c.Close()
+						var before [3]int64
+						before[1], before[2] = srv.Proto[1].Load(), srv.Proto[2].Load()
+						if err := webtest.Load(t, c, sc, workers, calls); err != nil {
+							t.Fatal(err)
+						}
+						wantMajor, otherMajor := 1, 2
+						if v == call.HTTP2 {
+							wantMajor, otherMajor = 2, 1
+						}
+						if got := srv.Proto[wantMajor].Load() - before[wantMajor]; got != workers*calls {
+							t.Errorf("%d requests over HTTP/%d, want %d", got, wantMajor, workers*calls)
+						}
+						if got := srv.Proto[otherMajor].Load() - before[otherMajor]; got != 0 {
+							t.Errorf("%d requests over HTTP/%d", got, otherMajor)
+						}
+						st := d.Stats()
+						wantDials := int64(1)
+						if v == call.HTTP11 {
+							wantDials = workers
+						}
+						if st.Dials > wantDials || st.Dials < 1 {
+							t.Errorf("%d connections, want at most %d", st.Dials, wantDials)
+						}
+						size := int64(answerSize(t, sc)) * workers * calls
+						// Per call: headers, 5-byte prefixes (the stream's 1000),
+						// trailers, HTTP/2 frame headers; TLS records add ~2%.
+						over := int64(workers*calls*2048) + size/10
+						if sc == api.Stream {
+							over += workers * calls * 1000 * (5 + 9) // a prefix and (HTTP/2) a DATA frame a message
+						}
+						if tlsOn {
+							over += size/20 + 8192*st.Dials
+							if sc == api.Stream {
+								over += workers * calls * 1000 * 29 // a TLS record a message (flushed one by one)
+							}
+						}
+						if st.Received < size || st.Received > size+over {
+							t.Errorf("received %d bytes for %d bytes of answers (at most %d over)", st.Received, size, over)
+						}
+						if sc == api.Post && st.Sent < int64(proto.Size(mustList(t)))*workers*calls {
+							t.Errorf("sent %d bytes: less than the posts' records", st.Sent)
+						}
+						t.Logf("%d connections, sent %d B, received %d B (answers %d B)", st.Dials, st.Sent, st.Received, size)
+					})
+				}
+			}
+		}
+	}
+}
+
+func mustList(t *testing.T) *pb.MeteoriteLandingList {
+	ls, err := data.LandingsN(data.Count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data.ProtoList(ls)
+}
+
+// env is a 5-byte-prefixed frame.
+func env(flag byte, msg []byte) []byte {
+	b := binary.BigEndian.AppendUint32([]byte{flag}, uint32(len(msg)))
+	return append(b, msg...)
+}
+
+func versionMsg() []byte {
+	b, _ := proto.Marshal(&pb.Version{ApiVersion: data.Version})
+	return b
+}
+
+// BadAnswers are answers made by hand, for each protocol, and the class
+// each must get: the table the lean engine's tests share in spirit.
+type badAnswer struct {
+	name     string
+	protocol api.Protocol
+	stream   bool // the stream scenario (else small)
+	write    func(w http.ResponseWriter)
+	want     results.ErrorClass
+}
+
+var badAnswers = []badAnswer{
+	{"grpc-status 13 in the trailer frame", webcall.GRPCWeb, false, func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/grpc-web+proto")
+		w.Write(env(0x80, []byte("grpc-status: 13\r\ngrpc-message: boom\r\n")))
+	}, results.GRPCClass("Internal")},
+	{"grpc-status 14 in the headers (trailers-only)", webcall.GRPCWeb, false, func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/grpc-web+proto")
+		w.Header().Set("Grpc-Status", "14")
+		w.Header().Set("Grpc-Message", "away")
+	}, results.GRPCClass("Unavailable")},
+	{"a truncated frame", webcall.GRPCWeb, false, func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/grpc-web+proto")
+		b := env(0, versionMsg())
+		w.Write(b[:len(b)-3])
+	}, results.ClassProtocol},
+	{"a bad flag", webcall.GRPCWeb, false, func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/grpc-web+proto")
+		w.Write(env(0x40, versionMsg()))
+		w.Write(env(0x80, []byte("grpc-status: 0\r\n")))
+	}, results.ClassProtocol},
+	{"no trailer frame", webcall.GRPCWeb, false, func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/grpc-web+proto")
+		w.Write(env(0, versionMsg()))
+	}, results.ClassProtocol},
+	{"a wrong content type", webcall.GRPCWeb, false, func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte("<html>"))
+	}, results.ClassInvalid},
+	{"a wrong version", webcall.GRPCWeb, false, func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/grpc-web+proto")
+		b, _ := proto.Marshal(&pb.Version{ApiVersion: "API Version 0.9"})
+		w.Write(env(0, b))
+		w.Write(env(0x80, []byte("grpc-status: 0\r\n")))
+	}, results.ClassInvalid},
+	{"Connect error JSON", webcall.Connect, false, func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write([]byte(`{"code":"unavailable","message":"away"}`))
+	}, results.GRPCClass("Unavailable")},
+	{"Connect 502 without JSON", webcall.Connect, false, func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusBadGateway)
+		w.Write([]byte(`bad gateway`))
+	}, results.HTTPClass(502)},
+	{"Connect unary: a wrong content type", webcall.Connect, false, func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write(versionMsg())
+	}, results.ClassInvalid},
+	{"Connect unary: not protobuf", webcall.Connect, false, func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/proto")
+		w.Write([]byte{0xff, 0xff, 0xff})
+	}, results.ClassInvalid},
+	{"Connect stream: error in the end-stream frame", webcall.Connect, true, func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/connect+proto")
+		w.Write(env(0x02, []byte(`{"error":{"code":"internal","message":"boom"}}`)))
+	}, results.GRPCClass("Internal")},
+	{"Connect stream: a bad flag", webcall.Connect, true, func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/connect+proto")
+		w.Write(env(0x80, []byte(`{}`)))
+	}, results.ClassProtocol},
+	{"Connect stream: a truncated frame", webcall.Connect, true, func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/connect+proto")
+		w.Write(env(0, []byte{1, 2, 3})[:6])
+	}, results.ClassProtocol},
+}
+
+// TestBadAnswers: each bad answer, over HTTP/1.1 and HTTP/2, gets its
+// class, and the server goes on serving.
+func TestBadAnswers(t *testing.T) {
+	for _, tc := range badAnswers {
+		for _, v := range []string{call.HTTP11, call.HTTP2} {
+			t.Run(tc.name+"/"+v, func(t *testing.T) {
+				srv := webtest.Start(t, webtest.Config{Raw: func(w http.ResponseWriter, r *http.Request) bool {
+					if r.Header.Get("X-Good") != "" {
+						return false
+					}
+					tc.write(w)
+					return true
+				}})
+				c, err := webcall.NewClient(tc.protocol, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, HTTPVersion: v})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				sc := api.Small
+				if tc.stream {
+					sc = api.Stream
+				}
+				a, err := c.Caller(sc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				_, err = a.Call(ctx)
+				if got := call.Classify(ctx, err); got != tc.want {
+					t.Fatalf("class %q (%v), want %q", got, err, tc.want)
+				}
+			})
+		}
+	}
+}
+
+// TestServerCodes: a code the handler fails with reaches the class
+// grpc-<Code> over both protocols and every scenario.
+func TestServerCodes(t *testing.T) {
+	srv := webtest.Start(t, webtest.Config{Code: connect.CodeResourceExhausted})
+	for _, p := range webcall.Protocols() {
+		for _, sc := range api.Scenarios() {
+			c, err := webcall.NewClient(p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, HTTPVersion: call.HTTP2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := c.Caller(sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_, err = a.Call(ctx)
+			if got := call.Classify(ctx, err); got != results.GRPCClass("ResourceExhausted") {
+				t.Errorf("%s %s: class %q (%v)", p, sc, got, err)
+			}
+			cancel()
+			c.Close()
+		}
+	}
+}
+
+// TestRecordsAndToken: a named size reaches the server (the
+// meteorbench-records header) and the answer is checked against it.
+func TestRecordsAndToken(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	srv := webtest.Start(t, webtest.Config{Raw: func(_ http.ResponseWriter, r *http.Request) bool {
+		mu.Lock()
+		seen = append(seen, r.Header.Get(api.MetadataRecords)+"|"+r.Header.Get("Authorization"))
+		mu.Unlock()
+		return false
+	}})
+	for _, p := range webcall.Protocols() {
+		for _, sc := range []api.Scenario{api.Large, api.Stream, api.Post} {
+			c, err := webcall.NewClient(p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Records: 7, Token: "tok"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, _ := c.Caller(sc)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if _, err := a.Call(ctx); err != nil {
+				t.Errorf("%s %s: %v", p, sc, err)
+			}
+			cancel()
+			c.Close()
+		}
+	}
+	for i, s := range seen {
+		want := "7|Bearer tok"
+		if i%3 == 2 { // post: no size header
+			want = "|Bearer tok"
+		}
+		if s != want {
+			t.Errorf("request %d carried %q, want %q", i, s, want)
+		}
+	}
+}
+
+func TestUnknown(t *testing.T) {
+	o := call.Options{Target: "127.0.0.1:1", Workers: 1, Dialer: &wire.Dialer{}}
+	if _, err := webcall.NewClient("grpc-webb", o); err == nil || !strings.Contains(err.Error(), "unknown protocol") {
+		t.Errorf("unknown protocol: %v", err)
+	}
+	o.HTTPVersion = "3"
+	if _, err := webcall.NewClient(webcall.Connect, o); err == nil {
+		t.Error("HTTP version 3 accepted")
+	}
+}
