@@ -41,7 +41,11 @@ func TestHTTP2(t *testing.T) {
 					}
 					defer c.Close()
 					before1 := srv.Proto[1].Load()
-					if err := webtest.Load(t, c, sc, workers, 3); err != nil {
+					callers, err := webtest.Callers(c, sc, workers)
+					if err == nil {
+						err = webtest.Load(callers, sc, 3, true)
+					}
+					if err != nil {
 						t.Fatal(err)
 					}
 					st := d.Stats()

@@ -2,7 +2,6 @@ package webcall_test
 
 import (
 	"context"
-	"encoding/binary"
 	"net/http"
 	"strings"
 	"sync"
@@ -75,7 +74,11 @@ func TestEveryCell(t *testing.T) {
 						defer c.Close()
 						var before [3]int64
 						before[1], before[2] = srv.Proto[1].Load(), srv.Proto[2].Load()
-						if err := webtest.Load(t, c, sc, workers, calls); err != nil {
+						callers, err := webtest.Callers(c, sc, workers)
+						if err == nil {
+							err = webtest.Load(callers, sc, calls, true)
+						}
+						if err != nil {
 							t.Fatal(err)
 						}
 						wantMajor, otherMajor := 1, 2
@@ -131,113 +134,26 @@ func mustList(t *testing.T) *pb.MeteoriteLandingList {
 	return data.ProtoList(ls)
 }
 
-// env is a 5-byte-prefixed frame.
-func env(flag byte, msg []byte) []byte {
-	b := binary.BigEndian.AppendUint32([]byte{flag}, uint32(len(msg)))
-	return append(b, msg...)
-}
-
-func versionMsg() []byte {
-	b, _ := proto.Marshal(&pb.Version{ApiVersion: data.Version})
-	return b
-}
-
-// BadAnswers are answers made by hand, for each protocol, and the class
-// each must get: the table the lean engine's tests share in spirit.
-type badAnswer struct {
-	name     string
-	protocol api.Protocol
-	stream   bool // the stream scenario (else small)
-	write    func(w http.ResponseWriter)
-	want     results.ErrorClass
-}
-
-var badAnswers = []badAnswer{
-	{"grpc-status 13 in the trailer frame", webcall.GRPCWeb, false, func(w http.ResponseWriter) {
-		w.Header().Set("Content-Type", "application/grpc-web+proto")
-		w.Write(env(0x80, []byte("grpc-status: 13\r\ngrpc-message: boom\r\n")))
-	}, results.GRPCClass("Internal")},
-	{"grpc-status 14 in the headers (trailers-only)", webcall.GRPCWeb, false, func(w http.ResponseWriter) {
-		w.Header().Set("Content-Type", "application/grpc-web+proto")
-		w.Header().Set("Grpc-Status", "14")
-		w.Header().Set("Grpc-Message", "away")
-	}, results.GRPCClass("Unavailable")},
-	{"a truncated frame", webcall.GRPCWeb, false, func(w http.ResponseWriter) {
-		w.Header().Set("Content-Type", "application/grpc-web+proto")
-		b := env(0, versionMsg())
-		w.Write(b[:len(b)-3])
-	}, results.ClassProtocol},
-	{"a bad flag", webcall.GRPCWeb, false, func(w http.ResponseWriter) {
-		w.Header().Set("Content-Type", "application/grpc-web+proto")
-		w.Write(env(0x40, versionMsg()))
-		w.Write(env(0x80, []byte("grpc-status: 0\r\n")))
-	}, results.ClassProtocol},
-	{"no trailer frame", webcall.GRPCWeb, false, func(w http.ResponseWriter) {
-		w.Header().Set("Content-Type", "application/grpc-web+proto")
-		w.Write(env(0, versionMsg()))
-	}, results.ClassProtocol},
-	{"a wrong content type", webcall.GRPCWeb, false, func(w http.ResponseWriter) {
-		w.Header().Set("Content-Type", "text/html")
-		w.Write([]byte("<html>"))
-	}, results.ClassInvalid},
-	{"a wrong version", webcall.GRPCWeb, false, func(w http.ResponseWriter) {
-		w.Header().Set("Content-Type", "application/grpc-web+proto")
-		b, _ := proto.Marshal(&pb.Version{ApiVersion: "API Version 0.9"})
-		w.Write(env(0, b))
-		w.Write(env(0x80, []byte("grpc-status: 0\r\n")))
-	}, results.ClassInvalid},
-	{"Connect error JSON", webcall.Connect, false, func(w http.ResponseWriter) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		w.Write([]byte(`{"code":"unavailable","message":"away"}`))
-	}, results.GRPCClass("Unavailable")},
-	{"Connect 502 without JSON", webcall.Connect, false, func(w http.ResponseWriter) {
-		w.Header().Set("Content-Type", "text/plain")
-		w.WriteHeader(http.StatusBadGateway)
-		w.Write([]byte(`bad gateway`))
-	}, results.HTTPClass(502)},
-	{"Connect unary: a wrong content type", webcall.Connect, false, func(w http.ResponseWriter) {
-		w.Header().Set("Content-Type", "text/html")
-		w.Write(versionMsg())
-	}, results.ClassInvalid},
-	{"Connect unary: not protobuf", webcall.Connect, false, func(w http.ResponseWriter) {
-		w.Header().Set("Content-Type", "application/proto")
-		w.Write([]byte{0xff, 0xff, 0xff})
-	}, results.ClassInvalid},
-	{"Connect stream: error in the end-stream frame", webcall.Connect, true, func(w http.ResponseWriter) {
-		w.Header().Set("Content-Type", "application/connect+proto")
-		w.Write(env(0x02, []byte(`{"error":{"code":"internal","message":"boom"}}`)))
-	}, results.GRPCClass("Internal")},
-	{"Connect stream: a bad flag", webcall.Connect, true, func(w http.ResponseWriter) {
-		w.Header().Set("Content-Type", "application/connect+proto")
-		w.Write(env(0x80, []byte(`{}`)))
-	}, results.ClassProtocol},
-	{"Connect stream: a truncated frame", webcall.Connect, true, func(w http.ResponseWriter) {
-		w.Header().Set("Content-Type", "application/connect+proto")
-		w.Write(env(0, []byte{1, 2, 3})[:6])
-	}, results.ClassProtocol},
-}
-
 // TestBadAnswers: each bad answer, over HTTP/1.1 and HTTP/2, gets its
 // class, and the server goes on serving.
 func TestBadAnswers(t *testing.T) {
-	for _, tc := range badAnswers {
+	for _, tc := range webtest.BadAnswers() {
 		for _, v := range []string{call.HTTP11, call.HTTP2} {
-			t.Run(tc.name+"/"+v, func(t *testing.T) {
+			t.Run(tc.Name+"/"+v, func(t *testing.T) {
 				srv := webtest.Start(t, webtest.Config{Raw: func(w http.ResponseWriter, r *http.Request) bool {
 					if r.Header.Get("X-Good") != "" {
 						return false
 					}
-					tc.write(w)
+					tc.Write(w)
 					return true
 				}})
-				c, err := webcall.NewClient(tc.protocol, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, HTTPVersion: v})
+				c, err := webcall.NewClient(tc.Protocol, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, HTTPVersion: v})
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer c.Close()
 				sc := api.Small
-				if tc.stream {
+				if tc.Stream {
 					sc = api.Stream
 				}
 				a, err := c.Caller(sc)
@@ -247,8 +163,8 @@ func TestBadAnswers(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				defer cancel()
 				_, err = a.Call(ctx)
-				if got := call.Classify(ctx, err); got != tc.want {
-					t.Fatalf("class %q (%v), want %q", got, err, tc.want)
+				if got := call.Classify(ctx, err); got != tc.Want {
+					t.Fatalf("class %q (%v), want %q", got, err, tc.Want)
 				}
 			})
 		}
