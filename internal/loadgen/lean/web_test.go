@@ -206,3 +206,93 @@ func TestWebServerCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestRESTOverHTTP2BadAnswers: REST over HTTP/2 answers with a bad status
+// or media type get the same classes from both engines as over HTTP/1.1.
+func TestRESTOverHTTP2BadAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		write func(w http.ResponseWriter)
+		want  results.ErrorClass
+	}{
+		{"503 with the contract's error", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write([]byte(`{"error":"overloaded"}`))
+		}, results.HTTPClass(503)},
+		{"a wrong media type", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/html")
+			w.Write([]byte(`"API Version 1.0"`))
+		}, results.ClassInvalid},
+		{"a wrong version", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`"API Version 0.9"`))
+		}, results.ClassInvalid},
+	} {
+		srv := webtest.Start(t, webtest.Config{Raw: func(w http.ResponseWriter, r *http.Request) bool {
+			tc.write(w)
+			return true
+		}})
+		for name, open := range map[string]func(api.Protocol, call.Options) (call.Client, error){"lean": lean.New, "standard": standardWeb} {
+			c, err := open(api.REST, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, HTTPVersion: call.HTTP2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := c.Caller(api.Small)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_, err = a.Call(ctx)
+			if got := call.Classify(ctx, err); got != tc.want {
+				t.Errorf("%s, %s: class %q (%v), want %q", tc.name, name, got, err, tc.want)
+			}
+			cancel()
+			c.Close()
+		}
+		if srv.Proto[1].Load() != 0 {
+			t.Errorf("%s: %d requests over HTTP/1.1", tc.name, srv.Proto[1].Load())
+		}
+	}
+}
+
+// TestWebStall: a server that sends half an answer and stalls cannot hold
+// a lean web call past its deadline (the watchdog's), over either HTTP
+// version: the call is a timeout, soon after its deadline.
+func TestWebStall(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	srv := webtest.Start(t, webtest.Config{Raw: func(w http.ResponseWriter, r *http.Request) bool {
+		w.Header().Set("Content-Type", "application/grpc-web+proto")
+		w.Write([]byte{0, 0, 0, 0, 17, 0x0a}) // a frame's start
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		return true
+	}})
+	for _, c := range webCells[2:] {
+		cl, err := lean.New(c.p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, HTTPVersion: c.v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := cl.Caller(api.Small)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const timeout = 200 * time.Millisecond
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		t0 := time.Now()
+		_, err = a.Call(ctx)
+		took := time.Since(t0)
+		if got := call.Classify(ctx, err); got != results.ClassTimeout {
+			t.Errorf("%s/%s: class %q (%v), want a timeout", c.p, c.v, got, err)
+		}
+		if took > timeout+time.Second { // the watchdog looks every 5 ms; a loaded machine is slow
+			t.Errorf("%s/%s: the call took %v past a deadline of %v", c.p, c.v, took, timeout)
+		}
+		cancel()
+		cl.Close()
+	}
+}
