@@ -21,10 +21,12 @@ package lean
 //     messages; a Connect unary answer is one bare message.
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -150,31 +152,38 @@ func splitFrames(b []byte, last byte) (data []byte, n int, tail []byte, err erro
 }
 
 // parseTrailer parses a gRPC-Web trailer frame's payload, HTTP/1 header
-// lines ("grpc-status: 0\r\n"), for grpc-status and grpc-message;
-// status -1 when absent. A line without a colon, or a grpc-status that is
-// not a number, is a protocol error.
+// lines ("grpc-status: 0\r\n"), for grpc-status and grpc-message (kept
+// only when the status is not 0: a success allocates nothing); status -1
+// when absent. A line without a colon, or a grpc-status that is not a
+// number, is a protocol error.
 func parseTrailer(b []byte) (status int, msg string, err error) {
 	status = -1
-	for s := string(b); s != ""; {
-		var line string
-		line, s, _ = strings.Cut(s, "\n")
-		line = strings.TrimSuffix(line, "\r")
-		if line == "" {
+	var rawMsg []byte
+	for len(b) > 0 {
+		var line []byte
+		line, b, _ = bytes.Cut(b, []byte{'\n'})
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		if len(line) == 0 {
 			continue
 		}
-		k, v, ok := strings.Cut(line, ":")
+		k, v, ok := bytes.Cut(line, []byte{':'})
 		if !ok {
-			return -1, "", webErr("trailer line %q without a colon", clipString(line))
+			return -1, "", webErr("trailer line %q without a colon", clip(line))
 		}
-		v = strings.TrimSpace(v)
-		switch strings.ToLower(strings.TrimSpace(k)) {
-		case "grpc-status":
-			if status = atoiString(v); status < 0 {
-				return -1, "", webErr("grpc-status %q", clipString(v))
+		k, v = bytes.TrimSpace(k), bytes.TrimSpace(v)
+		switch {
+		case equalFold(k, "grpc-status"):
+			n, aerr := atoi(v)
+			if aerr != nil || n > math.MaxInt32 {
+				return -1, "", webErr("grpc-status %q", clip(v))
 			}
-		case "grpc-message":
-			msg = clipString(v)
+			status = n
+		case equalFold(k, "grpc-message"):
+			rawMsg = v
 		}
+	}
+	if status > 0 {
+		msg = string(clip(rawMsg))
 	}
 	return status, msg, nil
 }
@@ -295,6 +304,9 @@ func connectStreamReply(r reply) ([]byte, error) {
 	data, _, tail, err := splitFrames(r.body, flagEndStream)
 	if err != nil {
 		return nil, err
+	}
+	if string(tail) == "{}" { // a success without trailers: nothing to decode
+		return data, nil
 	}
 	var end struct {
 		Error *connectError `json:"error"`

@@ -65,3 +65,23 @@ func FuzzWebReply(f *testing.F) {
 		}
 	})
 }
+
+// TestWebReplyAllocs: checking a good gRPC-Web or Connect answer allocates
+// nothing (the lean engine's calls allocate nothing once warm).
+func TestWebReplyAllocs(t *testing.T) {
+	msg := []byte{0x0a, 0x0f, 'A', 'P', 'I', ' ', 'V', 'e', 'r', 's', 'i', 'o', 'n', ' ', '1', '.', '0'}
+	web := reply{status: 200, typeOK: true, grpcStatus: -1, body: append(webFrame(0, msg), webFrame(flagTrailer, []byte("grpc-status: 0\r\ngrpc-message: \r\n"))...)}
+	stream := reply{status: 200, typeOK: true, grpcStatus: -1, body: append(webFrame(0, msg), webFrame(flagEndStream, []byte(`{}`))...)}
+	unary := reply{status: 200, typeOK: true, grpcStatus: -1, body: msg}
+	webCheck, unaryCheck := grpcWebReply(true), connectUnaryReply(nil)
+	unaryCheck(unary) // grows its buffer
+	for name, f := range map[string]func(){
+		"grpc-web":       func() { webCheck(web) },
+		"connect stream": func() { connectStreamReply(stream) },
+		"connect unary":  func() { unaryCheck(unary) },
+	} {
+		if n := testing.AllocsPerRun(100, f); n != 0 {
+			t.Errorf("%s: %.0f allocations per answer", name, n)
+		}
+	}
+}
