@@ -82,9 +82,9 @@ func (r *roundTrippers) close() {
 	}
 }
 
-// RoundTripper is o's transports as one http.RoundTripper (round-robin
-// over HTTP/2's connections): what another adapter over HTTP
-// (webcall) gives its http.Client, and Close what closes them.
+// RoundTripper is o's transports (Transports) as one http.RoundTripper,
+// round-robin over HTTP/2's connections, for another adapter over HTTP
+// (webcall) to give its http.Client; closeIdle closes their connections.
 func RoundTripper(o call.Options) (rt http.RoundTripper, closeIdle func()) {
 	r := &roundTrippers{trs: Transports(o)}
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) { return r.pick().RoundTrip(req) }), r.close
