@@ -104,6 +104,30 @@ type Options struct {
 	// meteorites (serve --payload): the calls carry its items, Records of
 	// them (0: as many as the sample has), and check them against it.
 	Payload *payload.Payload
+	// HTTPVersion is the HTTP version of the protocols that run over plain
+	// HTTP (REST, REST+protobuf, gRPC-Web, Connect): HTTP11 ("", the
+	// default) or HTTP2 (h2c with prior knowledge in plaintext; under TLS
+	// the dialer must offer ALPN h2: see ALPN). gRPC ignores it: it is
+	// always HTTP/2.
+	HTTPVersion string
+}
+
+// The HTTP versions of Options.HTTPVersion ("" is HTTP11).
+const (
+	HTTP11 = "1.1"
+	HTTP2  = "2"
+)
+
+// IsHTTP2 reports whether the options ask for HTTP/2.
+func (o Options) IsHTTP2() bool { return o.HTTPVersion == HTTP2 }
+
+// ALPN is the ALPN protocol a client of HTTP version v offers over TLS:
+// h2 for HTTP2, http/1.1 otherwise.
+func ALPN(v string) []string {
+	if v == HTTP2 {
+		return []string{"h2"}
+	}
+	return []string{"http/1.1"}
 }
 
 // CompressGzip asks for gzip: gRPC per-message gzip, REST Content-Encoding
@@ -129,6 +153,9 @@ func (o Options) Validate() error {
 	}
 	if _, err := jsoncodec.Get(o.JSONCodec); err != nil {
 		return fmt.Errorf("call: %w", err)
+	}
+	if o.HTTPVersion != "" && o.HTTPVersion != HTTP11 && o.HTTPVersion != HTTP2 {
+		return fmt.Errorf("call: HTTP version %q, want %s or %s", o.HTTPVersion, HTTP11, HTTP2)
 	}
 	if o.Compress != "" && o.Compress != CompressGzip {
 		return fmt.Errorf("call: unknown compression %q", o.Compress)

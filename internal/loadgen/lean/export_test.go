@@ -11,6 +11,10 @@ func Age(c any) {
 		c.born = past
 	case *grpcClient:
 		c.born = past
+	case *webH1Client:
+		c.born = past
+	case *webH2Client:
+		c.born = past
 	}
 }
 

@@ -141,7 +141,9 @@ func (c *grpcClient) Close() error {
 type method struct {
 	fields []hpack.HeaderField
 	msg    []byte
-	unary  bool // the answer is one message
+	unary  bool   // the answer is one length-prefixed message (gRPC, gRPC-Web)
+	accept string // the media type the answer must have; "": gRPC's (application/grpc*)
+	noBody bool   // no request body: the HEADERS end the stream (a GET)
 }
 
 // Caller implements call.Client.
@@ -169,6 +171,14 @@ func (c *grpcClient) Caller(scenario api.Scenario) (call.Caller, error) {
 	}
 	m.msg = binary.BigEndian.AppendUint32([]byte{0}, uint32(len(body)))
 	m.msg = append(m.msg, body...)
+	a := c.newCaller(m, check)
+	a.ans = func(s *stream) ([]byte, error) { return s.body, a.answer(s) }
+	return a, nil
+}
+
+// newCaller is a caller of method m whose answers check validates; its
+// ans is the caller's to set.
+func (c *grpcClient) newCaller(m *method, check func([]byte) error) *grpcCaller {
 	a := &grpcCaller{c: c, m: m, v: verifier{check: check, born: c.born}, expired: make(chan struct{}, 1)}
 	a.s.done = make(chan struct{}, 1)
 	a.f = c.dog.watch(func() {
@@ -180,7 +190,7 @@ func (c *grpcClient) Caller(scenario api.Scenario) (call.Caller, error) {
 			h.expire(&a.s)
 		}
 	})
-	return a, nil
+	return a
 }
 
 // grpcCaller makes one scenario's calls, one stream at a time.
@@ -196,6 +206,10 @@ type grpcCaller struct {
 	// sending is the connection the call is sending on (nil when it is
 	// not): the watchdog ends the wait to send there (h2conn.expire).
 	sending atomic.Pointer[h2conn]
+	// ans checks a whole answer's status, media type and framing, and
+	// returns the bytes the verifier checks (gRPC: the DATA, answer; the
+	// other protocols over HTTP/2: web.go).
+	ans func(s *stream) ([]byte, error)
 }
 
 // Call implements call.Caller: a call by ctx's deadline.
@@ -229,7 +243,7 @@ func (a *grpcCaller) CallBy(ctx context.Context, deadline time.Time) (call.Outco
 		case <-s.done:
 		default:
 		}
-		s.body, s.httpStatus, s.grpcStatus, s.grpcMsg, s.typeOK, s.ended, s.late, s.headed, s.err, s.unacked = s.body[:0], 0, -1, "", false, false, false, false, nil, 0
+		s.body, s.httpStatus, s.grpcStatus, s.grpcMsg, s.typeOK, s.coded, s.ended, s.late, s.headed, s.err, s.unacked = s.body[:0], 0, -1, "", false, false, false, false, false, nil, 0
 		if attempt == 0 {
 			a.f.begin(ctx, deadline)
 		}
@@ -270,14 +284,15 @@ func (a *grpcCaller) CallBy(ctx context.Context, deadline time.Time) (call.Outco
 			err = errDeadline
 		}
 	}
+	var body []byte
 	if err == nil {
-		err = a.answer(s)
+		body, err = a.ans(s)
 	}
 	if err != nil {
 		return call.Outcome{}, err
 	}
 	timer.ReceivedAt(now)
-	err = a.v.verify(s.body, timer.Start())
+	err = a.v.verify(body, timer.Start())
 	timer.Decoded(now)
 	return timer.Outcome(), err
 }

@@ -123,6 +123,8 @@ type stream struct {
 	recvAvail  int64 // the stream's receive window: what the peer may still send
 	unacked    int
 	unary      bool   // its answer is one message: no window granted once it is whole
+	accept     string // the media type its answer must have ("": gRPC's, application/grpc*)
+	coded      bool   // its answer names a content coding other than identity
 	headed     bool   // its HEADERS came
 	body       []byte // the DATA received: length-prefixed messages
 	httpStatus int
@@ -435,14 +437,19 @@ func (c *h2conn) send(ctx context.Context, s *stream, m *method) error {
 	if c.nextID > maxStreamID {
 		c.retired = true // its last stream: the next call opens a new connection
 	}
-	s.sendWin, s.recvAvail, s.unary = c.peerWin, recvWindow, m.unary
+	s.sendWin, s.recvAvail, s.unary, s.accept = c.peerWin, recvWindow, m.unary, m.accept
 	c.streams[s.id] = s
 	n := c.grantLocked(s, len(msg))
 	maxFrame := c.maxFrame
 	c.mu.Unlock()
 	hb := c.headerBlock(m)
-	w := appendFrame(c.wbuf[:0], http2.FrameHeaders, http2.FlagHeadersEndHeaders, s.id, hb)
-	w = appendData(w, s.id, msg[:n], maxFrame, n == len(msg))
+	var w []byte
+	if m.noBody { // a GET: its HEADERS end the stream, as net/http's client sends it
+		w = appendFrame(c.wbuf[:0], http2.FrameHeaders, http2.FlagHeadersEndHeaders|http2.FlagHeadersEndStream, s.id, hb)
+	} else {
+		w = appendFrame(c.wbuf[:0], http2.FrameHeaders, http2.FlagHeadersEndHeaders, s.id, hb)
+		w = appendData(w, s.id, msg[:n], maxFrame, n == len(msg))
+	}
 	c.wbuf = w
 	_, err := c.nc.Write(w)
 	c.unlockW()

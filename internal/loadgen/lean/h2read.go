@@ -270,7 +270,13 @@ func (c *h2conn) emit(f hpack.HeaderField) {
 	case ":status":
 		s.httpStatus = atoiString(f.Value)
 	case "content-type":
-		s.typeOK = len(f.Value) >= 16 && f.Value[:16] == "application/grpc"
+		if s.accept == "" {
+			s.typeOK = len(f.Value) >= 16 && f.Value[:16] == "application/grpc"
+		} else {
+			s.typeOK = isMediaType(f.Value, s.accept)
+		}
+	case "content-encoding":
+		s.coded = f.Value != "identity"
 	case "grpc-status":
 		s.grpcStatus = atoiString(f.Value)
 	case "grpc-message":

@@ -130,12 +130,16 @@ type head struct {
 	close   bool // Connection: close, or HTTP/1.0
 	typeOK  bool // Content-Type is the media type wanted
 	coded   bool // a Content-Encoding other than identity
+	// grpcStatus and grpcMsg are a gRPC-Web trailers-only answer's
+	// (grpc-status in the headers); grpcStatus -1: none.
+	grpcStatus int
+	grpcMsg    string
 }
 
 // readHead parses a status line and headers; accept is the media type a
 // 200 answer must carry.
 func (h *h1conn) readHead(accept string) (head, error) {
-	hd := head{length: -1}
+	hd := head{length: -1, grpcStatus: -1}
 	l, err := h.line()
 	if err != nil {
 		return hd, err
@@ -183,6 +187,12 @@ func (h *h1conn) readHead(accept string) (head, error) {
 			hd.typeOK = equalFold(bytes.TrimSpace(mt), accept)
 		case equalFold(k, "content-encoding"):
 			hd.coded = !equalFold(v, "identity")
+		case equalFold(k, "grpc-status"):
+			if hd.grpcStatus, err = atoi(v); err != nil {
+				hd.grpcStatus = -2 // not a number: a gRPC-Web answer refuses it
+			}
+		case equalFold(k, "grpc-message"):
+			hd.grpcMsg = string(clip(v))
 		}
 	}
 }
@@ -237,27 +247,28 @@ func (h *h1conn) readBody(dst []byte, hd head) ([]byte, error) {
 // answer is a call.HTTPStatus error, a wrong media type or content coding
 // an invalid response. It reports whether the connection can be reused.
 func (h *h1conn) roundTrip(req []byte, accept string, body []byte) ([]byte, bool, error) {
-	if _, err := h.c.Write(req); err != nil {
+	hd, body, err := h.exchange(req, accept, body)
+	if err != nil {
 		return body, false, err
+	}
+	body, err = restReply(accept)(replyOf(hd, body))
+	return body, !hd.close, err
+}
+
+// exchange writes req and reads the answer's head and its body into
+// body[:0]: an error is the exchange's (transport, or the HTTP/1.1
+// framing's); the answer's status and media type are the caller's to
+// check.
+func (h *h1conn) exchange(req []byte, accept string, body []byte) (head, []byte, error) {
+	if _, err := h.c.Write(req); err != nil {
+		return head{}, body, err
 	}
 	hd, err := h.readHead(accept)
 	if err != nil {
-		return body, false, err
+		return hd, body, err
 	}
 	body, err = h.readBody(body[:0], hd)
-	if err != nil {
-		return body, false, err
-	}
-	keep := !hd.close
-	switch {
-	case hd.status != 200:
-		return body, keep, call.HTTPStatus(hd.status, errorDetail(hd.status, body))
-	case !hd.typeOK:
-		return body, keep, call.Invalid("content type is not %q", accept)
-	case hd.coded:
-		return body, keep, call.Invalid("a content coding the lean engine did not ask for")
-	}
-	return body, keep, nil
+	return hd, body, err
 }
 
 // clip is b, at most 64 bytes of it, for an error message.

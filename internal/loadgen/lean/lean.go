@@ -15,6 +15,10 @@
 //     and hpack: request frames encoded once, many concurrent streams per
 //     connection, one reader goroutine per connection handing each answer
 //     to the caller waiting for it.
+//   - REST over HTTP/2, gRPC-Web and Connect (call.Options.HTTPVersion,
+//     web.go): over HTTP/1.1, the REST client's connections; over HTTP/2,
+//     the gRPC client's; the framing of gRPC-Web and Connect written and
+//     read here, by hand, and checked hard.
 //
 // Every answer is checked: status, media type, framing, lengths, and its
 // bytes against the last answer that was fully decoded and validated. An
@@ -28,6 +32,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/loadgen/webcall"
 )
 
 // Engine names (the registry of engines, and what each supports, is
@@ -48,8 +53,14 @@ func New(protocol api.Protocol, o call.Options) (call.Client, error) {
 		return nil, fmt.Errorf("lean: no compression (%q): use --engine standard", o.Compress)
 	}
 	switch protocol {
-	case api.REST, api.RESTProtobuf:
-		return newREST(protocol, o), nil
+	case api.REST, api.RESTProtobuf, webcall.GRPCWeb, webcall.Connect:
+		if o.IsHTTP2() {
+			return &webH2Client{grpcClient: newGRPC(o), protocol: protocol}, nil
+		}
+		if protocol == api.REST || protocol == api.RESTProtobuf {
+			return newREST(protocol, o), nil
+		}
+		return &webH1Client{newREST(protocol, o)}, nil
 	case api.GRPC:
 		return newGRPC(o), nil
 	}

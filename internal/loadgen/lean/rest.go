@@ -33,9 +33,15 @@ func (c *restClient) Caller(scenario api.Scenario) (call.Caller, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &restCaller{c: c, ex: ex, v: verifier{check: ex.Check, born: c.born}}
+	return c.newCaller(ex.Request, ex.Accept, restReply(ex.Accept), ex.Check), nil
+}
+
+// newCaller is a caller that writes req and checks its answers with reply
+// (status, media type accept, framing) and check (what reply returns).
+func (c *restClient) newCaller(req []byte, accept string, reply func(reply) ([]byte, error), check func([]byte) error) *restCaller {
+	a := &restCaller{c: c, req: req, accept: accept, reply: reply, v: verifier{check: check, born: c.born}}
 	a.f = c.dog.watch(func() { a.conn.abort() }) // only while a call is in flight: a.conn is set
-	return a, nil
+	return a
 }
 
 // Close implements call.Client.
@@ -69,15 +75,20 @@ func (c *restClient) drop(h *h1conn) {
 	c.mu.Unlock()
 }
 
-// restCaller makes one scenario's calls over its own connection.
+// restCaller makes one scenario's calls over its own connection: REST's,
+// and the web protocols' over HTTP/1.1 (web.go).
 type restCaller struct {
-	c    *restClient
-	ex   *restcall.Exchange
-	conn *h1conn
-	body []byte
-	v    verifier
-	f    *inflight // the call in flight, as the watchdog and ctx see it
-	ctx  ctxWatch
+	c      *restClient
+	req    []byte // the request as written on the wire
+	accept string // the media type of the answer
+	// reply checks an answer's status, media type and framing, and
+	// returns the bytes the verifier checks.
+	reply func(reply) ([]byte, error)
+	conn  *h1conn
+	body  []byte
+	v     verifier
+	f     *inflight // the call in flight, as the watchdog and ctx see it
+	ctx   ctxWatch
 }
 
 // Call implements call.Caller: a call by ctx's deadline.
@@ -109,16 +120,19 @@ func (a *restCaller) CallBy(ctx context.Context, deadline time.Time) (call.Outco
 		a.f.end(timer.Start())
 		return call.Outcome{}, err
 	}
-	body, keep, err := a.conn.roundTrip(a.ex.Request, a.ex.Accept, a.body)
+	hd, body, err := a.conn.exchange(a.req, a.accept, a.body)
 	now := time.Now()
 	aborted, late := a.f.end(now)
 	a.body = body
-	if !keep || aborted {
+	if err != nil || hd.close || aborted {
 		a.c.drop(a.conn)
 		a.conn = nil
 	}
 	if late {
 		err = errDeadline
+	}
+	if err == nil {
+		body, err = a.reply(replyOf(hd, body))
 	}
 	if err != nil {
 		return call.Outcome{}, err

@@ -19,6 +19,13 @@ type Exchange struct {
 	// Request is the request as written on the wire, headers and body.
 	// A post's body is marshalled once, here.
 	Request []byte
+	// Method, Path (with its query), Header and Body are the same request
+	// taken apart, for a client that writes it another way (the lean
+	// engine's HTTP/2). Header holds the fields the caller sets (not Host,
+	// User-Agent or Content-Length).
+	Method, Path string
+	Header       http.Header
+	Body         []byte
 	// Accept is the media type the answer must have (Content-Type).
 	Accept string
 	// Check decodes a whole answer body (de-chunked) and validates it;
@@ -59,9 +66,10 @@ func NewExchange(o call.Options, protocol api.Protocol, scenario api.Scenario) (
 // exchange implements exchanger: a post's body marshalled once.
 func (a *unary[T]) exchange() (*Exchange, error) {
 	req := a.req.Clone(a.req.Context())
+	var body []byte
 	if a.body != nil {
-		body, err := a.body()
-		if err != nil {
+		var err error
+		if body, err = a.body(); err != nil {
 			return nil, fmt.Errorf("restcall: %w", err)
 		}
 		if a.c.gzip {
@@ -72,7 +80,8 @@ func (a *unary[T]) exchange() (*Exchange, error) {
 	}
 	raw, err := serialise(req)
 	check := func(b []byte) error { return a.checkBody(nil, b) }
-	return &Exchange{Request: raw, Accept: a.accept, Check: check}, err
+	return &Exchange{Request: raw, Accept: a.accept, Check: check,
+		Method: req.Method, Path: req.URL.RequestURI(), Header: req.Header, Body: body}, err
 }
 
 // exchange implements exchanger.
@@ -100,7 +109,8 @@ func streamExchange(a *streamed, accept string, records func(*call.Timer, *track
 		}
 		return records(nil, body)
 	}
-	return &Exchange{Request: raw, Accept: accept, Check: check}, err
+	return &Exchange{Request: raw, Accept: accept, Check: check,
+		Method: a.req.Method, Path: a.req.URL.RequestURI(), Header: a.req.Header}, err
 }
 
 // nopCloser is io.NopCloser with a type Request.Write does not unwrap.

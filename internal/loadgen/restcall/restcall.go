@@ -1,7 +1,8 @@
-// Package restcall holds the HTTP/1.1 adapters: JSON (protocol "rest") and
-// protobuf over HTTP/1.1 (protocol "rest-protobuf"), one small Caller per
-// scenario and encoding. They share the transport and the status and
-// content-type checks; decoding and validation are each adapter's own.
+// Package restcall holds the REST adapters: JSON (protocol "rest") and
+// protobuf (protocol "rest-protobuf"), over HTTP/1.1 or HTTP/2
+// (call.Options.HTTPVersion), one small Caller per scenario and encoding.
+// They share the transport and the status and content-type checks;
+// decoding and validation are each adapter's own.
 package restcall
 
 import (
@@ -34,10 +35,10 @@ const MaxBody = 64 << 20
 // both protocols read and write in the same chunks.
 const bufferSize = 32 << 10
 
-// client is what the JSON and protobuf clients share: one HTTP/1.1
-// transport over counted connections.
+// client is what the JSON and protobuf clients share: the transports
+// over counted connections (Transports).
 type client struct {
-	tr      *http.Transport
+	rts     roundTrippers
 	root    *url.URL
 	auth    string
 	records int  // call.Options.Records
@@ -77,7 +78,7 @@ func newClient(o call.Options) (*client, error) {
 	if err != nil || root.Host == "" {
 		return nil, fmt.Errorf("restcall: bad target %q", o.Target)
 	}
-	c := &client{tr: Transport(o), root: root, records: o.Records, gzip: o.Compress == call.CompressGzip, pl: o.Payload}
+	c := &client{rts: newRoundTrippers(Transports(o)), root: root, records: o.Records, gzip: o.Compress == call.CompressGzip, pl: o.Payload}
 	if o.Token != "" {
 		c.auth = "Bearer " + o.Token
 	}
@@ -112,7 +113,7 @@ func Transport(o call.Options) *http.Transport {
 
 // Close implements call.Client.
 func (c *client) Close() error {
-	c.tr.CloseIdleConnections()
+	c.rts.close()
 	return nil
 }
 
@@ -153,7 +154,7 @@ func (c *client) template(method, path, accept, contentType string) *http.Reques
 // caller owns resp.Body. It uses the transport directly: the contract has
 // no redirects or cookies for an http.Client to handle.
 func (c *client) do(req *http.Request, wantType string) (*http.Response, error) {
-	resp, err := c.tr.RoundTrip(req)
+	resp, err := c.rts.pick().RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}

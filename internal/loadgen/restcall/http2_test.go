@@ -1,0 +1,77 @@
+package restcall_test
+
+import (
+	"testing"
+
+	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/loadgen/restcall"
+	"github.com/meteorbench/meteorbench/internal/loadgen/webcall/webtest"
+	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
+)
+
+// TestHTTP2 calls every scenario of both encodings over HTTP/2 (h2c with
+// prior knowledge, and ALPN h2 under TLS) against a plain net/http server:
+// every answer decodes and validates, the server saw HTTP/2 only, the
+// workers shared the one connection of the gRPC client's policy, and the
+// bytes counted cover the answers.
+func TestHTTP2(t *testing.T) {
+	for _, tlsOn := range []bool{false, true} {
+		srv := webtest.Start(t, webtest.Config{TLS: tlsOn})
+		for _, protobuf := range []bool{false, true} {
+			for _, sc := range api.Scenarios() {
+				name := map[bool]string{false: "h2c", true: "tls"}[tlsOn] + "/" + map[bool]string{false: "json", true: "protobuf"}[protobuf] + "/" + string(sc)
+				t.Run(name, func(t *testing.T) {
+					d := &wire.Dialer{}
+					if tlsOn {
+						d.TLS = srv.TLSConfig.Clone()
+						d.TLS.NextProtos = call.ALPN(call.HTTP2)
+					}
+					const workers = 4
+					o := call.Options{Target: srv.Addr, Workers: workers, Dialer: d, HTTPVersion: call.HTTP2}
+					var c call.Client
+					var err error
+					if protobuf {
+						c, err = restcall.NewProtobuf(o)
+					} else {
+						c, err = restcall.NewJSON(o)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer c.Close()
+					before1 := srv.Proto[1].Load()
+					callers, err := webtest.Callers(c, sc, workers)
+					if err == nil {
+						err = webtest.Load(callers, sc, 3, true)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					st := d.Stats()
+					if st.Dials != 1 {
+						t.Errorf("%d connections for %d workers over HTTP/2, want 1 (the gRPC client's policy)", st.Dials, workers)
+					}
+					if n := srv.Proto[1].Load() - before1; n != 0 {
+						t.Errorf("%d requests reached the server over HTTP/1.1", n)
+					}
+					least := int64(workers * 3 * 10) // the smallest answer, "API Version 1.0"
+					if sc == api.Large || sc == api.Stream {
+						least = workers * 3 * 90_000 // 1000 records: about 98 KB as protobuf
+					}
+					if st.Received < least || st.Sent <= 0 {
+						t.Errorf("bytes counted: sent %d, received %d, want received >= %d", st.Sent, st.Received, least)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestHTTPVersionBad: a version other than 1.1 or 2 is refused.
+func TestHTTPVersionBad(t *testing.T) {
+	_, err := restcall.NewJSON(call.Options{Target: "127.0.0.1:1", Workers: 1, Dialer: &wire.Dialer{}, HTTPVersion: "3"})
+	if err == nil {
+		t.Fatal("HTTP version 3 accepted")
+	}
+}
