@@ -38,22 +38,13 @@ func (p *Plan) probe(ctx context.Context, k results.CellKey, rate float64, d tim
 	k.RateRequested = rate
 	workers := p.workers(rate)
 	k.Concurrency = workers
-	cfg := p.Base.Only(k)
-	cfg.Duration, cfg.Iterations = d, 0
-	cfg.Warmup = p.ProbeWarmup
-	if cfg.Warmup == 0 {
-		cfg.Warmup = -1
-	}
-	cfg.Repeat = 1
-	cfg.Progress, cfg.Measured, cfg.Started = nil, nil, nil
-	res, err := p.session.Run(ctx, cfg)
-	if res == nil || len(res.Cells) == 0 {
+	c, err := p.session.Measure(ctx, k, loadgen.Bounds{Warmup: p.ProbeWarmup, Duration: d})
+	if c == nil {
 		if err == nil {
 			err = errors.New("no cell measured")
 		}
 		return Outcome{}, err
 	}
-	c := &res.Cells[0]
 	o := Outcome{
 		Offered:   rate,
 		Achieved:  achieved(c, d),

@@ -194,14 +194,14 @@ func SessionProber(s *loadgen.Session, p Plan, base loadgen.Config, workers int)
 	return func(ctx context.Context, pr api.Protocol, m results.Mix) (*results.Cell, error) {
 		cfg := p.Config(base, m, workers)
 		cfg.Protocols, cfg.Repeat = []api.Protocol{pr}, 1
-		cfg.Started, cfg.Measured, cfg.Progress = nil, nil, nil
-		res, err := s.Run(ctx, cfg)
+		ks := cfg.Cells()
+		if len(ks) != 1 {
+			return nil, fmt.Errorf("verify %s at %s: %d cells", pr, m, len(ks))
+		}
+		c, err := s.Measure(ctx, ks[0], cfg.CellBounds())
 		if err != nil {
 			return nil, err
 		}
-		if len(res.Cells) != 1 {
-			return nil, fmt.Errorf("verify %s at %s: %d cells", pr, m, len(res.Cells))
-		}
-		return &res.Cells[0], nil
+		return c, nil
 	}
 }

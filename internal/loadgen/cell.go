@@ -26,11 +26,36 @@ type measured struct {
 	hists hists // the raw histograms, merged over repeats then encoded
 }
 
+// Bounds are how long one cell is measured: Warmup unmeasured, then until
+// Duration or Iterations batches (open loop: Iterations × batch calls),
+// the first reached. With neither, the session's Config.CellLimit bounds
+// the cell.
+type Bounds struct {
+	Warmup     time.Duration // 0: none
+	Duration   time.Duration
+	Iterations int
+}
+
+// bounds are the bounds of every cell of c (after withDefaults).
+func (c Config) bounds() Bounds {
+	return Bounds{Warmup: c.Warmup, Duration: c.Duration, Iterations: c.Iterations}
+}
+
+// CellBounds are the bounds Run measures each cell of c within, its
+// defaults filled: what Session.Measure takes.
+func (c Config) CellBounds() Bounds { return c.withDefaults().bounds() }
+
 // measureCell opens the protocol's client over counted connections, warms
-// up, then measures the cell: one repeat's figures.
-func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, error) {
+// up, then measures the cell within b: one repeat's figures. Everything
+// that varies by cell comes from spec's key; r.cfg gives what the session
+// shares (target, token, timeout, segment, payload, endpoints).
+func (r *runner) measureCell(ctx context.Context, spec cellSpec, b Bounds) (*measured, error) {
 	cfg := r.cfg
-	sh := cfg.shareOf(spec) // segment.go
+	mix, err := mixOf(spec) // mix.go
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", spec, err)
+	}
+	sh := cfg.shareOf(spec, b) // segment.go
 	if sh.empty {
 		return r.emptyShare(spec, sh), nil
 	}
@@ -48,36 +73,26 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 		defer relay.Close() // after client.Close below
 		dialer.Dial = relay.DialContext
 	}
-	client, err := r.newClient(spec, call.Options{
-		Target:      r.addrOf(spec), // endpoints.go
-		Token:       cfg.Token,
-		Workers:     max(sh.workers, sh.maxWorkers),
-		Connections: cfg.Connections,
-		Records:     spec.Records,
-		Dialer:      dialer,
-		Compress:    spec.Compress,
-		JSONCodec:   spec.JSONCodec,
-		Payload:     cfg.Payload,
-	})
+	client, err := r.newClient(spec, r.options(spec, dialer, max(sh.workers, sh.maxWorkers)))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", spec, err)
 	}
 	defer client.Close()
-	callers, err := partCallers(client, spec, cfg.Mix, sh.workers, sh.maxWorkers) // mix.go
+	callers, err := partCallers(client, spec, mix, sh.workers, sh.maxWorkers) // mix.go
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", spec, err)
 	}
-	scheds := cfg.schedules(spec, sh)
+	scheds := schedules(mix, sh)
 	grace := min(cellGrace, cfg.Timeout)
 
-	if cfg.Warmup > 0 {
-		runParts(ctx, callers, spec.Batch, cfg.Timeout, scheds, bounds{soft: cfg.Warmup, hard: cfg.Warmup + grace})
+	if b.Warmup > 0 {
+		runParts(ctx, callers, spec.Batch, cfg.Timeout, scheds, bounds{soft: b.Warmup, hard: b.Warmup + grace})
 		if ctx.Err() != nil {
 			return nil, nil // interrupted before anything was measured
 		}
 	}
 
-	soft := cfg.Duration
+	soft := b.Duration
 	if soft == 0 {
 		soft = cfg.CellLimit
 	}
@@ -92,7 +107,7 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 	after.readClient(dialer)
 	r.scrapeInto(ctx, spec, &after)
 
-	m := &measured{spec: spec, cell: r.summarize(spec, sh, ph, before, after, dialer.Stats().Dials), hists: ph.t.hists()}
+	m := &measured{spec: spec, cell: r.summarize(spec, mix, sh, ph, before, after, dialer.Stats().Dials), hists: ph.t.hists()}
 	if sh.maxWorkers > 0 {
 		m.cell.WorkersUsed = len(callers.list)
 	}
@@ -110,10 +125,30 @@ func (r *runner) measureCell(ctx context.Context, spec cellSpec) (*measured, err
 	return m, nil
 }
 
+// options are the client options of spec's cell for workers workers over
+// d: the session's target and credentials, and what each dimension of the
+// cell's condition carries to the client (planDimension.option).
+func (r *runner) options(spec cellSpec, d *wire.Dialer, workers int) call.Options {
+	o := call.Options{
+		Target:      r.addrOf(spec), // endpoints.go
+		Token:       r.cfg.Token,
+		Workers:     workers,
+		Connections: r.cfg.Connections,
+		Dialer:      d,
+		Payload:     r.cfg.Payload,
+	}
+	for _, pd := range planDimensions {
+		if pd.option != nil {
+			pd.option(spec.Condition, &o)
+		}
+	}
+	return o
+}
+
 // emptyShare is the cell of an instance whose share of it is nothing: no
 // call, no client opened, and a warning that says so (segment.go).
 func (r *runner) emptyShare(spec cellSpec, sh cellShare) *measured {
-	c := results.Cell{CellKey: spec.CellKey, Mode: r.cfg.mode(), Share: sh.result(r.cfg.Segment)}
+	c := results.Cell{CellKey: spec.CellKey, Mode: modeOf(spec.RateRequested), Share: sh.result(r.cfg.Segment)}
 	c.Warnings = []string{fmt.Sprintf("segment %s has no share of this cell's %s: not measured here (the other segments measure it)", r.cfg.Segment, sh.why)}
 	return &measured{spec: spec, cell: c}
 }
@@ -146,8 +181,9 @@ func (r *runner) scrapeInto(ctx context.Context, spec cellSpec, s *snapshot) {
 }
 
 // summarize turns a measurement into a cell's figures and warnings.
-func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, after snapshot, dials int64) results.Cell {
+func (r *runner) summarize(spec cellSpec, mix results.Mix, sh cellShare, ph phaseResult, before, after snapshot, dials int64) results.Cell {
 	cfg := r.cfg
+	open := spec.RateRequested > 0
 	t := ph.t
 	secs := ph.elapsed.Seconds()
 	// Attempts are what was sent; per-call figures (bytes, CPU) are per
@@ -158,7 +194,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 		CellKey:     spec.CellKey,
 		Target:      r.cellTarget(spec), // targets.go
 		Connections: int(dials),
-		Mode:        cfg.mode(),
+		Mode:        modeOf(spec.RateRequested),
 		Calls:       t.calls,
 		Errors:      t.errors,
 		DurationS:   secs,
@@ -166,7 +202,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 	if cfg.Endpoints != nil {
 		c.ClientDecoding = cfg.Endpoints.Decoding(spec.Protocol, spec.Scenario) // settled by the probe calls
 	}
-	if cfg.Rate == 0 { // open-loop cells have no time per batch
+	if !open { // open-loop cells have no time per batch
 		c.Batches = t.batch.N
 		c.BatchMS = results.Spread{Mean: t.batch.Mean / 1e6, Stddev: t.batch.Stddev() / 1e6}
 	}
@@ -196,7 +232,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 	if t.calls > 0 {
 		c.ClientCPUUSPerCall = float64(clientCPU.Microseconds()) / float64(t.calls)
 	}
-	if cfg.Rate > 0 {
+	if open {
 		if secs > 0 {
 			c.RateAchieved = float64(attempts) / secs
 		}
@@ -236,7 +272,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 		case serverCPU < ServerCPUMin:
 			warn("server CPU %s in the cell (< %v): server CPU per call is imprecise; measure longer", format.Duration(serverCPU), ServerCPUMin)
 		}
-		served, key := servedCount(cfg.servedKeys(spec), before.server, after.server) // mix.go
+		served, key := servedCount(servedKeys(spec, mix), before.server, after.server) // mix.go
 		// Calls cut short by an interruption reached the server too.
 		switch sent := attempts + t.cancelled; {
 		case spec.Scenario.Method() == "":
@@ -265,7 +301,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 			c.GeneratorBottleneck, c.GeneratorBottleneckReason = true, why
 			warn("%s: it may be the bottleneck", why)
 		}
-		if cfg.Rate == 0 && attempts > 0 {
+		if !open && attempts > 0 {
 			// Workers that had a batch to run: with --iterations below the
 			// concurrency, the rest idle by design, not for want of speed.
 			working := sh.workers
@@ -277,7 +313,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 			}
 		}
 	}
-	if cfg.Rate > 0 {
+	if open {
 		if attempts > 0 && float64(t.late) > 0.01*float64(attempts) {
 			warn("%d of %d calls started more than %v after they were due: %s; their latency from the intended start includes that wait", t.late, attempts, LateThreshold, lateWhy(t.late, t.lateWoken, ph.workers, sh.maxWorkers))
 		}
@@ -292,7 +328,7 @@ func (r *runner) summarize(spec cellSpec, sh cellShare, ph phaseResult, before, 
 		warn("no successful call")
 	}
 	var mixWarns []string
-	c.Mix, mixWarns = cfg.mixStats(ph) // mix.go
+	c.Mix, mixWarns = mixStats(mix, ph) // mix.go
 	c.Warnings = append(c.Warnings, mixWarns...)
 	c.Suspect = r.check(&c, spec, sh, ph) // check.go
 	return c

@@ -64,7 +64,7 @@ func (r *runner) check(c *results.Cell, spec cellSpec, sh cellShare, ph phaseRes
 	// A phase's fixed costs (starting its goroutines, the last call's
 	// wait) are most of a handful of calls: Little's law is checked on
 	// phases long enough to be judged.
-	if r.cfg.Rate == 0 && secs >= LittleMinTime.Seconds() && attempts >= 10*int64(working) && c.StopReason == "" {
+	if spec.RateRequested == 0 && secs >= LittleMinTime.Seconds() && attempts >= 10*int64(working) && c.StopReason == "" {
 		// Little's law: calls in flight = calls/s × mean time in flight.
 		inFlight := (t.sum[results.KindLatency] + t.errSum) / 1e9 / secs
 		if inFlight < LittleMin*float64(working) || inFlight > 1.05*float64(working) {
@@ -92,7 +92,7 @@ func (r *runner) check(c *results.Cell, spec cellSpec, sh cellShare, ph phaseRes
 			add("%s %s per call cannot carry the %d records asked for (at least %d B each)", format.Bytes(got), dir, want, MinBytesPerRecord)
 		}
 	}
-	if r.cfg.Rate > 0 && t.calls > 0 {
+	if spec.RateRequested > 0 && t.calls > 0 {
 		if late, how := WokeLate(c); late {
 			why = append(why, how)
 		}

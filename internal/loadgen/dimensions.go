@@ -8,6 +8,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"github.com/meteorbench/meteorbench/internal/link"
+	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -23,8 +24,9 @@ type planDimension struct {
 	// as what it sets on a condition, in the order they are measured. A
 	// dimension a run does not sweep has one value.
 	values func(c Config, sc api.Scenario) []func(*results.Condition)
-	// only narrows c to k's value of the dimension.
-	only func(c *Config, k results.Condition)
+	// option carries the cell's value of the dimension to the client it
+	// opens (nil: the client needs nothing of it).
+	option func(k results.Condition, o *call.Options)
 	// settings records the sweep in s (nil: results.Settings has no field
 	// for it).
 	settings func(c Config, s *results.Settings)
@@ -49,7 +51,6 @@ var planDimensions = []planDimension{
 		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
 			return one(func(k *results.Condition) { k.RateRequested = c.Rate })
 		},
-		only:     func(c *Config, k results.Condition) { c.Rate = k.RateRequested },
 		settings: func(c Config, s *results.Settings) { s.Rate = c.Rate },
 		validate: func(c Config) error {
 			if c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) {
@@ -63,7 +64,6 @@ var planDimensions = []planDimension{
 		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
 			return one(func(k *results.Condition) { k.ServerCPUs = c.ServerCPUs })
 		},
-		only: func(*Config, results.Condition) {}, // the own server's pinning is the config's, never narrowed
 		validate: func(c Config) error {
 			if c.ServerCPUs < 0 {
 				return fmt.Errorf("server CPUs %d: must not be negative", c.ServerCPUs)
@@ -76,14 +76,6 @@ var planDimensions = []planDimension{
 		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
 			return each(c.Links, func(k *results.Condition, l link.Spec) { k.Link = conditionLink(l) })
 		},
-		only: func(c *Config, k results.Condition) {
-			c.Links = []link.Spec{{}} // the zero Spec is no emulation
-			if k.Link != "" {
-				if l, err := link.Parse(k.Link); err == nil {
-					c.Links = []link.Spec{l}
-				}
-			}
-		},
 		settings: func(c Config, s *results.Settings) { s.Links = c.settingsLinks() },
 		validate: func(c Config) error { return unique("link", c.linkNames()) },
 	},
@@ -92,7 +84,6 @@ var planDimensions = []planDimension{
 		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
 			return each(c.Concurrency, func(k *results.Condition, n int) { k.Concurrency = n })
 		},
-		only:     func(c *Config, k results.Condition) { c.Concurrency = []int{k.Concurrency} },
 		settings: func(c Config, s *results.Settings) { s.Concurrency = c.Concurrency },
 		validate: func(c Config) error {
 			for _, n := range c.Concurrency {
@@ -108,13 +99,8 @@ var planDimensions = []planDimension{
 		values: func(c Config, sc api.Scenario) []func(*results.Condition) {
 			return each(recordsOf(c, sc), func(k *results.Condition, n int) { k.Records = n })
 		},
-		only: func(c *Config, k results.Condition) {
-			c.Records = nil
-			if k.Records > 0 {
-				c.Records = []int{k.Records}
-			}
-		},
 		settings: func(c Config, s *results.Settings) { s.Records = c.Records },
+		option:   func(k results.Condition, o *call.Options) { o.Records = k.Records },
 		validate: func(c Config) error {
 			seen := map[int]bool{}
 			for _, n := range c.Records {
@@ -134,13 +120,8 @@ var planDimensions = []planDimension{
 		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
 			return each(c.Compress, func(k *results.Condition, z string) { k.Compress = unlessDefault(z, CompressNone) })
 		},
-		only: func(c *Config, k results.Condition) {
-			c.Compress = []string{CompressNone}
-			if k.Compress != "" {
-				c.Compress = []string{k.Compress}
-			}
-		},
 		settings: func(c Config, s *results.Settings) { s.Compress = sweepUnlessDefault(c.Compress, CompressNone) },
+		option:   func(k results.Condition, o *call.Options) { o.Compress = k.Compress },
 		validate: func(c Config) error { return validCompress(c.Compress) },
 	},
 	{
@@ -154,11 +135,6 @@ var planDimensions = []planDimension{
 			}
 			return each(c.TLS, func(k *results.Condition, on bool) { k.TLS = on })
 		},
-		only: func(c *Config, k results.Condition) {
-			if len(c.TLS) > 0 || k.TLS {
-				c.TLS = []bool{k.TLS}
-			}
-		},
 		validate: func(c Config) error { return c.validateTLS() }, // tls.go
 	},
 	{
@@ -169,13 +145,8 @@ var planDimensions = []planDimension{
 		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
 			return each(c.JSONCodecs, func(k *results.Condition, jc string) { k.JSONCodec = unlessDefault(jc, jsoncodec.Std) })
 		},
-		only: func(c *Config, k results.Condition) {
-			c.JSONCodecs = []string{jsoncodec.Std}
-			if k.JSONCodec != "" {
-				c.JSONCodecs = []string{k.JSONCodec}
-			}
-		},
 		settings:  func(c Config, s *results.Settings) { s.JSONCodecs = sweepUnlessDefault(c.JSONCodecs, jsoncodec.Std) },
+		option:    func(k results.Condition, o *call.Options) { o.JSONCodec = k.JSONCodec },
 		validate:  func(c Config) error { return validJSONCodecs(c.JSONCodecs) },
 		appliesTo: jsonCodecApplies,
 	},
@@ -190,7 +161,6 @@ var planDimensions = []planDimension{
 				}
 			})
 		},
-		only:     func(*Config, results.Condition) {},                   // one value per run
 		validate: func(c Config) error { return c.validateEndpoints() }, // endpoints.go
 	},
 	{
@@ -199,18 +169,11 @@ var planDimensions = []planDimension{
 		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
 			return one(func(k *results.Condition) { k.Payload = c.payloadID() }) // payload.go
 		},
-		only: func(*Config, results.Condition) {},
 	},
 	{
 		field: "traffic",
 		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
 			return one(func(k *results.Condition) { k.Mix = c.Mix.String() })
-		},
-		only: func(c *Config, k results.Condition) {
-			c.Mix = nil
-			if m, err := results.ParseMixOf(k.Mix, nil); err == nil {
-				c.Mix = m
-			}
 		},
 		settings: func(c Config, s *results.Settings) { s.Mix = c.Mix.String() },
 		validate: func(c Config) error { return c.validateMix() }, // mix.go
@@ -221,12 +184,6 @@ var planDimensions = []planDimension{
 		field: "engine",
 		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
 			return each(c.Engines, func(k *results.Condition, e string) { k.Engine = unlessDefault(e, lean.Standard) })
-		},
-		only: func(c *Config, k results.Condition) {
-			c.Engines = []string{lean.Standard}
-			if k.Engine != "" {
-				c.Engines = []string{k.Engine}
-			}
 		},
 		settings: func(c Config, s *results.Settings) { s.Engines = sweepUnlessDefault(c.Engines, lean.Standard) },
 		validate: func(c Config) error { return validEngines(c) },

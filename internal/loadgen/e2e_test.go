@@ -300,27 +300,46 @@ func TestRunConnections(t *testing.T) {
 	}
 }
 
-// Only narrows a config to each of its cells: the plan of the narrowed
-// config is exactly that cell.
-func TestConfigOnly(t *testing.T) {
-	cfg := loadgen.Config{Target: target.One("127.0.0.1:1"), Scenarios: []api.Scenario{api.Small, api.Large}, Records: []int{10, 100},
-		Concurrency: []int{1, 4}, Batches: []int{5}, Repeat: 3, Compress: []string{loadgen.CompressNone, loadgen.CompressGzip},
-		TLS: []bool{false, true}}
-	l, err := link.Parse("100mbit/20ms")
+// A session measures any cell of its plan by its key: each cell of a
+// sweep (links, compression, TLS off, payload sizes), measured through
+// one session, comes back with that key and its calls, and a key with a
+// traffic that does not read is refused, not measured as something else.
+func TestMeasureEveryCell(t *testing.T) {
+	addr := servertest.Start(t, server.Config{})
+	cfg := quick(addr)
+	cfg.Scenarios = []api.Scenario{api.Small, api.Large}
+	cfg.Records, cfg.Batches, cfg.Concurrency = []int{10}, []int{2}, []int{1, 2}
+	cfg.Compress = []string{loadgen.CompressNone, loadgen.CompressGzip}
+	l, err := link.Parse("1gbit/1ms")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Links = []link.Spec{{}, l}
 	cells := cfg.Cells()
-	// small: 2 links x 2 concurrency x 2 compressions x 2 TLS x 3
-	// protocols; large: also x 2 sizes.
-	if len(cells) != 2*(2*2*2*3+2*2*2*2*3) {
+	// small: 2 links x 2 concurrency x 2 compressions x 3 protocols;
+	// large: the same (one size).
+	if len(cells) != 2*(2*2*2*3) {
 		t.Fatalf("%d cells", len(cells))
 	}
+	ctx := context.Background()
+	s, err := loadgen.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
 	for _, k := range cells {
-		if got := cfg.Only(k).Cells(); len(got) != 1 || got[0] != k {
-			t.Errorf("Only(%s).Cells() = %v", k.Key(), got)
+		c, err := s.Measure(ctx, k, loadgen.Bounds{Iterations: 2})
+		if err != nil {
+			t.Fatalf("%s: %v", k.Key(), err)
 		}
+		if c.CellKey != k || c.Calls != 2*2 || c.Errors != 0 {
+			t.Errorf("Measure(%s): cell %s, %d calls, %d errors, want the key's cell with 4 calls", k.Key(), c.Key(), c.Calls, c.Errors)
+		}
+	}
+	bad := cells[0]
+	bad.Scenario, bad.Mix = results.MixScenario, "small=x"
+	if _, err := s.Measure(ctx, bad, loadgen.Bounds{Iterations: 1}); err == nil || !strings.Contains(err.Error(), "small=x") {
+		t.Errorf("a key whose traffic does not read: %v, want an error naming it", err)
 	}
 }
 

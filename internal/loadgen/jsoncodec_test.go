@@ -3,6 +3,7 @@ package loadgen_test
 import (
 	"bufio"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -89,10 +90,11 @@ func TestRunJSONCodecs(t *testing.T) {
 			t.Errorf("env: json codecs %v (protobuf %q), want v2's and sonic's versions", res.Env.JSONCodecs, res.Env.ProtobufVersion)
 		}
 	}
-	// The plan's Only narrows to one codec, as the capacity search does.
+	// The plan has the sonic rest cell, which a capacity search measures
+	// by its key.
 	k := results.CellKey{Scenario: api.Large, Protocol: api.REST, Batch: 3, Condition: results.Condition{Concurrency: 1, JSONCodec: jsoncodec.Sonic}}
-	if got := cfg.Only(k).Cells(); len(got) != 1 || got[0] != k {
-		t.Errorf("Only(%s).Cells() = %v", k.Key(), got)
+	if !slices.Contains(cfg.Cells(), k) {
+		t.Errorf("Cells() has no %s", k.Key())
 	}
 	if got := loadgen.JSONCodecs(); len(got) != 3 {
 		t.Errorf("JSONCodecs() = %v", got)

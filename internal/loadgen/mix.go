@@ -61,11 +61,24 @@ func (c Config) validateMix() error {
 	return nil
 }
 
+// mixOf is the traffic of spec's cell, read from its key (the plan wrote
+// it with Mix.String); nil for a cell of one scenario.
+func mixOf(spec cellSpec) (results.Mix, error) {
+	if spec.Scenario != results.MixScenario {
+		return nil, nil
+	}
+	m, err := results.ParseMixOf(spec.Mix, nil)
+	if err != nil {
+		return nil, fmt.Errorf("traffic %q: %w", spec.Mix, err)
+	}
+	return m, nil
+}
+
 // partCallers are a cell's Callers for workers workers, growing up to
 // max (0: no growth): one part, the cell's scenario, or each of a mix's
 // scenarios.
 func partCallers(client call.Client, spec cellSpec, mix results.Mix, workers, max int) (*callers, error) {
-	cs := &callers{client: client, scenarios: Config{Mix: mix}.servedScenarios(spec), max: max}
+	cs := &callers{client: client, scenarios: servedScenarios(spec, mix), max: max}
 	for range workers {
 		if _, err := cs.add(); err != nil {
 			return nil, err
@@ -76,12 +89,12 @@ func partCallers(client call.Client, spec cellSpec, mix results.Mix, workers, ma
 
 // schedules are a cell's open-loop schedules by part: the share's, or each
 // of a mix's scenarios at its rate.
-func (c Config) schedules(spec cellSpec, sh cellShare) []schedule {
-	if spec.Scenario != results.MixScenario {
+func schedules(mix results.Mix, sh cellShare) []schedule {
+	if len(mix) == 0 {
 		return []schedule{sh.sched}
 	}
-	out := make([]schedule, len(c.Mix))
-	for i, p := range c.Mix {
+	out := make([]schedule, len(mix))
+	for i, p := range mix {
 		out[i] = schedule{rate: p.Rate}
 	}
 	return out
@@ -89,12 +102,12 @@ func (c Config) schedules(spec cellSpec, sh cellShare) []schedule {
 
 // servedScenarios are the scenarios a cell calls, by part: its own, or
 // its mix's.
-func (c Config) servedScenarios(spec cellSpec) []api.Scenario {
+func servedScenarios(spec cellSpec, mix results.Mix) []api.Scenario {
 	if spec.Scenario != results.MixScenario {
 		return []api.Scenario{spec.Scenario}
 	}
-	out := make([]api.Scenario, len(c.Mix))
-	for i, p := range c.Mix {
+	out := make([]api.Scenario, len(mix))
+	for i, p := range mix {
 		out[i] = p.Scenario
 	}
 	return out
@@ -102,9 +115,9 @@ func (c Config) servedScenarios(spec cellSpec) []api.Scenario {
 
 // servedKeys are the server's request counters ("protocol/method") a
 // cell's calls count in.
-func (c Config) servedKeys(spec cellSpec) []string {
+func servedKeys(spec cellSpec, mix results.Mix) []string {
 	var out []string
-	for _, sc := range c.servedScenarios(spec) {
+	for _, sc := range servedScenarios(spec, mix) {
 		out = append(out, string(spec.Protocol)+"/"+sc.Method())
 	}
 	return out
@@ -127,14 +140,14 @@ const MixShortfall = 0.02
 
 // mixStats are each scenario's figures of a mixed phase, and the
 // warnings of the scenarios short of their rate.
-func (c Config) mixStats(ph phaseResult) ([]results.MixStat, []string) {
-	if len(ph.parts) != len(c.Mix) || len(c.Mix) == 0 {
+func mixStats(mix results.Mix, ph phaseResult) ([]results.MixStat, []string) {
+	if len(ph.parts) != len(mix) || len(mix) == 0 {
 		return nil, nil
 	}
 	secs := ph.elapsed.Seconds()
-	out := make([]results.MixStat, len(c.Mix))
+	out := make([]results.MixStat, len(mix))
 	var warns []string
-	for i, p := range c.Mix {
+	for i, p := range mix {
 		t := ph.parts[i].t
 		s := results.MixStat{Scenario: p.Scenario, OfferedRate: p.Rate, Calls: t.calls, Errors: t.errors}
 		if secs > 0 {

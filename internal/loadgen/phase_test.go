@@ -139,7 +139,7 @@ func TestSummarizePerSuccessfulCall(t *testing.T) {
 	before := snapshot{wire: wire.Stats{Sent: 1000, Received: 5000}, clientCPU: time.Second}
 	after := snapshot{wire: wire.Stats{Sent: 13000, Received: 25000}, clientCPU: time.Second + 50*time.Millisecond}
 	spec := cellSpec{CellKey: results.CellKey{Scenario: "small", Protocol: "rest", Batch: 1, Condition: results.Condition{Concurrency: 1, RateRequested: 100}}}
-	c := r.summarize(spec, r.cfg.shareOf(spec), phaseResult{t: tl, elapsed: time.Second}, before, after, 1)
+	c := r.summarize(spec, nil, r.cfg.shareOf(spec, r.cfg.bounds()), phaseResult{t: tl, elapsed: time.Second}, before, after, 1)
 	if c.Calls != 10 || c.Errors != 90 {
 		t.Fatalf("calls %d, errors %d", c.Calls, c.Errors)
 	}

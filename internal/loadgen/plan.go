@@ -131,17 +131,3 @@ func (c Config) Cells() []results.CellKey {
 	}
 	return out
 }
-
-// Only narrows c to one cell of its plan: k's scenario, protocol, batch and
-// condition, so that Run measures that cell alone (the capacity search
-// probes one cell at many rates this way). Every dimension is narrowed by
-// its planDimensions entry.
-func (c Config) Only(k results.CellKey) Config {
-	c.Scenarios = []api.Scenario{k.Scenario}
-	c.Protocols = []api.Protocol{k.Protocol}
-	c.Batches = []int{k.Batch}
-	for _, d := range planDimensions {
-		d.only(&c, k.Condition)
-	}
-	return c
-}

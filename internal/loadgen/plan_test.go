@@ -51,21 +51,6 @@ func TestPlanOrderUnchanged(t *testing.T) {
 	golden.Check(t, filepath.Join("testdata", "plan.txt"), []byte(b.String()), *updatePlan)
 }
 
-// Only narrows a sweep to each of its cells in turn: the narrowed plan is
-// that cell's repeats, nothing else.
-func TestOnlyEveryCell(t *testing.T) {
-	cfg := sweepConfig()
-	for _, k := range cfg.Cells() {
-		var got []results.CellKey
-		for _, s := range plan(cfg.Only(k).withDefaults()) {
-			got = append(got, s.CellKey)
-		}
-		if len(got) != cfg.Repeat || got[0] != k || got[len(got)-1] != k {
-			t.Errorf("Only(%s): %v", k.Key(), got)
-		}
-	}
-}
-
 // The plan walks every dimension of a condition, each once: a dimension
 // declared in results.Dimensions without its plan entry would never vary.
 func TestPlanDimensionsMatchResults(t *testing.T) {

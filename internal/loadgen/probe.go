@@ -38,7 +38,7 @@ func (r *runner) probeContract(ctx context.Context) (notServed []results.NotServ
 	ok, refused := 0, 0
 	for _, spec := range plan(r.cfg) {
 		k := [2]string{string(spec.Scenario), string(spec.Protocol)}
-		if seen[k] || r.cfg.shareOf(spec).empty {
+		if seen[k] || r.cfg.shareOf(spec, r.cfg.bounds()).empty {
 			continue
 		}
 		seen[k] = true
@@ -96,27 +96,24 @@ func served(specs []cellSpec, not []results.NotServed) []cellSpec {
 
 // probeOne makes one call of spec's scenario and protocol.
 func (r *runner) probeOne(ctx context.Context, spec cellSpec) error {
-	client, err := r.newClient(spec, call.Options{
-		Target:    r.addrOf(spec),
-		Token:     r.cfg.Token,
-		Workers:   1,
-		Records:   spec.Records,
-		Dialer:    r.dialer(spec),
-		Compress:  spec.Compress,
-		JSONCodec: spec.JSONCodec,
-		Payload:   r.cfg.Payload,
-	})
+	mix, err := mixOf(spec)
+	if err != nil {
+		return err
+	}
+	o := r.options(spec, r.dialer(spec), 1)
+	o.Connections = 0 // the protocol's default for one worker
+	client, err := r.newClient(spec, o)
 	if err != nil {
 		return err
 	}
 	defer client.Close()
-	callers, err := partCallers(client, spec, r.cfg.Mix, 1, 0)
+	callers, err := partCallers(client, spec, mix, 1, 0)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, HealthTimeout)
 	defer cancel()
-	scenarios := r.cfg.servedScenarios(spec)
+	scenarios := servedScenarios(spec, mix)
 	for i, caller := range callers.list[0] { // a mix: one call of each of its scenarios
 		_, err = caller.Call(ctx)
 		if err != nil && spec.Protocol == api.GRPC && scenarios[i].Method() != "" {

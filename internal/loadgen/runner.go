@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"runtime"
 	"slices"
@@ -208,7 +209,7 @@ func (s *Session) Run(ctx context.Context, cfg Config) (*results.Result, error) 
 		if cfg.Progress != nil {
 			cfg.Progress(Progress{Done: i, Total: len(specs), Cell: spec.String()})
 		}
-		m, err := r.measureCell(ctx, spec)
+		m, err := r.measureCell(ctx, spec, cfg.bounds())
 		if m != nil {
 			measuredN++
 			done = append(done, *m)
@@ -250,6 +251,61 @@ func (s *Session) Run(ctx context.Context, cfg Config) (*results.Result, error) 
 		res.Stop = results.Failed(runErr)
 	}
 	return res, runErr
+}
+
+// Measure measures the cell k once within b through the session: the
+// cell of a plan (Config.Cells) with any of its condition's values set
+// (a capacity probe sets the rate and the workers; a fit probe the
+// traffic), over the session's target with its shared settings. It
+// returns the cell, and an error when the cell could not be measured
+// (ErrInterrupted with the partial cell, if any) or the target went away
+// during it (with the cell).
+func (s *Session) Measure(ctx context.Context, k results.CellKey, b Bounds) (*results.Cell, error) {
+	if !s.Serves(k) {
+		return nil, fmt.Errorf("%s %s: not served by %s", k.Scenario, k.Protocol, s.r.cfg.Target.For(k.Protocol))
+	}
+	if err := validKey(k); err != nil {
+		return nil, err
+	}
+	r, spec := s.r, cellSpec{CellKey: k}
+	m, err := r.measureCell(ctx, spec, b)
+	if m == nil {
+		if err == nil {
+			err = ErrInterrupted // in the warm-up
+		}
+		return nil, err
+	}
+	logged := warned{}
+	for _, w := range m.cell.Warnings {
+		if logged.first(spec.CellKey, w) {
+			r.cfg.Logger.Warn(spec.String() + ": " + w)
+		}
+	}
+	for _, why := range m.cell.Suspect {
+		r.cfg.Logger.Warn(spec.String() + ": suspect: " + why)
+	}
+	c := &mergeRepeats([]measured{*m})[0]
+	switch {
+	case ctx.Err() != nil:
+		return c, ErrInterrupted
+	case err != nil:
+		return c, err
+	}
+	return c, r.afterCell(ctx, spec, m)
+}
+
+// validKey refuses the values of a key that no plan makes (the others a
+// cell's measurement checks as it reads them).
+func validKey(k results.CellKey) error {
+	switch r := k.RateRequested; {
+	case k.Concurrency < 1:
+		return fmt.Errorf("%s: concurrency %d: must be at least 1", k.Key(), k.Concurrency)
+	case k.Batch < 1:
+		return fmt.Errorf("%s: batch %d: must be at least 1", k.Key(), k.Batch)
+	case r < 0 || math.IsNaN(r) || math.IsInf(r, 0):
+		return fmt.Errorf("%s: rate %v: must be a positive number of calls/s (or 0 for closed-loop)", k.Key(), r)
+	}
+	return nil
 }
 
 // warned remembers the warnings logged per cell, by their shape (digits

@@ -86,12 +86,13 @@ type cellShare struct {
 	why        string // when empty: what there was too little of
 }
 
-// shareOf computes the instance's share of the cell spec under cfg.
-func (c Config) shareOf(spec cellSpec) cellShare {
+// shareOf computes the instance's share of the cell spec, measured within
+// b, under c's segment.
+func (c Config) shareOf(spec cellSpec, b Bounds) cellShare {
 	s := c.Segment
 	sh := cellShare{workers: share(s, spec.Concurrency)}
-	if c.Rate > 0 {
-		sh.sched = schedule{rate: c.Rate}
+	if rate := spec.RateRequested; rate > 0 {
+		sh.sched = schedule{rate: rate}
 		if !s.Whole() {
 			sh.sched.stride, sh.sched.phase = uint64(s.Count), uint64(s.Index-1)
 		}
@@ -99,18 +100,18 @@ func (c Config) shareOf(spec cellSpec) cellShare {
 		if c.MaxWorkers > 0 {
 			sh.maxWorkers = max(share(s, c.MaxWorkers), sh.workers)
 		}
-		if c.Iterations > 0 {
-			total := c.Iterations * spec.Batch
+		if b.Iterations > 0 {
+			total := b.Iterations * spec.Batch
 			if sh.iterations = strided(s, total); sh.iterations == 0 {
-				sh.empty, sh.why = true, fmt.Sprintf("%d calls (%d iterations of %d)", total, c.Iterations, spec.Batch)
+				sh.empty, sh.why = true, fmt.Sprintf("%d calls (%d iterations of %d)", total, b.Iterations, spec.Batch)
 			}
 		}
 		return sh
 	}
-	if c.Iterations > 0 {
-		sh.iterations = iterationShare(s, spec.Concurrency, c.Iterations)
+	if b.Iterations > 0 {
+		sh.iterations = iterationShare(s, spec.Concurrency, b.Iterations)
 		if sh.iterations == 0 {
-			sh.empty, sh.why = true, fmt.Sprintf("%d iterations", c.Iterations)
+			sh.empty, sh.why = true, fmt.Sprintf("%d iterations", b.Iterations)
 		}
 	}
 	if sh.workers == 0 {

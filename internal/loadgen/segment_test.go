@@ -97,8 +97,8 @@ func equalInts(a, b []int) bool {
 // schedule (with at least one worker); a share of nothing is empty, not an
 // error.
 func TestCellShare(t *testing.T) {
-	spec := func(c int) cellSpec {
-		return cellSpec{CellKey: results.CellKey{Batch: 5, Condition: results.Condition{Concurrency: c}}}
+	spec := func(cfg Config, c int) cellSpec {
+		return cellSpec{CellKey: results.CellKey{Batch: 5, Condition: results.Condition{Concurrency: c, RateRequested: cfg.Rate}}}
 	}
 	seg := func(i, n int) results.Segment { return results.Segment{Index: i, Count: n} }
 	tests := []struct {
@@ -122,19 +122,19 @@ func TestCellShare(t *testing.T) {
 	tests[len(tests)-1].cfg.Iterations = 1 // 1 × batch 5 = 5 calls: 2, 2, 1
 	tests[len(tests)-1].want.iterations = 1
 	for _, tt := range tests {
-		got := tt.cfg.shareOf(spec(tt.c))
+		got := tt.cfg.shareOf(spec(tt.cfg, tt.c), tt.cfg.bounds())
 		if got != tt.want {
 			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
 		}
 	}
 	// One open-loop call over 5 segments: segment 1 makes it (call 0),
 	// segment 2 has nothing.
-	oneCall := cellSpec{CellKey: results.CellKey{Batch: 1, Condition: results.Condition{Concurrency: 1}}}
+	oneCall := cellSpec{CellKey: results.CellKey{Batch: 1, Condition: results.Condition{Concurrency: 1, RateRequested: 10}}}
 	first, second := Config{Segment: seg(1, 5), Rate: 10, Iterations: 1}, Config{Segment: seg(2, 5), Rate: 10, Iterations: 1}
-	if sh := first.shareOf(oneCall); sh.empty || sh.result(first.Segment).Empty || sh.result(first.Segment).Rate != 2 {
+	if sh := first.shareOf(oneCall, first.bounds()); sh.empty || sh.result(first.Segment).Empty || sh.result(first.Segment).Rate != 2 {
 		t.Errorf("segment 1/5 of one call: %+v, want the call at 2 calls/s", sh.result(first.Segment))
 	}
-	if sh := second.shareOf(oneCall); !sh.empty || !sh.result(second.Segment).Empty || sh.result(second.Segment).Workers != 0 {
+	if sh := second.shareOf(oneCall, second.bounds()); !sh.empty || !sh.result(second.Segment).Empty || sh.result(second.Segment).Workers != 0 {
 		t.Errorf("segment 2/5 of one call: %+v, want empty", sh.result(second.Segment))
 	}
 }

@@ -8,8 +8,11 @@ import (
 )
 
 // mode names the load mode.
-func (c Config) mode() string {
-	if c.Rate > 0 {
+func (c Config) mode() string { return modeOf(c.Rate) }
+
+// modeOf is the mode of cells at rate (a condition's RateRequested).
+func modeOf(rate float64) string {
+	if rate > 0 {
 		return results.ModeOpen
 	}
 	return results.ModeClosed
