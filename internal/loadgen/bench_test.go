@@ -21,7 +21,7 @@ func BenchmarkCall(b *testing.B) {
 		for _, proto := range api.Protocols() {
 			b.Run(string(sc)+"/"+string(proto), func(b *testing.B) {
 				d := &wire.Dialer{}
-				client, err := protocols[proto](call.Options{Target: addr, Workers: 1, Dialer: d})
+				client, err := engines[0].open(Config{}, proto, call.Options{Target: addr, Workers: 1, Dialer: d})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/format"
-	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 )
 
 // withEndpoints is the defaults of a run of the user's endpoints: a
@@ -55,15 +54,6 @@ func (c Config) validateEndpoints() error {
 		}
 	}
 	return nil
-}
-
-// newClient opens the client of spec's protocol: the contract's adapter,
-// or the user's endpoint's for an endpoint cell.
-func (r *runner) newClient(spec cellSpec, o call.Options) (call.Client, error) {
-	if r.cfg.Endpoints != nil {
-		return r.cfg.Endpoints.Client(spec.Protocol, o)
-	}
-	return openClient(spec, o)
 }
 
 // addrOf is the address spec's calls go to: the target's, or for an

@@ -7,7 +7,10 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/loadgen/grpccall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
+	"github.com/meteorbench/meteorbench/internal/loadgen/restcall"
+	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 // Supports is what an engine can measure. A plan that asks an engine for
@@ -22,15 +25,24 @@ type Supports struct {
 }
 
 // An engine is one entry of the registry: its name, what it supports and
-// how it opens a protocol's client.
+// how it opens a protocol's client for a run.
 type engine struct {
 	name     string
 	supports Supports
-	open     func(p api.Protocol, o call.Options) (call.Client, error)
+	// named is true for an engine Config.Engines (run --engine) names; the
+	// endpoint engine is the one a run of Config.Endpoints measures with.
+	named bool
+	open  func(c Config, p api.Protocol, o call.Options) (call.Client, error)
 }
 
+// EndpointEngine names the engine of the user's own endpoints
+// (Config.Endpoints): net/http and grpc-go, as standard, over the
+// requests the endpoints describe.
+const EndpointEngine = "endpoint"
+
 // engines is the registry: every engine the load generator has, in
-// display order, and the one place that says what each supports.
+// display order, and the one place that says what each supports and how
+// it makes a client (engineOf picks one).
 //
 //   - standard: net/http and grpc-go, every answer decoded, as a user's
 //     own Go clients pay.
@@ -39,33 +51,56 @@ type engine struct {
 //     uncompressed, for the contract's calls (the meteorites or the
 //     user's payload) only. Its connections are wire.Dialer's, which does
 //     the TLS handshake (ALPN h2 for gRPC, http/1.1 for REST).
+//   - endpoint (package endpointcall): the user's own REST endpoint and
+//     gRPC method, picked by the run's Endpoints rather than by name.
+//
+// Every engine classifies a gRPC status with call.GRPCStatus.
 var engines = []engine{
 	{
 		name:     lean.Standard,
+		named:    true,
 		supports: Supports{Protocols: api.Protocols(), Payload: true, Compression: true, Endpoints: true, TLS: true},
-		open:     func(p api.Protocol, o call.Options) (call.Client, error) { return protocols[p](o) },
+		open: func(_ Config, p api.Protocol, o call.Options) (call.Client, error) {
+			switch p {
+			case api.REST:
+				return restcall.NewJSON(o)
+			case api.RESTProtobuf:
+				return restcall.NewProtobuf(o)
+			case api.GRPC:
+				return grpccall.New(o)
+			}
+			return nil, fmt.Errorf("standard engine: no protocol %q", p)
+		},
 	},
 	{
 		name:     lean.Lean,
+		named:    true,
 		supports: Supports{Protocols: api.Protocols(), Payload: true, TLS: true},
-		open:     lean.New,
+		open:     func(_ Config, p api.Protocol, o call.Options) (call.Client, error) { return lean.New(p, o) },
+	},
+	{
+		name:     EndpointEngine,
+		supports: Supports{Protocols: []api.Protocol{api.REST, api.GRPC}, Endpoints: true, TLS: true},
+		open:     func(c Config, p api.Protocol, o call.Options) (call.Client, error) { return c.Endpoints.Client(p, o) },
 	},
 }
 
 // Engines lists the engines Config.Engines (run --engine) can name, in
 // display order.
 func Engines() []string {
-	out := make([]string, len(engines))
-	for i, e := range engines {
-		out[i] = e.name
+	var out []string
+	for _, e := range engines {
+		if e.named {
+			out = append(out, e.name)
+		}
 	}
 	return out
 }
 
 // EngineSupports is what the engine named supports; false when there is
-// no such engine.
+// no such engine for Config.Engines to name.
 func EngineSupports(name string) (Supports, bool) {
-	i := slices.IndexFunc(engines, func(e engine) bool { return e.name == name })
+	i := slices.IndexFunc(engines, func(e engine) bool { return e.named && e.name == name })
 	if i < 0 {
 		return Supports{}, false
 	}
@@ -109,15 +144,30 @@ func (s Supports) refuse(c Config) error {
 	return nil
 }
 
-// openClient opens the client of a cell: its protocol's, over its engine.
-func openClient(spec cellSpec, o call.Options) (call.Client, error) {
-	name := spec.Engine
-	if name == "" {
+// engineOf picks the engine of a cell of c's, the one place that does:
+// the endpoint engine for a run of the user's endpoints, else the one the
+// cell's condition names (standard when it names none).
+func engineOf(c Config, k results.CellKey) (engine, error) {
+	name := k.Engine
+	switch {
+	case c.Endpoints != nil:
+		name = EndpointEngine
+	case name == "":
 		name = lean.Standard
 	}
 	i := slices.IndexFunc(engines, func(e engine) bool { return e.name == name })
 	if i < 0 {
-		return nil, fmt.Errorf("unknown engine %q", spec.Engine)
+		return engine{}, fmt.Errorf("unknown engine %q", k.Engine)
 	}
-	return engines[i].open(spec.Protocol, o)
+	return engines[i], nil
+}
+
+// newClient opens the client of spec's cell: its protocol's, over its
+// engine (engineOf).
+func (r *runner) newClient(spec cellSpec, o call.Options) (call.Client, error) {
+	e, err := engineOf(r.cfg, spec.CellKey)
+	if err != nil {
+		return nil, err
+	}
+	return e.open(r.cfg, spec.Protocol, o)
 }

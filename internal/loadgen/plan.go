@@ -5,9 +5,6 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 
-	"github.com/meteorbench/meteorbench/internal/loadgen/call"
-	"github.com/meteorbench/meteorbench/internal/loadgen/grpccall"
-	"github.com/meteorbench/meteorbench/internal/loadgen/restcall"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -104,20 +101,6 @@ func combinations(values [][]func(*results.Condition), f func(cond results.Condi
 			return
 		}
 	}
-}
-
-// protocols maps a protocol name to its client constructor: the only place
-// the engine knows which adapters exist.
-var protocols = map[api.Protocol]func(call.Options) (call.Client, error){
-	api.REST: func(o call.Options) (call.Client, error) {
-		return restcall.NewJSON(o)
-	},
-	api.RESTProtobuf: func(o call.Options) (call.Client, error) {
-		return restcall.NewProtobuf(o)
-	},
-	api.GRPC: func(o call.Options) (call.Client, error) {
-		return grpccall.New(o)
-	},
 }
 
 // Cells lists the cells of c's plan once each (repeats not repeated), in

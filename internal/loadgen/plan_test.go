@@ -3,17 +3,18 @@ package loadgen
 import (
 	"flag"
 	"fmt"
-	"github.com/meteorbench/meteorbench/internal/target"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/meteorbench/meteorbench/internal/golden"
-
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/golden"
 	"github.com/meteorbench/meteorbench/internal/link"
+	"github.com/meteorbench/meteorbench/internal/loadgen/endpointcall"
+	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
 	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/target"
 )
 
 var updatePlan = flag.Bool("update", false, "rewrite testdata/plan.txt")
@@ -105,5 +106,34 @@ func TestPlanDimensionForSomeProtocols(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("cells\n got %q\nwant %q", got, want)
+	}
+}
+
+// A cell's engine is picked in one place: the endpoint engine for a run of
+// the user's endpoints, whatever the condition says, else the condition's
+// (standard when it names none); an engine the registry lacks is an
+// error, and the endpoint engine is no --engine value.
+func TestEngineOf(t *testing.T) {
+	ep := Config{Endpoints: endpointcall.Single(nil, nil)}
+	for _, tc := range []struct {
+		cfg  Config
+		name string
+		want string
+	}{
+		{Config{}, "", lean.Standard},
+		{Config{}, lean.Lean, lean.Lean},
+		{ep, "", EndpointEngine},
+		{Config{}, "nope", ""},
+	} {
+		e, err := engineOf(tc.cfg, results.CellKey{Condition: results.Condition{Engine: tc.name}})
+		if e.name != tc.want || (err != nil) != (tc.want == "") {
+			t.Errorf("engineOf(endpoints %v, %q) = %q, %v; want %q", tc.cfg.Endpoints != nil, tc.name, e.name, err, tc.want)
+		}
+	}
+	if slices.Contains(Engines(), EndpointEngine) {
+		t.Errorf("Engines() = %v: the endpoint engine is picked by --endpoints, not named", Engines())
+	}
+	if _, ok := EngineSupports(EndpointEngine); ok {
+		t.Error("EngineSupports(endpoint): ok")
 	}
 }
