@@ -137,7 +137,7 @@ func (r *runner) options(spec cellSpec, d *wire.Dialer, workers int) call.Option
 		Dialer:      d,
 		Payload:     r.cfg.Payload,
 	}
-	for _, pd := range planDimensions {
+	for _, pd := range planTable() {
 		if pd.option != nil {
 			pd.option(spec.Condition, &o)
 		}

@@ -2,11 +2,12 @@
 // `meteorbench run`. Data flows one way:
 //
 //	Config ──plan()──▶ []cellSpec (scenario × batch × every condition of
-//	                   planDimensions (dimensions.go: rate, server CPUs, link,
+//	                   planTable (dimensions.go: rate, server CPUs, link,
 //	                   concurrency, records, compression, TLS, JSON codec,
-//	                   endpoint, payload, traffic, engine) × repeat × protocol,
+//	                   endpoint, payload, traffic, engine, and those declared
+//	                   in results.Dimensions alone) × repeat × protocol,
 //	                   protocols interleaved cell by cell)
-//	cellSpec ──measureCell()──▶ workers, each with its own call.Caller over the
+//	cellSpec ──measureCell(bounds)──▶ workers, each with its own call.Caller over the
 //	                   protocol's counted connections (wire.Dialer)
 //	call ──record──▶ per-worker tally (HDR histograms, counters; no locks,
 //	                   no sample slices)
@@ -37,8 +38,9 @@ import (
 // DefaultWarmup over its own fresh connections, so that every default
 // ratio has an interval and a test (four default runs with one 3 s window
 // each called REST+protobuf against REST 1.04x slower, 1.29x faster, 1.13x
-// faster and 1.07x slower). The default run takes about as long as it did
-// with one 3 s window and 1 s of warm-up per cell.
+// faster and 1.07x slower). Five windows of 600 ms after 200 ms each take
+// about as long per cell as the earlier defaults did (one 3 s window after
+// 1 s of warm-up).
 const (
 	DefaultDuration = 600 * time.Millisecond // measured time per window
 	DefaultWarmup   = 200 * time.Millisecond // unmeasured time before each window
@@ -135,6 +137,11 @@ type Config struct {
 	// (net/http and grpc-go) and "lean" (package lean); a list sweeps.
 	// Default: standard.
 	Engines []string
+	// Sweeps are the values of each dimension declared by its
+	// results.Dimensions entry alone (Dimension.Values), by Field, as its
+	// flag lists them; a list sweeps. A dimension without any runs at its
+	// Default.
+	Sweeps map[string][]string
 
 	// Endpoints, when set, are the user's own endpoints the run measures
 	// instead of the contract's calls (endpoints.go): one scenario,

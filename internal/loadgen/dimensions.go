@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
@@ -33,18 +35,15 @@ type planDimension struct {
 	// validate reports the first bad value of the dimension in c, as one
 	// line (Config.Validate); nil: none can be bad.
 	validate func(c Config) error
-	// appliesTo, when set, is the protocols the dimension changes
-	// anything for (a JSON codec: the JSON protocol's). The others are
-	// measured once per combination of the other dimensions, at this
-	// one's default (its results.Dimension's Clear), rather than once
-	// per value of a dimension that does not touch them.
-	appliesTo func(p api.Protocol) bool
 }
 
-// planDimensions is the plan's side of results.Dimensions (whose comment
-// says how to add a dimension), in the order the plan walks them: the
-// first outermost, the last innermost, every combination like an odometer
-// (plan.go). A dimension with a single value per run can go anywhere.
+// planDimensions is the plan's side of the results.Dimensions that need
+// one (whose comment says how to add a dimension): those read from a
+// Config field of their own. They come first in the order the plan walks
+// the dimensions (planTable: these, then the dimensions declared in
+// results.Dimensions alone), the first changing slowest and the last
+// fastest, every combination like an odometer (plan.go). A dimension with
+// a single value per run can go anywhere.
 var planDimensions = []planDimension{
 	{
 		field: "rate_requested",
@@ -125,9 +124,9 @@ var planDimensions = []planDimension{
 		validate: func(c Config) error { return validCompress(c.Compress) },
 	},
 	{
-		// TLS near the inside: a cell's plaintext and TLS conditions are
-		// measured close together (every repeat of every protocol); only
-		// the JSON codec and the engine change faster.
+		// TLS late: a cell's plaintext and TLS conditions are measured
+		// close together (every repeat of every protocol); only the
+		// dimensions after it change faster.
 		field: "tls",
 		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
 			if len(c.TLS) == 0 {
@@ -145,10 +144,9 @@ var planDimensions = []planDimension{
 		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
 			return each(c.JSONCodecs, func(k *results.Condition, jc string) { k.JSONCodec = unlessDefault(jc, jsoncodec.Std) })
 		},
-		settings:  func(c Config, s *results.Settings) { s.JSONCodecs = sweepUnlessDefault(c.JSONCodecs, jsoncodec.Std) },
-		option:    func(k results.Condition, o *call.Options) { o.JSONCodec = k.JSONCodec },
-		validate:  func(c Config) error { return validJSONCodecs(c.JSONCodecs) },
-		appliesTo: jsonCodecApplies,
+		settings: func(c Config, s *results.Settings) { s.JSONCodecs = sweepUnlessDefault(c.JSONCodecs, jsoncodec.Std) },
+		option:   func(k results.Condition, o *call.Options) { o.JSONCodec = k.JSONCodec },
+		validate: func(c Config) error { return validJSONCodecs(c.JSONCodecs) },
 	},
 	{
 		// The user's endpoints: one value, the pair's endpoints (or for a
@@ -179,8 +177,8 @@ var planDimensions = []planDimension{
 		validate: func(c Config) error { return c.validateMix() }, // mix.go
 	},
 	{
-		// The engine innermost (the last entry): a cell's engines are measured one after
-		// the other, every repeat.
+		// The engine last of planDimensions: a cell's engines are measured
+		// one after the other, every repeat.
 		field: "engine",
 		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
 			return each(c.Engines, func(k *results.Condition, e string) { k.Engine = unlessDefault(e, lean.Standard) })
@@ -188,6 +186,66 @@ var planDimensions = []planDimension{
 		settings: func(c Config, s *results.Settings) { s.Engines = sweepUnlessDefault(c.Engines, lean.Standard) },
 		validate: func(c Config) error { return validEngines(c) },
 	},
+}
+
+// planTable is every dimension the plan walks: planDimensions, then one
+// entry derived from each results.Dimensions entry with Values (a
+// dimension declared there alone), in that table's order.
+func planTable() []planDimension {
+	out := slices.Clone(planDimensions)
+	for _, rd := range results.Dimensions {
+		if len(rd.Values) > 0 && !slices.ContainsFunc(out, func(d planDimension) bool { return d.field == rd.Field }) {
+			out = append(out, sweptDimension(rd))
+		}
+	}
+	return out
+}
+
+// sweptDimension is the plan's entry of a dimension declared by its
+// results.Dimensions entry alone: its values are Config.Sweeps[Field]
+// (none: the Default), each one of Values and given once, recorded in
+// Settings.Sweeps unless only the Default ran, and carried to the client
+// in call.Options.Settings[Field].
+func sweptDimension(rd results.Dimension) planDimension {
+	flag := strings.ReplaceAll(rd.Field, "_", "-")
+	values := func(c Config) []string {
+		if vs := c.Sweeps[rd.Field]; len(vs) > 0 {
+			return vs
+		}
+		return []string{rd.Default}
+	}
+	return planDimension{
+		field: rd.Field,
+		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
+			return each(values(c), func(k *results.Condition, v string) { rd.Set(k, unlessDefault(v, rd.Default)) })
+		},
+		settings: func(c Config, s *results.Settings) {
+			if vs := sweepUnlessDefault(values(c), rd.Default); vs != nil {
+				if s.Sweeps == nil {
+					s.Sweeps = map[string][]string{}
+				}
+				s.Sweeps[rd.Field] = vs
+			}
+		},
+		validate: func(c Config) error {
+			for _, v := range values(c) {
+				if !slices.Contains(rd.Values, v) {
+					return fmt.Errorf("%s: unknown value %q (want %s)", flag, v, format.Names(rd.Values))
+				}
+			}
+			return unique(flag, values(c))
+		},
+		option: func(k results.Condition, o *call.Options) {
+			v := rd.Get(k)
+			if v == "" {
+				v = rd.Default
+			}
+			if o.Settings == nil {
+				o.Settings = map[string]string{}
+			}
+			o.Settings[rd.Field] = v
+		},
+	}
 }
 
 // each is one setter per value.

@@ -3,7 +3,6 @@ package loadgen
 import (
 	"fmt"
 
-	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/buildinfo"
 	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 )
@@ -20,10 +19,6 @@ func validJSONCodecs(cs []string) error {
 	}
 	return unique("json-codec", cs)
 }
-
-// jsonCodecApplies: a JSON codec changes only the JSON protocol's calls;
-// rest-protobuf and grpc are measured once per other condition.
-func jsonCodecApplies(p api.Protocol) bool { return p == api.REST }
 
 // envJSONCodecs are the versions of the libraries of the codecs other
 // than std that c measures with (std's is the Go version); nil for none.

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/meteorbench/meteorbench/api"
 
@@ -24,23 +25,25 @@ func (s cellSpec) String() string {
 
 // plan expands a config into the order cells are measured in: for each
 // scenario and batch, every combination of the conditions' values in
-// planDimensions order (rate, server CPUs, link, concurrency, payload size,
-// compression, TLS, JSON codec, endpoint, payload, traffic, engine: the
-// last innermost), and for each, every repeat of every protocol, with
-// protocols innermost (rest, grpc, rest, grpc, ...). Slow drift of the
-// machine then hits all protocols of a cell alike.
+// planTable order (rate, server CPUs, link, concurrency, payload size,
+// compression, TLS, JSON codec, endpoint, payload, traffic, engine, then
+// those declared in results.Dimensions alone: the last changing fastest),
+// and for each combination every repeat, and in each repeat every
+// protocol (the innermost loop: rest, grpc, rest, grpc, ...). Slow drift
+// of the machine then hits all protocols of a cell alike.
 func plan(c Config) []cellSpec {
 	var out []cellSpec
 	for _, sc := range c.Scenarios {
-		values := make([][]func(*results.Condition), len(planDimensions))
-		for i, d := range planDimensions {
+		table := planTable()
+		values := make([][]func(*results.Condition), len(table))
+		for i, d := range table {
 			values[i] = d.values(c, sc)
 		}
 		for _, b := range c.Batches {
 			combinations(values, func(cond results.Condition, at []int) {
 				for r := range c.Repeat {
 					for _, p := range c.Protocols {
-						if pc, ok := forProtocol(cond, at, p); ok {
+						if pc, ok := forProtocol(table, cond, at, p); ok {
 							out = append(out, cellSpec{CellKey: results.CellKey{
 								Scenario: sc, Protocol: p, Batch: b, Condition: pc,
 							}, Repeat: r})
@@ -54,21 +57,20 @@ func plan(c Config) []cellSpec {
 }
 
 // forProtocol is cond as protocol p is measured under it: every dimension
-// that does not apply to p (planDimension.appliesTo) at its default, and
-// p measured only at the first of that dimension's values (at is the
-// combination's index of each dimension's value), so once per other
-// condition; ok is false at the others.
-func forProtocol(cond results.Condition, at []int, p api.Protocol) (_ results.Condition, ok bool) {
-	for i, d := range planDimensions {
-		if d.appliesTo == nil || d.appliesTo(p) {
+// that does not apply to p (one whose results.Dimension lists Protocols
+// without p) at its default, and p measured only at the first of that
+// dimension's values (at is the combination's index of each dimension's
+// value in table), so once per other condition; ok is false at the others.
+func forProtocol(table []planDimension, cond results.Condition, at []int, p api.Protocol) (_ results.Condition, ok bool) {
+	for i, d := range table {
+		rd, found := results.DimensionByField(d.field)
+		if !found || len(rd.Protocols) == 0 || slices.Contains(rd.Protocols, p) {
 			continue
 		}
 		if at[i] > 0 {
 			return cond, false
 		}
-		if rd, found := results.DimensionByField(d.field); found && rd.Clear != nil {
-			rd.Clear(&cond)
-		}
+		rd.Clear(&cond)
 	}
 	return cond, true
 }

@@ -56,7 +56,7 @@ func TestPlanOrderUnchanged(t *testing.T) {
 // declared in results.Dimensions without its plan entry would never vary.
 func TestPlanDimensionsMatchResults(t *testing.T) {
 	seen := map[string]int{}
-	for _, d := range planDimensions {
+	for _, d := range planTable() {
 		seen[d.field]++
 	}
 	for _, d := range results.Dimensions {
@@ -83,14 +83,15 @@ func TestSettingsOfSweep(t *testing.T) {
 	}
 }
 
-// A dimension that applies to some protocols only (planDimension.appliesTo,
-// as a JSON codec applies to rest alone) measures the others once per
-// combination of the other dimensions, at its default.
+// A dimension that applies to some protocols only (its
+// results.Dimension's Protocols, as a JSON codec applies to rest alone)
+// measures the others once per combination of the other dimensions, at its
+// default.
 func TestPlanDimensionForSomeProtocols(t *testing.T) {
-	i := slices.IndexFunc(planDimensions, func(d planDimension) bool { return d.field == "compress" })
-	saved := planDimensions[i].appliesTo
-	t.Cleanup(func() { planDimensions[i].appliesTo = saved })
-	planDimensions[i].appliesTo = func(p api.Protocol) bool { return p == api.REST }
+	i := slices.IndexFunc(results.Dimensions, func(d results.Dimension) bool { return d.Field == "compress" })
+	saved := results.Dimensions[i].Protocols
+	t.Cleanup(func() { results.Dimensions[i].Protocols = saved })
+	results.Dimensions[i].Protocols = []api.Protocol{api.REST}
 
 	cfg := Config{
 		Target: target.One("x"), Protocols: []api.Protocol{api.REST, api.GRPC}, Scenarios: []api.Scenario{api.Small},

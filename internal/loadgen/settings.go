@@ -35,7 +35,7 @@ func (c Config) Settings() results.Settings {
 		Segment:     c.settingsSegment(),
 		StartAt:     c.settingsStartAt(),
 	}
-	for _, d := range planDimensions {
+	for _, d := range planTable() {
 		if d.settings != nil {
 			d.settings(c, &s)
 		}

@@ -46,7 +46,7 @@ func (c Config) Validate() error {
 			return fmt.Errorf("batch %d: must be at least 1", b)
 		}
 	}
-	for _, d := range planDimensions {
+	for _, d := range planTable() {
 		if d.validate == nil {
 			continue
 		}

@@ -104,6 +104,11 @@ type Options struct {
 	// meteorites (serve --payload): the calls carry its items, Records of
 	// them (0: as many as the sample has), and check them against it.
 	Payload *payload.Payload
+	// Settings are the cell's value of every dimension declared by its
+	// results.Dimensions entry alone (Dimension.Values), by Field, the
+	// default's name for the default: what such a dimension asks of the
+	// client (an adapter reads the ones it knows).
+	Settings map[string]string
 }
 
 // CompressGzip asks for gzip: gRPC per-message gzip, REST Content-Encoding
