@@ -9,7 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
+	"github.com/meteorbench/meteorbench/internal/loadgen/session"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -38,7 +39,7 @@ func (p *Plan) probe(ctx context.Context, k results.CellKey, rate float64, d tim
 	k.RateRequested = rate
 	workers := p.workers(rate)
 	k.Concurrency = workers
-	c, err := p.session.Measure(ctx, k, loadgen.Bounds{Warmup: p.ProbeWarmup, Duration: d})
+	c, err := p.session.Measure(ctx, k, plan.Bounds{Warmup: p.ProbeWarmup, Duration: d})
 	if c == nil {
 		if err == nil {
 			err = errors.New("no cell measured")
@@ -63,7 +64,7 @@ func (p *Plan) probe(ctx context.Context, k results.CellKey, rate float64, d tim
 	if v, _ := p.Objective.Judge(o); v == Fail {
 		o.Void, o.VoidWhy = void(c, workers, p.Objective)
 	}
-	if errors.Is(err, loadgen.ErrInterrupted) {
+	if errors.Is(err, session.ErrInterrupted) {
 		return o, err
 	}
 	// A cell that failed (the target went away) is a failed probe, not the
@@ -101,7 +102,7 @@ func achieved(c *results.Cell, window time.Duration) float64 {
 // void says why the load generator, not the server, made a failing probe
 // fail, unless the server used ServerSaturated of its cores: its CPU was
 // short (the cell's GeneratorBottleneck), it woke its
-// goroutines late (loadgen.WokeLate), or the server
+// goroutines late (session.WokeLate), or the server
 // answered within the bound once each call was sent (the latency from the
 // actual send met the objective, errors within the budget) and the calls
 // were sent late because the generator woke late or had every worker
@@ -122,13 +123,13 @@ func void(c *results.Cell, workers int, obj Objective) (bool, string) {
 		return false, ""
 	}
 	if c.GeneratorBottleneck {
-		// Its CPU, not the server's, was short (loadgen.GeneratorShare,
+		// Its CPU, not the server's, was short (session.GeneratorShare,
 		// MachineShare): on a shared machine the late reading of answers
 		// is in the latency from the send too, so that one cannot clear
 		// the server here.
 		return true, c.GeneratorBottleneckReason
 	}
-	if late, why := loadgen.WokeLate(c); late {
+	if late, why := session.WokeLate(c); late {
 		// Its goroutines woke late (the cell is suspect for it): the
 		// answers waited for the generator, not the server.
 		return true, why
@@ -179,7 +180,7 @@ func stalled(c *results.Cell, timeout time.Duration) (bool, string) {
 	}
 	// The generator's lateness makes a cell suspect too, but it is no
 	// stall of the target (probe: void instead).
-	_, late := loadgen.WokeLate(c)
+	_, late := session.WokeLate(c)
 	if suspect := slices.DeleteFunc(slices.Clone(c.Suspect), func(s string) bool { return s == late }); len(suspect) > 0 {
 		why = append(why, "the cell is suspect: "+strings.Join(suspect, "; "))
 	}

@@ -89,7 +89,7 @@ type Env struct {
 	ServerCPUs string `json:"server_cpus,omitempty"`
 	ClientCPUs string `json:"client_cpus,omitempty"`
 	// GOGC is the load generator's garbage-collection target (run and
-	// capacity set loadgen.GeneratorGOGC, 400, unless $GOGC is set);
+	// capacity set loadgen/plan.GeneratorGOGC, 400, unless $GOGC is set);
 	// 0 when not recorded, -1 for off.
 	GOGC int `json:"gogc,omitempty"`
 	// Scheduling is how precisely this machine let the load generator start
