@@ -12,6 +12,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/flagvalue"
 	"github.com/meteorbench/meteorbench/internal/link"
+	"github.com/meteorbench/meteorbench/internal/loadgen/engine"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/loadgen/session"
 	"github.com/meteorbench/meteorbench/internal/ownserver"
@@ -158,7 +159,7 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (plan.C
 		Connections: f.Connections,
 		Timeout:     f.Timeout,
 		Rate:        f.Rate,
-		MaxWorkers:  session.MaxWorkersFor(f.Rate, f.Changed("concurrency"), f.MaxWorkers),
+		MaxWorkers:  engine.MaxWorkersFor(f.Rate, f.Changed("concurrency"), f.MaxWorkers),
 		Repeat:      f.Repeat,
 		CommandLine: f.CommandLine,
 		OwnServer:   f.Target.T.IsZero(),

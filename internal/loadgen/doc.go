@@ -9,12 +9,12 @@
 //	          is called with.
 //	session   one measuring session of a target: its health, contract
 //	          probe and /metrics, checked once; Run measures a plan's cells
-//	          in order, Measure(ctx, key, bounds) one cell by its key.
-//	          Per cell: the client over counted connections (wire), the
-//	          workers' phases (pace, open and closed loop), each call one
-//	          record into a per-worker tally (HDR histograms, no locks, no
-//	          samples), the tallies merged into the cell's figures, checks
-//	          and repeats.
+//	          in order, Measure(ctx, key, bounds) one cell by its key: the
+//	          client over counted connections (wire), the server's counters
+//	          around the phase, the cell's figures, checks and repeats.
+//	engine    the calls of one cell: workers in closed or open loop
+//	          (pace), each call one record into a tally (HDR histograms,
+//	          counters, no samples), merged when the phase ends.
 //	call, restcall, grpccall, lean, endpointcall
 //	          the protocol adapters, one client per protocol and engine;
 //	          wire counts bytes, pace paces open loops, child starts a

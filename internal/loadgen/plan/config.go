@@ -1,21 +1,18 @@
-// Package loadgen is the protocol-agnostic load engine behind
-// `meteorbench run`. Data flows one way:
+// Package plan is what the load generator measures, before anything is
+// measured: a Config (scenarios, protocols, batches, the values of every
+// dimension of a condition, the bounds of a cell), its validation, the
+// Settings it is recorded as, the engine registry (which client a cell is
+// called with), and the plan:
 //
-//	Config ──plan()──▶ []Spec (scenario × batch × every condition of
+//	Config ──Specs()──▶ []Spec (scenario × batch × every condition of
 //	                   planTable (dimensions.go: rate, server CPUs, link,
 //	                   concurrency, records, compression, TLS, JSON codec,
 //	                   endpoint, payload, traffic, engine, and those declared
 //	                   in results.Dimensions alone) × repeat × protocol,
 //	                   protocols interleaved cell by cell)
-//	Spec ──measureCell(bounds)──▶ workers, each with its own call.Caller over the
-//	                   protocol's counted connections (wire.Dialer)
-//	call ──record──▶ per-worker tally (HDR histograms, counters; no locks,
-//	                   no sample slices)
-//	tallies ──merge──▶ summary ──▶ results.Cell (one per repeat)
-//	repeats ──mergeRepeats()──▶ results.Cell (medians, CI) ──▶ results.Result ──▶ reporters
 //
-// Run is the entry point; package job runs it for the commands, which only
-// turn flags into a Config.
+// A Spec is a results.CellKey (and which repeat): package session
+// measures it, package engine runs its calls.
 package plan
 
 import (

@@ -10,6 +10,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/loadgen/engine"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
 	"github.com/meteorbench/meteorbench/internal/results"
@@ -24,7 +25,7 @@ const cellGrace = 2 * time.Second
 type measured struct {
 	spec  plan.Spec
 	cell  results.Cell
-	hists hists // the raw histograms, merged over repeats then encoded
+	hists engine.Hists // the raw histograms, merged over repeats then encoded
 }
 
 // measureCell opens the protocol's client over counted connections, warms
@@ -68,7 +69,7 @@ func (r *runner) measureCell(ctx context.Context, spec plan.Spec, b plan.Bounds)
 	grace := min(cellGrace, cfg.Timeout)
 
 	if b.Warmup > 0 {
-		runParts(ctx, callers, spec.Batch, cfg.Timeout, scheds, bounds{soft: b.Warmup, hard: b.Warmup + grace})
+		engine.Run(ctx, callers, spec.Batch, cfg.Timeout, scheds, engine.Bounds{Soft: b.Warmup, Hard: b.Warmup + grace})
 		if ctx.Err() != nil {
 			return nil, nil // interrupted before anything was measured
 		}
@@ -85,13 +86,13 @@ func (r *runner) measureCell(ctx context.Context, spec plan.Spec, b plan.Bounds)
 	var before, after snapshot
 	r.scrapeInto(ctx, spec, &before)
 	before.readClient(dialer)
-	ph := runParts(ctx, callers, spec.Batch, cfg.Timeout, scheds, bounds{soft: soft, hard: soft + grace, iterations: sh.iterations})
+	ph := engine.Run(ctx, callers, spec.Batch, cfg.Timeout, scheds, engine.Bounds{Soft: soft, Hard: soft + grace, Iterations: sh.iterations})
 	after.readClient(dialer)
 	r.scrapeInto(ctx, spec, &after)
 
-	m := &measured{spec: spec, cell: r.summarize(spec, mix, sh, ph, before, after, dialer.Stats().Dials), hists: ph.t.hists()}
+	m := &measured{spec: spec, cell: r.summarize(spec, mix, sh, ph, before, after, dialer.Stats().Dials), hists: ph.Tally.Hists()}
 	if sh.maxWorkers > 0 {
-		m.cell.WorkersUsed = len(callers.list)
+		m.cell.WorkersUsed = len(callers.List)
 	}
 	m.cell.TLSHandshakeUS = handshakeLatency(dialer)
 	m.hists[results.KindTLSHandshake], _ = dialer.Handshakes()
@@ -100,9 +101,9 @@ func (r *runner) measureCell(ctx context.Context, spec plan.Spec, b plan.Bounds)
 	case ctx.Err() != nil:
 		m.cell.StopReason = results.StopInterrupted
 		m.cell.Warnings = append(m.cell.Warnings, "interrupted: partial measurement")
-	case ph.stop == results.StopTargetDown:
+	case ph.Stop == results.StopTargetDown:
 		m.cell.StopReason = results.StopTargetDown
-		m.cell.Warnings = append(m.cell.Warnings, fmt.Sprintf("stopped after %s: %v of nothing but transport errors (the target is down?)", format.Seconds(ph.elapsed.Seconds()), TargetDownAfter))
+		m.cell.Warnings = append(m.cell.Warnings, fmt.Sprintf("stopped after %s: %v of nothing but transport errors (the target is down?)", format.Seconds(ph.Elapsed.Seconds()), engine.TargetDownAfter))
 	}
 	return m, nil
 }
@@ -159,63 +160,63 @@ func (r *runner) scrapeInto(ctx context.Context, spec plan.Spec, s *snapshot) {
 }
 
 // summarize turns a measurement into a cell's figures and warnings.
-func (r *runner) summarize(spec plan.Spec, mix results.Mix, sh cellShare, ph phaseResult, before, after snapshot, dials int64) results.Cell {
+func (r *runner) summarize(spec plan.Spec, mix results.Mix, sh cellShare, ph engine.Result, before, after snapshot, dials int64) results.Cell {
 	cfg := r.cfg
 	open := spec.RateRequested > 0
-	t := ph.t
-	secs := ph.elapsed.Seconds()
+	t := ph.Tally
+	secs := ph.Elapsed.Seconds()
 	// Attempts are what was sent; per-call figures (bytes, CPU) are per
 	// successful call, as the schema says: failed calls cost something too,
 	// but dividing by them would make a dead server look cheap.
-	attempts := t.calls + t.errors
+	attempts := t.Calls + t.Errors
 	c := results.Cell{
 		CellKey:     spec.CellKey,
 		Target:      r.cellTarget(spec), // targets.go
 		Connections: int(dials),
 		Mode:        plan.ModeOf(spec.RateRequested),
-		Calls:       t.calls,
-		Errors:      t.errors,
+		Calls:       t.Calls,
+		Errors:      t.Errors,
 		DurationS:   secs,
 	}
 	if cfg.Endpoints != nil {
 		c.ClientDecoding = cfg.Endpoints.Decoding(spec.Protocol, spec.Scenario) // settled by the probe calls
 	}
 	if !open { // open-loop cells have no time per batch
-		c.Batches = t.batch.N
-		c.BatchMS = results.Spread{Mean: t.batch.Mean / 1e6, Stddev: t.batch.Stddev() / 1e6}
+		c.Batches = t.Batch.N
+		c.BatchMS = results.Spread{Mean: t.Batch.Mean / 1e6, Stddev: t.Batch.Stddev() / 1e6}
 	}
-	if len(t.classes) > 0 {
-		c.ErrorClasses = t.classes
+	if len(t.Classes) > 0 {
+		c.ErrorClasses = t.Classes
 	}
-	if len(t.examples) > 0 {
-		c.ErrorExamples = t.examples
+	if len(t.Examples) > 0 {
+		c.ErrorExamples = t.Examples
 	}
-	for k, h := range t.h { // the latency figures of the kinds the tally has
+	for k, h := range t.H { // the latency figures of the kinds the tally has
 		if h != nil {
-			l := latency(h, t.sum[k])
+			l := engine.Latency(h, t.Sum[k])
 			results.LatencyKinds[k].Set(&c, &l)
 		}
 	}
-	c.Distribution = distribution(t.h[results.KindLatency])
-	c.GeneratorDelayUS = generatorDelay(ph.wake, t.handoff)
+	c.Distribution = engine.Distribution(t.H[results.KindLatency])
+	c.GeneratorDelayUS = generatorDelay(ph.Wake, t.Handoff)
 	w := after.wire.Sub(before.wire)
 	if secs > 0 {
-		c.CallsPerS = float64(t.calls) / secs
+		c.CallsPerS = float64(t.Calls) / secs
 		c.MBPerS = float64(w.Sent+w.Received) / 1e6 / secs
 	}
-	if t.calls > 0 {
-		c.BytesPerCall = results.Bytes{Sent: float64(w.Sent) / float64(t.calls), Received: float64(w.Received) / float64(t.calls)}
+	if t.Calls > 0 {
+		c.BytesPerCall = results.Bytes{Sent: float64(w.Sent) / float64(t.Calls), Received: float64(w.Received) / float64(t.Calls)}
 	}
 	clientCPU := after.clientCPU - before.clientCPU
-	if t.calls > 0 {
-		c.ClientCPUUSPerCall = float64(clientCPU.Microseconds()) / float64(t.calls)
+	if t.Calls > 0 {
+		c.ClientCPUUSPerCall = float64(clientCPU.Microseconds()) / float64(t.Calls)
 	}
 	if open {
 		if secs > 0 {
 			c.RateAchieved = float64(attempts) / secs
 		}
-		c.LateCalls = t.late
-		c.GeneratorLateCalls = t.lateWoken
+		c.LateCalls = t.Late
+		c.GeneratorLateCalls = t.LateWoken
 	}
 
 	warn := func(format string, args ...any) { c.Warnings = append(c.Warnings, fmt.Sprintf(format, args...)) }
@@ -231,11 +232,11 @@ func (r *runner) summarize(spec plan.Spec, mix results.Mix, sh cellShare, ph pha
 	default:
 		serverCPU = after.server.CPU - before.server.CPU
 		c.ServerCPUSource = after.server.Source
-		if t.calls > 0 {
-			v := float64(serverCPU.Microseconds()) / float64(t.calls)
+		if t.Calls > 0 {
+			v := float64(serverCPU.Microseconds()) / float64(t.Calls)
 			c.ServerCPUUSPerCall = &v
 			if m0, m1 := before.server.MetricsCPU, after.server.MetricsCPU; c.ServerCPUSource == SourceProc && m0 >= 0 && m1 >= 0 {
-				v := float64((m1 - m0).Microseconds()) / float64(t.calls)
+				v := float64((m1 - m0).Microseconds()) / float64(t.Calls)
 				c.ServerCPUMetricsUSPerCall = &v
 			}
 		}
@@ -252,7 +253,7 @@ func (r *runner) summarize(spec plan.Spec, mix results.Mix, sh cellShare, ph pha
 		}
 		served, key := servedCount(servedKeys(spec, mix), before.server, after.server) // mix.go
 		// Calls cut short by an interruption reached the server too.
-		switch sent := attempts + t.cancelled; {
+		switch sent := attempts + t.Cancelled; {
 		case spec.Scenario.Method() == "":
 			// A user's endpoint: not one of the contract's methods the
 			// server counts.
@@ -264,8 +265,8 @@ func (r *runner) summarize(spec plan.Spec, mix results.Mix, sh cellShare, ph pha
 			// expected, and merge accounts for it.
 		case served > sent:
 			warn("the server counted %d %s calls, this run made %d: another client loaded it, so its CPU figure includes that load", served, key, attempts)
-		case served < t.calls:
-			warn("the server counted %d %s calls, fewer than the %d that succeeded here: is the target a meteorbench server?", served, key, t.calls)
+		case served < t.Calls:
+			warn("the server counted %d %s calls, fewer than the %d that succeeded here: is the target a meteorbench server?", served, key, t.Calls)
 		}
 	}
 
@@ -286,23 +287,23 @@ func (r *runner) summarize(spec plan.Spec, mix results.Mix, sh cellShare, ph pha
 			if sh.iterations > 0 && sh.iterations < working {
 				working = sh.iterations
 			}
-			if busy := t.busy.Seconds() / (secs * float64(working)); busy < 0.8 {
+			if busy := t.Busy.Seconds() / (secs * float64(working)); busy < 0.8 {
 				warn("workers were in calls only %s of the time: the load generator could not keep them busy", format.Percent(busy))
 			}
 		}
 	}
 	if open {
-		if attempts > 0 && float64(t.late) > 0.01*float64(attempts) {
-			warn("%d of %d calls started more than %v after they were due: %s; their latency from the intended start includes that wait", t.late, attempts, plan.LateThreshold, lateWhy(t.late, t.lateWoken, ph.workers, sh.maxWorkers))
+		if attempts > 0 && float64(t.Late) > 0.01*float64(attempts) {
+			warn("%d of %d calls started more than %v after they were due: %s; their latency from the intended start includes that wait", t.Late, attempts, plan.LateThreshold, lateWhy(t.Late, t.LateWoken, ph.Workers, sh.maxWorkers))
 		}
-		if ph.missed > 0 && ph.stop == "" {
-			warn("%s never sent before the cell ended", count(int64(ph.missed), "scheduled call was", "scheduled calls were"))
+		if ph.Missed > 0 && ph.Stop == "" {
+			warn("%s never sent before the cell ended", count(int64(ph.Missed), "scheduled call was", "scheduled calls were"))
 		}
 	}
-	if t.errors > 0 {
-		warn("%d of %d calls failed (%s)", t.errors, attempts, t.classes)
+	if t.Errors > 0 {
+		warn("%d of %d calls failed (%s)", t.Errors, attempts, t.Classes)
 	}
-	if t.calls == 0 {
+	if t.Calls == 0 {
 		warn("no successful call")
 	}
 	var mixWarns []string
@@ -318,9 +319,9 @@ func generatorDelay(wake, handoff *hdrhistogram.Histogram) *results.GeneratorDel
 	if wake == nil || wake.TotalCount() == 0 {
 		return nil
 	}
-	g := &results.GeneratorDelay{Wake: latency(wake, histSum(wake))}
+	g := &results.GeneratorDelay{Wake: engine.Latency(wake, histSum(wake))}
 	if handoff != nil && handoff.TotalCount() > 0 {
-		l := latency(handoff, histSum(handoff))
+		l := engine.Latency(handoff, histSum(handoff))
 		g.Handoff = &l
 	}
 	return g

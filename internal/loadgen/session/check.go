@@ -6,6 +6,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/format"
+	"github.com/meteorbench/meteorbench/internal/loadgen/engine"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -43,20 +44,20 @@ const (
 // An open-loop cell short of its offered rate is not suspect but saturated
 // (analysis.SaturatedBelow: no latency verdict; summarize warns of the
 // calls never sent): a server that cannot keep up is a finding.
-func (r *runner) check(c *results.Cell, spec plan.Spec, sh cellShare, ph phaseResult) []string {
-	t := ph.t
+func (r *runner) check(c *results.Cell, spec plan.Spec, sh cellShare, ph engine.Result) []string {
+	t := ph.Tally
 	var why []string
 	add := func(format string, args ...any) { why = append(why, fmt.Sprintf(format, args...)) }
 	secs := c.DurationS
-	attempts := t.calls + t.errors
+	attempts := t.Calls + t.Errors
 
-	if t.abandoned > 0 {
+	if t.Abandoned > 0 {
 		them := "them"
-		if t.abandoned == 1 {
+		if t.Abandoned == 1 {
 			them = "it"
 		}
 		add("%s still running %v after the cell's end: the target stalled %s (counted as errors of class %s)",
-			count(t.abandoned, "call was", "calls were"), min(cellGrace, r.cfg.Timeout), them, results.ClassAbandoned)
+			count(t.Abandoned, "call was", "calls were"), min(cellGrace, r.cfg.Timeout), them, results.ClassAbandoned)
 	}
 	working := sh.workers
 	if sh.iterations > 0 && sh.iterations < working {
@@ -67,14 +68,14 @@ func (r *runner) check(c *results.Cell, spec plan.Spec, sh cellShare, ph phaseRe
 	// phases long enough to be judged.
 	if spec.RateRequested == 0 && secs >= LittleMinTime.Seconds() && attempts >= 10*int64(working) && c.StopReason == "" {
 		// Little's law: calls in flight = calls/s × mean time in flight.
-		inFlight := (t.sum[results.KindLatency] + t.errSum) / 1e9 / secs
+		inFlight := (t.Sum[results.KindLatency] + t.ErrSum) / 1e9 / secs
 		if inFlight < LittleMin*float64(working) || inFlight > 1.05*float64(working) {
 			add("Little's law does not hold: %s calls/s × %s mean time in flight = %.2f calls in flight, but %d workers ran back to back",
-				format.Rate(float64(attempts)/secs), format.US(float64(t.sum[results.KindLatency]+t.errSum)/float64(attempts)/1e3), inFlight, working)
+				format.Rate(float64(attempts)/secs), format.US(float64(t.Sum[results.KindLatency]+t.ErrSum)/float64(attempts)/1e3), inFlight, working)
 		}
 		// Time per batch: successful batches fill the workers' time, less
 		// at most one batch per worker cut by the end.
-		if b := t.batch; b.N > 0 && t.errors == 0 && spec.Batch > 1 {
+		if b := t.Batch; b.N > 0 && t.Errors == 0 && spec.Batch > 1 {
 			timed, cut := float64(b.N)*b.Mean/1e9, float64(working)*b.Mean/1e9
 			if timed+cut < LittleMin*secs*float64(working) || timed > 1.05*secs*float64(working) {
 				add("the time per batch does not add up: %d batches × %s = %s of %d workers' %s",
@@ -84,7 +85,7 @@ func (r *runner) check(c *results.Cell, spec plan.Spec, sh cellShare, ph phaseRe
 	}
 	// (A payload's items have no least size: its answers are checked by
 	// the adapters, item by item.)
-	if want := recordsAsked(spec); want > 0 && t.calls > 0 && r.cfg.Payload == nil {
+	if want := recordsAsked(spec); want > 0 && t.Calls > 0 && r.cfg.Payload == nil {
 		got, dir := c.BytesPerCall.Received, "received"
 		if spec.Scenario == api.Post {
 			got, dir = c.BytesPerCall.Sent, "sent"
@@ -93,7 +94,7 @@ func (r *runner) check(c *results.Cell, spec plan.Spec, sh cellShare, ph phaseRe
 			add("%s %s per call cannot carry the %d records asked for (at least %d B each)", format.Bytes(got), dir, want, MinBytesPerRecord)
 		}
 	}
-	if spec.RateRequested > 0 && t.calls > 0 {
+	if spec.RateRequested > 0 && t.Calls > 0 {
 		if late, how := WokeLate(c); late {
 			why = append(why, how)
 		}

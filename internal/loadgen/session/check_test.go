@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/loadgen/engine"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -17,17 +18,17 @@ func TestCheckCell(t *testing.T) {
 		return plan.Spec{CellKey: results.CellKey{Scenario: sc, Protocol: api.REST, Batch: 1, Condition: results.Condition{Concurrency: n}}}
 	}
 	// calls of d each, back to back on n workers for secs: Little holds.
-	closed := func(n int, calls int64, d time.Duration) phaseResult {
-		tl := newTally(false)
-		tl.calls = calls
-		tl.sum[results.KindLatency] = float64(calls) * float64(d)
-		return phaseResult{t: tl}
+	closed := func(n int, calls int64, d time.Duration) engine.Result {
+		tl := engine.NewTally(false)
+		tl.Calls = calls
+		tl.Sum[results.KindLatency] = float64(calls) * float64(d)
+		return engine.Result{Tally: tl}
 	}
 	cases := []struct {
 		name string
 		rate float64
 		spec plan.Spec
-		ph   phaseResult
+		ph   engine.Result
 		cell results.Cell
 		want string // a part of the one reason; "" for none
 	}{
@@ -38,9 +39,9 @@ func TestCheckCell(t *testing.T) {
 			cell: results.Cell{DurationS: 5}, want: "Little's law does not hold"},
 		{name: "more in flight than workers", spec: key(api.Small, 1), ph: closed(1, 1000, 2*time.Millisecond),
 			cell: results.Cell{DurationS: 1}, want: "Little's law does not hold"},
-		{name: "abandoned", spec: key(api.Small, 1), ph: func() phaseResult {
+		{name: "abandoned", spec: key(api.Small, 1), ph: func() engine.Result {
 			p := closed(1, 1000, time.Millisecond)
-			p.t.abandoned, p.t.errors = 1, 1
+			p.Tally.Abandoned, p.Tally.Errors = 1, 1
 			return p
 		}(), cell: results.Cell{DurationS: 1}, want: "the target stalled it"},
 		{name: "short of the records", spec: key(api.Large, 1), ph: closed(1, 100, 10*time.Millisecond),
@@ -51,9 +52,9 @@ func TestCheckCell(t *testing.T) {
 		// draws no latency verdict from it), not suspect: a server that
 		// cannot keep up is a finding, and capacity's failing probes are
 		// made of them.
-		{name: "rate not delivered", rate: 1000, spec: key(api.Small, 4), ph: func() phaseResult {
+		{name: "rate not delivered", rate: 1000, spec: key(api.Small, 4), ph: func() engine.Result {
 			p := closed(4, 800, time.Millisecond)
-			p.missed = 200
+			p.Missed = 200
 			return p
 		}(), cell: results.Cell{DurationS: 1}},
 		{name: "generator's own wake-up", rate: 2000, spec: key(api.Small, 1024), ph: closed(1024, 6000, 5700*time.Microsecond),
@@ -62,9 +63,11 @@ func TestCheckCell(t *testing.T) {
 	}
 	for _, tc := range cases {
 		r := &runner{cfg: plan.Config{Rate: tc.rate, Timeout: 10 * time.Second}}
+		spec := tc.spec
+		spec.RateRequested = tc.rate // the cell's rate, as the plan keys it
 		c := tc.cell
-		c.Calls = tc.ph.t.calls
-		got := r.check(&c, tc.spec, cellShare{workers: tc.spec.Concurrency}, tc.ph)
+		c.Calls = tc.ph.Tally.Calls
+		got := r.check(&c, spec, cellShare{workers: tc.spec.Concurrency}, tc.ph)
 		switch {
 		case tc.want == "" && len(got) > 0:
 			t.Errorf("%s: suspect %q, want none", tc.name, got)

@@ -15,6 +15,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/meteorbench/meteorbench/internal/loadgen/engine"
 	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/loadgen/session"
@@ -244,7 +245,7 @@ func TestCellStopsWhenTargetIsDown(t *testing.T) {
 			}
 			// Per worker: the calls in flight when the server died, then at
 			// most TargetDownAfter/TransportBackoffMax + 7 more; doubled.
-			perWorker := int64(session.TargetDownAfter/session.TransportBackoffMax) + 8
+			perWorker := int64(engine.TargetDownAfter/engine.TransportBackoffMax) + 8
 			if bound := 2 * workers * perWorker; c.Errors == 0 || c.Errors > bound {
 				t.Errorf("%d failed calls %v, want 1..%d", c.Errors, c.ErrorClasses, bound)
 			}

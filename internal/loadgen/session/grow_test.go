@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/loadgen/engine"
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
 	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
-	"github.com/meteorbench/meteorbench/internal/loadgen/session"
 	"github.com/meteorbench/meteorbench/internal/timing"
 )
 
@@ -32,14 +32,14 @@ func TestOpenLoopSizesItself(t *testing.T) {
 	}
 	addr := serveChild(t)
 	const rate = 10000
-	for _, engine := range []string{lean.Standard, lean.Lean} {
-		t.Run(engine, func(t *testing.T) {
+	for _, name := range []string{lean.Standard, lean.Lean} {
+		t.Run(name, func(t *testing.T) {
 			idle := false
 			for attempt := 1; attempt <= 3; attempt++ {
 				load := loadAverage()
 				idle = load >= 0 && load < float64(runtime.NumCPU())/2
-				cfg := openLoop(addr, api.Small, rate, engine)
-				cfg.MaxWorkers = session.MaxWorkersFor(rate, false, 0)
+				cfg := openLoop(addr, api.Small, rate, name)
+				cfg.MaxWorkers = engine.MaxWorkersFor(rate, false, 0)
 				res := run(t, cfg)
 				ok := true
 				for _, c := range res.Cells {

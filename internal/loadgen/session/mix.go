@@ -7,6 +7,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/loadgen/engine"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -35,10 +36,10 @@ func mixOf(spec plan.Spec) (results.Mix, error) {
 // partCallers are a cell's Callers for workers workers, growing up to
 // max (0: no growth): one part, the cell's scenario, or each of a mix's
 // scenarios.
-func partCallers(client call.Client, spec plan.Spec, mix results.Mix, workers, max int) (*callers, error) {
-	cs := &callers{client: client, scenarios: servedScenarios(spec, mix), max: max}
+func partCallers(client call.Client, spec plan.Spec, mix results.Mix, workers, max int) (*engine.Callers, error) {
+	cs := engine.NewCallers(client, servedScenarios(spec, mix), max)
 	for range workers {
-		if _, err := cs.add(); err != nil {
+		if _, err := cs.Add(); err != nil {
 			return nil, err
 		}
 	}
@@ -47,13 +48,13 @@ func partCallers(client call.Client, spec plan.Spec, mix results.Mix, workers, m
 
 // schedules are a cell's open-loop schedules by part: the share's, or each
 // of a mix's scenarios at its rate.
-func schedules(mix results.Mix, sh cellShare) []schedule {
+func schedules(mix results.Mix, sh cellShare) []engine.Schedule {
 	if len(mix) == 0 {
-		return []schedule{sh.sched}
+		return []engine.Schedule{sh.sched}
 	}
-	out := make([]schedule, len(mix))
+	out := make([]engine.Schedule, len(mix))
 	for i, p := range mix {
-		out[i] = schedule{rate: p.Rate}
+		out[i] = engine.Schedule{Rate: p.Rate}
 	}
 	return out
 }
@@ -98,21 +99,21 @@ const MixShortfall = 0.02
 
 // mixStats are each scenario's figures of a mixed phase, and the
 // warnings of the scenarios short of their rate.
-func mixStats(mix results.Mix, ph phaseResult) ([]results.MixStat, []string) {
-	if len(ph.parts) != len(mix) || len(mix) == 0 {
+func mixStats(mix results.Mix, ph engine.Result) ([]results.MixStat, []string) {
+	if len(ph.Parts) != len(mix) || len(mix) == 0 {
 		return nil, nil
 	}
-	secs := ph.elapsed.Seconds()
+	secs := ph.Elapsed.Seconds()
 	out := make([]results.MixStat, len(mix))
 	var warns []string
 	for i, p := range mix {
-		t := ph.parts[i].t
-		s := results.MixStat{Scenario: p.Scenario, OfferedRate: p.Rate, Calls: t.calls, Errors: t.errors}
+		t := ph.Parts[i].Tally
+		s := results.MixStat{Scenario: p.Scenario, OfferedRate: p.Rate, Calls: t.Calls, Errors: t.Errors}
 		if secs > 0 {
-			s.AchievedRate = float64(t.calls+t.errors) / secs
+			s.AchievedRate = float64(t.Calls+t.Errors) / secs
 		}
-		if h := t.h[results.KindLatency]; h != nil {
-			s.LatencyUS = latency(h, t.sum[results.KindLatency])
+		if h := t.H[results.KindLatency]; h != nil {
+			s.LatencyUS = engine.Latency(h, t.Sum[results.KindLatency])
 		}
 		if s.AchievedRate < (1-MixShortfall)*p.Rate {
 			warns = append(warns, fmt.Sprintf("mix: %s achieved %s of the %s calls/s offered", p.Scenario, format.Rate(s.AchievedRate), format.Rate(p.Rate)))

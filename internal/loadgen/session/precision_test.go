@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meteorbench/meteorbench/internal/loadgen/engine"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/target"
 
@@ -61,7 +62,7 @@ func TestOpenLoopPrecision(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		idle := measureScheduling(context.Background(), 400)
+		idle := engine.MeasureScheduling(context.Background(), 400)
 		noise := lateShare(idle)
 		var problems []string
 		for _, c := range res.Cells {

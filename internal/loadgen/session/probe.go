@@ -115,7 +115,7 @@ func (r *runner) probeOne(ctx context.Context, spec plan.Spec) error {
 	ctx, cancel := context.WithTimeout(ctx, HealthTimeout)
 	defer cancel()
 	scenarios := servedScenarios(spec, mix)
-	for i, caller := range callers.list[0] { // a mix: one call of each of its scenarios
+	for i, caller := range callers.List[0] { // a mix: one call of each of its scenarios
 		_, err = caller.Call(ctx)
 		if err != nil && spec.Protocol == api.GRPC && scenarios[i].Method() != "" {
 			return fmt.Errorf("gRPC %s: %w", scenarios[i].Method(), err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/meteorbench/meteorbench/internal/loadgen/engine"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/stats"
 )
@@ -19,15 +20,15 @@ import (
 func mergeRepeats(ms []measured) []results.Cell {
 	var order []results.CellKey
 	groups := map[results.CellKey][]results.Cell{}
-	pooled := map[results.CellKey]*hists{}
+	pooled := map[results.CellKey]*engine.Hists{}
 	for _, m := range ms {
 		k := m.cell.CellKey
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
-			pooled[k] = &hists{}
+			pooled[k] = &engine.Hists{}
 		}
 		groups[k] = append(groups[k], m.cell)
-		pooled[k].add(m.hists)
+		pooled[k].Add(m.hists)
 	}
 	out := make([]results.Cell, 0, len(order))
 	for _, k := range order {
@@ -36,7 +37,7 @@ func mergeRepeats(ms []measured) []results.Cell {
 		if len(g) > 1 {
 			c = mergeCell(g)
 		}
-		h, err := pooled[k].encode()
+		h, err := pooled[k].Encode()
 		if err != nil {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("histograms not kept (this cell cannot be merged exactly): %v", err))
 		}
@@ -188,7 +189,7 @@ func mergeOptional(cs []results.Cell, f func(c *results.Cell) *float64) *float64
 
 // mergeDistribution takes the median of each point of the fixed grid.
 func mergeDistribution(cs []results.Cell) []results.Quantile {
-	n := len(distributionQuantiles)
+	n := len(engine.DistributionQuantiles)
 	for i := range cs {
 		if len(cs[i].Distribution) != n {
 			return nil

@@ -1,3 +1,12 @@
+// Package session measures a target: Open checks it once (health,
+// contract probe, /metrics or its process), then Run measures a plan's
+// cells in order and Measure one cell by its key. Per cell it opens the
+// client (plan's engine registry) over counted connections (wire), runs
+// the warm-up and the measured phase (package engine), reads the server's
+// counters around it, and summarises the result into a results.Cell with
+// its checks; repeats are merged into one cell with medians.
+//
+//	Spec ──measureCell──▶ engine.Run ──▶ engine.Result ──summarize──▶ results.Cell ──mergeRepeats──▶ Result.Cells
 package session
 
 import (
@@ -12,6 +21,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/clock"
+	"github.com/meteorbench/meteorbench/internal/loadgen/engine"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -170,7 +180,7 @@ func (s *Session) Run(ctx context.Context, cfg plan.Config) (*results.Result, er
 	if !cfg.StartAt.IsZero() {
 		// Every instance of a segmented run waits for the same moment,
 		// then records how late it really started.
-		if !waitUntil(ctx, cfg.StartAt) {
+		if !engine.WaitUntil(ctx, cfg.StartAt) {
 			return nil, ErrInterrupted
 		}
 		off := time.Since(cfg.StartAt)
@@ -337,7 +347,7 @@ func group(s plan.Spec) results.CellKey {
 // scheduling measures how precisely the open-loop wait starts calls on this
 // machine, with no load yet.
 func scheduling(ctx context.Context) *results.Scheduling {
-	late := measureScheduling(ctx, schedulingSamples)
+	late := engine.MeasureScheduling(ctx, engine.SchedulingSamples)
 	if len(late) == 0 {
 		return nil
 	}
@@ -345,8 +355,8 @@ func scheduling(ctx context.Context) *results.Scheduling {
 	return &results.Scheduling{
 		Method:        clock.Method + "; the call is then handed to a free worker, which runs at once (the dispatcher yields to it)",
 		Samples:       len(late),
-		LatenessP50US: us(quantile(late, 0.50)),
-		LatenessP99US: us(quantile(late, 0.99)),
+		LatenessP50US: us(engine.Quantile(late, 0.50)),
+		LatenessP99US: us(engine.Quantile(late, 0.99)),
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/loadgen/engine"
 )
 
 // ServerCPUMin is the smallest server CPU delta per cell trusted without a
@@ -180,7 +181,7 @@ func (r *runner) awaitTargets(ctx context.Context) (notes []string, err error) {
 			cfg.Logger.Warn(fmt.Sprintf("%v: asking again until --start-at %s", err, cfg.StartAt.Format(time.RFC3339Nano)))
 			said = true
 		}
-		if !waitUntil(ctx, time.Now().Add(HealthRetry)) {
+		if !engine.WaitUntil(ctx, time.Now().Add(HealthRetry)) {
 			return notes, err
 		}
 	}

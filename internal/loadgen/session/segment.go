@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/meteorbench/meteorbench/internal/loadgen/engine"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -82,7 +83,7 @@ type cellShare struct {
 	maxWorkers int
 	// iterations: closed loop, batches; open loop, calls; 0: no count bound.
 	iterations int
-	sched      schedule
+	sched      engine.Schedule
 	empty      bool
 	why        string // when empty: what there was too little of
 }
@@ -93,9 +94,9 @@ func shareOf(c plan.Config, spec plan.Spec, b plan.Bounds) cellShare {
 	s := c.Segment
 	sh := cellShare{workers: share(s, spec.Concurrency)}
 	if rate := spec.RateRequested; rate > 0 {
-		sh.sched = schedule{rate: rate}
+		sh.sched = engine.Schedule{Rate: rate}
 		if !s.Whole() {
-			sh.sched.stride, sh.sched.phase = uint64(s.Count), uint64(s.Index-1)
+			sh.sched.Stride, sh.sched.Phase = uint64(s.Count), uint64(s.Index-1)
 		}
 		sh.workers = max(sh.workers, 1)
 		if c.MaxWorkers > 0 {
@@ -130,8 +131,8 @@ func (sh cellShare) result(s results.Segment) *results.Share {
 	if sh.empty {
 		out.Workers = 0
 	}
-	if sh.sched.rate > 0 {
-		out.Rate = sh.sched.rate / float64(max(sh.sched.stride, 1))
+	if sh.sched.Rate > 0 {
+		out.Rate = sh.sched.Rate / float64(max(sh.sched.Stride, 1))
 	}
 	return out
 }

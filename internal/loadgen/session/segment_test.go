@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meteorbench/meteorbench/internal/loadgen/pace"
+	"github.com/meteorbench/meteorbench/internal/loadgen/engine"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -114,11 +114,11 @@ func TestCellShare(t *testing.T) {
 		{"closed, no worker", plan.Config{Segment: seg(1, 3), Duration: time.Second}, 1, cellShare{empty: true, why: "1 workers"}},
 		{"closed, no iteration", plan.Config{Segment: seg(1, 3), Iterations: 2}, 3, cellShare{workers: 1, empty: true, why: "2 iterations"}},
 		{"open 2/3", plan.Config{Segment: seg(2, 3), Rate: 300, Duration: time.Second}, 1,
-			cellShare{workers: 1, sched: schedule{rate: 300, phase: 1, stride: 3}}},
+			cellShare{workers: 1, sched: engine.Schedule{Rate: 300, Phase: 1, Stride: 3}}},
 		{"open 1/3 with iterations", plan.Config{Segment: seg(1, 3), Rate: 300, Iterations: 2}, 6,
-			cellShare{workers: 2, iterations: 4, sched: schedule{rate: 300, phase: 0, stride: 3}}},
+			cellShare{workers: 2, iterations: 4, sched: engine.Schedule{Rate: 300, Phase: 0, Stride: 3}}},
 		{"open, no call", plan.Config{Segment: seg(3, 3), Rate: 300, Iterations: 2}, 1,
-			cellShare{workers: 1, sched: schedule{rate: 300, phase: 2, stride: 3}}},
+			cellShare{workers: 1, sched: engine.Schedule{Rate: 300, Phase: 2, Stride: 3}}},
 	}
 	tests[len(tests)-1].cfg.Iterations = 1 // 1 × batch 5 = 5 calls: 2, 2, 1
 	tests[len(tests)-1].want.iterations = 1
@@ -137,48 +137,6 @@ func TestCellShare(t *testing.T) {
 	}
 	if sh := shareOf(second, oneCall, second.Bounds()); !sh.empty || !sh.result(second.Segment).Empty || sh.result(second.Segment).Workers != 0 {
 		t.Errorf("segment 2/5 of one call: %+v, want empty", sh.result(second.Segment))
-	}
-}
-
-// N strided pacers make exactly the calls of the one schedule, at the same
-// intended times: the segments' schedules interleave, none coincide.
-func TestSegmentSchedulesInterleave(t *testing.T) {
-	for _, n := range []int{1, 2, 3, 7} {
-		whole := pace.Constant{Rate: 333, Duration: 2 * time.Second}
-		want := intendedAll(whole)
-		got := map[time.Duration]int{}
-		total := 0
-		for i := range n {
-			p := pace.Constant{Rate: 333, Duration: 2 * time.Second, Stride: uint64(n), Phase: uint64(i)}
-			if n == 1 {
-				p.Stride = 0
-			}
-			for _, d := range intendedAll(p) {
-				got[d]++
-				total++
-			}
-			if due := dueBefore(p, 2*time.Second); int(due) != len(intendedAll(p)) {
-				t.Errorf("n %d, phase %d: dueBefore %d, want %d", n, i, due, len(intendedAll(p)))
-			}
-		}
-		if total != len(want) {
-			t.Fatalf("n %d: %d calls, want %d", n, total, len(want))
-		}
-		for _, d := range want {
-			if got[d] != 1 {
-				t.Fatalf("n %d: the call due at %v is made %d times", n, d, got[d])
-			}
-		}
-	}
-}
-
-func intendedAll(p pace.Constant) []time.Duration {
-	var out []time.Duration
-	for k := uint64(0); ; k++ {
-		if _, stop := p.Pace(0, k); stop {
-			return out
-		}
-		out = append(out, p.Intended(k))
 	}
 }
 

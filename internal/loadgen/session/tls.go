@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/loadgen/engine"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
 	"github.com/meteorbench/meteorbench/internal/results"
@@ -39,6 +40,6 @@ func handshakeLatency(d *wire.Dialer) *results.Latency {
 	if h == nil {
 		return nil
 	}
-	l := latency(h, sum)
+	l := engine.Latency(h, sum)
 	return &l
 }

@@ -1,4 +1,4 @@
-package session
+package engine
 
 import (
 	"context"
@@ -8,20 +8,20 @@ import (
 	"github.com/meteorbench/meteorbench/internal/clock"
 )
 
-// waitUntil returns at or just after due (clock.WaitUntil). It returns
+// WaitUntil returns at or just after due (clock.WaitUntil). It returns
 // false, early, when ctx ends first. For rare waits; a loop of waits keeps
 // one clock.Waiter.
-func waitUntil(ctx context.Context, due time.Time) bool {
+func WaitUntil(ctx context.Context, due time.Time) bool {
 	return clock.WaitUntil(ctx.Done(), due) && ctx.Err() == nil
 }
 
-// schedulingSamples is how many waits measureScheduling makes.
-const schedulingSamples = 200
+// SchedulingSamples is how many waits MeasureScheduling makes.
+const SchedulingSamples = 200
 
-// measureScheduling makes n waits of the open-loop method, 1 ms apart, with
+// MeasureScheduling makes n waits of the open-loop method, 1 ms apart, with
 // no load, and returns their lateness (how long after the due time each
 // returned), sorted. It takes about n milliseconds.
-func measureScheduling(ctx context.Context, n int) []time.Duration {
+func MeasureScheduling(ctx context.Context, n int) []time.Duration {
 	w := clock.NewWaiter(ctx.Done()).Spin(OpenLoopSpin)
 	defer w.Close()
 	late := make([]time.Duration, 0, n)
@@ -38,7 +38,7 @@ func measureScheduling(ctx context.Context, n int) []time.Duration {
 }
 
 // quantile of sorted durations, nearest rank.
-func quantile(sorted []time.Duration, q float64) time.Duration {
+func Quantile(sorted []time.Duration, q float64) time.Duration {
 	if len(sorted) == 0 {
 		return 0
 	}

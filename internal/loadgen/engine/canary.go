@@ -1,4 +1,4 @@
-package session
+package engine
 
 import (
 	"context"
@@ -23,7 +23,7 @@ const canaryEvery = 5 * time.Millisecond
 // that wait: an answer's latency includes it, and the server's part of it
 // is unknown. A busy, starved or descheduled generator shows here first.
 type canary struct {
-	h    *hdrhistogram.Histogram
+	H    *hdrhistogram.Histogram
 	done sync.WaitGroup
 	end  context.CancelFunc
 }
@@ -31,7 +31,7 @@ type canary struct {
 // startCanary starts the canary until stop (or ctx's end).
 func startCanary(ctx context.Context, began time.Time) *canary {
 	ctx, end := context.WithCancel(ctx)
-	c := &canary{h: newHist(), end: end}
+	c := &canary{H: newHist(), end: end}
 	c.done.Go(func() {
 		w := clock.NewWaiter(ctx.Done())
 		defer w.Close()
@@ -41,13 +41,13 @@ func startCanary(ctx context.Context, began time.Time) *canary {
 				// A wake-up so late that it passed the next due times: each
 				// one it overran is a sample of that lateness, as a reader
 				// woken then would have waited too.
-				recordDuration(c.h, now.Sub(due))
+				recordDuration(c.H, now.Sub(due))
 				continue
 			}
 			if !w.Until(due) {
 				return
 			}
-			recordDuration(c.h, time.Since(due))
+			recordDuration(c.H, time.Since(due))
 		}
 	})
 	return c
@@ -57,5 +57,5 @@ func startCanary(ctx context.Context, began time.Time) *canary {
 func (c *canary) stop() *hdrhistogram.Histogram {
 	c.end()
 	c.done.Wait()
-	return c.h
+	return c.H
 }

@@ -1,4 +1,4 @@
-package session
+package engine
 
 import (
 	"math"
@@ -41,24 +41,31 @@ func MaxWorkersFor(rate float64, concurrencyGiven bool, flag int) int {
 // Callers, whenever a call is due and every worker is busy, up to max: the
 // call starts on time instead of waiting for a worker (vegeta's and k6's
 // maxVUs).
-type callers struct {
-	list      [][]call.Caller
+type Callers struct {
+	List      [][]call.Caller
 	max       int // 0: the list is all there is
 	client    call.Client
 	scenarios []api.Scenario // by part
 }
 
-// singleCallers are callers of one part, one per worker, that cannot grow.
-func singleCallers(list ...call.Caller) *callers {
-	cs := &callers{list: make([][]call.Caller, len(list))}
+// NewCallers are the Callers of client's scenarios (one part each), with
+// no worker yet (Add makes each), growing up to max workers in an open
+// loop that sizes itself (0: no growth).
+func NewCallers(client call.Client, scenarios []api.Scenario, max int) *Callers {
+	return &Callers{client: client, scenarios: scenarios, max: max}
+}
+
+// SingleCallers are callers of one part, one per worker, that cannot grow.
+func SingleCallers(list ...call.Caller) *Callers {
+	cs := &Callers{List: make([][]call.Caller, len(list))}
 	for i, c := range list {
-		cs.list[i] = []call.Caller{c}
+		cs.List[i] = []call.Caller{c}
 	}
 	return cs
 }
 
 // add makes one more worker's Callers.
-func (c *callers) add() ([]call.Caller, error) {
+func (c *Callers) Add() ([]call.Caller, error) {
 	w := make([]call.Caller, len(c.scenarios))
 	for i, sc := range c.scenarios {
 		a, err := c.client.Caller(sc)
@@ -67,18 +74,18 @@ func (c *callers) add() ([]call.Caller, error) {
 		}
 		w[i] = a
 	}
-	c.list = append(c.list, w)
+	c.List = append(c.List, w)
 	return w, nil
 }
 
 // grow adds a worker's Callers; false at the bound or when the client
 // cannot make one (the call then waits for a busy worker, as without
 // growth).
-func (c *callers) grow() ([]call.Caller, bool) {
-	if len(c.list) >= c.max {
+func (c *Callers) grow() ([]call.Caller, bool) {
+	if len(c.List) >= c.max {
 		return nil, false
 	}
-	w, err := c.add()
+	w, err := c.Add()
 	if err != nil {
 		return nil, false
 	}

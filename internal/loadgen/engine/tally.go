@@ -1,4 +1,4 @@
-package session
+package engine
 
 import (
 	"errors"
@@ -41,8 +41,8 @@ type record struct {
 	// send (the hand-off to a free worker), and whether the call started
 	// more than LateThreshold after it was due (lateWoken: because the
 	// dispatcher itself woke late).
-	handoff         time.Duration
-	late, lateWoken bool
+	Handoff         time.Duration
+	Late, LateWoken bool
 }
 
 // classCancelled is the class the engine drops rather than counts as an
@@ -55,75 +55,75 @@ const (
 
 // tally is an aggregate of calls; its size does not depend on their number.
 // Workers share a few tallies, each under its own lock (see shard).
-type tally struct {
+type Tally struct {
 	// h holds the successful calls' histograms by kind: latency (open
 	// loop: from the intended start), always; uncorrected (from the send),
 	// open loop only; first record, last byte and decode, lazily made when
 	// the adapter reports them. A tally has no TLS handshakes (the
 	// dialer's). sum is the exact sum beside each, in nanoseconds.
-	h   hists
-	sum [results.NumLatencyKinds]float64
+	H   Hists
+	Sum [results.NumLatencyKinds]float64
 	// handoff: open loop, every sent call's hand-off (record.handoff).
-	handoff *hdrhistogram.Histogram
+	Handoff *hdrhistogram.Histogram
 	// errSum is the time failed calls took (abandoned ones included), in
 	// nanoseconds, for Little's law.
-	errSum float64
+	ErrSum float64
 
-	calls, errors int64
-	classes       results.ErrorCounts
-	examples      map[results.ErrorClass]string // the first error message of each class
-	cancelled     int64                         // dropped: the run was interrupted
-	abandoned     int64                         // of the errors, still running at the cell's hard end
-	late          int64                         // open-loop: sent more than plan.LateThreshold after due
-	lateWoken     int64                         // of those, claimed in time by a free worker that woke late
-	busy          time.Duration
-	batch         results.Welford // time per batch of successful calls, ns
+	Calls, Errors int64
+	Classes       results.ErrorCounts
+	Examples      map[results.ErrorClass]string // the first error message of each class
+	Cancelled     int64                         // dropped: the run was interrupted
+	Abandoned     int64                         // of the errors, still running at the cell's hard end
+	Late          int64                         // open-loop: sent more than plan.LateThreshold after due
+	LateWoken     int64                         // of those, claimed in time by a free worker that woke late
+	Busy          time.Duration
+	Batch         results.Welford // time per batch of successful calls, ns
 }
 
-func newTally(open bool) *tally {
-	t := &tally{classes: results.ErrorCounts{}}
-	t.h[results.KindLatency] = newHist()
+func NewTally(open bool) *Tally {
+	t := &Tally{Classes: results.ErrorCounts{}}
+	t.H[results.KindLatency] = newHist()
 	if open {
-		t.h[results.KindUncorrected], t.handoff = newHist(), newHist()
+		t.H[results.KindUncorrected], t.Handoff = newHist(), newHist()
 	}
 	return t
 }
 
 // add accounts one call.
-func (t *tally) add(r *record) {
+func (t *Tally) add(r *record) {
 	if r.class == classCancelled {
-		t.cancelled++
+		t.Cancelled++
 		return
 	}
-	if r.late {
-		t.late++
+	if r.Late {
+		t.Late++
 	}
-	if r.lateWoken {
-		t.lateWoken++
+	if r.LateWoken {
+		t.LateWoken++
 	}
-	if t.handoff != nil {
-		recordDuration(t.handoff, r.handoff)
+	if t.Handoff != nil {
+		recordDuration(t.Handoff, r.Handoff)
 	}
 	took := r.end.Sub(r.start)
-	t.busy += took
+	t.Busy += took
 	if r.class != "" {
-		t.errors++
-		t.errSum += float64(took)
+		t.Errors++
+		t.ErrSum += float64(took)
 		if r.class == classAbandoned {
-			t.abandoned++
+			t.Abandoned++
 		}
-		t.classes[r.class]++
-		if _, ok := t.examples[r.class]; !ok {
-			if t.examples == nil {
-				t.examples = map[results.ErrorClass]string{}
+		t.Classes[r.class]++
+		if _, ok := t.Examples[r.class]; !ok {
+			if t.Examples == nil {
+				t.Examples = map[results.ErrorClass]string{}
 			}
-			t.examples[r.class] = message(r.err, r.class)
+			t.Examples[r.class] = message(r.err, r.class)
 		}
 		return
 	}
-	t.calls++
+	t.Calls++
 	t.record(results.KindLatency, r.end.Sub(r.intended))
-	if t.h[results.KindUncorrected] != nil {
+	if t.H[results.KindUncorrected] != nil {
 		t.record(results.KindUncorrected, took)
 	}
 	if f := r.out.FirstRecord; f > 0 {
@@ -136,12 +136,12 @@ func (t *tally) add(r *record) {
 }
 
 // record adds d to kind k's histogram (made on first use) and sum.
-func (t *tally) record(k results.LatencyKind, d time.Duration) {
-	if t.h[k] == nil {
-		t.h[k] = newHist()
+func (t *Tally) record(k results.LatencyKind, d time.Duration) {
+	if t.H[k] == nil {
+		t.H[k] = newHist()
 	}
-	recordDuration(t.h[k], d)
-	t.sum[k] += float64(d)
+	recordDuration(t.H[k], d)
+	t.Sum[k] += float64(d)
 }
 
 // message is an error's text without its class: a call.Error of the class
@@ -164,21 +164,21 @@ func message(err error, class results.ErrorClass) string {
 // calls. A few shards keep the memory bounded whatever the worker count,
 // and the lock, taken once per call, is rarely contended.
 type shard struct {
-	mu sync.Mutex
-	t  *tally
+	mu    sync.Mutex
+	Tally *Tally
 }
 
 // add accounts one call.
 func (s *shard) add(r *record) {
 	s.mu.Lock()
-	s.t.add(r)
+	s.Tally.add(r)
 	s.mu.Unlock()
 }
 
 // addBatch accounts the time of one batch of successful calls.
 func (s *shard) addBatch(d time.Duration) {
 	s.mu.Lock()
-	s.t.batch.Add(float64(d))
+	s.Tally.Batch.Add(float64(d))
 	s.mu.Unlock()
 }
 
@@ -190,38 +190,38 @@ const maxShards = 8
 func newShards(n int, open bool) []*shard {
 	out := make([]*shard, min(max(n, 1), maxShards))
 	for i := range out {
-		out[i] = &shard{t: newTally(open)}
+		out[i] = &shard{Tally: NewTally(open)}
 	}
 	return out
 }
 
 // merge adds o into t.
-func (t *tally) merge(o *tally) {
-	mergeHists(&t.h, &o.h)
-	for k := range t.sum {
-		t.sum[k] += o.sum[k]
+func (t *Tally) merge(o *Tally) {
+	MergeHists(&t.H, &o.H)
+	for k := range t.Sum {
+		t.Sum[k] += o.Sum[k]
 	}
-	if t.handoff != nil && o.handoff != nil {
-		t.handoff.Merge(o.handoff)
+	if t.Handoff != nil && o.Handoff != nil {
+		t.Handoff.Merge(o.Handoff)
 	}
-	t.errSum += o.errSum
-	t.calls += o.calls
-	t.errors += o.errors
-	results.AddClasses(&t.classes, o.classes)
-	results.AddExamples(&t.examples, o.examples)
-	t.cancelled += o.cancelled
-	t.abandoned += o.abandoned
-	t.late += o.late
-	t.lateWoken += o.lateWoken
-	t.busy += o.busy
-	t.batch.Merge(o.batch)
+	t.ErrSum += o.ErrSum
+	t.Calls += o.Calls
+	t.Errors += o.Errors
+	results.AddClasses(&t.Classes, o.Classes)
+	results.AddExamples(&t.Examples, o.Examples)
+	t.Cancelled += o.Cancelled
+	t.Abandoned += o.Abandoned
+	t.Late += o.Late
+	t.LateWoken += o.LateWoken
+	t.Busy += o.Busy
+	t.Batch.Merge(o.Batch)
 }
 
-// distributionQuantiles is the fixed grid of Cell.Distribution.
-var distributionQuantiles = results.DistributionQuantiles
+// DistributionQuantiles is the fixed grid of Cell.Distribution.
+var DistributionQuantiles = results.DistributionQuantiles
 
 // latency summarises a histogram in microseconds; mean is exact (sum/n).
-func latency(h *hdrhistogram.Histogram, sumNS float64) results.Latency {
+func Latency(h *hdrhistogram.Histogram, sumNS float64) results.Latency {
 	n := h.TotalCount()
 	if n == 0 {
 		return results.Latency{}
@@ -230,22 +230,22 @@ func latency(h *hdrhistogram.Histogram, sumNS float64) results.Latency {
 }
 
 // distribution is the percentile curve of h on the fixed grid.
-func distribution(h *hdrhistogram.Histogram) []results.Quantile {
+func Distribution(h *hdrhistogram.Histogram) []results.Quantile {
 	return results.DistributionOf(h)
 }
 
 // hists are a measurement's histograms by kind, kept raw until the
 // repeats of a cell are merged and encoded into results.Histograms.
-type hists [results.NumLatencyKinds]*hdrhistogram.Histogram
+type Hists [results.NumLatencyKinds]*hdrhistogram.Histogram
 
-func (t *tally) hists() hists { return t.h }
+func (t *Tally) Hists() Hists { return t.H }
 
 // add merges o into h (the histograms of all repeats together).
-func (h *hists) add(o hists) { mergeHists(h, &o) }
+func (h *Hists) Add(o Hists) { MergeHists(h, &o) }
 
-// mergeHists merges every histogram of src into dst's, making those dst
+// MergeHists merges every histogram of src into dst's, making those dst
 // lacks. One geometry everywhere: nothing is dropped.
-func mergeHists(dst, src *hists) {
+func MergeHists(dst, src *Hists) {
 	for k, s := range src {
 		if s == nil {
 			continue
@@ -258,7 +258,7 @@ func mergeHists(dst, src *hists) {
 }
 
 // encode is the histograms as the document keeps them; nil when empty.
-func (h hists) encode() (*results.Histograms, error) {
+func (h Hists) Encode() (*results.Histograms, error) {
 	var out results.Histograms
 	for k, info := range results.LatencyKinds {
 		enc, err := results.EncodeHistogram(h[k])

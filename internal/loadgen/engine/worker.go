@@ -1,4 +1,4 @@
-package session
+package engine
 
 import (
 	"context"
@@ -43,19 +43,19 @@ const (
 )
 
 // bounds end a phase (the warm-up or the measurement of a cell).
-type bounds struct {
+type Bounds struct {
 	// soft: no call starts after it (and the open-loop schedule ends).
-	soft time.Duration
+	Soft time.Duration
 	// hard: calls still running are abandoned; soft plus a grace.
-	hard time.Duration
+	Hard time.Duration
 	// iterations: batches to run (closed-loop) or calls to schedule
 	// (open-loop); 0 means no count bound.
-	iterations int
+	Iterations int
 }
 
 // phase is what the workers of one phase share.
 type phase struct {
-	batch   int
+	Batch   int
 	timeout time.Duration
 	began   time.Time
 	softEnd time.Time
@@ -82,7 +82,7 @@ type phase struct {
 type worker struct {
 	caller  call.Caller
 	s       *shard
-	parts   []workerPart
+	Parts   []workerPart
 	in      chan tick // open loop: the call the dispatcher hands this worker
 	p       *phase
 	backoff time.Duration // the next wait after a transport error
@@ -181,7 +181,7 @@ func (w *worker) closedLoop(ctx context.Context) {
 		batchStart := time.Now()
 		ok := true
 		var end time.Time
-		for range w.p.batch {
+		for range w.p.Batch {
 			select {
 			case <-done:
 				return
@@ -326,16 +326,16 @@ func (w *worker) openLoop(ctx context.Context) {
 	for t := range w.in {
 		start := time.Now()
 		p.sent[t.part].Add(1)
-		rec := record{handoff: start.Sub(t.woke)}
+		rec := record{Handoff: start.Sub(t.woke)}
 		if start.Sub(t.due) > plan.LateThreshold {
-			rec.late = true
+			rec.Late = true
 			// The dispatcher itself woke late: the lateness is the load
 			// generator's own, not queueing behind a slow server.
-			rec.lateWoken = t.woke.Sub(t.due) > plan.LateThreshold
+			rec.LateWoken = t.woke.Sub(t.due) > plan.LateThreshold
 		}
 		wp := workerPart{w.caller, w.s}
 		if t.part > 0 {
-			wp = w.parts[t.part]
+			wp = w.Parts[t.part]
 		}
 		rec = w.oneOf(ctx, wp, t.due, start, rec)
 		if !w.settle(ctx, &rec) {

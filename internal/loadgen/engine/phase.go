@@ -1,4 +1,11 @@
-package session
+// Package engine runs the calls of one cell, protocol-agnostic: workers
+// over a client's Callers, closed loop or open loop (paced by package
+// pace, the workers growing as calls would start late), within Bounds,
+// each call one record into a shard of the phase's Tally (HDR histograms,
+// counters: no sample slices, bounded memory), merged into a Result.
+//
+//	Callers ──Run(bounds, schedules)──▶ workers ──record──▶ Tally ──▶ Result
+package engine
 
 import (
 	"context"
@@ -14,45 +21,45 @@ import (
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
-// phaseResult is a phase's merged tally and how long it took.
-type phaseResult struct {
-	t       *tally
-	elapsed time.Duration
+// Result is a phase's merged tally and how long it took.
+type Result struct {
+	Tally   *Tally
+	Elapsed time.Duration
 	// open-loop: calls due before the soft end that were never sent.
-	missed uint64
+	Missed uint64
 	// stop is results.StopTargetDown when the target stopped answering, else "".
-	stop results.StopReason
+	Stop results.StopReason
 	// workers is how many workers ran the phase, the ones an open loop
 	// that sizes itself added included.
-	workers int
+	Workers int
 	// wake is the canary's lateness: how late goroutines woken by the
 	// netpoller ran during the phase (canary.go).
-	wake *hdrhistogram.Histogram
+	Wake *hdrhistogram.Histogram
 	// parts is each part's tally and count of missed calls (t is all of
 	// them together): one part but in a mix.
-	parts []partResult
+	Parts []PartResult
 }
 
-// partResult is one part of a mixed phase.
-type partResult struct {
-	t      *tally
-	missed uint64
+// PartResult is one part of a mixed phase.
+type PartResult struct {
+	Tally  *Tally
+	Missed uint64
 }
 
 // schedule is a phase's open-loop schedule: every stride-th call, from call
 // phase on, of the schedule at rate calls/s (a segment's share, see
 // segment.go); rate 0 is closed loop.
-type schedule struct {
-	rate          float64
-	phase, stride uint64
+type Schedule struct {
+	Rate          float64
+	Phase, Stride uint64
 }
 
-// runPhase runs the callers of one part until the bounds (runParts).
-func runPhase(ctx context.Context, cs *callers, batch int, timeout time.Duration, sched schedule, b bounds) phaseResult {
-	return runParts(ctx, cs, batch, timeout, []schedule{sched}, b)
+// runPhase runs the callers of one part until the bounds (Run).
+func runPhase(ctx context.Context, cs *Callers, batch int, timeout time.Duration, sched Schedule, b Bounds) Result {
+	return Run(ctx, cs, batch, timeout, []Schedule{sched}, b)
 }
 
-// runParts runs the callers until the bounds, and merges their tallies,
+// Run runs the callers until the bounds, and merges their tallies,
 // over traffic of one or several parts (a mix's scenarios):
 // cs.list[w][i] is worker w's Caller of part i, scheds[i] part i's
 // schedule, all open loop when there are several. One dispatcher hands
@@ -60,25 +67,25 @@ func runPhase(ctx context.Context, cs *callers, batch int, timeout time.Duration
 // workers, adding workers as cs grows (an open loop that sizes itself),
 // and each part has its own tallies. In open loop b.iterations counts
 // calls of each schedule.
-func runParts(ctx context.Context, cs *callers, batch int, timeout time.Duration, scheds []schedule, b bounds) phaseResult {
+func Run(ctx context.Context, cs *Callers, batch int, timeout time.Duration, scheds []Schedule, b Bounds) Result {
 	began := time.Now()
-	ctx, cancel := context.WithDeadlineCause(ctx, began.Add(b.hard), errCellEnd)
+	ctx, cancel := context.WithDeadlineCause(ctx, began.Add(b.Hard), errCellEnd)
 	defer cancel()
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	p := &phase{batch: batch, timeout: timeout, began: began, softEnd: began.Add(b.soft), stop: stop}
-	open := scheds[0].rate > 0
+	p := &phase{Batch: batch, timeout: timeout, began: began, softEnd: began.Add(b.Soft), stop: stop}
+	open := scheds[0].Rate > 0
 	if open {
 		for _, sc := range scheds {
-			p.pacers = append(p.pacers, pace.Constant{Rate: sc.rate, Duration: b.soft, Calls: uint64(b.iterations), Stride: sc.stride, Phase: sc.phase})
+			p.pacers = append(p.pacers, pace.Constant{Rate: sc.Rate, Duration: b.Soft, Calls: uint64(b.Iterations), Stride: sc.Stride, Phase: sc.Phase})
 		}
 		p.sent = make([]atomic.Uint64, len(scheds))
-		p.free = newFreeWorkers(len(cs.list))
-	} else if b.iterations > 0 {
+		p.free = newFreeWorkers(len(cs.List))
+	} else if b.Iterations > 0 {
 		p.remaining = new(atomic.Int64)
-		p.remaining.Store(int64(b.iterations))
+		p.remaining.Store(int64(b.Iterations))
 	}
-	nShards := len(cs.list)
+	nShards := len(cs.List)
 	if open && cs.max > 0 {
 		nShards = cs.max
 	}
@@ -89,9 +96,9 @@ func runParts(ctx context.Context, cs *callers, batch int, timeout time.Duration
 	newWorker := func(i int, callers []call.Caller) *worker {
 		w := &worker{caller: callers[0], s: shards[0][i%len(shards[0])], p: p}
 		if len(callers) > 1 {
-			w.parts = make([]workerPart, len(callers))
+			w.Parts = make([]workerPart, len(callers))
 			for j, c := range callers {
-				w.parts[j] = workerPart{c, shards[j][i%len(shards[j])]}
+				w.Parts[j] = workerPart{c, shards[j][i%len(shards[j])]}
 			}
 		}
 		if open {
@@ -99,8 +106,8 @@ func runParts(ctx context.Context, cs *callers, batch int, timeout time.Duration
 		}
 		return w
 	}
-	workers := make([]*worker, len(cs.list))
-	for i, callers := range cs.list {
+	workers := make([]*worker, len(cs.List))
+	for i, callers := range cs.List {
 		workers[i] = newWorker(i, callers)
 	}
 	var wg sync.WaitGroup
@@ -142,29 +149,29 @@ func runParts(ctx context.Context, cs *callers, batch int, timeout time.Duration
 	}
 	wg.Wait()
 	dispatched.Wait()
-	res := phaseResult{elapsed: time.Since(began), wake: wake.stop(), workers: len(workers) + len(extra)}
-	parts := make([]partResult, len(shards))
+	res := Result{Elapsed: time.Since(began), Wake: wake.stop(), Workers: len(workers) + len(extra)}
+	parts := make([]PartResult, len(shards))
 	for i, ss := range shards {
-		parts[i].t = ss[0].t
+		parts[i].Tally = ss[0].Tally
 		for _, sh := range ss[1:] {
-			parts[i].t.merge(sh.t)
+			parts[i].Tally.merge(sh.Tally)
 		}
 		if open {
-			if due, sent := dueBefore(p.pacers[i], b.soft), p.sent[i].Load(); due > sent {
-				parts[i].missed = due - sent
+			if due, sent := dueBefore(p.pacers[i], b.Soft), p.sent[i].Load(); due > sent {
+				parts[i].Missed = due - sent
 			}
 		}
-		res.missed += parts[i].missed
+		res.Missed += parts[i].Missed
 	}
-	res.t, res.parts = parts[0].t, parts
+	res.Tally, res.Parts = parts[0].Tally, parts
 	if len(parts) > 1 {
-		res.t = newTally(open)
+		res.Tally = NewTally(open)
 		for _, pt := range parts {
-			res.t.merge(pt.t)
+			res.Tally.merge(pt.Tally)
 		}
 	}
 	if errors.Is(context.Cause(ctx), errTargetDown) {
-		res.stop = results.StopTargetDown
+		res.Stop = results.StopTargetDown
 	}
 	return res
 }
