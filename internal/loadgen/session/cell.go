@@ -32,7 +32,7 @@ type measured struct {
 // up, then measures the cell within b: one repeat's figures. Everything
 // that varies by cell comes from spec's key; r.cfg gives what the session
 // shares (target, token, timeout, segment, payload, endpoints).
-func (r *runner) measureCell(ctx context.Context, spec plan.Spec, b plan.Bounds) (*measured, error) {
+func (r *Session) measureCell(ctx context.Context, spec plan.Spec, b plan.Bounds) (*measured, error) {
 	cfg := r.cfg
 	mix, err := mixOf(spec) // mix.go
 	if err != nil {
@@ -111,7 +111,7 @@ func (r *runner) measureCell(ctx context.Context, spec plan.Spec, b plan.Bounds)
 // options are the client options of spec's cell for workers workers over
 // d: the session's target and credentials, and what each dimension of the
 // cell's condition carries to the client (planDimension.option).
-func (r *runner) options(spec plan.Spec, d *wire.Dialer, workers int) call.Options {
+func (r *Session) options(spec plan.Spec, d *wire.Dialer, workers int) call.Options {
 	o := call.Options{
 		Target:      r.addrOf(spec), // endpoints.go
 		Token:       r.cfg.Token,
@@ -126,7 +126,7 @@ func (r *runner) options(spec plan.Spec, d *wire.Dialer, workers int) call.Optio
 
 // emptyShare is the cell of an instance whose share of it is nothing: no
 // call, no client opened, and a warning that says so (segment.go).
-func (r *runner) emptyShare(spec plan.Spec, sh cellShare) *measured {
+func (r *Session) emptyShare(spec plan.Spec, sh cellShare) *measured {
 	c := results.Cell{CellKey: spec.CellKey, Mode: plan.ModeOf(spec.RateRequested), Share: sh.result(r.cfg.Segment)}
 	c.Warnings = []string{fmt.Sprintf("segment %s has no share of this cell's %s: not measured here (the other segments measure it)", r.cfg.Segment, sh.why)}
 	return &measured{spec: spec, cell: c}
@@ -147,7 +147,7 @@ func (s *snapshot) readClient(d *wire.Dialer) {
 
 // scrapeInto reads the server's counters from its /metrics, when the run
 // reads them.
-func (r *runner) scrapeInto(ctx context.Context, spec plan.Spec, s *snapshot) {
+func (r *Session) scrapeInto(ctx context.Context, spec plan.Spec, s *snapshot) {
 	sc := r.scraperOf(spec) // endpoints.go
 	if sc == nil {
 		return
@@ -160,7 +160,7 @@ func (r *runner) scrapeInto(ctx context.Context, spec plan.Spec, s *snapshot) {
 }
 
 // summarize turns a measurement into a cell's figures and warnings.
-func (r *runner) summarize(spec plan.Spec, mix results.Mix, sh cellShare, ph engine.Result, before, after snapshot, dials int64) results.Cell {
+func (r *Session) summarize(spec plan.Spec, mix results.Mix, sh cellShare, ph engine.Result, before, after snapshot, dials int64) results.Cell {
 	cfg := r.cfg
 	open := spec.RateRequested > 0
 	t := ph.Tally

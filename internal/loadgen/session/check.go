@@ -11,7 +11,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
-// Thresholds of a cell's self-checks (runner.check).
+// Thresholds of a cell's self-checks (Session.check).
 const (
 	// LittleMin is the least share of its workers' time a closed-loop cell
 	// must account for in counted calls: calls/s × their mean time in
@@ -44,7 +44,7 @@ const (
 // An open-loop cell short of its offered rate is not suspect but saturated
 // (analysis.SaturatedBelow: no latency verdict; summarize warns of the
 // calls never sent): a server that cannot keep up is a finding.
-func (r *runner) check(c *results.Cell, spec plan.Spec, sh cellShare, ph engine.Result) []string {
+func (r *Session) check(c *results.Cell, spec plan.Spec, sh cellShare, ph engine.Result) []string {
 	t := ph.Tally
 	var why []string
 	add := func(format string, args ...any) { why = append(why, fmt.Sprintf(format, args...)) }

@@ -62,7 +62,7 @@ func TestCheckCell(t *testing.T) {
 			want: "woken by the network 5.10 ms late"},
 	}
 	for _, tc := range cases {
-		r := &runner{cfg: plan.Config{Rate: tc.rate, Timeout: 10 * time.Second}}
+		r := &Session{cfg: plan.Config{Rate: tc.rate, Timeout: 10 * time.Second}}
 		spec := tc.spec
 		spec.RateRequested = tc.rate // the cell's rate, as the plan keys it
 		c := tc.cell

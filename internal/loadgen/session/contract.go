@@ -26,7 +26,7 @@ func CheckContract(ctx context.Context, cfg plan.Config) (*results.Contract, err
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := newRunner(cfg)
+	r := newSession(cfg)
 	protocols := api.Protocols()
 	if cfg.Target.Split() {
 		protocols = cfg.Target.Protocols()

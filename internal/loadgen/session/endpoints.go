@@ -11,7 +11,7 @@ import (
 
 // addrOf is the address spec's calls go to: the target's, or for an
 // endpoint cell its endpoint's (an emulated link relays there).
-func (r *runner) addrOf(spec plan.Spec) string {
+func (r *Session) addrOf(spec plan.Spec) string {
 	if r.cfg.Endpoints != nil {
 		return r.cfg.Endpoints.Addr(spec.Protocol, spec.Scenario)
 	}
@@ -21,14 +21,14 @@ func (r *runner) addrOf(spec plan.Spec) string {
 // scraperOf is the scraper of the server that answers spec's calls: the
 // target's, or for an endpoint cell its endpoint's; nil when that server's
 // metrics are not read (then its CPU per call is absent, never 0).
-func (r *runner) scraperOf(spec plan.Spec) cpuSampler {
+func (r *Session) scraperOf(spec plan.Spec) cpuSampler {
 	return r.sides[spec.Protocol]
 }
 
 // openSides finds which of the endpoints' servers serve meteorbench's
 // metrics, and warns of the others, and says how answers that are not
 // decoded into typed values are (the probe calls settled it).
-func (r *runner) openSides(ctx context.Context, warn func(string)) {
+func (r *Session) openSides(ctx context.Context, warn func(string)) {
 	for _, n := range r.cfg.Endpoints.Notes() {
 		warn(n)
 	}

@@ -20,7 +20,7 @@ var ErrOtherPayload = fmt.Errorf("serves another payload")
 // probePayload asks the target which payload it serves (api.HeaderPayload
 // on its /healthz answer, which counts no call) and refuses one that is
 // not the run's. A target without /healthz is left to the contract probe.
-func (r *runner) probePayload(ctx context.Context) error {
+func (r *Session) probePayload(ctx context.Context) error {
 	addr := r.cfg.Target.For(api.REST)
 	if addr == "" || r.cfg.Endpoints != nil {
 		return nil // the user's own endpoints, or a gRPC-only target: left to the probe

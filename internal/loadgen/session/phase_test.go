@@ -14,7 +14,7 @@ import (
 // Per-call figures are per successful call: 10 successes and 90 failures
 // that moved 12,000 bytes are 1,200 bytes a call, not 120.
 func TestSummarizePerSuccessfulCall(t *testing.T) {
-	r := &runner{cfg: plan.Config{Target: target.One("x"), Rate: 100}.WithDefaults()}
+	r := &Session{cfg: plan.Config{Target: target.One("x"), Rate: 100}.WithDefaults()}
 	tl := engine.NewTally(true) // as the engine tallies 10 successes and 90 invalid answers
 	tl.Calls, tl.Errors = 10, 90
 	tl.Classes[results.ClassInvalid] = 90

@@ -30,7 +30,7 @@ var ErrEndpoints = fmt.Errorf("answered no probe call correctly")
 // contract elsewhere need not serve. The scenarios and protocols that
 // failed among others that did are returned as not served: run measures
 // what the target serves and records the rest (Result.NotServed).
-func (r *runner) probeContract(ctx context.Context) (notServed []results.NotServed, err error) {
+func (r *Session) probeContract(ctx context.Context) (notServed []results.NotServed, err error) {
 	if err := r.probePayload(ctx); err != nil { // payload.go
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func served(specs []plan.Spec, not []results.NotServed) []plan.Spec {
 }
 
 // probeOne makes one call of spec's scenario and protocol.
-func (r *runner) probeOne(ctx context.Context, spec plan.Spec) error {
+func (r *Session) probeOne(ctx context.Context, spec plan.Spec) error {
 	mix, err := mixOf(spec)
 	if err != nil {
 		return err

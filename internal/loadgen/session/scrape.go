@@ -79,7 +79,7 @@ func (s *scraper) scrape(ctx context.Context) (ServerSample, error) {
 // openScraper opens a scraper of the /metrics at addr, over TLS when
 // every cell is (as controlOverTLS does for the target's), and reads it
 // once: a server without usable metrics is an error, its scraper closed.
-func (r *runner) openScraper(ctx context.Context, addr string) (*scraper, error) {
+func (r *Session) openScraper(ctx context.Context, addr string) (*scraper, error) {
 	s := newScraper(addr)
 	if r.cfg.TLSOnly() {
 		r.dialOverTLS(s.hc.Transport.(*http.Transport))
@@ -168,7 +168,7 @@ const HealthRetry = 500 * time.Millisecond
 // depends_on), and the shared start time is the wait they were given. A
 // target still unreachable at the start time fails as it would without
 // one; an address that answers in the wrong protocol fails at once.
-func (r *runner) awaitTargets(ctx context.Context) (notes []string, err error) {
+func (r *Session) awaitTargets(ctx context.Context) (notes []string, err error) {
 	cfg := r.cfg
 	said := false
 	for {

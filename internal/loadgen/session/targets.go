@@ -46,7 +46,7 @@ func (e *wrongProtocolError) Unwrap() error { return ErrWrongProtocol }
 // healthy, a gRPC server without grpc.health.v1): warnings, not failures.
 // An address that does not answer, or answers the other HTTP version, is
 // an error naming it.
-func (r *runner) checkTargets(ctx context.Context, protocols []api.Protocol) (notes []string, err error) {
+func (r *Session) checkTargets(ctx context.Context, protocols []api.Protocol) (notes []string, err error) {
 	for _, a := range r.cfg.Addresses(protocols) {
 		note, err := r.checkAddress(ctx, a)
 		if err != nil {
@@ -61,7 +61,7 @@ func (r *runner) checkTargets(ctx context.Context, protocols []api.Protocol) (no
 
 // checkAddress checks one address: over HTTP/1.1 when it serves REST (or
 // is the single form's port), else over gRPC.
-func (r *runner) checkAddress(ctx context.Context, a target.Address) (note string, err error) {
+func (r *Session) checkAddress(ctx context.Context, a target.Address) (note string, err error) {
 	if a.HTTP1 {
 		note, err = checkHealth(ctx, r.health, a.Addr, HealthTimeout)
 		if err != nil && ctx.Err() == nil && r.speaks(ctx, a.Addr) == speaksHTTP2 {
@@ -87,7 +87,7 @@ const NoGRPCHealth = "does not serve grpc.health.v1 (Unimplemented): its health 
 // whole) at addr, within HealthTimeout, over TLS when every cell is.
 // SERVING is healthy; another status, or the service not served, is a
 // note; no answer is an error.
-func (r *runner) checkGRPCHealth(ctx context.Context, addr string) (note string, err error) {
+func (r *Session) checkGRPCHealth(ctx context.Context, addr string) (note string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, HealthTimeout)
 	defer cancel()
 	creds := insecure.NewCredentials()
@@ -130,7 +130,7 @@ var h2Preface = []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00
 // first bytes of the answer. An HTTP/2 server answers with its SETTINGS
 // frame; an HTTP/1.1 server with text (a 400 or 505 status line or page). Over TLS the
 // answer is ALPN's to give, not guessed: unknown.
-func (r *runner) speaks(ctx context.Context, addr string) int {
+func (r *Session) speaks(ctx context.Context, addr string) int {
 	if r.cfg.TLSOnly() {
 		return speaksUnknown
 	}
@@ -176,7 +176,7 @@ func text(b []byte) bool {
 // process of --server-pid, else the /metrics of its address when that
 // serves HTTP/1.1 and meteorbench's metrics. A gRPC-only address is never
 // asked over HTTP/1.1: without --server-pid its CPU is not reported.
-func (r *runner) openSamplers(ctx context.Context, warn func(string)) error {
+func (r *Session) openSamplers(ctx context.Context, warn func(string)) error {
 	r.sides = map[api.Protocol]cpuSampler{}
 	scrapers := map[string]*scraper{} // by address; nil: no usable /metrics
 	for _, a := range r.cfg.Addresses(r.cfg.Protocols) {
@@ -214,7 +214,7 @@ func (r *runner) openSamplers(ctx context.Context, warn func(string)) error {
 }
 
 // closeSamplers closes the samplers' connections.
-func (r *runner) closeSamplers() {
+func (r *Session) closeSamplers() {
 	for _, s := range r.sides {
 		s.close()
 	}
@@ -222,7 +222,7 @@ func (r *runner) closeSamplers() {
 
 // cellTarget is the address a cell names: its protocol's, when the
 // protocols have their own; "" for the single form (the run's target).
-func (r *runner) cellTarget(spec plan.Spec) string {
+func (r *Session) cellTarget(spec plan.Spec) string {
 	if !r.cfg.Target.Split() || r.cfg.Endpoints != nil {
 		return ""
 	}

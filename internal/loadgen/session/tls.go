@@ -11,7 +11,7 @@ import (
 )
 
 // dialer is a cell's counted dialer, over TLS in a TLS cell.
-func (r *runner) dialer(spec plan.Spec) *wire.Dialer {
+func (r *Session) dialer(spec plan.Spec) *wire.Dialer {
 	d := &wire.Dialer{}
 	if spec.TLS {
 		d.TLS = r.cfg.ClientTLS(spec.Protocol)
@@ -22,7 +22,7 @@ func (r *runner) dialer(spec plan.Spec) *wire.Dialer {
 // controlOverTLS sends the health checks and the /metrics scrapes over
 // TLS (ALPN http/1.1) when every cell is over TLS. The URLs stay http://:
 // the dialer makes the connection TLS.
-func (r *runner) controlOverTLS() {
+func (r *Session) controlOverTLS() {
 	if !r.cfg.TLSOnly() {
 		return
 	}
@@ -30,7 +30,7 @@ func (r *runner) controlOverTLS() {
 }
 
 // dialOverTLS makes a control transport's connections TLS (ALPN http/1.1).
-func (r *runner) dialOverTLS(tr *http.Transport) {
+func (r *Session) dialOverTLS(tr *http.Transport) {
 	tr.DialContext = (&wire.Dialer{TLS: r.cfg.ClientTLS(api.REST)}).DialContext
 }
 

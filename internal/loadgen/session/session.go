@@ -39,25 +39,6 @@ const HealthTimeout = 3 * time.Second
 // before the run warns that its instances did not start together.
 const StartLate = 100 * time.Millisecond
 
-// runner carries a run's state between cells.
-type runner struct {
-	cfg    plan.Config
-	health *http.Client
-	// sides are where each protocol's server CPU is read, by protocol: its
-	// address's /metrics, or its process (targets.go, procstat.go; for
-	// endpoints, endpoints.go). A protocol without one has no server CPU.
-	sides map[api.Protocol]cpuSampler
-}
-
-func newRunner(cfg plan.Config) *runner {
-	r := &runner{
-		cfg:    cfg,
-		health: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
-	}
-	r.controlOverTLS() // tls.go
-	return r
-}
-
 // Session is what every measurement of one target shares, found once: its
 // health, its contract (one probe call per scenario and protocol), whether
 // it serves meteorbench's /metrics, and how late the open-loop wait wakes
@@ -65,13 +46,39 @@ func newRunner(cfg plan.Config) *runner {
 // every probe through one, which used to redo all of it per probe (about
 // 260 ms between two probes, most of it the 200 ms scheduling
 // calibration).
+//
+// A Session carries a run's state from cell to cell too: Run measures
+// through a copy of it with the run's Config (with), Measure through it.
 type Session struct {
-	r        *runner
+	cfg    plan.Config
+	health *http.Client
+	// sides are where each protocol's server CPU is read, by protocol: its
+	// address's /metrics, or its process (targets.go, procstat.go; for
+	// endpoints, endpoints.go). A protocol without one has no server CPU.
+	sides    map[api.Protocol]cpuSampler
 	warnings []string // the target's notes, kept in every result
 	// notServed are the plan's scenarios and protocols the target did not
 	// answer correctly when probed: left out of every plan (probe.go).
 	notServed  []results.NotServed
 	scheduling *results.Scheduling
+}
+
+// newSession is a session of cfg, not yet opened.
+func newSession(cfg plan.Config) *Session {
+	s := &Session{
+		cfg:    cfg,
+		health: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
+	}
+	s.controlOverTLS() // tls.go
+	return s
+}
+
+// with is the session measuring with cfg (a run's own plan and
+// conditions, the same target): what the session found is shared.
+func (s *Session) with(cfg plan.Config) *Session {
+	c := *s
+	c.cfg = cfg
+	return &c
 }
 
 // Open checks the target of cfg and returns the session to measure it
@@ -83,13 +90,13 @@ func Open(ctx context.Context, cfg plan.Config) (*Session, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Session{r: newRunner(cfg)}
+	s := newSession(cfg)
 	warn := func(msg string) {
 		s.warnings = append(s.warnings, msg)
 		cfg.Logger.Warn(msg)
 	}
 	if cfg.Endpoints == nil { // a user's endpoint need not serve /healthz, or HTTP/1.1 at all
-		notes, err := s.r.awaitTargets(ctx) // scrape.go
+		notes, err := s.awaitTargets(ctx) // scrape.go
 		if err != nil {
 			s.Close()
 			if ctx.Err() != nil {
@@ -102,7 +109,7 @@ func Open(ctx context.Context, cfg plan.Config) (*Session, error) {
 		}
 	}
 	if !cfg.NoProbe {
-		not, err := s.r.probeContract(ctx) // probe.go
+		not, err := s.probeContract(ctx) // probe.go
 		if err != nil {
 			s.Close()
 			return nil, err
@@ -113,8 +120,8 @@ func Open(ctx context.Context, cfg plan.Config) (*Session, error) {
 		}
 	}
 	if cfg.Endpoints != nil {
-		s.r.openSides(ctx, warn) // endpoints.go
-	} else if err := s.r.openSamplers(ctx, warn); err != nil { // targets.go
+		s.openSides(ctx, warn) // endpoints.go
+	} else if err := s.openSamplers(ctx, warn); err != nil { // targets.go
 		s.Close()
 		return nil, err
 	}
@@ -122,7 +129,7 @@ func Open(ctx context.Context, cfg plan.Config) (*Session, error) {
 }
 
 // Close releases the session's connections.
-func (s *Session) Close() { s.r.closeSamplers() }
+func (s *Session) Close() { s.closeSamplers() }
 
 // Run measures every cell of the plan and returns the result document: a
 // session opened for it, then closed.
@@ -149,10 +156,10 @@ func (s *Session) Run(ctx context.Context, cfg plan.Config) (*results.Result, er
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Target != s.r.cfg.Target {
-		return nil, fmt.Errorf("a session of %s cannot measure %s", s.r.cfg.Target, cfg.Target)
+	if cfg.Target != s.cfg.Target {
+		return nil, fmt.Errorf("a session of %s cannot measure %s", s.cfg.Target, cfg.Target)
 	}
-	r := &runner{cfg: cfg, health: s.r.health, sides: s.r.sides}
+	r := s.with(cfg)
 	res := &results.Result{
 		Schema:    results.Schema,
 		Env:       cfg.Env(),
@@ -271,12 +278,12 @@ func (s *Session) Run(ctx context.Context, cfg plan.Config) (*results.Result, er
 // during it (with the cell).
 func (s *Session) Measure(ctx context.Context, k results.CellKey, b plan.Bounds) (*results.Cell, error) {
 	if !s.Serves(k) {
-		return nil, fmt.Errorf("%s %s: not served by %s", k.Scenario, k.Protocol, s.r.cfg.Target.For(k.Protocol))
+		return nil, fmt.Errorf("%s %s: not served by %s", k.Scenario, k.Protocol, s.cfg.Target.For(k.Protocol))
 	}
 	if err := validKey(k); err != nil {
 		return nil, err
 	}
-	r, spec := s.r, plan.Spec{CellKey: k}
+	r, spec := s, plan.Spec{CellKey: k}
 	m, err := r.measureCell(ctx, spec, b)
 	if m == nil {
 		if err == nil {
@@ -363,7 +370,7 @@ func scheduling(ctx context.Context) *results.Scheduling {
 // afterCell ends the run when a cell suggests going on is pointless: the
 // target no longer answers its health check, or it refused every call for
 // lack of (the right) credentials.
-func (r *runner) afterCell(ctx context.Context, spec plan.Spec, m *measured) error {
+func (r *Session) afterCell(ctx context.Context, spec plan.Spec, m *measured) error {
 	if m == nil {
 		return nil
 	}
