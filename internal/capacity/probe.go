@@ -11,6 +11,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/loadgen/session"
+	"github.com/meteorbench/meteorbench/internal/loadgen/summary"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -102,7 +103,7 @@ func achieved(c *results.Cell, window time.Duration) float64 {
 // void says why the load generator, not the server, made a failing probe
 // fail, unless the server used ServerSaturated of its cores: its CPU was
 // short (the cell's GeneratorBottleneck), it woke its
-// goroutines late (session.WokeLate), or the server
+// goroutines late (summary.WokeLate), or the server
 // answered within the bound once each call was sent (the latency from the
 // actual send met the objective, errors within the budget) and the calls
 // were sent late because the generator woke late or had every worker
@@ -123,13 +124,13 @@ func void(c *results.Cell, workers int, obj Objective) (bool, string) {
 		return false, ""
 	}
 	if c.GeneratorBottleneck {
-		// Its CPU, not the server's, was short (session.GeneratorShare,
+		// Its CPU, not the server's, was short (summary.GeneratorShare,
 		// MachineShare): on a shared machine the late reading of answers
 		// is in the latency from the send too, so that one cannot clear
 		// the server here.
 		return true, c.GeneratorBottleneckReason
 	}
-	if late, why := session.WokeLate(c); late {
+	if late, why := summary.WokeLate(c); late {
 		// Its goroutines woke late (the cell is suspect for it): the
 		// answers waited for the generator, not the server.
 		return true, why
@@ -180,7 +181,7 @@ func stalled(c *results.Cell, timeout time.Duration) (bool, string) {
 	}
 	// The generator's lateness makes a cell suspect too, but it is no
 	// stall of the target (probe: void instead).
-	_, late := session.WokeLate(c)
+	_, late := summary.WokeLate(c)
 	if suspect := slices.DeleteFunc(slices.Clone(c.Suspect), func(s string) bool { return s == late }); len(suspect) > 0 {
 		why = append(why, "the cell is suspect: "+strings.Join(suspect, "; "))
 	}

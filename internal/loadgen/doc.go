@@ -12,6 +12,8 @@
 //	          in order, Measure(ctx, key, bounds) one cell by its key: the
 //	          client over counted connections (wire), the server's counters
 //	          around the phase, the cell's figures, checks and repeats.
+//	summary   a cell's self-checks, whether the generator was the
+//	          bottleneck, and its repeats merged (medians, intervals).
 //	engine    the calls of one cell: workers in closed or open loop
 //	          (pace), each call one record into a tally (HDR histograms,
 //	          counters, no samples), merged when the phase ends.

@@ -42,6 +42,11 @@ const (
 	TransportBackoffMax = 50 * time.Millisecond
 )
 
+// CellGrace is the most a phase waits, after its soft end, for calls still
+// running (Bounds.Hard is Soft plus it); then they are abandoned. It never
+// exceeds the per-call timeout.
+const CellGrace = 2 * time.Second
+
 // bounds end a phase (the warm-up or the measurement of a cell).
 type Bounds struct {
 	// soft: no call starts after it (and the open-loop schedule ends).

@@ -12,27 +12,17 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/engine"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
+	"github.com/meteorbench/meteorbench/internal/loadgen/summary"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/rusage"
 )
 
-// cellGrace is the most a phase waits, after its soft end, for calls still
-// running; then they are abandoned. It never exceeds the per-call timeout.
-const cellGrace = 2 * time.Second
-
-// measured is one measurement of a cell, before repeats are merged.
-type measured struct {
-	spec  plan.Spec
-	cell  results.Cell
-	hists engine.Hists // the raw histograms, merged over repeats then encoded
-}
-
 // measureCell opens the protocol's client over counted connections, warms
 // up, then measures the cell within b: one repeat's figures. Everything
 // that varies by cell comes from spec's key; r.cfg gives what the session
 // shares (target, token, timeout, segment, payload, endpoints).
-func (r *Session) measureCell(ctx context.Context, spec plan.Spec, b plan.Bounds) (*measured, error) {
+func (r *Session) measureCell(ctx context.Context, spec plan.Spec, b plan.Bounds) (*summary.Measured, error) {
 	cfg := r.cfg
 	mix, err := mixOf(spec) // mix.go
 	if err != nil {
@@ -66,7 +56,7 @@ func (r *Session) measureCell(ctx context.Context, spec plan.Spec, b plan.Bounds
 		return nil, fmt.Errorf("%s: %w", spec, err)
 	}
 	scheds := schedules(mix, sh)
-	grace := min(cellGrace, cfg.Timeout)
+	grace := min(engine.CellGrace, cfg.Timeout)
 
 	if b.Warmup > 0 {
 		engine.Run(ctx, callers, spec.Batch, cfg.Timeout, scheds, engine.Bounds{Soft: b.Warmup, Hard: b.Warmup + grace})
@@ -90,20 +80,20 @@ func (r *Session) measureCell(ctx context.Context, spec plan.Spec, b plan.Bounds
 	after.readClient(dialer)
 	r.scrapeInto(ctx, spec, &after)
 
-	m := &measured{spec: spec, cell: r.summarize(spec, mix, sh, ph, before, after, dialer.Stats().Dials), hists: ph.Tally.Hists()}
+	m := &summary.Measured{Spec: spec, Cell: r.summarize(spec, mix, sh, ph, before, after, dialer.Stats().Dials), Hists: ph.Tally.Hists()}
 	if sh.maxWorkers > 0 {
-		m.cell.WorkersUsed = len(callers.List)
+		m.Cell.WorkersUsed = len(callers.List)
 	}
-	m.cell.TLSHandshakeUS = handshakeLatency(dialer)
-	m.hists[results.KindTLSHandshake], _ = dialer.Handshakes()
-	m.cell.Share = sh.result(cfg.Segment)
+	m.Cell.TLSHandshakeUS = handshakeLatency(dialer)
+	m.Hists[results.KindTLSHandshake], _ = dialer.Handshakes()
+	m.Cell.Share = sh.result(cfg.Segment)
 	switch {
 	case ctx.Err() != nil:
-		m.cell.StopReason = results.StopInterrupted
-		m.cell.Warnings = append(m.cell.Warnings, "interrupted: partial measurement")
+		m.Cell.StopReason = results.StopInterrupted
+		m.Cell.Warnings = append(m.Cell.Warnings, "interrupted: partial measurement")
 	case ph.Stop == results.StopTargetDown:
-		m.cell.StopReason = results.StopTargetDown
-		m.cell.Warnings = append(m.cell.Warnings, fmt.Sprintf("stopped after %s: %v of nothing but transport errors (the target is down?)", format.Seconds(ph.Elapsed.Seconds()), engine.TargetDownAfter))
+		m.Cell.StopReason = results.StopTargetDown
+		m.Cell.Warnings = append(m.Cell.Warnings, fmt.Sprintf("stopped after %s: %v of nothing but transport errors (the target is down?)", format.Seconds(ph.Elapsed.Seconds()), engine.TargetDownAfter))
 	}
 	return m, nil
 }
@@ -126,10 +116,10 @@ func (r *Session) options(spec plan.Spec, d *wire.Dialer, workers int) call.Opti
 
 // emptyShare is the cell of an instance whose share of it is nothing: no
 // call, no client opened, and a warning that says so (segment.go).
-func (r *Session) emptyShare(spec plan.Spec, sh cellShare) *measured {
+func (r *Session) emptyShare(spec plan.Spec, sh cellShare) *summary.Measured {
 	c := results.Cell{CellKey: spec.CellKey, Mode: plan.ModeOf(spec.RateRequested), Share: sh.result(r.cfg.Segment)}
 	c.Warnings = []string{fmt.Sprintf("segment %s has no share of this cell's %s: not measured here (the other segments measure it)", r.cfg.Segment, sh.why)}
-	return &measured{spec: spec, cell: c}
+	return &summary.Measured{Spec: spec, Cell: c}
 }
 
 // snapshot is the counters read around a measurement.
@@ -273,20 +263,17 @@ func (r *Session) summarize(spec plan.Spec, mix results.Mix, sh cellShare, ph en
 	// Was the load generator the bottleneck?
 	if secs > 0 {
 		su := -1.0
-		if serverCPU >= 0 && sharesCores(cfg) {
+		if serverCPU >= 0 && summary.SharesCores(cfg) {
 			su = serverCPU.Seconds() / secs
 		}
-		if why := generatorBottleneck(clientCPU.Seconds()/secs, su); why != "" {
+		if why := summary.GeneratorBottleneck(clientCPU.Seconds()/secs, su); why != "" {
 			c.GeneratorBottleneck, c.GeneratorBottleneckReason = true, why
 			warn("%s: it may be the bottleneck", why)
 		}
 		if !open && attempts > 0 {
 			// Workers that had a batch to run: with --iterations below the
 			// concurrency, the rest idle by design, not for want of speed.
-			working := sh.workers
-			if sh.iterations > 0 && sh.iterations < working {
-				working = sh.iterations
-			}
+			working := summary.Working(sh.workers, sh.iterations)
 			if busy := t.Busy.Seconds() / (secs * float64(working)); busy < 0.8 {
 				warn("workers were in calls only %s of the time: the load generator could not keep them busy", format.Percent(busy))
 			}
@@ -297,7 +284,7 @@ func (r *Session) summarize(spec plan.Spec, mix results.Mix, sh cellShare, ph en
 			warn("%d of %d calls started more than %v after they were due: %s; their latency from the intended start includes that wait", t.Late, attempts, plan.LateThreshold, lateWhy(t.Late, t.LateWoken, ph.Workers, sh.maxWorkers))
 		}
 		if ph.Missed > 0 && ph.Stop == "" {
-			warn("%s never sent before the cell ended", count(int64(ph.Missed), "scheduled call was", "scheduled calls were"))
+			warn("%s never sent before the cell ended", summary.Plural(int64(ph.Missed), "scheduled call was", "scheduled calls were"))
 		}
 	}
 	if t.Errors > 0 {
@@ -309,7 +296,7 @@ func (r *Session) summarize(spec plan.Spec, mix results.Mix, sh cellShare, ph en
 	var mixWarns []string
 	c.Mix, mixWarns = mixStats(mix, ph) // mix.go
 	c.Warnings = append(c.Warnings, mixWarns...)
-	c.Suspect = r.check(&c, spec, sh, ph) // check.go
+	c.Suspect = summary.Check(&c, spec, summary.Working(sh.workers, sh.iterations), ph, cfg.Timeout, cfg.Payload != nil)
 	return c
 }
 
@@ -361,12 +348,4 @@ func busyWorkers(n int) string {
 		return "both workers busy"
 	}
 	return fmt.Sprintf("all %d workers busy", n)
-}
-
-// count is n followed by the singular or the plural.
-func count(n int64, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

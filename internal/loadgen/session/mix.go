@@ -122,29 +122,3 @@ func mixStats(mix results.Mix, ph engine.Result) ([]results.MixStat, []string) {
 	}
 	return out, warns
 }
-
-// mergeMix is the repeats' Mix: per scenario, median rates and latency,
-// total counts; nil unless every repeat has the same scenarios.
-func mergeMix(cs []results.Cell) []results.MixStat {
-	first := cs[0].Mix
-	if len(first) == 0 {
-		return nil
-	}
-	for i := range cs {
-		if len(cs[i].Mix) != len(first) {
-			return nil
-		}
-	}
-	out := make([]results.MixStat, len(first))
-	for j := range first {
-		s := results.MixStat{Scenario: first[j].Scenario, OfferedRate: first[j].OfferedRate}
-		s.AchievedRate = medianOf(cs, func(c *results.Cell) float64 { return c.Mix[j].AchievedRate })
-		s.LatencyUS = *mergeLatency(cs, func(c *results.Cell) *results.Latency { return &c.Mix[j].LatencyUS })
-		for i := range cs {
-			s.Calls += cs[i].Mix[j].Calls
-			s.Errors += cs[i].Mix[j].Errors
-		}
-		out[j] = s
-	}
-	return out
-}

@@ -44,18 +44,6 @@ func TestSummarizePerSuccessfulCall(t *testing.T) {
 	}
 }
 
-// Repeats merged keep one example per class, the first repeat's.
-func TestMergeCellKeepsOneExample(t *testing.T) {
-	k := results.CellKey{Protocol: "rest", Scenario: "small", Batch: 1, Condition: results.Condition{Concurrency: 1}}
-	m := mergeCell([]results.Cell{
-		{CellKey: k, Errors: 1, ErrorClasses: results.ErrorCounts{"timeout": 1}, ErrorExamples: map[results.ErrorClass]string{"timeout": "first"}},
-		{CellKey: k, Errors: 2, ErrorClasses: results.ErrorCounts{"timeout": 1, "transport": 1}, ErrorExamples: map[results.ErrorClass]string{"timeout": "second", "transport": "refused"}},
-	})
-	if m.ErrorExamples["timeout"] != "first" || m.ErrorExamples["transport"] != "refused" || len(m.ErrorExamples) != 2 {
-		t.Errorf("merged examples %q", m.ErrorExamples)
-	}
-}
-
 // The warning on late calls says which of them the dispatcher woke late
 // for and which waited for a worker, and counts the workers the phase ran
 // with, the ones it added included.

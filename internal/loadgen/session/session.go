@@ -23,6 +23,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/clock"
 	"github.com/meteorbench/meteorbench/internal/loadgen/engine"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
+	"github.com/meteorbench/meteorbench/internal/loadgen/summary"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -200,7 +201,7 @@ func (s *Session) Run(ctx context.Context, cfg plan.Config) (*results.Result, er
 
 	specs := served(cfg.Specs(), s.notServed) // probe.go
 	var (
-		done   []measured // the measurements of the current group
+		done   []summary.Measured // the measurements of the current group
 		runErr error
 	)
 	// flush merges the current group's measurements into the result and
@@ -209,7 +210,7 @@ func (s *Session) Run(ctx context.Context, cfg plan.Config) (*results.Result, er
 		if len(done) == 0 {
 			return
 		}
-		cells := mergeRepeats(done)
+		cells := summary.Repeats(done)
 		res.Cells = append(res.Cells, cells...)
 		done = done[:0]
 		if cfg.Measured != nil {
@@ -219,7 +220,7 @@ func (s *Session) Run(ctx context.Context, cfg plan.Config) (*results.Result, er
 	measuredN := 0
 	logged := warned{}
 	for i, spec := range specs {
-		if len(done) > 0 && group(done[0].spec) != group(spec) {
+		if len(done) > 0 && group(done[0].Spec) != group(spec) {
 			flush()
 		}
 		if cfg.Progress != nil {
@@ -229,12 +230,12 @@ func (s *Session) Run(ctx context.Context, cfg plan.Config) (*results.Result, er
 		if m != nil {
 			measuredN++
 			done = append(done, *m)
-			for _, w := range m.cell.Warnings {
+			for _, w := range m.Cell.Warnings {
 				if logged.first(spec.CellKey, w) {
 					cfg.Logger.Warn(spec.String() + ": " + w)
 				}
 			}
-			for _, why := range m.cell.Suspect {
+			for _, why := range m.Cell.Suspect {
 				cfg.Logger.Warn(spec.String() + ": suspect: " + why)
 			}
 		}
@@ -292,15 +293,15 @@ func (s *Session) Measure(ctx context.Context, k results.CellKey, b plan.Bounds)
 		return nil, err
 	}
 	logged := warned{}
-	for _, w := range m.cell.Warnings {
+	for _, w := range m.Cell.Warnings {
 		if logged.first(spec.CellKey, w) {
 			r.cfg.Logger.Warn(spec.String() + ": " + w)
 		}
 	}
-	for _, why := range m.cell.Suspect {
+	for _, why := range m.Cell.Suspect {
 		r.cfg.Logger.Warn(spec.String() + ": suspect: " + why)
 	}
-	c := &mergeRepeats([]measured{*m})[0]
+	c := &summary.Repeats([]summary.Measured{*m})[0]
 	switch {
 	case ctx.Err() != nil:
 		return c, ErrInterrupted
@@ -370,11 +371,11 @@ func scheduling(ctx context.Context) *results.Scheduling {
 // afterCell ends the run when a cell suggests going on is pointless: the
 // target no longer answers its health check, or it refused every call for
 // lack of (the right) credentials.
-func (r *Session) afterCell(ctx context.Context, spec plan.Spec, m *measured) error {
+func (r *Session) afterCell(ctx context.Context, spec plan.Spec, m *summary.Measured) error {
 	if m == nil {
 		return nil
 	}
-	c := &m.cell
+	c := &m.Cell
 	if (c.Errors == 0 && c.Calls > 0) || r.cfg.Endpoints != nil {
 		return nil // a user's endpoint has no /healthz to ask
 	}

@@ -1,4 +1,4 @@
-package session
+package summary
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ const (
 	MachineShare   = 0.9
 )
 
-// generatorBottleneck says why the load generator's CPU may have limited a
+// GeneratorBottleneck says why the load generator's CPU may have limited a
 // cell ("" when it did not), from the cores it used (clientCores, by
 // getrusage) and, when the server shares this machine's cores, the cores
 // the server used (serverCores; negative when it does not share them or
@@ -25,7 +25,7 @@ const (
 // 2-core machine, own server unpinned, reached p99 over 50 ms at 13,400
 // calls/s with the generator on 1.2 cores and the server on 0.6: the
 // server, with the machine to itself, would have sustained more.
-func generatorBottleneck(clientCores, serverCores float64) string {
+func GeneratorBottleneck(clientCores, serverCores float64) string {
 	own := runtime.GOMAXPROCS(0) // its cores; pinned, its share (cpuset)
 	if clientCores >= GeneratorShare*float64(own) {
 		return fmt.Sprintf("the load generator used %.1f of its %d cores", clientCores, own)
@@ -37,10 +37,10 @@ func generatorBottleneck(clientCores, serverCores float64) string {
 	return ""
 }
 
-// sharesCores says whether the target's server runs on this machine's
+// SharesCores says whether the target's server runs on this machine's
 // cores alongside the load generator: a loopback target (the own server
 // among them) not pinned apart from it.
-func sharesCores(cfg plan.Config) bool {
+func SharesCores(cfg plan.Config) bool {
 	if cfg.ServerCPUs > 0 {
 		return false
 	}

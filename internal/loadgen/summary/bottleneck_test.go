@@ -1,4 +1,4 @@
-package session
+package summary
 
 import (
 	"runtime"
@@ -25,7 +25,7 @@ func TestGeneratorBottleneck(t *testing.T) {
 		{client: 0.35 * machine, server: 0.6 * machine}, // the server's own limit
 		{client: 0.3 * machine, server: 0.3 * machine},  // not saturated
 	} {
-		got := generatorBottleneck(c.client, c.server)
+		got := GeneratorBottleneck(c.client, c.server)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("client %.2f, server %.2f cores: %q, want %q", c.client, c.server, got, c.want)
 		}
@@ -37,11 +37,11 @@ func TestSharesCores(t *testing.T) {
 		"127.0.0.1:8080": true, "[::1]:8080": true, "localhost:8080": true,
 		"10.0.0.7:8080": false, "example.com:443": false, "bad": false,
 	} {
-		if got := sharesCores(plan.Config{Target: target.One(addr)}); got != want {
+		if got := SharesCores(plan.Config{Target: target.One(addr)}); got != want {
 			t.Errorf("%s: %v, want %v", addr, got, want)
 		}
 	}
-	if sharesCores(plan.Config{Target: target.One("127.0.0.1:8080"), ServerCPUs: 1}) {
+	if SharesCores(plan.Config{Target: target.One("127.0.0.1:8080"), ServerCPUs: 1}) {
 		t.Error("a server pinned apart shares the cores")
 	}
 }

@@ -1,15 +1,31 @@
-package session
+// Package summary judges and merges what a cell measured: the cell's
+// self-checks (Check: Little's law, abandoned calls, the generator's own
+// lateness, answers too small for their records), whether the load
+// generator was the bottleneck (GeneratorBottleneck, SharesCores), and a
+// cell's repeats merged into one (Repeats: medians, confidence intervals,
+// pooled histograms). The session turns a phase into a cell's figures and
+// hands them here; the reporters see only what comes out.
+package summary
 
 import (
 	"fmt"
 	"math"
 
 	"github.com/meteorbench/meteorbench/internal/loadgen/engine"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/stats"
 )
 
-// mergeRepeats groups measurements by cell, in the order cells were first
+// Measured is one measurement of a cell, before repeats are merged: its
+// figures and its raw histograms (merged over repeats, then encoded).
+type Measured struct {
+	Spec  plan.Spec
+	Cell  results.Cell
+	Hists engine.Hists
+}
+
+// Repeats groups measurements by cell, in the order cells were first
 // measured. A cell measured once is kept as is; a repeated cell gets the
 // median of each figure over its repeats (the same median stats.Summarize
 // gives, so Cell and CI agree), totals of its counts, the per-repeat
@@ -17,18 +33,18 @@ import (
 //
 // Every cell keeps its histograms (Cell.Histograms), those of a repeated
 // cell being of all its repeats together, so that documents merge exactly.
-func mergeRepeats(ms []measured) []results.Cell {
+func Repeats(ms []Measured) []results.Cell {
 	var order []results.CellKey
 	groups := map[results.CellKey][]results.Cell{}
 	pooled := map[results.CellKey]*engine.Hists{}
 	for _, m := range ms {
-		k := m.cell.CellKey
+		k := m.Cell.CellKey
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 			pooled[k] = &engine.Hists{}
 		}
-		groups[k] = append(groups[k], m.cell)
-		pooled[k].Add(m.hists)
+		groups[k] = append(groups[k], m.Cell)
+		pooled[k].Add(m.Hists)
 	}
 	out := make([]results.Cell, 0, len(order))
 	for _, k := range order {
@@ -201,6 +217,49 @@ func mergeDistribution(cs []results.Cell) []results.Quantile {
 			Q:  cs[0].Distribution[j].Q,
 			US: medianOf(cs, func(c *results.Cell) float64 { return c.Distribution[j].US }),
 		}
+	}
+	return out
+}
+
+// mergeMix is the repeats' Mix: per scenario, median rates and latency,
+// total counts; nil unless every repeat has the same scenarios.
+func mergeMix(cs []results.Cell) []results.MixStat {
+	first := cs[0].Mix
+	if len(first) == 0 {
+		return nil
+	}
+	for i := range cs {
+		if len(cs[i].Mix) != len(first) {
+			return nil
+		}
+	}
+	out := make([]results.MixStat, len(first))
+	for j := range first {
+		s := results.MixStat{Scenario: first[j].Scenario, OfferedRate: first[j].OfferedRate}
+		s.AchievedRate = medianOf(cs, func(c *results.Cell) float64 { return c.Mix[j].AchievedRate })
+		s.LatencyUS = *mergeLatency(cs, func(c *results.Cell) *results.Latency { return &c.Mix[j].LatencyUS })
+		for i := range cs {
+			s.Calls += cs[i].Mix[j].Calls
+			s.Errors += cs[i].Mix[j].Errors
+		}
+		out[j] = s
+	}
+	return out
+}
+
+// mergeServerMemory is the largest of each memory figure over the repeats;
+// nil when none has them.
+func mergeServerMemory(cs []results.Cell) *results.ServerMemory {
+	var out *results.ServerMemory
+	for i := range cs {
+		m := cs[i].ServerMemory
+		if m == nil {
+			continue
+		}
+		if out == nil {
+			out = &results.ServerMemory{}
+		}
+		out.RSSMiB, out.PeakRSSMiB, out.HeapMiB = max(out.RSSMiB, m.RSSMiB), max(out.PeakRSSMiB, m.PeakRSSMiB), max(out.HeapMiB, m.HeapMiB)
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package session
+package summary
 
 import (
 	"fmt"
@@ -38,13 +38,16 @@ const (
 	WakeShare = 0.5
 )
 
-// check is a cell's self-checks: the reasons its figures contradict each
+// Check is a cell's self-checks: the reasons its figures contradict each
 // other or were distorted by the load generator or a stalled target, none
 // when they hold. A suspect cell keeps its figures and gets no verdict.
 // An open-loop cell short of its offered rate is not suspect but saturated
-// (analysis.SaturatedBelow: no latency verdict; summarize warns of the
-// calls never sent): a server that cannot keep up is a finding.
-func (r *Session) check(c *results.Cell, spec plan.Spec, sh cellShare, ph engine.Result) []string {
+// (analysis.SaturatedBelow: no latency verdict; the session warns of the
+// calls never sent): a server that cannot keep up is a finding. c is the
+// cell's figures from phase ph of spec, working workers (Working) with a
+// per-call timeout; ownPayload is a run of the user's payload, whose items
+// have no least size.
+func Check(c *results.Cell, spec plan.Spec, working int, ph engine.Result, timeout time.Duration, ownPayload bool) []string {
 	t := ph.Tally
 	var why []string
 	add := func(format string, args ...any) { why = append(why, fmt.Sprintf(format, args...)) }
@@ -57,11 +60,7 @@ func (r *Session) check(c *results.Cell, spec plan.Spec, sh cellShare, ph engine
 			them = "it"
 		}
 		add("%s still running %v after the cell's end: the target stalled %s (counted as errors of class %s)",
-			count(t.Abandoned, "call was", "calls were"), min(cellGrace, r.cfg.Timeout), them, results.ClassAbandoned)
-	}
-	working := sh.workers
-	if sh.iterations > 0 && sh.iterations < working {
-		working = sh.iterations
+			Plural(t.Abandoned, "call was", "calls were"), min(engine.CellGrace, timeout), them, results.ClassAbandoned)
 	}
 	// A phase's fixed costs (starting its goroutines, the last call's
 	// wait) are most of a handful of calls: Little's law is checked on
@@ -85,7 +84,7 @@ func (r *Session) check(c *results.Cell, spec plan.Spec, sh cellShare, ph engine
 	}
 	// (A payload's items have no least size: its answers are checked by
 	// the adapters, item by item.)
-	if want := recordsAsked(spec); want > 0 && t.Calls > 0 && r.cfg.Payload == nil {
+	if want := recordsAsked(spec); want > 0 && t.Calls > 0 && !ownPayload {
 		got, dir := c.BytesPerCall.Received, "received"
 		if spec.Scenario == api.Post {
 			got, dir = c.BytesPerCall.Sent, "sent"
@@ -129,4 +128,22 @@ func recordsAsked(spec plan.Spec) int {
 		return spec.Records
 	}
 	return api.DefaultRecords
+}
+
+// Working is how many of a phase's workers had work: all of them, or with
+// fewer iterations (batches) than workers, as many as the iterations; the
+// rest idle by design, not for want of speed.
+func Working(workers, iterations int) int {
+	if iterations > 0 && iterations < workers {
+		return iterations
+	}
+	return workers
+}
+
+// Plural is n followed by the singular or the plural.
+func Plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

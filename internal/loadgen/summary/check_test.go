@@ -1,4 +1,4 @@
-package session
+package summary
 
 import (
 	"strings"
@@ -62,12 +62,11 @@ func TestCheckCell(t *testing.T) {
 			want: "woken by the network 5.10 ms late"},
 	}
 	for _, tc := range cases {
-		r := &Session{cfg: plan.Config{Rate: tc.rate, Timeout: 10 * time.Second}}
 		spec := tc.spec
 		spec.RateRequested = tc.rate // the cell's rate, as the plan keys it
 		c := tc.cell
 		c.Calls = tc.ph.Tally.Calls
-		got := r.check(&c, spec, cellShare{workers: tc.spec.Concurrency}, tc.ph)
+		got := Check(&c, spec, tc.spec.Concurrency, tc.ph, 10*time.Second, false)
 		switch {
 		case tc.want == "" && len(got) > 0:
 			t.Errorf("%s: suspect %q, want none", tc.name, got)
