@@ -130,11 +130,11 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (plan.C
 	if o, err = f.Output(stdout, stderr); err != nil {
 		return cfg, o, err
 	}
-	segment, err := session.ParseSegment(f.Segment)
+	segment, err := plan.ParseSegment(f.Segment)
 	if err != nil {
 		return cfg, o, fmt.Errorf("--%w", err)
 	}
-	startAt, err := session.ParseStartAt(f.StartAt, time.Now())
+	startAt, err := plan.ParseStartAt(f.StartAt, time.Now())
 	if err != nil {
 		return cfg, o, fmt.Errorf("--%w", err)
 	}

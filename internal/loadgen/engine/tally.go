@@ -74,7 +74,7 @@ type Tally struct {
 	Examples      map[results.ErrorClass]string // the first error message of each class
 	Cancelled     int64                         // dropped: the run was interrupted
 	Abandoned     int64                         // of the errors, still running at the cell's hard end
-	Late          int64                         // open-loop: sent more than plan.LateThreshold after due
+	Late          int64                         // open-loop: sent more than engine.LateThreshold after due
 	LateWoken     int64                         // of those, claimed in time by a free worker that woke late
 	Busy          time.Duration
 	Batch         results.Welford // time per batch of successful calls, ns

@@ -10,7 +10,6 @@ import (
 	"github.com/meteorbench/meteorbench/internal/clock"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/pace"
-	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/rusage"
 )
 
@@ -41,6 +40,12 @@ const (
 	TransportBackoffMin = 1 * time.Millisecond
 	TransportBackoffMax = 50 * time.Millisecond
 )
+
+// LateThreshold is how far behind its intended start an open-loop call may
+// be sent before it counts as late (Cell.LateCalls). A millisecond is far
+// above timer and scheduling jitter on an idle machine and far below any
+// backlog worth reporting.
+const LateThreshold = time.Millisecond
 
 // CellGrace is the most a phase waits, after its soft end, for calls still
 // running (Bounds.Hard is Soft plus it); then they are abandoned. It never
@@ -332,11 +337,11 @@ func (w *worker) openLoop(ctx context.Context) {
 		start := time.Now()
 		p.sent[t.part].Add(1)
 		rec := record{Handoff: start.Sub(t.woke)}
-		if start.Sub(t.due) > plan.LateThreshold {
+		if start.Sub(t.due) > LateThreshold {
 			rec.Late = true
 			// The dispatcher itself woke late: the lateness is the load
 			// generator's own, not queueing behind a slow server.
-			rec.LateWoken = t.woke.Sub(t.due) > plan.LateThreshold
+			rec.LateWoken = t.woke.Sub(t.due) > LateThreshold
 		}
 		wp := workerPart{w.caller, w.s}
 		if t.part > 0 {

@@ -59,12 +59,6 @@ const (
 // generator's heap may grow to five times its live data (tens of MB).
 const GeneratorGOGC = 400
 
-// LateThreshold is how far behind its intended start an open-loop call may
-// be sent before it counts as late (Cell.LateCalls). A millisecond is far
-// above timer and scheduling jitter on an idle machine and far below any
-// backlog worth reporting.
-const LateThreshold = time.Millisecond
-
 // Progress is reported before each cell measurement and once at the end.
 type Progress struct {
 	Done  int    // cell measurements finished

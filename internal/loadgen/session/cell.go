@@ -29,7 +29,7 @@ func (r *Session) measureCell(ctx context.Context, spec plan.Spec, b plan.Bounds
 		return nil, fmt.Errorf("%s: %w", spec, err)
 	}
 	sh := shareOf(cfg, spec, b) // segment.go
-	if sh.empty {
+	if sh.Empty {
 		return r.emptyShare(spec, sh), nil
 	}
 	dialer := r.dialer(spec) // tls.go
@@ -46,12 +46,12 @@ func (r *Session) measureCell(ctx context.Context, spec plan.Spec, b plan.Bounds
 		defer relay.Close() // after client.Close below
 		dialer.Dial = relay.DialContext
 	}
-	client, err := r.newClient(spec, r.options(spec, dialer, max(sh.workers, sh.maxWorkers)))
+	client, err := r.newClient(spec, r.options(spec, dialer, max(sh.Workers, sh.MaxWorkers)))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", spec, err)
 	}
 	defer client.Close()
-	callers, err := partCallers(client, spec, mix, sh.workers, sh.maxWorkers) // mix.go
+	callers, err := partCallers(client, spec, mix, sh.Workers, sh.MaxWorkers) // mix.go
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", spec, err)
 	}
@@ -76,17 +76,17 @@ func (r *Session) measureCell(ctx context.Context, spec plan.Spec, b plan.Bounds
 	var before, after snapshot
 	r.scrapeInto(ctx, spec, &before)
 	before.readClient(dialer)
-	ph := engine.Run(ctx, callers, spec.Batch, cfg.Timeout, scheds, engine.Bounds{Soft: soft, Hard: soft + grace, Iterations: sh.iterations})
+	ph := engine.Run(ctx, callers, spec.Batch, cfg.Timeout, scheds, engine.Bounds{Soft: soft, Hard: soft + grace, Iterations: sh.Iterations})
 	after.readClient(dialer)
 	r.scrapeInto(ctx, spec, &after)
 
 	m := &summary.Measured{Spec: spec, Cell: r.summarize(spec, mix, sh, ph, before, after, dialer.Stats().Dials), Hists: ph.Tally.Hists()}
-	if sh.maxWorkers > 0 {
+	if sh.MaxWorkers > 0 {
 		m.Cell.WorkersUsed = len(callers.List)
 	}
 	m.Cell.TLSHandshakeUS = handshakeLatency(dialer)
 	m.Hists[results.KindTLSHandshake], _ = dialer.Handshakes()
-	m.Cell.Share = sh.result(cfg.Segment)
+	m.Cell.Share = sh.Result(cfg.Segment)
 	switch {
 	case ctx.Err() != nil:
 		m.Cell.StopReason = results.StopInterrupted
@@ -96,6 +96,12 @@ func (r *Session) measureCell(ctx context.Context, spec plan.Spec, b plan.Bounds
 		m.Cell.Warnings = append(m.Cell.Warnings, fmt.Sprintf("stopped after %s: %v of nothing but transport errors (the target is down?)", format.Seconds(ph.Elapsed.Seconds()), engine.TargetDownAfter))
 	}
 	return m, nil
+}
+
+// shareOf is this instance's share of spec's cell within b, under c's
+// segment (engine.ShareOf).
+func shareOf(c plan.Config, spec plan.Spec, b plan.Bounds) engine.Share {
+	return engine.ShareOf(c.Segment, c.MaxWorkers, spec.CellKey, b.Iterations)
 }
 
 // options are the client options of spec's cell for workers workers over
@@ -116,9 +122,9 @@ func (r *Session) options(spec plan.Spec, d *wire.Dialer, workers int) call.Opti
 
 // emptyShare is the cell of an instance whose share of it is nothing: no
 // call, no client opened, and a warning that says so (segment.go).
-func (r *Session) emptyShare(spec plan.Spec, sh cellShare) *summary.Measured {
-	c := results.Cell{CellKey: spec.CellKey, Mode: plan.ModeOf(spec.RateRequested), Share: sh.result(r.cfg.Segment)}
-	c.Warnings = []string{fmt.Sprintf("segment %s has no share of this cell's %s: not measured here (the other segments measure it)", r.cfg.Segment, sh.why)}
+func (r *Session) emptyShare(spec plan.Spec, sh engine.Share) *summary.Measured {
+	c := results.Cell{CellKey: spec.CellKey, Mode: plan.ModeOf(spec.RateRequested), Share: sh.Result(r.cfg.Segment)}
+	c.Warnings = []string{fmt.Sprintf("segment %s has no share of this cell's %s: not measured here (the other segments measure it)", r.cfg.Segment, sh.Why)}
 	return &summary.Measured{Spec: spec, Cell: c}
 }
 
@@ -150,7 +156,7 @@ func (r *Session) scrapeInto(ctx context.Context, spec plan.Spec, s *snapshot) {
 }
 
 // summarize turns a measurement into a cell's figures and warnings.
-func (r *Session) summarize(spec plan.Spec, mix results.Mix, sh cellShare, ph engine.Result, before, after snapshot, dials int64) results.Cell {
+func (r *Session) summarize(spec plan.Spec, mix results.Mix, sh engine.Share, ph engine.Result, before, after snapshot, dials int64) results.Cell {
 	cfg := r.cfg
 	open := spec.RateRequested > 0
 	t := ph.Tally
@@ -273,7 +279,7 @@ func (r *Session) summarize(spec plan.Spec, mix results.Mix, sh cellShare, ph en
 		if !open && attempts > 0 {
 			// Workers that had a batch to run: with --iterations below the
 			// concurrency, the rest idle by design, not for want of speed.
-			working := summary.Working(sh.workers, sh.iterations)
+			working := summary.Working(sh.Workers, sh.Iterations)
 			if busy := t.Busy.Seconds() / (secs * float64(working)); busy < 0.8 {
 				warn("workers were in calls only %s of the time: the load generator could not keep them busy", format.Percent(busy))
 			}
@@ -281,7 +287,7 @@ func (r *Session) summarize(spec plan.Spec, mix results.Mix, sh cellShare, ph en
 	}
 	if open {
 		if attempts > 0 && float64(t.Late) > 0.01*float64(attempts) {
-			warn("%d of %d calls started more than %v after they were due: %s; their latency from the intended start includes that wait", t.Late, attempts, plan.LateThreshold, lateWhy(t.Late, t.LateWoken, ph.Workers, sh.maxWorkers))
+			warn("%d of %d calls started more than %v after they were due: %s; their latency from the intended start includes that wait", t.Late, attempts, engine.LateThreshold, lateWhy(t.Late, t.LateWoken, ph.Workers, sh.MaxWorkers))
 		}
 		if ph.Missed > 0 && ph.Stop == "" {
 			warn("%s never sent before the cell ended", summary.Plural(int64(ph.Missed), "scheduled call was", "scheduled calls were"))
@@ -296,7 +302,7 @@ func (r *Session) summarize(spec plan.Spec, mix results.Mix, sh cellShare, ph en
 	var mixWarns []string
 	c.Mix, mixWarns = mixStats(mix, ph) // mix.go
 	c.Warnings = append(c.Warnings, mixWarns...)
-	c.Suspect = summary.Check(&c, spec, summary.Working(sh.workers, sh.iterations), ph, cfg.Timeout, cfg.Payload != nil)
+	c.Suspect = summary.Check(&c, spec, summary.Working(sh.Workers, sh.Iterations), ph, cfg.Timeout, cfg.Payload != nil)
 	return c
 }
 

@@ -48,9 +48,9 @@ func partCallers(client call.Client, spec plan.Spec, mix results.Mix, workers, m
 
 // schedules are a cell's open-loop schedules by part: the share's, or each
 // of a mix's scenarios at its rate.
-func schedules(mix results.Mix, sh cellShare) []engine.Schedule {
+func schedules(mix results.Mix, sh engine.Share) []engine.Schedule {
 	if len(mix) == 0 {
-		return []engine.Schedule{sh.sched}
+		return []engine.Schedule{sh.Sched}
 	}
 	out := make([]engine.Schedule, len(mix))
 	for i, p := range mix {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 
+	"github.com/meteorbench/meteorbench/internal/loadgen/engine"
 	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/results"
@@ -96,7 +97,7 @@ func TestOpenLoopShowsAStall(t *testing.T) {
 		t.Errorf("%d late calls, want at least the %d due during the stall", c.LateCalls, calls-10)
 	}
 	if !slices.ContainsFunc(c.Warnings, func(w string) bool {
-		return strings.HasPrefix(w, fmt.Sprintf("%d of %d calls started more than %v after they were due", c.LateCalls, calls, plan.LateThreshold))
+		return strings.HasPrefix(w, fmt.Sprintf("%d of %d calls started more than %v after they were due", c.LateCalls, calls, engine.LateThreshold))
 	}) {
 		t.Errorf("warnings %q, want the one about the %d late calls", c.Warnings, c.LateCalls)
 	}

@@ -77,7 +77,7 @@ func TestOpenLoopPrecision(t *testing.T) {
 		}
 		p99 := idle[len(idle)*99/100]
 		t.Logf("attempt %d, machine: %.1f%% of the control's waits late, p99 %v", attempt, 100*noise, p99)
-		if len(problems) > 0 && p99 > 2*plan.LateThreshold {
+		if len(problems) > 0 && p99 > 2*engine.LateThreshold {
 			// The machine itself wakes an idle process milliseconds late
 			// (other work on its cores, CPU steal): no harness can be
 			// shown precise here, and a failure would say nothing of it.
@@ -91,7 +91,7 @@ func TestOpenLoopPrecision(t *testing.T) {
 func lateShare(late []time.Duration) float64 {
 	n := 0
 	for _, l := range late {
-		if l > plan.LateThreshold {
+		if l > engine.LateThreshold {
 			n++
 		}
 	}

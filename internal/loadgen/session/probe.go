@@ -39,7 +39,7 @@ func (r *Session) probeContract(ctx context.Context) (notServed []results.NotSer
 	ok, refused := 0, 0
 	for _, spec := range r.cfg.Specs() {
 		k := [2]string{string(spec.Scenario), string(spec.Protocol)}
-		if seen[k] || shareOf(r.cfg, spec, r.cfg.Bounds()).empty {
+		if seen[k] || shareOf(r.cfg, spec, r.cfg.Bounds()).Empty {
 			continue
 		}
 		seen[k] = true
