@@ -149,7 +149,7 @@ func deref(p *float64) float64 {
 // dialled: the error is the refusal), in one line naming the engine and
 // the flag; what it supports passes Validate.
 func TestEngineRefusesWhatItLacks(t *testing.T) {
-	p, err := payload.Load(filepath.Join("..", "..", "examples", "payloads", "nested.json"), payload.Options{})
+	p, err := payload.Load(filepath.Join("..", "..", "..", "examples", "payloads", "nested.json"), payload.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
