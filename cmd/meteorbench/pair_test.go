@@ -24,6 +24,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/loadgen/session"
+	"github.com/meteorbench/meteorbench/internal/loadgen/summary"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
@@ -253,8 +254,8 @@ func TestServerPIDAgreesWithMetrics(t *testing.T) {
 		t.Fatalf("endpoints with --server-pid: %d cells, want 2", len(ep.Cells))
 	}
 	for _, c := range ep.Cells {
-		if c.ServerCPUSource != session.SourceProc || c.ServerCPUUSPerCall == nil {
-			t.Errorf("endpoint %s: server CPU source %q, per call %v: want %q with a figure", c.Protocol, c.ServerCPUSource, c.ServerCPUUSPerCall, session.SourceProc)
+		if c.ServerCPUSource != summary.SourceProc || c.ServerCPUUSPerCall == nil {
+			t.Errorf("endpoint %s: server CPU source %q, per call %v: want %q with a figure", c.Protocol, c.ServerCPUSource, c.ServerCPUUSPerCall, summary.SourceProc)
 		}
 	}
 	var misses []string
@@ -266,7 +267,7 @@ func TestServerPIDAgreesWithMetrics(t *testing.T) {
 		}
 		var miss []string
 		for _, c := range res.Cells {
-			if c.ServerCPUSource != session.SourceProc || c.ServerCPUUSPerCall == nil || c.ServerCPUMetricsUSPerCall == nil {
+			if c.ServerCPUSource != summary.SourceProc || c.ServerCPUUSPerCall == nil || c.ServerCPUMetricsUSPerCall == nil {
 				t.Fatalf("%s %s: source %q, proc %v, metrics %v", c.Scenario, c.Protocol, c.ServerCPUSource, c.ServerCPUUSPerCall, c.ServerCPUMetricsUSPerCall)
 			}
 			proc, metrics := *c.ServerCPUUSPerCall, *c.ServerCPUMetricsUSPerCall
@@ -355,7 +356,7 @@ func TestGRPCAddressGetsNoHTTP1(t *testing.T) {
 	for _, c := range res.Cells {
 		// The REST address's /metrics gives REST's server CPU; the gRPC
 		// address is never asked over HTTP/1.1, so gRPC has none.
-		wantSource := session.SourceMetrics
+		wantSource := summary.SourceMetrics
 		if c.Protocol == api.GRPC {
 			wantSource = ""
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	loadplan "github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/loadgen/session"
+	"github.com/meteorbench/meteorbench/internal/loadgen/summary"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -246,7 +247,7 @@ func saturated(cells []results.Cell) []string {
 		c := &cells[i]
 		short := ""
 		for _, m := range c.Mix {
-			if m.AchievedRate < (1-session.MixShortfall)*m.OfferedRate {
+			if m.AchievedRate < (1-summary.MixShortfall)*m.OfferedRate {
 				short = fmt.Sprintf("%s achieved %s of %s calls/s", m.Scenario, num(m.AchievedRate), num(m.OfferedRate))
 				break
 			}

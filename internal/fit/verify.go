@@ -9,6 +9,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/link"
 	loadplan "github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/loadgen/session"
+	"github.com/meteorbench/meteorbench/internal/loadgen/summary"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -120,7 +121,7 @@ func probeOf(t Tier, scale float64, m results.Mix, c *results.Cell) results.FitP
 		pr.Utilisation = utilisation(t, *c.ServerCPUUSPerCall*r*usToCores, c.BytesPerCall.Sent*r*bytesMbit, c.BytesPerCall.Received*r*bytesMbit, nil)
 	}
 	for _, s := range c.Mix {
-		if s.AchievedRate < (1-session.MixShortfall)*s.OfferedRate {
+		if s.AchievedRate < (1-summary.MixShortfall)*s.OfferedRate {
 			pr.Saturated = true
 		}
 	}

@@ -11,9 +11,10 @@
 //	          probe and /metrics, checked once; Run measures a plan's cells
 //	          in order, Measure(ctx, key, bounds) one cell by its key: the
 //	          client over counted connections (wire), the server's counters
-//	          around the phase, the cell's figures, checks and repeats.
-//	summary   a cell's self-checks, whether the generator was the
-//	          bottleneck, and its repeats merged (medians, intervals).
+//	          read around the phase.
+//	summary   a measured phase as a cell's figures, its self-checks,
+//	          whether the generator was the bottleneck, and its repeats
+//	          merged (medians, intervals).
 //	engine    the calls of one cell: workers in closed or open loop
 //	          (pace), each call one record into a tally (HDR histograms,
 //	          counters, no samples), merged when the phase ends.

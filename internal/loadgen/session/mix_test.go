@@ -11,7 +11,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
-	"github.com/meteorbench/meteorbench/internal/loadgen/session"
+	"github.com/meteorbench/meteorbench/internal/loadgen/summary"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
@@ -62,8 +62,8 @@ func TestMixKeepsEachScenarioRate(t *testing.T) {
 				if s.Scenario != mix[i].Scenario || s.OfferedRate != mix[i].Rate {
 					t.Errorf("%s: part %d is %s at %v, want %s at %v", c.Key(), i, s.Scenario, s.OfferedRate, mix[i].Scenario, mix[i].Rate)
 				}
-				if d := math.Abs(s.AchievedRate-s.OfferedRate) / s.OfferedRate; d > session.MixShortfall {
-					misses = append(misses, fmt.Sprintf("%s %s: achieved %.2f of %.1f calls/s (%.1f%% off, want within %.0f%%)", c.Protocol, s.Scenario, s.AchievedRate, s.OfferedRate, 100*d, 100*session.MixShortfall))
+				if d := math.Abs(s.AchievedRate-s.OfferedRate) / s.OfferedRate; d > summary.MixShortfall {
+					misses = append(misses, fmt.Sprintf("%s %s: achieved %.2f of %.1f calls/s (%.1f%% off, want within %.0f%%)", c.Protocol, s.Scenario, s.AchievedRate, s.OfferedRate, 100*d, 100*summary.MixShortfall))
 				}
 				if s.LatencyUS.P50 <= 0 {
 					t.Errorf("%s %s: no latency", c.Protocol, s.Scenario)

@@ -9,6 +9,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
+	"github.com/meteorbench/meteorbench/internal/loadgen/summary"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -114,7 +115,7 @@ func (r *Session) probeOne(ctx context.Context, spec plan.Spec) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, HealthTimeout)
 	defer cancel()
-	scenarios := servedScenarios(spec, mix)
+	scenarios := summary.Scenarios(spec, mix)
 	for i, caller := range callers.List[0] { // a mix: one call of each of its scenarios
 		_, err = caller.Call(ctx)
 		if err != nil && spec.Protocol == api.GRPC && scenarios[i].Method() != "" {

@@ -12,33 +12,20 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/meteorbench/meteorbench/internal/loadgen/summary"
 )
-
-// Where a cell's server CPU came from (results.Cell.ServerCPUSource).
-const (
-	SourceMetrics = "metrics" // the server's /metrics (microseconds)
-	SourceProc    = "proc"    // /proc/PID/stat (clock ticks)
-)
-
-// ClockTick is the unit of /proc/PID/stat's utime and stime: USER_HZ,
-// 100 on every Linux the kernel ABI allows (sysconf(_SC_CLK_TCK)).
-const ClockTick = 10 * time.Millisecond
-
-// ProcCPUMin is the smallest server CPU delta per cell trusted without a
-// warning when it comes from /proc: each end of the delta may be off by a
-// tick, so below a second the figure may be off by more than 2%.
-const ProcCPUMin = time.Second
 
 // cpuSampler reads a server's counters around a cell: its /metrics, or its
 // process's /proc entry.
 type cpuSampler interface {
-	sample(ctx context.Context) (ServerSample, error)
+	sample(ctx context.Context) (summary.ServerSample, error)
 	close()
 }
 
-func (s *scraper) sample(ctx context.Context) (ServerSample, error) {
+func (s *scraper) sample(ctx context.Context) (summary.ServerSample, error) {
 	ss, err := s.scrape(ctx)
-	ss.Source = SourceMetrics
+	ss.Source = summary.SourceMetrics
 	return ss, err
 }
 
@@ -50,12 +37,12 @@ type procSampler struct {
 	metrics *scraper // nil when not served
 }
 
-func (p *procSampler) sample(ctx context.Context) (ServerSample, error) {
+func (p *procSampler) sample(ctx context.Context) (summary.ServerSample, error) {
 	cpu, err := ProcCPU(p.pid)
 	if err != nil {
-		return ServerSample{}, err
+		return summary.ServerSample{}, err
 	}
-	ss := ServerSample{Source: SourceProc, CPU: cpu, MetricsCPU: -1}
+	ss := summary.ServerSample{Source: summary.SourceProc, CPU: cpu, MetricsCPU: -1}
 	if p.metrics != nil {
 		if m, err := p.metrics.scrape(ctx); err == nil {
 			ss.Requests, ss.Procs, ss.Heap, ss.MetricsCPU = m.Requests, m.Procs, m.Heap, m.CPU
@@ -102,7 +89,7 @@ func ProcCPU(pid int) (time.Duration, error) {
 	if err1 != nil || err2 != nil {
 		return 0, fmt.Errorf("--server-pid %d: /proc/%d/stat: utime %q, stime %q", pid, pid, f[11], f[12])
 	}
-	return time.Duration(utime+stime) * ClockTick, nil
+	return time.Duration(utime+stime) * summary.ClockTick, nil
 }
 
 // procMemory is a process's resident set now and at its peak, in bytes,

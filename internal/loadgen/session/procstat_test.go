@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/meteorbench/meteorbench/internal/loadgen/session"
+	"github.com/meteorbench/meteorbench/internal/loadgen/summary"
 	"github.com/meteorbench/meteorbench/internal/rusage"
 )
 
@@ -26,7 +27,7 @@ func TestProcCPU(t *testing.T) {
 	}
 	proc, ru := after-before, rusage.CPU()-r0
 	t.Logf("300 ms busy: /proc %v, getrusage %v", proc, ru)
-	if d := proc - ru; d > 3*session.ClockTick || d < -3*session.ClockTick {
+	if d := proc - ru; d > 3*summary.ClockTick || d < -3*summary.ClockTick {
 		t.Errorf("/proc %v and getrusage %v differ by more than three ticks", proc, ru)
 	}
 	if _, err := session.ProcCPU(1 << 30); !errors.Is(err, session.ErrNoProcess) {

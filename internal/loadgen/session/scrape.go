@@ -14,30 +14,8 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/loadgen/engine"
+	"github.com/meteorbench/meteorbench/internal/loadgen/summary"
 )
-
-// ServerCPUMin is the smallest server CPU delta per cell trusted without a
-// warning. The counter itself has microsecond resolution, but each scrape
-// costs the server some CPU and the runtime does background work (GC,
-// timers); below 100 ms those are more than about 1% of the figure.
-const ServerCPUMin = 100 * time.Millisecond
-
-// ServerSample is one scrape of the server's /metrics.
-type ServerSample struct {
-	CPU      time.Duration      // meteorbench_cpu_seconds_total
-	Requests map[string]float64 // meteorbench_requests_total by "protocol/method"
-	// Procs is the server's GOMAXPROCS (the Go collector's
-	// go_sched_gomaxprocs_threads), the CPUs it may use; 0 when absent.
-	Procs float64
-	// Memory, in bytes (0 when absent): the resident set now and at its
-	// peak since the server started, and the Go heap in use now.
-	RSS, PeakRSS, Heap float64
-	// Source is where CPU came from: SourceMetrics or SourceProc.
-	Source string
-	// MetricsCPU is the /metrics CPU counter read with a SourceProc
-	// sample, when the server serves it; -1 when not.
-	MetricsCPU time.Duration
-}
 
 // scraper reads the target's /metrics over its own connection, not
 // counted as load.
@@ -57,21 +35,21 @@ func newScraper(target string) *scraper {
 func (s *scraper) close() { s.hc.CloseIdleConnections() }
 
 // scrape reads the metrics, within a short deadline.
-func (s *scraper) scrape(ctx context.Context) (ServerSample, error) {
+func (s *scraper) scrape(ctx context.Context) (summary.ServerSample, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
 	if err != nil {
-		return ServerSample{}, err
+		return summary.ServerSample{}, err
 	}
 	resp, err := s.hc.Do(req)
 	if err != nil {
-		return ServerSample{}, err
+		return summary.ServerSample{}, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		io.Copy(io.Discard, resp.Body)
-		return ServerSample{}, fmt.Errorf("GET /metrics: status %d", resp.StatusCode)
+		return summary.ServerSample{}, fmt.Errorf("GET /metrics: status %d", resp.StatusCode)
 	}
 	return ParseMetrics(resp.Body)
 }
@@ -94,7 +72,7 @@ func (r *Session) openScraper(ctx context.Context, addr string) (*scraper, error
 // Scrape reads the /metrics of the server at target once, over a
 // connection of its own, within the scrapes' short deadline (which no
 // cancellation cuts short, as in a run).
-func Scrape(target string) (ServerSample, error) {
+func Scrape(target string) (summary.ServerSample, error) {
 	s := newScraper(target)
 	defer s.close()
 	return s.scrape(context.Background())
@@ -112,17 +90,17 @@ const (
 // ParseMetrics reads the Prometheus text format (with prometheus/common's
 // own parser) and keeps what the load generator needs: the server's CPU
 // counter and its request counters.
-func ParseMetrics(r io.Reader) (ServerSample, error) {
+func ParseMetrics(r io.Reader) (summary.ServerSample, error) {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := parser.TextToMetricFamilies(r)
 	if err != nil {
-		return ServerSample{}, fmt.Errorf("read /metrics: %w", err)
+		return summary.ServerSample{}, fmt.Errorf("read /metrics: %w", err)
 	}
 	cpu, ok := fams[api.MetricCPU]
 	if !ok || len(cpu.GetMetric()) != 1 {
-		return ServerSample{}, fmt.Errorf("/metrics has no %s", api.MetricCPU)
+		return summary.ServerSample{}, fmt.Errorf("/metrics has no %s", api.MetricCPU)
 	}
-	out := ServerSample{
+	out := summary.ServerSample{
 		CPU:      time.Duration(metricValue(cpu.GetMetric()[0]) * float64(time.Second)),
 		Requests: map[string]float64{},
 	}

@@ -3,10 +3,10 @@
 // cells in order and Measure one cell by its key. Per cell it opens the
 // client (plan's engine registry) over counted connections (wire), runs
 // the warm-up and the measured phase (package engine), reads the server's
-// counters around it, and summarises the result into a results.Cell with
-// its checks; repeats are merged into one cell with medians.
+// counters around it, and has package summary make the results.Cell of
+// it; repeats are merged into one cell with medians (summary.Repeats).
 //
-//	Spec ──measureCell──▶ engine.Run ──▶ engine.Result ──summarize──▶ results.Cell ──mergeRepeats──▶ Result.Cells
+//	Spec ──measureCell──▶ engine.Run ──▶ engine.Result ──summary.Cell──▶ results.Cell ──summary.Repeats──▶ Result.Cells
 package session
 
 import (

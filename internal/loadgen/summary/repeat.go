@@ -1,10 +1,11 @@
-// Package summary judges and merges what a cell measured: the cell's
-// self-checks (Check: Little's law, abandoned calls, the generator's own
-// lateness, answers too small for their records), whether the load
-// generator was the bottleneck (GeneratorBottleneck, SharesCores), and a
-// cell's repeats merged into one (Repeats: medians, confidence intervals,
-// pooled histograms). The session turns a phase into a cell's figures and
-// hands them here; the reporters see only what comes out.
+// Package summary turns what a cell measured into its results.Cell: the
+// figures of a measured phase (Cell: per successful call, the server's
+// counters read around it, the mix's parts), the cell's self-checks
+// (Check: Little's law, abandoned calls, the generator's own lateness,
+// answers too small for their records), whether the load generator was
+// the bottleneck (GeneratorBottleneck, SharesCores), and a cell's repeats
+// merged into one (Repeats: medians, confidence intervals, pooled
+// histograms). The reporters see only what comes out.
 package summary
 
 import (
