@@ -8,7 +8,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/internal/flagvalue"
 	"github.com/meteorbench/meteorbench/internal/job"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/server"
 )
 
@@ -41,7 +41,7 @@ and marks the rest as not served.`,
 			if !cmd.Flags().Changed("token") {
 				token = os.Getenv(server.TokenEnv)
 			}
-			c := job.CheckConfig{Config: loadgen.Config{Target: target.T, Token: token}, Format: format}
+			c := job.CheckConfig{Config: plan.Config{Target: target.T, Token: token}, Format: format}
 			if err := tlsFlags.Apply(&c.Config, target.T.String()); err != nil {
 				return usageError{err}
 			}

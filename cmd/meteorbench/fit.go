@@ -8,8 +8,8 @@ import (
 	"github.com/meteorbench/meteorbench/internal/fit"
 	"github.com/meteorbench/meteorbench/internal/flagvalue"
 	"github.com/meteorbench/meteorbench/internal/job"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -76,7 +76,7 @@ the verdict says so instead of claiming a fit.`,
 					if err != nil {
 						return usageError{err}
 					}
-					return jobError(job.Fit(cmd.Context(), loadgen.Config{}, o, from, jo))
+					return jobError(job.Fit(cmd.Context(), plan.Config{}, o, from, jo))
 				}
 			}
 			if f.ServerCPUs, err = o.ServerCPUs(f.ServerCPUs, fl.Changed("server-cpus"), !f.Target.T.IsZero()); err != nil {

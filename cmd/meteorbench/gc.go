@@ -5,10 +5,10 @@ import (
 	"runtime/debug"
 	"strconv"
 
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 )
 
-// tuneGeneratorGC sets the load generator's GOGC (loadgen.GeneratorGOGC,
+// tuneGeneratorGC sets the load generator's GOGC (plan.GeneratorGOGC,
 // or the environment's) and returns it, for results.Env. Only run and capacity
 // call it: the server, its own `serve` process, keeps Go's defaults, as a
 // service would.
@@ -22,6 +22,6 @@ func tuneGeneratorGC() int {
 		}
 		return 100 // the runtime ignores a value it cannot parse
 	}
-	debug.SetGCPercent(loadgen.GeneratorGOGC)
-	return loadgen.GeneratorGOGC
+	debug.SetGCPercent(plan.GeneratorGOGC)
+	return plan.GeneratorGOGC
 }

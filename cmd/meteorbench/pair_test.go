@@ -23,7 +23,8 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/session"
+	"github.com/meteorbench/meteorbench/internal/loadgen/summary"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
@@ -103,7 +104,7 @@ func TestPairOnTwoPorts(t *testing.T) {
 		"serves 8 of 12: small rest, small grpc, large rest, large grpc, stream rest, stream grpc, post rest, post grpc\n",
 		"not served (run marks them, measures the rest): small rest-protobuf, large rest-protobuf, stream rest-protobuf, post rest-protobuf\n",
 		"lacks (optional): metrics at "+p.rest+", metrics at "+p.grpc+", health at "+p.grpc+"\n",
-		loadgen.NoGRPCHealth)
+		session.NoGRPCHealth)
 
 	res := runJSON(t, "--target", p.target(), "--proto", "rest,grpc", "--engine", "standard,lean",
 		"--duration", "300ms", "--warmup", "100ms", "--repeat", "1")
@@ -146,7 +147,7 @@ func TestPairOnTwoPorts(t *testing.T) {
 			t.Errorf("verdict %q does not name the addresses (%q)", v.Summary, at)
 		}
 	}
-	wantWarning(t, res, "target "+p.grpc+": "+loadgen.NoGRPCHealth)
+	wantWarning(t, res, "target "+p.grpc+": "+session.NoGRPCHealth)
 	wantWarning(t, res, "server CPU per call not reported for grpc: "+p.grpc+" is gRPC only")
 }
 
@@ -172,7 +173,7 @@ func TestPairGRPCHalfAlone(t *testing.T) {
 			t.Errorf("%s %s: %d calls, %d errors, target %q", c.Scenario, c.Protocol, c.Calls, c.Errors, c.Target)
 		}
 	}
-	wantWarning(t, res, loadgen.NoGRPCHealth)
+	wantWarning(t, res, session.NoGRPCHealth)
 
 	for _, c := range []struct{ target, want string }{
 		{p.grpc, p.grpc + " speaks HTTP/2 only: give it as --target grpc=" + p.grpc},
@@ -253,8 +254,8 @@ func TestServerPIDAgreesWithMetrics(t *testing.T) {
 		t.Fatalf("endpoints with --server-pid: %d cells, want 2", len(ep.Cells))
 	}
 	for _, c := range ep.Cells {
-		if c.ServerCPUSource != loadgen.SourceProc || c.ServerCPUUSPerCall == nil {
-			t.Errorf("endpoint %s: server CPU source %q, per call %v: want %q with a figure", c.Protocol, c.ServerCPUSource, c.ServerCPUUSPerCall, loadgen.SourceProc)
+		if c.ServerCPUSource != summary.SourceProc || c.ServerCPUUSPerCall == nil {
+			t.Errorf("endpoint %s: server CPU source %q, per call %v: want %q with a figure", c.Protocol, c.ServerCPUSource, c.ServerCPUUSPerCall, summary.SourceProc)
 		}
 	}
 	var misses []string
@@ -266,7 +267,7 @@ func TestServerPIDAgreesWithMetrics(t *testing.T) {
 		}
 		var miss []string
 		for _, c := range res.Cells {
-			if c.ServerCPUSource != loadgen.SourceProc || c.ServerCPUUSPerCall == nil || c.ServerCPUMetricsUSPerCall == nil {
+			if c.ServerCPUSource != summary.SourceProc || c.ServerCPUUSPerCall == nil || c.ServerCPUMetricsUSPerCall == nil {
 				t.Fatalf("%s %s: source %q, proc %v, metrics %v", c.Scenario, c.Protocol, c.ServerCPUSource, c.ServerCPUUSPerCall, c.ServerCPUMetricsUSPerCall)
 			}
 			proc, metrics := *c.ServerCPUUSPerCall, *c.ServerCPUMetricsUSPerCall
@@ -355,7 +356,7 @@ func TestGRPCAddressGetsNoHTTP1(t *testing.T) {
 	for _, c := range res.Cells {
 		// The REST address's /metrics gives REST's server CPU; the gRPC
 		// address is never asked over HTTP/1.1, so gRPC has none.
-		wantSource := loadgen.SourceMetrics
+		wantSource := summary.SourceMetrics
 		if c.Protocol == api.GRPC {
 			wantSource = ""
 		}

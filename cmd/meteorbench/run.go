@@ -11,7 +11,8 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/flagvalue"
 	"github.com/meteorbench/meteorbench/internal/job"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
+	"github.com/meteorbench/meteorbench/internal/loadgen/session"
 	"github.com/meteorbench/meteorbench/internal/ownserver"
 	"github.com/meteorbench/meteorbench/internal/report"
 	"github.com/meteorbench/meteorbench/internal/server"
@@ -109,17 +110,17 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.IntSliceVar(&f.Concurrency, "concurrency", []int{1}, "workers running batches in parallel; a list sweeps (e.g. 1,16,64)")
 	fl.StringSliceVar(&f.Links, "link", []string{"none"}, "emulated network link to the target, BANDWIDTH/RTT (kbit|mbit|gbit / us|ms|s, e.g. 100mbit/20ms), a preset (lan = 1gbit/0.5ms, vps = 100mbit/20ms, wan = 20mbit/80ms, mobile = 10mbit/50ms) or none; a list sweeps")
 	fl.IntSliceVar(&f.Records, "records", []int{api.DefaultRecords}, fmt.Sprintf("payload size of large, stream and post, 1..%d records; a list sweeps (e.g. 1,10,100,1000,10000); small is measured once", api.MaxRecords))
-	fl.StringSliceVar(&f.Compress, "compress", []string{loadgen.CompressNone}, "compression both ways: none, gzip; a list sweeps (gRPC per-message gzip, REST Content-Encoding gzip)")
-	fl.StringSliceVar(&f.JSONCodecs, "json-codec", []string{"std"}, "JSON library of the rest (JSON) calls, client and server alike: "+strings.Join(loadgen.JSONCodecs(), ", ")+" (encoding/json, encoding/json/v2, sonic); a list sweeps; rest-protobuf and grpc are measured once")
+	fl.StringSliceVar(&f.Compress, "compress", []string{plan.CompressNone}, "compression both ways: none, gzip; a list sweeps (gRPC per-message gzip, REST Content-Encoding gzip)")
+	fl.StringSliceVar(&f.JSONCodecs, "json-codec", []string{"std"}, "JSON library of the rest (JSON) calls, client and server alike: "+strings.Join(plan.JSONCodecs(), ", ")+" (encoding/json, encoding/json/v2, sonic); a list sweeps; rest-protobuf and grpc are measured once")
 	fl.StringSliceVar(&f.Engines, "engine", []string{"standard"}, "load generator engine: standard (net/http and grpc-go, every answer decoded, as your own Go clients) or lean (pre-built requests, answers decoded on a sample: the generator's CPU per call near wrk's and h2load's); a list sweeps")
 	fl.IntVar(&f.Connections, "connections", 0, "TCP connections per protocol (0: gRPC 1, REST one per worker)")
-	fl.DurationVar(&f.Duration, "duration", loadgen.DefaultDuration, "measured time per window of a cell (see --repeat; exclusive with --iterations)")
+	fl.DurationVar(&f.Duration, "duration", plan.DefaultDuration, "measured time per window of a cell (see --repeat; exclusive with --iterations)")
 	fl.IntVar(&f.Iterations, "iterations", 0, "batches per cell instead of --duration (each cell is still capped at 10m)")
-	fl.DurationVar(&f.Warmup, "warmup", loadgen.DefaultWarmup, "unmeasured time before each window, over its fresh connections (0: none)")
-	fl.DurationVar(&f.Timeout, "timeout", loadgen.DefaultTimeout, "per-call timeout")
+	fl.DurationVar(&f.Warmup, "warmup", plan.DefaultWarmup, "unmeasured time before each window, over its fresh connections (0: none)")
+	fl.DurationVar(&f.Timeout, "timeout", plan.DefaultTimeout, "per-call timeout")
 	fl.Float64Var(&f.Rate, "rate", 0, "open-loop: calls/s per cell shared by all workers (0: closed-loop)")
 	fl.IntVar(&f.MaxWorkers, "max-workers", 0, "with --rate and no --concurrency, the workers grow as calls would otherwise start late, up to this many (default: enough for 10 s of latency at the rate); each cell records workers_used")
-	fl.IntVar(&f.Repeat, "repeat", loadgen.DefaultRepeat, "measure every cell as K windows, interleaved with the other protocols'; report medians with confidence intervals and test every ratio (default 1 with --iterations, which counts the batches exactly)")
+	fl.IntVar(&f.Repeat, "repeat", plan.DefaultRepeat, "measure every cell as K windows, interleaved with the other protocols'; report medians with confidence intervals and test every ratio (default 1 with --iterations, which counts the batches exactly)")
 	fl.StringSliceVar(&f.Formats, "format", []string{"table"}, "output formats: "+strings.Join(report.Formats, ", ")+" (several: one after another, or one file each with --out)")
 	fl.StringVar(&f.Out, "out", "", "write one file per format to PREFIX.<ext> instead of stdout")
 	fl.StringVar(&f.Report, "report", "", "also write a report to FILE at the end, its format from the extension (.html: one self-contained page with charts; .svg, .png, .md)")
@@ -135,7 +136,7 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 
 // config reads the flags into job.RunFlags and turns them into the load
 // generator's config and the job's options (job.RunFlags.Config).
-func (f *runFlags) config(cmd *cobra.Command) (loadgen.Config, job.Options, error) {
+func (f *runFlags) config(cmd *cobra.Command) (plan.Config, job.Options, error) {
 	f.Changed, f.CommandLine = cmd.Flags().Changed, flagvalue.CommandLine(cmd.Name(), cmd.Flags(), "token")
 	return f.Config(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 }
@@ -161,7 +162,7 @@ func jobError(err error) error {
 	if ie, ok := err.(*job.InterruptedError); ok {
 		return &exitError{130, ie}
 	}
-	if errors.Is(err, loadgen.ErrWrongProtocol) || errors.Is(err, loadgen.ErrNoProcess) {
+	if errors.Is(err, session.ErrWrongProtocol) || errors.Is(err, session.ErrNoProcess) {
 		return usageError{err} // a target given as the wrong protocol, a --server-pid gone: the flag's to fix
 	}
 	return err

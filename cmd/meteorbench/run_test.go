@@ -20,7 +20,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/cpuset"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/session"
 	"github.com/meteorbench/meteorbench/internal/report"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
@@ -321,7 +321,7 @@ func TestRunOwnServerInterrupted(t *testing.T) {
 
 // counted is the number of data calls the server at addr has counted.
 func counted(addr string) int {
-	s, err := loadgen.Scrape(addr)
+	s, err := session.Scrape(addr)
 	if err != nil {
 		return 0
 	}

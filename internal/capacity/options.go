@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/meteorbench/meteorbench/internal/flagvalue"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 )
 
 // Options are the capacity command's own options in its flags' words
@@ -31,7 +31,7 @@ type Options struct {
 
 // Plan is the search of o over base, the condition run's flags give,
 // checked by its Validate. A zero MaxTime is the default.
-func (o Options) Plan(base loadgen.Config) (*Plan, error) {
+func (o Options) Plan(base plan.Config) (*Plan, error) {
 	obj, err := ParseSLO(o.SLO)
 	if err != nil {
 		return nil, err

@@ -7,7 +7,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
+	"github.com/meteorbench/meteorbench/internal/loadgen/session"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -16,7 +17,7 @@ type Plan struct {
 	// Base is the run's config: target, protocols, scenarios and every
 	// condition; its rate, repeats, duration and concurrency are set per
 	// probe.
-	Base loadgen.Config
+	Base plan.Config
 	// Objective and Settings apply to every series.
 	Objective Objective
 	Settings  Settings
@@ -48,7 +49,7 @@ type Plan struct {
 	// did not serve when probed: not searched.
 	NotServed []results.NotServed
 
-	session *loadgen.Session // during Run: every probe measures through it
+	session *session.Session // during Run: every probe measures through it
 }
 
 // workers is the number of workers a probe at rate has: Plan.Workers, or
@@ -119,7 +120,7 @@ func (p *Plan) Run(ctx context.Context) ([]results.Capacity, error) {
 	// One session for every probe: the target's health, contract and
 	// metrics are checked once, and the open-loop wait calibrated once. A
 	// target that stalls later fails its probes as a stall.
-	sess, err := loadgen.Open(ctx, p.Base)
+	sess, err := session.Open(ctx, p.Base)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +183,7 @@ func (p *Plan) Run(ctx context.Context) ([]results.Capacity, error) {
 }
 
 // Validate reports the first bad setting of the search (its Base is
-// loadgen.Config.Validate's), as one line that starts with the setting's
+// plan.Config.Validate's), as one line that starts with the setting's
 // name as the capacity command's flag has it.
 func (p *Plan) Validate() error {
 	switch {

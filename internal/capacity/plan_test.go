@@ -12,8 +12,8 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/capacity"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
+	loadplan "github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/timing"
 )
@@ -22,7 +22,7 @@ import (
 // and a bounded time.
 func plan(srv *loadgentest.Server, proto api.Protocol, start float64) *capacity.Plan {
 	return &capacity.Plan{
-		Base: loadgen.Config{
+		Base: loadplan.Config{
 			Target:      target.One(srv.Addr),
 			Protocols:   []api.Protocol{proto},
 			Scenarios:   []api.Scenario{api.Small},
@@ -276,7 +276,7 @@ func TestPlanStalledSeriesFails(t *testing.T) {
 // probes with their warm-ups and pauses.
 func TestDefaultMaxTime(t *testing.T) {
 	p := &capacity.Plan{
-		Base:         loadgen.Config{Protocols: []api.Protocol{api.REST, api.GRPC}, Scenarios: []api.Scenario{api.Small}},
+		Base:         loadplan.Config{Protocols: []api.Protocol{api.REST, api.GRPC}, Scenarios: []api.Scenario{api.Small}},
 		Probe:        2 * time.Second,
 		ConfirmProbe: 5 * time.Second,
 		ProbeWarmup:  500 * time.Millisecond,

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
+	"github.com/meteorbench/meteorbench/internal/loadgen/session"
+	"github.com/meteorbench/meteorbench/internal/loadgen/summary"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -38,22 +40,13 @@ func (p *Plan) probe(ctx context.Context, k results.CellKey, rate float64, d tim
 	k.RateRequested = rate
 	workers := p.workers(rate)
 	k.Concurrency = workers
-	cfg := p.Base.Only(k)
-	cfg.Duration, cfg.Iterations = d, 0
-	cfg.Warmup = p.ProbeWarmup
-	if cfg.Warmup == 0 {
-		cfg.Warmup = -1
-	}
-	cfg.Repeat = 1
-	cfg.Progress, cfg.Measured, cfg.Started = nil, nil, nil
-	res, err := p.session.Run(ctx, cfg)
-	if res == nil || len(res.Cells) == 0 {
+	c, err := p.session.Measure(ctx, k, plan.Bounds{Warmup: p.ProbeWarmup, Duration: d})
+	if c == nil {
 		if err == nil {
 			err = errors.New("no cell measured")
 		}
 		return Outcome{}, err
 	}
-	c := &res.Cells[0]
 	o := Outcome{
 		Offered:   rate,
 		Achieved:  achieved(c, d),
@@ -72,7 +65,7 @@ func (p *Plan) probe(ctx context.Context, k results.CellKey, rate float64, d tim
 	if v, _ := p.Objective.Judge(o); v == Fail {
 		o.Void, o.VoidWhy = void(c, workers, p.Objective)
 	}
-	if errors.Is(err, loadgen.ErrInterrupted) {
+	if errors.Is(err, session.ErrInterrupted) {
 		return o, err
 	}
 	// A cell that failed (the target went away) is a failed probe, not the
@@ -110,7 +103,7 @@ func achieved(c *results.Cell, window time.Duration) float64 {
 // void says why the load generator, not the server, made a failing probe
 // fail, unless the server used ServerSaturated of its cores: its CPU was
 // short (the cell's GeneratorBottleneck), it woke its
-// goroutines late (loadgen.WokeLate), or the server
+// goroutines late (summary.WokeLate), or the server
 // answered within the bound once each call was sent (the latency from the
 // actual send met the objective, errors within the budget) and the calls
 // were sent late because the generator woke late or had every worker
@@ -131,13 +124,13 @@ func void(c *results.Cell, workers int, obj Objective) (bool, string) {
 		return false, ""
 	}
 	if c.GeneratorBottleneck {
-		// Its CPU, not the server's, was short (loadgen.GeneratorShare,
+		// Its CPU, not the server's, was short (summary.GeneratorShare,
 		// MachineShare): on a shared machine the late reading of answers
 		// is in the latency from the send too, so that one cannot clear
 		// the server here.
 		return true, c.GeneratorBottleneckReason
 	}
-	if late, why := loadgen.WokeLate(c); late {
+	if late, why := summary.WokeLate(c); late {
 		// Its goroutines woke late (the cell is suspect for it): the
 		// answers waited for the generator, not the server.
 		return true, why
@@ -188,7 +181,7 @@ func stalled(c *results.Cell, timeout time.Duration) (bool, string) {
 	}
 	// The generator's lateness makes a cell suspect too, but it is no
 	// stall of the target (probe: void instead).
-	_, late := loadgen.WokeLate(c)
+	_, late := summary.WokeLate(c)
 	if suspect := slices.DeleteFunc(slices.Clone(c.Suspect), func(s string) bool { return s == late }); len(suspect) > 0 {
 		why = append(why, "the cell is suspect: "+strings.Join(suspect, "; "))
 	}

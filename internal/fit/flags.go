@@ -7,7 +7,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/cpuset"
 	"github.com/meteorbench/meteorbench/internal/flagvalue"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	loadplan "github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -74,7 +74,7 @@ func (o *Options) ServerCPUs(n int, given, target bool) (int, error) {
 
 // OneCondition refuses a cfg of more than one condition: fit answers for
 // one. --concurrency (workersGiven) is one worker count, o.Workers.
-func (o *Options) OneCondition(cfg loadgen.Config, workersGiven bool) error {
+func (o *Options) OneCondition(cfg loadplan.Config, workersGiven bool) error {
 	if len(cfg.Compress) > 1 || len(cfg.JSONCodecs) > 1 || len(cfg.TLS) > 1 || len(cfg.Records) > 1 {
 		return errors.New("fit answers for one condition: give one value of --compress, --json-codec, --tls and --records")
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	loadplan "github.com/meteorbench/meteorbench/internal/loadgen/plan"
 )
 
 // ParseOptions names the flag at fault; a good question keeps every part.
@@ -32,15 +32,15 @@ func TestParseOptions(t *testing.T) {
 // A fit answers for one condition; --concurrency is its one worker count.
 func TestOneCondition(t *testing.T) {
 	for _, c := range []struct {
-		cfg   loadgen.Config
+		cfg   loadplan.Config
 		given bool
 		want  string // the error, "<nil>" for none
 	}{
-		{loadgen.Config{Concurrency: []int{1}}, false, "<nil>"},
-		{loadgen.Config{Concurrency: []int{8}}, true, "<nil>"},
-		{loadgen.Config{Concurrency: []int{4, 8}}, true, "--concurrency: give one worker count (or none: it follows the traffic)"},
-		{loadgen.Config{Compress: []string{"none", "gzip"}}, false, "fit answers for one condition: give one value of --compress, --json-codec, --tls and --records"},
-		{loadgen.Config{Records: []int{1, 10}}, false, "fit answers for one condition: give one value of --compress, --json-codec, --tls and --records"},
+		{loadplan.Config{Concurrency: []int{1}}, false, "<nil>"},
+		{loadplan.Config{Concurrency: []int{8}}, true, "<nil>"},
+		{loadplan.Config{Concurrency: []int{4, 8}}, true, "--concurrency: give one worker count (or none: it follows the traffic)"},
+		{loadplan.Config{Compress: []string{"none", "gzip"}}, false, "fit answers for one condition: give one value of --compress, --json-codec, --tls and --records"},
+		{loadplan.Config{Records: []int{1, 10}}, false, "fit answers for one condition: give one value of --compress, --json-codec, --tls and --records"},
 	} {
 		var o Options
 		if err := o.OneCondition(c.cfg, c.given); fmt.Sprint(err) != c.want {

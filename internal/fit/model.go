@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/meteorbench/meteorbench/api"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/summary"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -140,7 +140,7 @@ func LoadOf(c *results.Cell) Load {
 		// this machine's other work) could not send it, as verify's
 		// void probes.
 		for _, m := range c.Mix {
-			if m.AchievedRate < (1-loadgen.MixShortfall)*m.OfferedRate {
+			if m.AchievedRate < (1-summary.MixShortfall)*m.OfferedRate {
 				busy := "unknown"
 				if u != nil {
 					busy = pct(*u)

@@ -7,12 +7,14 @@ import (
 	"strings"
 
 	"github.com/meteorbench/meteorbench/api"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	loadplan "github.com/meteorbench/meteorbench/internal/loadgen/plan"
+	"github.com/meteorbench/meteorbench/internal/loadgen/session"
+	"github.com/meteorbench/meteorbench/internal/loadgen/summary"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 // Options are a fit run's: the question, whether to verify, the workers
-// (0: loadgen.MixWorkers of each run's traffic) and the caller's caveats
+// (0: loadplan.MixWorkers of each run's traffic) and the caller's caveats
 // (how the tier's CPUs were pinned).
 type Options struct {
 	Plan    Plan
@@ -191,7 +193,7 @@ const SaturatedAt = 0.95
 // session, answers from its mix cells, and verifies when asked. The
 // document holds the cells, the answer and every probe; with an error, as
 // much of it as there is.
-func Measure(ctx context.Context, s *loadgen.Session, base loadgen.Config, o Options) (*results.Result, error) {
+func Measure(ctx context.Context, s *session.Session, base loadplan.Config, o Options) (*results.Result, error) {
 	res, err := s.Run(ctx, o.Plan.Config(base, o.Plan.Traffic, o.Workers))
 	if err != nil {
 		return res, err
@@ -217,7 +219,7 @@ func Measure(ctx context.Context, s *loadgen.Session, base loadgen.Config, o Opt
 
 // VerifyAll verifies every fit of res (Verify) through the session and
 // rewrites the verdicts with what the probes measured.
-func VerifyAll(ctx context.Context, s *loadgen.Session, base loadgen.Config, o Options, res *results.Result) error {
+func VerifyAll(ctx context.Context, s *session.Session, base loadplan.Config, o Options, res *results.Result) error {
 	prober := SessionProber(s, o.Plan, base, o.Workers)
 	for i := range res.Fit {
 		f := &res.Fit[i]
@@ -266,7 +268,7 @@ func saturated(cells []results.Cell) []string {
 		c := &cells[i]
 		short := ""
 		for _, m := range c.Mix {
-			if m.AchievedRate < (1-loadgen.MixShortfall)*m.OfferedRate {
+			if m.AchievedRate < (1-summary.MixShortfall)*m.OfferedRate {
 				short = fmt.Sprintf("%s achieved %s of %s calls/s", m.Scenario, num(m.AchievedRate), num(m.OfferedRate))
 				break
 			}

@@ -7,7 +7,9 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/link"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	loadplan "github.com/meteorbench/meteorbench/internal/loadgen/plan"
+	"github.com/meteorbench/meteorbench/internal/loadgen/session"
+	"github.com/meteorbench/meteorbench/internal/loadgen/summary"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -119,7 +121,7 @@ func probeOf(t Tier, scale float64, m results.Mix, c *results.Cell) results.FitP
 		pr.Utilisation = utilisation(t, *c.ServerCPUUSPerCall*r*usToCores, c.BytesPerCall.Sent*r*bytesMbit, c.BytesPerCall.Received*r*bytesMbit, nil)
 	}
 	for _, s := range c.Mix {
-		if s.AchievedRate < (1-loadgen.MixShortfall)*s.OfferedRate {
+		if s.AchievedRate < (1-summary.MixShortfall)*s.OfferedRate {
 			pr.Saturated = true
 		}
 	}
@@ -176,11 +178,11 @@ func voidProbe(pr results.FitProbe) string {
 // Config is base set to run p's traffic in its tier's condition: the mix,
 // the tier's link, and workers for the mix unless base names them
 // (workers > 0). The own server's pinning (PinnedCPUs) is the caller's.
-func (p Plan) Config(base loadgen.Config, m results.Mix, workers int) loadgen.Config {
+func (p Plan) Config(base loadplan.Config, m results.Mix, workers int) loadplan.Config {
 	cfg := base
 	cfg.Mix, cfg.Scenarios, cfg.Rate, cfg.Iterations = m, nil, 0, 0
 	cfg.Links = []link.Spec{p.Tier.Link}
-	cfg.Concurrency = []int{loadgen.MixWorkers(m)}
+	cfg.Concurrency = []int{loadplan.MixWorkers(m)}
 	if workers > 0 {
 		cfg.Concurrency = []int{workers}
 	}
@@ -189,19 +191,19 @@ func (p Plan) Config(base loadgen.Config, m results.Mix, workers int) loadgen.Co
 
 // SessionProber probes through a load generator session with base's
 // target and conditions, once per probe (no repeats), with workers
-// workers (0: loadgen.MixWorkers of the probe's traffic).
-func SessionProber(s *loadgen.Session, p Plan, base loadgen.Config, workers int) Prober {
+// workers (0: loadplan.MixWorkers of the probe's traffic).
+func SessionProber(s *session.Session, p Plan, base loadplan.Config, workers int) Prober {
 	return func(ctx context.Context, pr api.Protocol, m results.Mix) (*results.Cell, error) {
 		cfg := p.Config(base, m, workers)
 		cfg.Protocols, cfg.Repeat = []api.Protocol{pr}, 1
-		cfg.Started, cfg.Measured, cfg.Progress = nil, nil, nil
-		res, err := s.Run(ctx, cfg)
+		ks := cfg.Cells()
+		if len(ks) != 1 {
+			return nil, fmt.Errorf("verify %s at %s: %d cells", pr, m, len(ks))
+		}
+		c, err := s.Measure(ctx, ks[0], cfg.CellBounds())
 		if err != nil {
 			return nil, err
 		}
-		if len(res.Cells) != 1 {
-			return nil, fmt.Errorf("verify %s at %s: %d cells", pr, m, len(res.Cells))
-		}
-		return &res.Cells[0], nil
+		return c, nil
 	}
 }

@@ -10,8 +10,9 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/fit"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
+	loadplan "github.com/meteorbench/meteorbench/internal/loadgen/plan"
+	"github.com/meteorbench/meteorbench/internal/loadgen/session"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/timing"
 )
@@ -41,9 +42,9 @@ func TestVerifyPredictsAKnownCapacity(t *testing.T) {
 	traffic, _ := results.ParseMix("small=100,large=2")
 	tier, _ := fit.ParseTier("1cpu")
 	p := fit.Plan{Tier: tier, Traffic: traffic, Headroom: 0.7}
-	base := loadgen.Config{Target: target.One(srv.Addr), Protocols: []api.Protocol{api.REST, api.GRPC}, Duration: time.Second, Warmup: 200 * time.Millisecond}
+	base := loadplan.Config{Target: target.One(srv.Addr), Protocols: []api.Protocol{api.REST, api.GRPC}, Duration: time.Second, Warmup: 200 * time.Millisecond}
 	ctx := context.Background()
-	s, err := loadgen.Open(ctx, p.Config(base, traffic, 0))
+	s, err := session.Open(ctx, p.Config(base, traffic, 0))
 	if err != nil {
 		t.Fatal(err)
 	}

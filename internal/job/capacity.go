@@ -3,7 +3,7 @@ package job
 import (
 	"context"
 	"errors"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/session"
 	"time"
 
 	"github.com/meteorbench/meteorbench/internal/analysis"
@@ -38,7 +38,7 @@ func Capacity(ctx context.Context, p *capacity.Plan, o Options) error {
 	p.OnSearch = func(i, k int) { ui.note("capacity search %d of %d", i, k) }
 	ui.note("capacity search: %s, up to %v", p.Objective, p.MaxTime)
 	found, err := p.Run(ctx)
-	if errors.Is(err, loadgen.ErrWrongProtocol) || errors.Is(err, loadgen.ErrNoProcess) {
+	if errors.Is(err, session.ErrWrongProtocol) || errors.Is(err, session.ErrNoProcess) {
 		return err // a --target or --server-pid to fix, found before any probe: no document
 	}
 	res := p.Document(found, err, errors.Is(err, ctx.Err()) && ctx.Err() != nil, started)

@@ -7,18 +7,18 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/session"
 	"github.com/meteorbench/meteorbench/internal/report"
 )
 
 // Check asks c.Target every call of the contract once
-// (loadgen.CheckContract) and writes what it serves to w, as a table or
+// (session.CheckContract) and writes what it serves to w, as a table or
 // the JSON document. A target that serves nothing is an error wrapping
-// loadgen.ErrNotContract; an interrupted check, an *InterruptedError.
+// session.ErrNotContract; an interrupted check, an *InterruptedError.
 func Check(ctx context.Context, c CheckConfig, w io.Writer) error {
-	res, err := loadgen.CheckContract(ctx, c.Config)
+	res, err := session.CheckContract(ctx, c.Config)
 	if err != nil {
-		if errors.Is(err, loadgen.ErrInterrupted) {
+		if errors.Is(err, session.ErrInterrupted) {
 			return &InterruptedError{Msg: err.Error()}
 		}
 		return err
@@ -38,7 +38,7 @@ func Check(ctx context.Context, c CheckConfig, w io.Writer) error {
 		if len(c.TLS) == 0 {
 			hint = " (asked in plaintext: a TLS server needs --tls)"
 		}
-		return fmt.Errorf("target %s %w%s", c.Target, loadgen.ErrNotContract, hint)
+		return fmt.Errorf("target %s %w%s", c.Target, session.ErrNotContract, hint)
 	}
 	return nil
 }

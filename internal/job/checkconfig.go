@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 )
 
 // CheckConfig is what `meteorbench check` asks: a target (with its token
 // and TLS) and the format of the answer, table or json.
 type CheckConfig struct {
-	loadgen.Config
+	plan.Config
 	Format string
 }
 

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/meteorbench/meteorbench/internal/flagvalue"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/tlsutil"
 )
 
@@ -21,7 +21,7 @@ type ClientTLS struct {
 // Apply checks the TLS options and sets the load generator's TLS sweep and
 // client configuration (for target; the own server's is set by the job
 // that starts it).
-func (t ClientTLS) Apply(cfg *loadgen.Config, target string) error {
+func (t ClientTLS) Apply(cfg *plan.Config, target string) error {
 	cfg.TLS = t.Mode.Sweep()
 	switch {
 	case cfg.TLS == nil && (t.CA != "" || t.Insecure):

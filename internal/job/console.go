@@ -12,7 +12,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/meteorbench/meteorbench/internal/analysis"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/output"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -40,8 +40,8 @@ func newConsole(w io.Writer, quiet bool) *console {
 	return &console{w: w, quiet: quiet, tty: !quiet && output.IsTerminal(w)}
 }
 
-// progress implements loadgen.Config.Progress.
-func (u *console) progress(p loadgen.Progress) {
+// progress implements plan.Config.Progress.
+func (u *console) progress(p plan.Progress) {
 	if u.quiet {
 		return
 	}

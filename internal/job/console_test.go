@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 )
 
 // lastFrame is the last progress bar drawn to a terminal's output.
@@ -25,17 +25,17 @@ func lastFrame(out string) string {
 func TestProgressBarEnd(t *testing.T) {
 	var buf bytes.Buffer
 	u := &console{w: &buf, tty: true}
-	u.progress(loadgen.Progress{Done: 0, Total: 2, Cell: "small rest"})
-	u.progress(loadgen.Progress{Done: 1, Total: 2, Cell: "small grpc"})
-	u.progress(loadgen.Progress{Done: 2, Total: 2})
+	u.progress(plan.Progress{Done: 0, Total: 2, Cell: "small rest"})
+	u.progress(plan.Progress{Done: 1, Total: 2, Cell: "small grpc"})
+	u.progress(plan.Progress{Done: 2, Total: 2})
 	u.done()
 	if f := lastFrame(buf.String()); !strings.Contains(f, "100%") || !strings.Contains(f, "(2/2)") {
 		t.Errorf("last frame %q, want 100%% (2/2)", f)
 	}
 	buf.Reset()
 	u = &console{w: &buf, tty: true}
-	u.progress(loadgen.Progress{Done: 0, Total: 2, Cell: "small rest"})
-	u.progress(loadgen.Progress{Done: 1, Total: 2})
+	u.progress(plan.Progress{Done: 0, Total: 2, Cell: "small rest"})
+	u.progress(plan.Progress{Done: 1, Total: 2})
 	u.done()
 	if f := lastFrame(buf.String()); strings.Contains(f, "100%") {
 		t.Errorf("an interrupted run's bar shows %q", f)

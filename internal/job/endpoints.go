@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/loadgen/endpointcall"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 )
 
 // Endpoints are a run's own endpoints as its flags give them: a REST URL
@@ -98,7 +98,7 @@ func (e *Endpoints) Target(target string) (string, error) {
 // Apply loads the gRPC method (its .proto, or the server's reflection) and
 // its request, and sets the run's endpoints, after Target. An https URL
 // makes every cell TLS, as --tls does.
-func (e *Endpoints) Apply(ctx context.Context, cfg *loadgen.Config) error {
+func (e *Endpoints) Apply(ctx context.Context, cfg *plan.Config) error {
 	if !e.Given() {
 		return nil
 	}
@@ -148,14 +148,14 @@ func (e *Endpoints) Apply(ctx context.Context, cfg *loadgen.Config) error {
 
 // set makes eps the run's endpoints: a scenario per pair, over their
 // protocols (unless --mix names the scenarios).
-func (e *Endpoints) set(cfg *loadgen.Config, eps *endpointcall.Endpoints) {
+func (e *Endpoints) set(cfg *plan.Config, eps *endpointcall.Endpoints) {
 	cfg.Endpoints = eps
 	cfg.Protocols, cfg.Scenarios = eps.Protocols(), eps.Scenarios()
 }
 
 // reflectionTLS is the TLS config to ask a server's reflection with: the
 // run's, when it is TLS.
-func (e *Endpoints) reflectionTLS(cfg *loadgen.Config) *tls.Config {
+func (e *Endpoints) reflectionTLS(cfg *plan.Config) *tls.Config {
 	if len(cfg.TLS) > 0 {
 		return cfg.TLSConfig
 	}
@@ -164,7 +164,7 @@ func (e *Endpoints) reflectionTLS(cfg *loadgen.Config) *tls.Config {
 
 // tlsOf makes the run TLS when the REST URLs are https (some of them:
 // all must be), as --tls does, and refuses --tls with http URLs.
-func tlsOf(cfg *loadgen.Config, some, all bool, what string) error {
+func tlsOf(cfg *plan.Config, some, all bool, what string) error {
 	switch {
 	case some && !all:
 		return fmt.Errorf("%s: some REST URLs are https, some http: a run is TLS or not", what)

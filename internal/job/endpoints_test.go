@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/meteorbench/meteorbench/internal/job"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 )
 
 // Target checks the endpoint options without work: each rule is one
@@ -50,7 +50,7 @@ func TestEndpointsTarget(t *testing.T) {
 // ClientTLS sets the sweep of its mode and refuses the CA options where
 // they mean nothing.
 func TestClientTLSApply(t *testing.T) {
-	var cfg loadgen.Config
+	var cfg plan.Config
 	if err := (job.ClientTLS{Mode: "both"}).Apply(&cfg, "h:1"); err != nil || !slices.Equal(cfg.TLS, []bool{false, true}) || cfg.TLSConfig == nil {
 		t.Fatalf("both: TLS %v, config %v, err %v", cfg.TLS, cfg.TLSConfig, err)
 	}
@@ -63,7 +63,7 @@ func TestClientTLSApply(t *testing.T) {
 		{job.ClientTLS{Mode: "on", CA: "ca.pem", Insecure: true}, "h:1", "--tls-ca and --tls-insecure are exclusive: give one"},
 		{job.ClientTLS{Mode: "on", Insecure: true}, "", "--tls-ca and --tls-insecure are for --target: the own server's certificate is trusted automatically"},
 	} {
-		if err := tc.t.Apply(&loadgen.Config{}, tc.target); err == nil || err.Error() != tc.want {
+		if err := tc.t.Apply(&plan.Config{}, tc.target); err == nil || err.Error() != tc.want {
 			t.Errorf("%+v: err %v, want %q", tc.t, err, tc.want)
 		}
 	}

@@ -10,7 +10,8 @@ import (
 	"github.com/meteorbench/meteorbench/internal/analysis"
 	"github.com/meteorbench/meteorbench/internal/fit"
 	"github.com/meteorbench/meteorbench/internal/format"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
+	"github.com/meteorbench/meteorbench/internal/loadgen/session"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -21,7 +22,7 @@ import (
 // verifies when fo asks, and writes the document where o.Output says,
 // ending stderr with the verdict. Interrupted, the partial answer is
 // written and the error is an InterruptedError.
-func Fit(ctx context.Context, cfg loadgen.Config, fo fit.Options, from *results.Result, o Options) error {
+func Fit(ctx context.Context, cfg plan.Config, fo fit.Options, from *results.Result, o Options) error {
 	ui := newConsole(o.Stderr, o.Quiet)
 	if from != nil && !fo.Verify {
 		return write(ui, o, nil, from)
@@ -48,7 +49,7 @@ func Fit(ctx context.Context, cfg loadgen.Config, fo fit.Options, from *results.
 		ui.note("ramp %s at %sx the traffic: %s calls/s, %s cores%s", pr, format.Rate(scale), format.Rate(l.Rate), format.Number(l.ServerCores), busy)
 	}
 	started := time.Now()
-	s, err := loadgen.Open(ctx, fo.Plan.Config(cfg, fo.Plan.Traffic, fo.Workers))
+	s, err := session.Open(ctx, fo.Plan.Config(cfg, fo.Plan.Traffic, fo.Workers))
 	if err != nil {
 		return err
 	}
@@ -76,7 +77,7 @@ func Fit(ctx context.Context, cfg loadgen.Config, fo fit.Options, from *results.
 	if res.FitPlan != nil {
 		ui.note("%s", res.FitPlan.Verdict)
 	}
-	if errors.Is(err, loadgen.ErrInterrupted) || ctx.Err() != nil {
+	if errors.Is(err, session.ErrInterrupted) || ctx.Err() != nil {
 		return &InterruptedError{"interrupted: partial fit written"}
 	}
 	return err

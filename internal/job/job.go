@@ -1,12 +1,12 @@
 // Package job runs what `meteorbench run` and `capacity` do once their
 // flags are a config: start the own server when there is no target,
-// measure (loadgen.Run, or a capacity search), analyse, and write the
+// measure (session.Run, or a capacity search), analyse, and write the
 // document where the output plan says, even a partial one, with progress
 // and the summary on stderr (console). It also holds the rules of the
 // options the commands share (Endpoints, ClientTLS) and the work of check
 // and health. The commands only parse flags:
 //
-//	flags ─cmd─▶ loadgen.Config / capacity.Plan ─job─▶ own server ─▶ cells ─▶
+//	flags ─cmd─▶ plan.Config / capacity.Plan ─job─▶ own server ─▶ cells ─▶
 //	results.Result ─analysis.Apply─▶ verdicts ─report (output.Plan)─▶ stdout or files
 package job
 
@@ -18,7 +18,8 @@ import (
 	"runtime/pprof"
 	"slices"
 
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
+	"github.com/meteorbench/meteorbench/internal/loadgen/session"
 	"github.com/meteorbench/meteorbench/internal/output"
 	"github.com/meteorbench/meteorbench/internal/ownserver"
 	"github.com/meteorbench/meteorbench/internal/report"
@@ -42,15 +43,15 @@ type Options struct {
 
 // InterruptedError is a job stopped by its context (Ctrl-C): whatever was
 // measured has been written, and the command exits with status 130. It
-// matches loadgen.ErrInterrupted.
+// matches session.ErrInterrupted.
 type InterruptedError struct{ Msg string }
 
 func (e *InterruptedError) Error() string        { return e.Msg }
-func (e *InterruptedError) Is(target error) bool { return target == loadgen.ErrInterrupted }
+func (e *InterruptedError) Is(target error) bool { return target == session.ErrInterrupted }
 
 // startOwnServer starts the own server for cfg when it has one, pointing
 // cfg at it; stop ends it (a no-op without one).
-func startOwnServer(ctx context.Context, ui *console, cfg *loadgen.Config) (stop func(), err error) {
+func startOwnServer(ctx context.Context, ui *console, cfg *plan.Config) (stop func(), err error) {
 	if !cfg.OwnServer {
 		return func() {}, nil
 	}

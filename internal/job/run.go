@@ -8,7 +8,8 @@ import (
 	"strings"
 
 	"github.com/meteorbench/meteorbench/internal/analysis"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
+	"github.com/meteorbench/meteorbench/internal/loadgen/session"
 	"github.com/meteorbench/meteorbench/internal/output"
 	"github.com/meteorbench/meteorbench/internal/report"
 	"github.com/meteorbench/meteorbench/internal/results"
@@ -24,7 +25,7 @@ import (
 // the cells that cannot be trusted (results.Result.Unusable) when every
 // cell was measured but some are not usable: the document is written
 // either way.
-func Run(ctx context.Context, cfg loadgen.Config, o Options) error {
+func Run(ctx context.Context, cfg plan.Config, o Options) error {
 	ui := newConsole(o.Stderr, o.Quiet)
 	stdout := o.Output.Stdout
 	// Warnings are in the table; on the terminal that shows it, once is enough.
@@ -58,10 +59,10 @@ func Run(ctx context.Context, cfg loadgen.Config, o Options) error {
 	}
 	defer stopProfile()
 
-	res, err := loadgen.Run(ctx, cfg)
+	res, err := session.Run(ctx, cfg)
 	ui.done()
 	if res == nil {
-		if errors.Is(err, loadgen.ErrInterrupted) {
+		if errors.Is(err, session.ErrInterrupted) {
 			return &InterruptedError{"interrupted before any cell was measured"}
 		}
 		return err
@@ -76,7 +77,7 @@ func Run(ctx context.Context, cfg loadgen.Config, o Options) error {
 		return errors.Join(err, werr)
 	}
 	switch {
-	case errors.Is(err, loadgen.ErrInterrupted):
+	case errors.Is(err, session.ErrInterrupted):
 		return &InterruptedError{fmt.Sprintf("interrupted: partial results (%d cells) written", len(res.Cells))}
 	case err != nil:
 		return fmt.Errorf("%w (partial results, %d cells, written)", err, len(res.Cells))

@@ -12,7 +12,9 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/flagvalue"
 	"github.com/meteorbench/meteorbench/internal/link"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/engine"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
+	"github.com/meteorbench/meteorbench/internal/loadgen/session"
 	"github.com/meteorbench/meteorbench/internal/ownserver"
 	"github.com/meteorbench/meteorbench/internal/payload"
 	"github.com/meteorbench/meteorbench/internal/report"
@@ -75,8 +77,8 @@ func (f *RunFlags) Output(stdout, stderr io.Writer) (Options, error) {
 // Config turns the flags into the load generator's config, checked by its
 // Validate, and the job's options; payload warnings go to stderr. It does
 // no work: a bad flag fails here with one line (a usage error).
-func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (loadgen.Config, Options, error) {
-	var cfg loadgen.Config
+func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (plan.Config, Options, error) {
+	var cfg plan.Config
 	var o Options
 	f.Endpoints.Changed, f.Endpoints.Schema, f.Endpoints.SchemaChecked = f.Changed, f.Payload.Schema, true // --payload's check covers --schema
 	addr, err := f.Endpoints.Target(f.Target.T.String())
@@ -128,11 +130,11 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (loadge
 	if o, err = f.Output(stdout, stderr); err != nil {
 		return cfg, o, err
 	}
-	segment, err := loadgen.ParseSegment(f.Segment)
+	segment, err := plan.ParseSegment(f.Segment)
 	if err != nil {
 		return cfg, o, fmt.Errorf("--%w", err)
 	}
-	startAt, err := loadgen.ParseStartAt(f.StartAt, time.Now())
+	startAt, err := plan.ParseStartAt(f.StartAt, time.Now())
 	if err != nil {
 		return cfg, o, fmt.Errorf("--%w", err)
 	}
@@ -142,7 +144,7 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (loadge
 	if !f.Changed("token") {
 		f.Token = os.Getenv(server.TokenEnv)
 	}
-	cfg = loadgen.Config{
+	cfg = plan.Config{
 		Target:      f.Target.T,
 		ServerPID:   f.ServerPID.P,
 		Token:       f.Token,
@@ -157,7 +159,7 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (loadge
 		Connections: f.Connections,
 		Timeout:     f.Timeout,
 		Rate:        f.Rate,
-		MaxWorkers:  loadgen.MaxWorkersFor(f.Rate, f.Changed("concurrency"), f.MaxWorkers),
+		MaxWorkers:  engine.MaxWorkersFor(f.Rate, f.Changed("concurrency"), f.MaxWorkers),
 		Repeat:      f.Repeat,
 		CommandLine: f.CommandLine,
 		OwnServer:   f.Target.T.IsZero(),
@@ -219,7 +221,7 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (loadge
 // gives an address;
 // a --server-pid must name a process on this machine, and a protocol that
 // has a server (an address of --target, or a side of the endpoints).
-func (f *RunFlags) applyTarget(cfg *loadgen.Config) error {
+func (f *RunFlags) applyTarget(cfg *plan.Config) error {
 	if cfg.Target.Split() && !f.Changed("proto") && cfg.Endpoints == nil {
 		// The command's default protocols that --target gives an address.
 		cfg.Protocols = slices.DeleteFunc(cfg.Protocols, func(p api.Protocol) bool { return cfg.Target.For(p) == "" })
@@ -241,7 +243,7 @@ func (f *RunFlags) applyTarget(cfg *loadgen.Config) error {
 		case cfg.Endpoints == nil && cfg.Target.For(p) == "":
 			return fmt.Errorf("--server-pid %s: --target gives %s no address", pids, p)
 		}
-		if _, err := loadgen.ProcCPU(pids.For(p)); err != nil {
+		if _, err := session.ProcCPU(pids.For(p)); err != nil {
 			return err
 		}
 	}
@@ -249,10 +251,10 @@ func (f *RunFlags) applyTarget(cfg *loadgen.Config) error {
 }
 
 // applyMix reads run --mix into cfg: the mix's scenarios and total rate,
-// and, unless --concurrency is given, loadgen.MixWorkers workers. The
+// and, unless --concurrency is given, plan.MixWorkers workers. The
 // pairs of an endpoints file are its scenarios; a file whose pairs have
 // rates is the traffic --mix would give (--mix then overrides it).
-func (f *RunFlags) applyMix(cfg *loadgen.Config) error {
+func (f *RunFlags) applyMix(cfg *plan.Config) error {
 	var traffic results.Mix
 	if cfg.Endpoints != nil && f.Mix == "" && !f.Changed("scenario") && !f.Changed("rate") && !f.Changed("iterations") {
 		traffic = cfg.Endpoints.Traffic()
@@ -281,7 +283,7 @@ func (f *RunFlags) applyMix(cfg *loadgen.Config) error {
 	}
 	cfg.Mix, cfg.Scenarios, cfg.Rate = m, nil, 0
 	if !f.Changed("concurrency") {
-		cfg.Concurrency = []int{loadgen.MixWorkers(m)}
+		cfg.Concurrency = []int{plan.MixWorkers(m)}
 	}
 	return nil
 }

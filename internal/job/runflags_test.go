@@ -9,7 +9,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/internal/flagvalue"
 	"github.com/meteorbench/meteorbench/internal/job"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/target"
 )
 
@@ -18,8 +18,8 @@ func runFlags(given ...string) job.RunFlags {
 	return job.RunFlags{
 		Target: flagvalue.Targets{T: target.One("127.0.0.1:1")}, Protocols: []string{"all"}, Scenarios: []string{"all"},
 		Batches: []int{100}, Concurrency: []int{1}, Links: []string{"none"}, Records: []int{1000},
-		Duration: loadgen.DefaultDuration, Warmup: loadgen.DefaultWarmup, Timeout: loadgen.DefaultTimeout,
-		Repeat: loadgen.DefaultRepeat, Formats: []string{"table"},
+		Duration: plan.DefaultDuration, Warmup: plan.DefaultWarmup, Timeout: plan.DefaultTimeout,
+		Repeat: plan.DefaultRepeat, Formats: []string{"table"},
 		Changed: func(name string) bool { return slices.Contains(given, name) },
 	}
 }
@@ -27,7 +27,7 @@ func runFlags(given ...string) job.RunFlags {
 // Config applies the rules between run's flags; each refusal is one line
 // naming them.
 func TestRunFlagsConfig(t *testing.T) {
-	config := func(f job.RunFlags) (loadgen.Config, error) {
+	config := func(f job.RunFlags) (plan.Config, error) {
 		cfg, _, err := f.Config(context.Background(), io.Discard, io.Discard)
 		return cfg, err
 	}
@@ -39,7 +39,7 @@ func TestRunFlagsConfig(t *testing.T) {
 	}
 	f = runFlags()
 	f.Mix = "small=100,large=5"
-	if cfg, err = config(f); err != nil || cfg.Scenarios != nil || cfg.Mix.Total() != 105 || len(cfg.Concurrency) != 1 || cfg.Concurrency[0] != loadgen.MixWorkers(cfg.Mix) {
+	if cfg, err = config(f); err != nil || cfg.Scenarios != nil || cfg.Mix.Total() != 105 || len(cfg.Concurrency) != 1 || cfg.Concurrency[0] != plan.MixWorkers(cfg.Mix) {
 		t.Errorf("--mix: %+v, %v", cfg, err)
 	}
 	for _, c := range []struct {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/meteorbench/meteorbench/internal/cpuset"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 )
 
 // Auto asks DefaultCPUs for the own server's CPUs.
@@ -45,7 +45,7 @@ func SplitCPUs(n int) (server, client cpuset.Set, err error) {
 // generator's (DefaultCPUs when n is Auto; 0: no pinning). A cfg with a
 // target has no own server to pin. openLoop is a run with a rate or a
 // capacity search.
-func Pin(cfg *loadgen.Config, n int, openLoop bool) error {
+func Pin(cfg *plan.Config, n int, openLoop bool) error {
 	if n == Auto {
 		n = DefaultCPUs(cfg.Target.IsZero(), openLoop)
 	}

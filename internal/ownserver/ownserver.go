@@ -25,8 +25,8 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/cpuset"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
 	"github.com/meteorbench/meteorbench/internal/loadgen/child"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/target"
 	"github.com/meteorbench/meteorbench/internal/tlsutil"
@@ -47,7 +47,7 @@ type Server struct {
 // this process to cfg.ClientCPUList when the server is pinned
 // (cfg.ServerCPUList). note is told what was done, one line each. A ctx
 // cancelled during the start returns its error.
-func Start(ctx context.Context, cfg *loadgen.Config, note func(format string, args ...any)) (*Server, error) {
+func Start(ctx context.Context, cfg *plan.Config, note func(format string, args ...any)) (*Server, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find own executable to start the server: %w", err)
@@ -127,7 +127,7 @@ func tlsArgs(modes []bool, certFile string) []string {
 // limit. Against --target the server's own limit stands, and an upload
 // above it is an error class (http-413, grpc-ResourceExhausted) like any
 // other.
-func Args(cfg loadgen.Config) []string {
+func Args(cfg plan.Config) []string {
 	args := []string{"serve", "--addr", "127.0.0.1:0"}
 	if cfg.ServerCPUList != "" {
 		args = append(args, "--cpus", cfg.ServerCPUList)
@@ -148,7 +148,7 @@ const JSONRecordBound = 512
 
 // UploadBound is an upper bound of the largest request body cfg sends, in
 // bytes: 0 without the post scenario.
-func UploadBound(cfg loadgen.Config) int64 {
+func UploadBound(cfg plan.Config) int64 {
 	if !slices.Contains(cfg.Scenarios, api.Post) && cfg.Mix.Rate(api.Post) == 0 {
 		return 0
 	}

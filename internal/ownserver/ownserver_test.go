@@ -8,7 +8,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/data"
-	"github.com/meteorbench/meteorbench/internal/loadgen"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 )
 
 // The own server's body limit fits the largest upload, and the bound per
@@ -16,13 +16,13 @@ import (
 func TestArgs(t *testing.T) {
 	base := []string{"serve", "--addr", "127.0.0.1:0"}
 	for _, tc := range []struct {
-		cfg  loadgen.Config
+		cfg  plan.Config
 		want []string
 	}{
-		{loadgen.Config{Scenarios: api.Scenarios()}, base},
-		{loadgen.Config{Scenarios: api.Scenarios(), Records: []int{1, 10000}}, base}, // 5 MB fits in 8 MiB
-		{loadgen.Config{Scenarios: []api.Scenario{api.Large}, Records: []int{100000}}, base},
-		{loadgen.Config{Scenarios: []api.Scenario{api.Post}, Records: []int{100000, 10}},
+		{plan.Config{Scenarios: api.Scenarios()}, base},
+		{plan.Config{Scenarios: api.Scenarios(), Records: []int{1, 10000}}, base}, // 5 MB fits in 8 MiB
+		{plan.Config{Scenarios: []api.Scenario{api.Large}, Records: []int{100000}}, base},
+		{plan.Config{Scenarios: []api.Scenario{api.Post}, Records: []int{100000, 10}},
 			append(slices.Clone(base), "--max-body", strconv.Itoa(100000*JSONRecordBound+1<<20))},
 	} {
 		if got := Args(tc.cfg); !slices.Equal(got, tc.want) {

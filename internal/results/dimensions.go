@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -49,34 +50,98 @@ type Dimension struct {
 	// Protocols, when set, are the only protocols the dimension changes
 	// anything for (the JSON codec: rest). The others are measured at its
 	// default only, and a verdict at another value compares with those
-	// cells (analysis).
+	// cells (analysis); the load generator's plan reads it from here.
 	Protocols []api.Protocol
+
+	// Values, when set, make the dimension one the load generator runs
+	// from this entry alone (loadgen's plan derives the rest): the names
+	// run accepts, in the order it lists them and measures them; Default
+	// is the one a run without the flag measures. Get and Set read and
+	// write the value in a Condition, "" standing for Default (so keys
+	// and documents of runs that do not sweep it stay as they were). Its
+	// flag fills loadgen's Config.Sweeps[Field]; each cell's client gets
+	// its value in call.Options.Settings[Field]; Settings.Sweeps records
+	// the sweep. Swept fills the entry's other functions from these.
+	Default string
+	Values  []string
+	Get     func(c Condition) string
+	Set     func(c *Condition, v string)
+}
+
+// Swept is d, a dimension of Values, with the functions it leaves nil
+// derived from Get and Set: set when not the Default; keyed, in CSV and
+// briefly named by its value (the key part prefixed with the Field, "_"
+// as "-": "http-version-2"); in prose as "Name value"; ordered as Values
+// lists the values (the Default first).
+func Swept(d Dimension) Dimension {
+	if d.IsSet == nil {
+		d.IsSet = func(c Condition) bool { return d.Get(c) != "" }
+	}
+	if d.Clear == nil {
+		d.Clear = func(c *Condition) { d.Set(c, "") }
+	}
+	if d.Key == nil {
+		prefix := strings.ReplaceAll(d.Field, "_", "-") + "-"
+		d.Key = func(c Condition) string { return prefix + d.Get(c) }
+	}
+	if d.Short == nil {
+		d.Short = d.Get
+	}
+	if d.Unset == "" {
+		d.Unset = d.Default
+	}
+	if d.Prose == nil {
+		d.Prose = func(c Condition) string { return d.Name + " " + d.Get(c) }
+	}
+	if d.CSV == nil {
+		d.CSV = d.Get
+	}
+	if d.Compare == nil {
+		rank := func(v string) int {
+			if v == "" {
+				v = d.Default
+			}
+			if i := slices.Index(d.Values, v); i >= 0 {
+				return i
+			}
+			return len(d.Values) // from a newer document
+		}
+		d.Compare = func(a, b Condition) int {
+			va, vb := d.Get(a), d.Get(b)
+			return cmp.Or(cmp.Compare(rank(va), rank(vb)), strings.Compare(va, vb))
+		}
+	}
+	return d
 }
 
 // Dimensions is the table of a condition's dimensions, in display order
 // (the order of Condition's fields, keys, labels and CSV columns), after
 // grpc-go benchmark's Features and generateFeatures.
 //
-// Adding a dimension (say a JSON codec) is, and is only:
+// Adding a dimension whose values are names (say a REST --http-version
+// 1.1,2 for rest and rest-protobuf) is, and is only:
 //   - a field of Condition with its JSON tag (omitempty), whose zero value
 //     is what runs did before it existed, so older documents and keys read
 //     the same;
-//   - one entry at the end of this table (a Key part that no other part
-//     starts like), so existing keys keep their parts and the CSV columns
-//     stay appended;
-//   - one entry in the load generator's plan table, loadgen's
-//     planDimensions: the Config field whose list sweeps it, how Only
-//     narrows to one value, where Settings records it, how Validate
-//     checks it, and, for a dimension that concerns some protocols only,
-//     which (appliesTo);
-//   - the flag that fills the Config field, and its use by the adapters.
+//   - one entry at the end of this table, through Swept: its Name, Field,
+//     Default, Values, Protocols, Get and Set (a Key part that no other
+//     part starts like, never changed once shipped), so existing keys keep
+//     their parts and the CSV columns stay appended;
+//   - the flag that fills loadgen's Config.Sweeps[Field], and the adapter
+//     that reads call.Options.Settings[Field].
 //
 // Keys, labels, display order, verdict groups, compare's matching, chart
-// labels, the plan's cross product, Only, Settings and the CSV columns
-// follow from the two entries. What names one dimension on purpose stays
-// apart: the range checks of values read (validate.go) and the analyses
-// about one dimension (analysis's compression notes and payload
-// crossovers).
+// labels and the CSV columns follow from the entry, and in the load
+// generator the plan's cross product (protocols outside Protocols
+// measured once, at the default), validation, Settings.Sweeps and each
+// cell's client setting (loadgen's TestDimensionIsOneDeclaration adds one
+// this way). The dimensions whose values are not names of a list (the
+// rate, the link, the concurrency, payload sizes), or that are swept from
+// a Config field of their own, have an entry in loadgen's planDimensions
+// too: how a Config sweeps, records, checks and hands each on. What names
+// one dimension on purpose stays apart: the range checks of values read
+// (validate.go) and the analyses about one dimension (analysis's
+// compression notes and payload crossovers).
 var Dimensions = []Dimension{
 	{
 		Name: "concurrency", Field: "concurrency", Always: true,

@@ -89,7 +89,7 @@ type Env struct {
 	ServerCPUs string `json:"server_cpus,omitempty"`
 	ClientCPUs string `json:"client_cpus,omitempty"`
 	// GOGC is the load generator's garbage-collection target (run and
-	// capacity set loadgen.GeneratorGOGC, 400, unless $GOGC is set);
+	// capacity set loadgen/plan.GeneratorGOGC, 400, unless $GOGC is set);
 	// 0 when not recorded, -1 for off.
 	GOGC int `json:"gogc,omitempty"`
 	// Scheduling is how precisely this machine let the load generator start
@@ -143,6 +143,10 @@ type Settings struct {
 	// Engines lists the load generator's engines swept (--engine:
 	// "standard", "lean"); omitted when only standard was.
 	Engines []string `json:"engines,omitempty"`
+	// Sweeps lists, by Field, the values swept of each dimension declared
+	// by its Dimensions entry alone (Dimension.Values); omitted for one
+	// that ran at its Default only.
+	Sweeps map[string][]string `json:"sweeps,omitempty"`
 	// Segment is this instance's share of the plan (run --segment i/N);
 	// nil when it ran the whole plan. Concurrency, Rate and Iterations
 	// above are the whole plan's; each cell's Share is what this instance

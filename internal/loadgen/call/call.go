@@ -104,22 +104,35 @@ type Options struct {
 	// meteorites (serve --payload): the calls carry its items, Records of
 	// them (0: as many as the sample has), and check them against it.
 	Payload *payload.Payload
-	// HTTPVersion is the HTTP version of the protocols that run over plain
-	// HTTP (REST, REST+protobuf, gRPC-Web, Connect): HTTP11 ("", the
-	// default) or HTTP2 (h2c with prior knowledge in plaintext; under TLS
-	// the dialer must offer ALPN h2: see ALPN). gRPC ignores it: it is
-	// always HTTP/2.
-	HTTPVersion string
+	// Settings are the cell's value of every dimension declared by its
+	// results.Dimensions entry alone (Dimension.Values), by Field, the
+	// default's name for the default: what such a dimension asks of the
+	// client (an adapter reads the ones it knows).
+	Settings map[string]string
 }
 
-// The HTTP versions of Options.HTTPVersion ("" is HTTP11).
+// The HTTP versions a cell's http_version setting names (results'
+// http_version dimension): HTTP11, the default, or HTTP2 (h2c with prior
+// knowledge in plaintext; under TLS the dialer must offer ALPN h2: see
+// ALPN). They concern the protocols that run over plain HTTP (REST,
+// REST+protobuf, gRPC-Web, Connect); gRPC is always HTTP/2.
 const (
-	HTTP11 = "1.1"
-	HTTP2  = "2"
+	SettingHTTPVersion = "http_version"
+	HTTP11             = "1.1"
+	HTTP2              = "2"
 )
 
+// HTTPVersion is the HTTP version the options ask for: HTTP11 unless the
+// cell's settings name another.
+func (o Options) HTTPVersion() string {
+	if v := o.Settings[SettingHTTPVersion]; v != "" {
+		return v
+	}
+	return HTTP11
+}
+
 // IsHTTP2 reports whether the options ask for HTTP/2.
-func (o Options) IsHTTP2() bool { return o.HTTPVersion == HTTP2 }
+func (o Options) IsHTTP2() bool { return o.HTTPVersion() == HTTP2 }
 
 // ALPN is the ALPN protocol a client of HTTP version v offers over TLS:
 // h2 for HTTP2, http/1.1 otherwise.
@@ -154,8 +167,8 @@ func (o Options) Validate() error {
 	if _, err := jsoncodec.Get(o.JSONCodec); err != nil {
 		return fmt.Errorf("call: %w", err)
 	}
-	if o.HTTPVersion != "" && o.HTTPVersion != HTTP11 && o.HTTPVersion != HTTP2 {
-		return fmt.Errorf("call: HTTP version %q, want %s or %s", o.HTTPVersion, HTTP11, HTTP2)
+	if v := o.HTTPVersion(); v != HTTP11 && v != HTTP2 {
+		return fmt.Errorf("call: HTTP version %q, want %s or %s", v, HTTP11, HTTP2)
 	}
 	if o.Compress != "" && o.Compress != CompressGzip {
 		return fmt.Errorf("call: unknown compression %q", o.Compress)

@@ -14,7 +14,6 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/encoding/gzip"
@@ -26,7 +25,6 @@ import (
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/payload"
-	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 // MaxRecvMsgSize is the largest response message accepted. grpc-go's
@@ -228,22 +226,13 @@ func (c *Client) Caller(scenario api.Scenario) (call.Caller, error) {
 	return nil, fmt.Errorf("grpccall: unknown scenario %q", scenario)
 }
 
-// Classify wraps a gRPC status error with its class: "timeout" for
-// DeadlineExceeded (the server may notice the propagated deadline before
-// the client does), else "grpc-<Code>". A cancellation is left to
-// call.Classify, which reads the call's context.
+// Classify wraps a gRPC status error with its class (call.GRPCStatus).
 func Classify(err error) error {
 	st, ok := status.FromError(err)
 	if !ok {
 		return err
 	}
-	switch st.Code() {
-	case codes.DeadlineExceeded:
-		return &call.Error{Class: results.ClassTimeout, Err: err}
-	case codes.Canceled:
-		return err
-	}
-	return call.GRPCCode(st.Code().String(), err)
+	return call.GRPCStatus(st.Code(), err)
 }
 
 var empty = &pb.EmptyRequest{}

@@ -17,7 +17,6 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
-	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 // grpcClient is the lean gRPC client: Connections HTTP/2 connections
@@ -306,11 +305,9 @@ func (a *grpcCaller) answer(s *stream) error {
 		return s.err
 	case s.httpStatus != 200:
 		return call.Invalid("HTTP status %d", s.httpStatus)
-	case s.grpcStatus == int(codes.DeadlineExceeded):
-		return &call.Error{Class: results.ClassTimeout, Err: errors.New(s.grpcMsg)}
 	case s.grpcStatus > 0:
 		code := codes.Code(s.grpcStatus)
-		return call.GRPCCode(code.String(), fmt.Errorf("rpc error: code = %v desc = %s", code, s.grpcMsg))
+		return call.GRPCStatus(code, fmt.Errorf("rpc error: code = %v desc = %s", code, s.grpcMsg))
 	case s.grpcStatus != 0:
 		return call.Invalid("no grpc-status")
 	case !s.typeOK:

@@ -51,7 +51,7 @@ func webLoad(t *testing.T, open func(api.Protocol, call.Options) (call.Client, e
 		d.TLS = srv.TLSConfig.Clone()
 		d.TLS.NextProtos = call.ALPN(c.v)
 	}
-	cl, err := open(c.p, call.Options{Target: srv.Addr, Workers: workers, Dialer: d, Token: "tok", HTTPVersion: c.v})
+	cl, err := open(c.p, call.Options{Target: srv.Addr, Workers: workers, Dialer: d, Token: "tok", Settings: map[string]string{call.SettingHTTPVersion: c.v}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestWebBadAnswers(t *testing.T) {
 					sc = api.Stream
 				}
 				call1 := func(token string, want results.ErrorClass) {
-					c, err := lean.New(tc.Protocol, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, HTTPVersion: v, Token: token})
+					c, err := lean.New(tc.Protocol, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: v}, Token: token})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -200,7 +200,7 @@ func TestWebServerCodes(t *testing.T) {
 	srv := webtest.Start(t, webtest.Config{Code: 8}) // ResourceExhausted
 	for _, c := range webCells[2:] {
 		for _, sc := range api.Scenarios() {
-			cl, err := lean.New(c.p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, HTTPVersion: c.v})
+			cl, err := lean.New(c.p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: c.v}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -246,7 +246,7 @@ func TestRESTOverHTTP2BadAnswers(t *testing.T) {
 			return true
 		}})
 		for name, open := range map[string]func(api.Protocol, call.Options) (call.Client, error){"lean": lean.New, "standard": standardWeb} {
-			c, err := open(api.REST, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, HTTPVersion: call.HTTP2})
+			c, err := open(api.REST, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: call.HTTP2}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -285,7 +285,7 @@ func TestWebStall(t *testing.T) {
 		return true
 	}})
 	for _, c := range webCells[2:] {
-		cl, err := lean.New(c.p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, HTTPVersion: c.v})
+		cl, err := lean.New(c.p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: c.v}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,7 +28,7 @@ func TestHTTP2(t *testing.T) {
 						d.TLS.NextProtos = call.ALPN(call.HTTP2)
 					}
 					const workers = 4
-					o := call.Options{Target: srv.Addr, Workers: workers, Dialer: d, HTTPVersion: call.HTTP2}
+					o := call.Options{Target: srv.Addr, Workers: workers, Dialer: d, Settings: map[string]string{call.SettingHTTPVersion: call.HTTP2}}
 					var c call.Client
 					var err error
 					if protobuf {
@@ -70,7 +70,7 @@ func TestHTTP2(t *testing.T) {
 
 // TestHTTPVersionBad: a version other than 1.1 or 2 is refused.
 func TestHTTPVersionBad(t *testing.T) {
-	_, err := restcall.NewJSON(call.Options{Target: "127.0.0.1:1", Workers: 1, Dialer: &wire.Dialer{}, HTTPVersion: "3"})
+	_, err := restcall.NewJSON(call.Options{Target: "127.0.0.1:1", Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: "3"}})
 	if err == nil {
 		t.Fatal("HTTP version 3 accepted")
 	}

@@ -67,7 +67,7 @@ func TestEveryCell(t *testing.T) {
 							d.TLS = srv.TLSConfig.Clone()
 							d.TLS.NextProtos = call.ALPN(v)
 						}
-						c, err := webcall.NewClient(p, call.Options{Target: srv.Addr, Workers: workers, Dialer: d, HTTPVersion: v, Token: "tok"})
+						c, err := webcall.NewClient(p, call.Options{Target: srv.Addr, Workers: workers, Dialer: d, Settings: map[string]string{call.SettingHTTPVersion: v}, Token: "tok"})
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -147,7 +147,7 @@ func TestBadAnswers(t *testing.T) {
 					tc.Write(w)
 					return true
 				}})
-				c, err := webcall.NewClient(tc.Protocol, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, HTTPVersion: v})
+				c, err := webcall.NewClient(tc.Protocol, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: v}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -177,7 +177,7 @@ func TestServerCodes(t *testing.T) {
 	srv := webtest.Start(t, webtest.Config{Code: connect.CodeResourceExhausted})
 	for _, p := range webcall.Protocols() {
 		for _, sc := range api.Scenarios() {
-			c, err := webcall.NewClient(p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, HTTPVersion: call.HTTP2})
+			c, err := webcall.NewClient(p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: call.HTTP2}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -238,7 +238,7 @@ func TestUnknown(t *testing.T) {
 	if _, err := webcall.NewClient("grpc-webb", o); err == nil || !strings.Contains(err.Error(), "unknown protocol") {
 		t.Errorf("unknown protocol: %v", err)
 	}
-	o.HTTPVersion = "3"
+	o.Settings = map[string]string{call.SettingHTTPVersion: "3"}
 	if _, err := webcall.NewClient(webcall.Connect, o); err == nil {
 		t.Error("HTTP version 3 accepted")
 	}

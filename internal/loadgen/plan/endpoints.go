@@ -1,0 +1,55 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/meteorbench/meteorbench/internal/format"
+)
+
+// withEndpoints is the defaults of a run of the user's endpoints: a
+// scenario per pair, over the protocols they have.
+func (c Config) withEndpoints() Config {
+	if len(c.Scenarios) == 0 {
+		c.Scenarios = c.Endpoints.Scenarios()
+	}
+	if len(c.Protocols) == 0 {
+		c.Protocols = c.Endpoints.Protocols()
+	}
+	return c
+}
+
+// validateEndpoints refuses what an endpoint run cannot measure: the
+// contract's payload sizes and compression, which a user's own endpoint
+// knows nothing of.
+func (c Config) validateEndpoints() error {
+	switch {
+	case c.Endpoints == nil:
+		return nil
+	case len(c.Endpoints.Protocols()) == 0:
+		return errors.New("endpoints: neither a REST URL nor a gRPC method")
+	case len(c.Records) > 0:
+		return errors.New("--records sizes the contract's answers: a run of your own endpoints sends what --rest-body and --grpc-request say")
+	}
+	for _, z := range c.Compress {
+		if z != CompressNone {
+			return fmt.Errorf("--compress %s asks the contract's server: not measured on your own endpoints", z)
+		}
+	}
+	names := c.Endpoints.Scenarios()
+	for _, part := range c.Mix {
+		if !slices.Contains(names, part.Scenario) {
+			return fmt.Errorf("mix %s: %s is no pair of the endpoints (they are %s)", c.Mix, part.Scenario, format.Names(names))
+		}
+	}
+	for _, l := range c.Links {
+		for _, p := range c.Endpoints.Protocols() {
+			if as := c.Endpoints.Addrs(p); !l.None() && len(as) > 1 {
+				return fmt.Errorf("link %s: relays to one address, and the %s endpoints are at %d (%s)", l, p, len(as), strings.Join(as, ", "))
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,57 @@
+package session_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/meteorbench/meteorbench/internal/target"
+
+	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
+	"github.com/meteorbench/meteorbench/internal/loadgen/session"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// serverCounts reads the server's meteorbench_requests_total, by
+// "protocol/method".
+func serverCounts(t *testing.T, addr string) map[string]float64 {
+	t.Helper()
+	s, err := session.Scrape(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Requests
+}
+
+// quick is a small bounded run: no warm-up, a few batches per cell.
+func quick(addr string) plan.Config {
+	return plan.Config{
+		Target:     target.One(addr),
+		Protocols:  api.Protocols(),
+		Scenarios:  api.Scenarios(),
+		Batches:    []int{3},
+		Iterations: 2,
+		Warmup:     -1,
+	}
+}
+
+func run(t *testing.T, cfg plan.Config) *results.Result {
+	t.Helper()
+	res, err := session.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return res
+}
+
+func cellOf(t *testing.T, res *results.Result, scenario api.Scenario, protocol api.Protocol) *results.Cell {
+	t.Helper()
+	for i := range res.Cells {
+		c := &res.Cells[i]
+		if c.Scenario == scenario && c.Protocol == protocol {
+			return c
+		}
+	}
+	t.Fatalf("no cell %s/%s", scenario, protocol)
+	return nil
+}

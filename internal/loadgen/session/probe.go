@@ -1,0 +1,134 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
+	"github.com/meteorbench/meteorbench/internal/loadgen/summary"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// ErrNotContract is the error (wrapped) of a target that answered none of
+// the plan's probe calls correctly.
+var ErrNotContract = fmt.Errorf("does not serve the meteorbench contract")
+
+// ErrEndpoints is the error (wrapped) of a user's endpoints that answered
+// none of the probe calls correctly.
+var ErrEndpoints = fmt.Errorf("answered no probe call correctly")
+
+// probeContract makes one call of every scenario and protocol of the plan
+// (its first condition of each) before the first cell, each over a client
+// of its own with no link, within HealthTimeout. A target that answers
+// none of them correctly is refused with what each got ("target X does not
+// serve the meteorbench contract: small rest: http-404: ..."), instead of
+// every cell running to its end on errors. It asks nothing of the target
+// but the calls: no /healthz, no /metrics, which servers written from the
+// contract elsewhere need not serve. The scenarios and protocols that
+// failed among others that did are returned as not served: run measures
+// what the target serves and records the rest (Result.NotServed).
+func (r *Session) probeContract(ctx context.Context) (notServed []results.NotServed, err error) {
+	if err := r.probePayload(ctx); err != nil { // payload.go
+		return nil, err
+	}
+	seen := map[[2]string]bool{}
+	var failed []string
+	ok, refused := 0, 0
+	for _, spec := range r.cfg.Specs() {
+		k := [2]string{string(spec.Scenario), string(spec.Protocol)}
+		if seen[k] || shareOf(r.cfg, spec, r.cfg.Bounds()).Empty {
+			continue
+		}
+		seen[k] = true
+		if perr := r.probeOne(ctx, spec); perr != nil {
+			if ctx.Err() != nil {
+				return nil, ErrInterrupted
+			}
+			failed = append(failed, fmt.Sprintf("%s %s: %v", spec.Scenario, spec.Protocol, perr))
+			if call.Classify(context.Background(), perr).Auth() {
+				// Refused credentials are the run's to fix, not a part
+				// the target lacks: measured, the run stops on them
+				// (afterCell) naming --token.
+				refused++
+				continue
+			}
+			notServed = append(notServed, results.NotServed{Scenario: spec.Scenario, Protocol: spec.Protocol, Why: oneLine(perr)})
+			continue
+		}
+		ok++
+	}
+	if ok == 0 && refused > 0 && refused == len(failed) {
+		return nil, fmt.Errorf("target %s refused every probe call for its credentials (%s): check --token", r.cfg.Target, strings.Join(failed, "; "))
+	}
+	if ok == 0 && len(failed) > 0 && r.cfg.Endpoints != nil {
+		return nil, fmt.Errorf("%s %w: %s", r.cfg.Endpoints.Name(results.MixScenario), ErrEndpoints, strings.Join(failed, "; "))
+	}
+	if ok == 0 && len(failed) > 0 {
+		return nil, fmt.Errorf("target %s %w: %s", r.cfg.Target, ErrNotContract, strings.Join(failed, "; "))
+	}
+	return notServed, nil
+}
+
+// NotServed are the scenarios and protocols of the session's plan that the
+// target did not serve when probed: a capacity search leaves them out too.
+func (s *Session) NotServed() []results.NotServed { return slices.Clone(s.notServed) }
+
+// Serves reports whether the target served k's scenario and protocol when
+// probed.
+func (s *Session) Serves(k results.CellKey) bool {
+	return len(served([]plan.Spec{{CellKey: k}}, s.notServed)) == 1
+}
+
+// served drops from specs the scenarios and protocols the target does not
+// serve.
+func served(specs []plan.Spec, not []results.NotServed) []plan.Spec {
+	if len(not) == 0 {
+		return specs
+	}
+	return slices.DeleteFunc(specs, func(s plan.Spec) bool {
+		return slices.ContainsFunc(not, func(n results.NotServed) bool {
+			return n.Scenario == s.Scenario && n.Protocol == s.Protocol
+		})
+	})
+}
+
+// probeOne makes one call of spec's scenario and protocol.
+func (r *Session) probeOne(ctx context.Context, spec plan.Spec) error {
+	mix, err := mixOf(spec)
+	if err != nil {
+		return err
+	}
+	o := r.options(spec, r.dialer(spec), 1)
+	o.Connections = 0 // the protocol's default for one worker
+	client, err := r.newClient(spec, o)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	callers, err := partCallers(client, spec, mix, 1, 0)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, HealthTimeout)
+	defer cancel()
+	scenarios := summary.Scenarios(spec, mix)
+	for i, caller := range callers.List[0] { // a mix: one call of each of its scenarios
+		_, err = caller.Call(ctx)
+		if err != nil && spec.Protocol == api.GRPC && scenarios[i].Method() != "" {
+			return fmt.Errorf("gRPC %s: %w", scenarios[i].Method(), err)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// oneLine is an error's text on one line.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
