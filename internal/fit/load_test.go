@@ -115,10 +115,15 @@ func TestNextRamp(t *testing.T) {
 		t.Fatalf("third: %v %v, want %v: the CPU binds, the ramp climbs on until it saturates", k, ok, RampStep*9.5)
 	}
 	sat := load(540, 0.2, 1600)
-	sat.SaturatedCores = 1
+	sat.SaturatedCores, sat.Offered = 1, 600
 	c.Loads = append(c.Loads, sat)
+	k, ok = nextRamp(p, c)
+	if !ok || !near(k, (475+600)/2.0/50) {
+		t.Fatalf("fourth: %v %v, want %v: halfway between 475 delivered and 600 offered", k, ok, (475+600)/2.0/50)
+	}
+	c.Loads[len(c.Loads)-1].Offered = 520 // within RampBracket of 475
 	if k, ok = nextRamp(p, c); ok {
-		t.Fatalf("fourth: %v, want none: the CPU saturated", k)
+		t.Fatalf("fifth: %v, want none: the CPU's saturation is bracketed", k)
 	}
 	// The saturated load is the tier's saturation, not the line's 500.
 	if f := Estimate(p, c); !near(f.MaxScale, 540.0/50) || !near(f.RoomScale, 0.7*540/50) || f.Extrapolated != 0 {
@@ -266,10 +271,12 @@ func TestRampClimbsToCPUSaturation(t *testing.T) {
 	if err := Ramp(context.Background(), p, &c, prober, nil); err != nil {
 		t.Fatal(err)
 	}
-	last := c.Loads[len(c.Loads)-1]
 	t.Logf("offered %v", offered)
-	if last.SaturatedCores != 1 || last.Rate != 900 || len(offered) > RampProbes {
-		t.Fatalf("offered %v; last load %+v: want the ramp to end saturated at 900 calls/s", offered, last)
+	if s := saturation(c.Loads); s == nil || s.Rate != 900 || s.Cores != 1 || len(offered) > RampProbes {
+		t.Fatalf("offered %v; loads %+v: want the ramp to end with the CPU saturated at 900 calls/s", offered, c.Loads)
+	}
+	if o := offered[len(offered)-1]; o > RampBracket*900 {
+		t.Errorf("the ramp ended offering %v, not within %v of the 900 calls/s served", o, RampBracket)
 	}
 	f := Estimate(p, c)
 	if !near(f.MaxScale, 18) || f.CPUModel.Saturation == nil || f.Extrapolated != 0 {

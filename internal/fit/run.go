@@ -56,27 +56,35 @@ func (o Options) measured() Plan {
 // gRPC's server read 84% busy at 560 calls/s and saturated at 910. So
 // where the CPU binds, the ramp climbs on, RampStep at a time, until a
 // probe saturates the CPU (falls short of its rate with the server
-// SaturatedFloor busy or more): that rate is the saturation on these
-// CPUs (cpuRates), measured. At most RampProbes probes.
+// SaturatedFloor busy or more). A Go server serves more the more it is
+// overloaded (post=50 over gRPC: 675 calls/s offered 808, 808 offered
+// 966), so the rate a probe far beyond saturation achieves overstates
+// it: the ramp then bisects between the highest rate delivered and the
+// lowest offered that fell short until they are within RampBracket, and
+// the saturation on these CPUs is what that lowest one achieved
+// (saturation, cpuRates): measured, as verify measures it. At most
+// RampProbes probes.
 const (
-	RampTarget = 0.95
-	RampEnough = 0.85
-	RampStep   = 1.25
-	RampProbes = 6
+	RampTarget  = 0.95
+	RampEnough  = 0.85
+	RampStep    = 1.25
+	RampBracket = 1.1
+	RampProbes  = 8
 )
 
-// Ramp measures c's traffic at more loads (nextRamp) until the CPU
-// saturates, the loads reach a prediction bound by another resource, the
-// tier's link saturates, the load generator falls short of a probe's
-// rate (that load says so: no verdict), or RampProbes were run; each
-// probe's load is added to c.Loads.
+// Ramp measures c's traffic at more loads (nextRamp) until the CPU's
+// saturation is bracketed, the loads reach a prediction bound by another
+// resource, the tier's link saturates, the load generator falls short of
+// a probe's rate (that load says so: no verdict), or RampProbes were run;
+// each probe's load is added to c.Loads.
 func Ramp(ctx context.Context, p Plan, c *Costs, probe Prober, onRamp func(api.Protocol, float64, Load)) error {
 	for range RampProbes {
 		k, ok := nextRamp(p, *c)
 		if !ok {
 			return nil
 		}
-		cell, err := probe(ctx, c.Protocol, p.Traffic.Scale(k))
+		m := p.Traffic.Scale(k)
+		cell, err := probe(ctx, c.Protocol, m)
 		if err != nil {
 			return err
 		}
@@ -84,8 +92,9 @@ func Ramp(ctx context.Context, p Plan, c *Costs, probe Prober, onRamp func(api.P
 			return nil // no CPU read: the model keeps the loads it has
 		}
 		l := LoadOf(cell)
+		l.Offered = m.Total()
 		limit := ""
-		if pr := probeOf(p.Tier, k, p.Traffic.Scale(k), cell); pr.Saturated && !cell.GeneratorBottleneck {
+		if pr := probeOf(p.Tier, k, m, cell); pr.Saturated && !cell.GeneratorBottleneck {
 			// Short of its rate with a resource of the tier at
 			// SaturatedFloor or more: the tier's limit, as verify's
 			// judge reads it, not the generator's.
@@ -100,8 +109,8 @@ func Ramp(ctx context.Context, p Plan, c *Costs, probe Prober, onRamp func(api.P
 		if onRamp != nil {
 			onRamp(c.Protocol, k, l)
 		}
-		if limit != "" || l.short() {
-			// At the tier's limit (no higher load to measure), or the
+		if (limit != "" && limit != results.ResourceCPU) || l.short() {
+			// At the tier's link (its model is bytes, exact), or the
 			// load generator could not send more.
 			return nil
 		}
@@ -112,21 +121,31 @@ func Ramp(ctx context.Context, p Plan, c *Costs, probe Prober, onRamp func(api.P
 // nextRamp is the scale of the traffic the ramp measures next: RampTarget
 // of the saturation predicted so far, until the loads measured reach
 // RampEnough of it; then, where the CPU binds, RampStep beyond the
-// highest load, until one saturated the CPU. False when the ramp is done
-// (or nothing saturates).
+// highest load, until one saturated the CPU; then halfway between the
+// highest rate delivered and the lowest offered that saturated, until
+// they are within RampBracket. False when the ramp is done (or nothing
+// saturates).
 func nextRamp(p Plan, c Costs) (float64, bool) {
 	f := Estimate(p, c)
 	if !(f.MaxScale > 0) || math.IsInf(f.MaxScale, 0) || c.Rate <= 0 {
 		return 0, false
 	}
-	top := 0.0
+	top, delivered, short := 0.0, 0.0, math.Inf(1)
 	for _, l := range c.Loads {
-		if l.SaturatedCores > 0 {
-			return 0, false
-		}
 		top = math.Max(top, l.Rate)
+		switch {
+		case l.SaturatedCores > 0:
+			short = math.Min(short, l.Offered)
+		case !l.short():
+			delivered = math.Max(delivered, l.Rate)
+		}
 	}
 	switch {
+	case !math.IsInf(short, 1):
+		if short <= RampBracket*delivered {
+			return 0, false
+		}
+		return (delivered + short) / 2 / c.Rate, true
 	case top/c.Rate < RampEnough*f.MaxScale:
 		return RampTarget * f.MaxScale, true
 	case f.Binding == results.ResourceCPU:
