@@ -80,7 +80,16 @@ func webLoad(t *testing.T, open func(api.Protocol, call.Options) (call.Client, e
 // only logged: control frames (window updates, pings), which the two
 // clients send at different moments, are most of their bytes.
 func TestWebCells(t *testing.T) {
-	for _, tlsOn := range []bool{false, true} {
+	modes := []bool{false, true}
+	if testing.Short() {
+		// Under the race detector (CI's race step runs -short) the cells
+		// over TLS take minutes; their TLS is wire.Dialer's, which the
+		// wire and session TLS tests run under it too; the normal step
+		// runs them all.
+		t.Log("-short: plaintext only (the cells over TLS run in the normal step)")
+		modes = modes[:1]
+	}
+	for _, tlsOn := range modes {
 		srv := webtest.Start(t, webtest.Config{TLS: tlsOn})
 		for _, c := range webCells {
 			for _, sc := range api.Scenarios() {
