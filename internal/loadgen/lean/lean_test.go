@@ -105,15 +105,8 @@ func TestWrongAnswerCounted(t *testing.T) {
 	for _, p := range api.Protocols() {
 		t.Run(string(p), func(t *testing.T) {
 			srv := loadgentest.Start(t, loadgentest.Config{WrongEvery: 500})
-			c, err := lean.New(p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, a := loadgentest.Open(t, lean.New, p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}}, api.Small)
 			defer c.Close()
-			a, err := c.Caller(api.Small)
-			if err != nil {
-				t.Fatal(err)
-			}
 			const calls = 2000
 			invalid := 0
 			for range calls {
@@ -243,15 +236,8 @@ func TestLeanPayloadWrongTarget(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := servertest.Start(t, tc.srv)
-			c, err := lean.New(api.GRPC, call.Options{Target: addr, Workers: 1, Dialer: &wire.Dialer{}, Payload: tc.o})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, a := loadgentest.Open(t, lean.New, api.GRPC, call.Options{Target: addr, Workers: 1, Dialer: &wire.Dialer{}, Payload: tc.o}, api.Large)
 			defer c.Close()
-			a, err := c.Caller(api.Large)
-			if err != nil {
-				t.Fatal(err)
-			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			if _, err := a.Call(ctx); err == nil {

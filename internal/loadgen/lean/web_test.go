@@ -9,6 +9,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
+	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
 	"github.com/meteorbench/meteorbench/internal/loadgen/restcall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/webcall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/webcall/webtest"
@@ -171,18 +172,11 @@ func TestWebBadAnswers(t *testing.T) {
 					sc = api.Stream
 				}
 				call1 := func(token string, want results.ErrorClass) {
-					c, err := lean.New(tc.Protocol, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: v}, Token: token})
-					if err != nil {
-						t.Fatal(err)
-					}
+					c, a := loadgentest.Open(t, lean.New, tc.Protocol, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: v}, Token: token}, sc)
 					defer c.Close()
-					a, err := c.Caller(sc)
-					if err != nil {
-						t.Fatal(err)
-					}
 					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 					defer cancel()
-					_, err = a.Call(ctx)
+					_, err := a.Call(ctx)
 					if cl := call.Classify(ctx, err); cl != want {
 						t.Errorf("class %q (%v), want %q", cl, err, want)
 					}
@@ -200,16 +194,9 @@ func TestWebServerCodes(t *testing.T) {
 	srv := webtest.Start(t, webtest.Config{Code: 8}) // ResourceExhausted
 	for _, c := range webCells[2:] {
 		for _, sc := range api.Scenarios() {
-			cl, err := lean.New(c.p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: c.v}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			a, err := cl.Caller(sc)
-			if err != nil {
-				t.Fatal(err)
-			}
+			cl, a := loadgentest.Open(t, lean.New, c.p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: c.v}}, sc)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_, err = a.Call(ctx)
+			_, err := a.Call(ctx)
 			if got := call.Classify(ctx, err); got != results.GRPCClass("ResourceExhausted") {
 				t.Errorf("%s/%s %s: class %q (%v)", c.p, c.v, sc, got, err)
 			}
@@ -246,16 +233,9 @@ func TestRESTOverHTTP2BadAnswers(t *testing.T) {
 			return true
 		}})
 		for name, open := range map[string]func(api.Protocol, call.Options) (call.Client, error){"lean": lean.New, "standard": standardWeb} {
-			c, err := open(api.REST, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: call.HTTP2}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			a, err := c.Caller(api.Small)
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, a := loadgentest.Open(t, open, api.REST, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: call.HTTP2}}, api.Small)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_, err = a.Call(ctx)
+			_, err := a.Call(ctx)
 			if got := call.Classify(ctx, err); got != tc.want {
 				t.Errorf("%s, %s: class %q (%v), want %q", tc.name, name, got, err, tc.want)
 			}
@@ -285,18 +265,11 @@ func TestWebStall(t *testing.T) {
 		return true
 	}})
 	for _, c := range webCells[2:] {
-		cl, err := lean.New(c.p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: c.v}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, err := cl.Caller(api.Small)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cl, a := loadgentest.Open(t, lean.New, c.p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: c.v}}, api.Small)
 		const timeout = 200 * time.Millisecond
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		t0 := time.Now()
-		_, err = a.Call(ctx)
+		_, err := a.Call(ctx)
 		took := time.Since(t0)
 		if got := call.Classify(ctx, err); got != results.ClassTimeout {
 			t.Errorf("%s/%s: class %q (%v), want a timeout", c.p, c.v, got, err)

@@ -15,6 +15,7 @@ import (
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
 	"github.com/meteorbench/meteorbench/internal/loadgen/webcall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/webcall/webtest"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
@@ -147,22 +148,15 @@ func TestBadAnswers(t *testing.T) {
 					tc.Write(w)
 					return true
 				}})
-				c, err := webcall.NewClient(tc.Protocol, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: v}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
 				sc := api.Small
 				if tc.Stream {
 					sc = api.Stream
 				}
-				a, err := c.Caller(sc)
-				if err != nil {
-					t.Fatal(err)
-				}
+				c, a := loadgentest.Open(t, newClient, tc.Protocol, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: v}}, sc)
+				defer c.Close()
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				defer cancel()
-				_, err = a.Call(ctx)
+				_, err := a.Call(ctx)
 				if got := call.Classify(ctx, err); got != tc.Want {
 					t.Fatalf("class %q (%v), want %q", got, err, tc.Want)
 				}
@@ -177,16 +171,9 @@ func TestServerCodes(t *testing.T) {
 	srv := webtest.Start(t, webtest.Config{Code: connect.CodeResourceExhausted})
 	for _, p := range webcall.Protocols() {
 		for _, sc := range api.Scenarios() {
-			c, err := webcall.NewClient(p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: call.HTTP2}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			a, err := c.Caller(sc)
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, a := loadgentest.Open(t, newClient, p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: call.HTTP2}}, sc)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_, err = a.Call(ctx)
+			_, err := a.Call(ctx)
 			if got := call.Classify(ctx, err); got != results.GRPCClass("ResourceExhausted") {
 				t.Errorf("%s %s: class %q (%v)", p, sc, got, err)
 			}
@@ -242,4 +229,9 @@ func TestUnknown(t *testing.T) {
 	if _, err := webcall.NewClient(webcall.Connect, o); err == nil {
 		t.Error("HTTP version 3 accepted")
 	}
+}
+
+// newClient is webcall.NewClient as an engine's constructor.
+func newClient(p api.Protocol, o call.Options) (call.Client, error) {
+	return webcall.NewClient(p, o)
 }
