@@ -15,6 +15,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
 	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
 	"github.com/meteorbench/meteorbench/internal/loadgen/restcall"
+	"github.com/meteorbench/meteorbench/internal/loadgen/webcall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
 	"github.com/meteorbench/meteorbench/internal/payload"
 	"github.com/meteorbench/meteorbench/internal/results"
@@ -22,15 +23,18 @@ import (
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
 )
 
-// standard opens the standard engine's client of protocol.
+// standard opens the standard engine's client of protocol: the
+// contract's three, or a web cell's (grpc-web, connect).
 func standard(protocol api.Protocol, o call.Options) (call.Client, error) {
 	switch protocol {
 	case api.REST:
 		return restcall.NewJSON(o)
 	case api.RESTProtobuf:
 		return restcall.NewProtobuf(o)
+	case api.GRPC:
+		return grpccall.New(o)
 	}
-	return grpccall.New(o)
+	return webcall.NewClient(protocol, o)
 }
 
 // perCall makes n calls of a scenario with workers callers in parallel and

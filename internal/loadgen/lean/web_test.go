@@ -10,7 +10,6 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
 	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
-	"github.com/meteorbench/meteorbench/internal/loadgen/restcall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/webcall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/webcall/webtest"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
@@ -29,17 +28,6 @@ var webCells = []webCell{
 	{api.REST, call.HTTP2}, {api.RESTProtobuf, call.HTTP2},
 	{webcall.GRPCWeb, call.HTTP11}, {webcall.GRPCWeb, call.HTTP2},
 	{webcall.Connect, call.HTTP11}, {webcall.Connect, call.HTTP2},
-}
-
-// standardWeb opens the standard engine's client of a web cell.
-func standardWeb(p api.Protocol, o call.Options) (call.Client, error) {
-	switch p {
-	case api.REST:
-		return restcall.NewJSON(o)
-	case api.RESTProtobuf:
-		return restcall.NewProtobuf(o)
-	}
-	return webcall.NewClient(p, o)
 }
 
 // webLoad makes calls calls on each of workers callers of an engine's
@@ -112,7 +100,7 @@ func TestWebCells(t *testing.T) {
 					}
 					for attempt := 1; ; attempt++ {
 						l, ld := webLoad(t, lean.New, srv, c, sc, workers, calls)
-						s, sd := webLoad(t, standardWeb, srv, c, sc, workers, calls)
+						s, sd := webLoad(t, standard, srv, c, sc, workers, calls)
 						n := float64(workers * calls)
 						t.Logf("attempt %d: bytes per call: lean %.1f sent + %.1f received, standard %.1f + %.1f; connections: lean %d, standard %d (while measuring %d, %d)",
 							attempt, float64(l.Sent)/n, float64(l.Received)/n, float64(s.Sent)/n, float64(s.Received)/n, ld, sd, l.Dials, s.Dials)
@@ -232,7 +220,7 @@ func TestRESTOverHTTP2BadAnswers(t *testing.T) {
 			tc.write(w)
 			return true
 		}})
-		for name, open := range map[string]func(api.Protocol, call.Options) (call.Client, error){"lean": lean.New, "standard": standardWeb} {
+		for name, open := range map[string]func(api.Protocol, call.Options) (call.Client, error){"lean": lean.New, "standard": standard} {
 			c, a := loadgentest.Open(t, open, api.REST, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: call.HTTP2}}, api.Small)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			_, err := a.Call(ctx)
