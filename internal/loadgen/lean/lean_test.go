@@ -5,16 +5,16 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
-	"github.com/meteorbench/meteorbench/internal/loadgen/grpccall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
 	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
-	"github.com/meteorbench/meteorbench/internal/loadgen/restcall"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/loadgen/webcall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
 	"github.com/meteorbench/meteorbench/internal/payload"
@@ -24,17 +24,17 @@ import (
 )
 
 // standard opens the standard engine's client of protocol: the
-// contract's three, or a web cell's (grpc-web, connect).
+// contract's three from the load generator's engine registry (plan), a web
+// cell's (grpc-web, connect) from webcall.
 func standard(protocol api.Protocol, o call.Options) (call.Client, error) {
-	switch protocol {
-	case api.REST:
-		return restcall.NewJSON(o)
-	case api.RESTProtobuf:
-		return restcall.NewProtobuf(o)
-	case api.GRPC:
-		return grpccall.New(o)
+	if !slices.Contains(api.Protocols(), protocol) {
+		return webcall.NewClient(protocol, o)
 	}
-	return webcall.NewClient(protocol, o)
+	e, err := plan.EngineOf(plan.Config{}, results.CellKey{})
+	if err != nil {
+		return nil, err
+	}
+	return e.Client(plan.Config{}, protocol, o)
 }
 
 // perCall makes n calls of a scenario with workers callers in parallel and
