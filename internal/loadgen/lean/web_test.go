@@ -145,35 +145,18 @@ func TestWebCells(t *testing.T) {
 // class from the lean engine, and the next good call on the same client
 // succeeds.
 func TestWebBadAnswers(t *testing.T) {
-	for _, tc := range webtest.BadAnswers() {
-		for _, v := range []string{call.HTTP11, call.HTTP2} {
-			t.Run(tc.Name+"/"+v, func(t *testing.T) {
-				srv := webtest.Start(t, webtest.Config{Raw: func(w http.ResponseWriter, r *http.Request) bool {
-					if r.Header.Get("Authorization") != "" {
-						return false // the good call
-					}
-					tc.Write(w)
-					return true
-				}})
-				sc := api.Small
-				if tc.Stream {
-					sc = api.Stream
-				}
-				call1 := func(token string, want results.ErrorClass) {
-					c, a := loadgentest.Open(t, lean.New, tc.Protocol, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: v}, Token: token}, sc)
-					defer c.Close()
-					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-					defer cancel()
-					_, err := a.Call(ctx)
-					if cl := call.Classify(ctx, err); cl != want {
-						t.Errorf("class %q (%v), want %q", cl, err, want)
-					}
-				}
-				call1("", tc.Want)
-				call1("tok", "")
-			})
+	webtest.RunBadAnswers(t, func(t *testing.T, tc webtest.BadAnswer, o call.Options, sc api.Scenario) {
+		call1 := func(token string, want results.ErrorClass) {
+			o.Token = token
+			c, a := loadgentest.Open(t, lean.New, tc.Protocol, o, sc)
+			defer c.Close()
+			if cl, err := loadgentest.Classify(a); cl != want {
+				t.Errorf("class %q (%v), want %q", cl, err, want)
+			}
 		}
-	}
+		call1("", tc.Want)
+		call1("tok", "")
+	})
 }
 
 // TestWebServerCodes: a code the handler fails with is its class over the
@@ -183,12 +166,9 @@ func TestWebServerCodes(t *testing.T) {
 	for _, c := range webCells[2:] {
 		for _, sc := range api.Scenarios() {
 			cl, a := loadgentest.Open(t, lean.New, c.p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: c.v}}, sc)
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_, err := a.Call(ctx)
-			if got := call.Classify(ctx, err); got != results.GRPCClass("ResourceExhausted") {
+			if got, err := loadgentest.Classify(a); got != results.GRPCClass("ResourceExhausted") {
 				t.Errorf("%s/%s %s: class %q (%v)", c.p, c.v, sc, got, err)
 			}
-			cancel()
 			cl.Close()
 		}
 	}

@@ -1,10 +1,13 @@
 package loadgentest
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 // Open makes a client with open (an engine's constructor) and its caller
@@ -22,4 +25,13 @@ func Open(t testing.TB, open func(api.Protocol, call.Options) (call.Client, erro
 		t.Fatal(err)
 	}
 	return c, a
+}
+
+// Classify makes one call on a, bounded by 5 s, and gives its class (""
+// for a success) and its error.
+func Classify(a call.Caller) (results.ErrorClass, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := a.Call(ctx)
+	return call.Classify(ctx, err), err
 }

@@ -138,31 +138,13 @@ func mustList(t *testing.T) *pb.MeteoriteLandingList {
 // TestBadAnswers: each bad answer, over HTTP/1.1 and HTTP/2, gets its
 // class, and the server goes on serving.
 func TestBadAnswers(t *testing.T) {
-	for _, tc := range webtest.BadAnswers() {
-		for _, v := range []string{call.HTTP11, call.HTTP2} {
-			t.Run(tc.Name+"/"+v, func(t *testing.T) {
-				srv := webtest.Start(t, webtest.Config{Raw: func(w http.ResponseWriter, r *http.Request) bool {
-					if r.Header.Get("X-Good") != "" {
-						return false
-					}
-					tc.Write(w)
-					return true
-				}})
-				sc := api.Small
-				if tc.Stream {
-					sc = api.Stream
-				}
-				c, a := loadgentest.Open(t, newClient, tc.Protocol, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: v}}, sc)
-				defer c.Close()
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				_, err := a.Call(ctx)
-				if got := call.Classify(ctx, err); got != tc.Want {
-					t.Fatalf("class %q (%v), want %q", got, err, tc.Want)
-				}
-			})
+	webtest.RunBadAnswers(t, func(t *testing.T, tc webtest.BadAnswer, o call.Options, sc api.Scenario) {
+		c, a := loadgentest.Open(t, newClient, tc.Protocol, o, sc)
+		defer c.Close()
+		if got, err := loadgentest.Classify(a); got != tc.Want {
+			t.Fatalf("class %q (%v), want %q", got, err, tc.Want)
 		}
-	}
+	})
 }
 
 // TestServerCodes: a code the handler fails with reaches the class
@@ -172,12 +154,9 @@ func TestServerCodes(t *testing.T) {
 	for _, p := range webcall.Protocols() {
 		for _, sc := range api.Scenarios() {
 			c, a := loadgentest.Open(t, newClient, p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: call.HTTP2}}, sc)
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_, err := a.Call(ctx)
-			if got := call.Classify(ctx, err); got != results.GRPCClass("ResourceExhausted") {
+			if got, err := loadgentest.Classify(a); got != results.GRPCClass("ResourceExhausted") {
 				t.Errorf("%s %s: class %q (%v)", p, sc, got, err)
 			}
-			cancel()
 			c.Close()
 		}
 	}
