@@ -5,16 +5,17 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
-	"github.com/meteorbench/meteorbench/internal/loadgen/grpccall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
 	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
-	"github.com/meteorbench/meteorbench/internal/loadgen/restcall"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
+	"github.com/meteorbench/meteorbench/internal/loadgen/webcall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
 	"github.com/meteorbench/meteorbench/internal/payload"
 	"github.com/meteorbench/meteorbench/internal/results"
@@ -22,15 +23,18 @@ import (
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
 )
 
-// standard opens the standard engine's client of protocol.
+// standard opens the standard engine's client of protocol: the
+// contract's three from the load generator's engine registry (plan), a web
+// cell's (grpc-web, connect) from webcall.
 func standard(protocol api.Protocol, o call.Options) (call.Client, error) {
-	switch protocol {
-	case api.REST:
-		return restcall.NewJSON(o)
-	case api.RESTProtobuf:
-		return restcall.NewProtobuf(o)
+	if !slices.Contains(api.Protocols(), protocol) {
+		return webcall.NewClient(protocol, o)
 	}
-	return grpccall.New(o)
+	e, err := plan.EngineOf(plan.Config{}, results.CellKey{})
+	if err != nil {
+		return nil, err
+	}
+	return e.Client(plan.Config{}, protocol, o)
 }
 
 // perCall makes n calls of a scenario with workers callers in parallel and
@@ -109,15 +113,8 @@ func TestWrongAnswerCounted(t *testing.T) {
 	for _, p := range api.Protocols() {
 		t.Run(string(p), func(t *testing.T) {
 			srv := loadgentest.Start(t, loadgentest.Config{WrongEvery: 500})
-			c, err := lean.New(p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, a := loadgentest.Open(t, lean.New, p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}}, api.Small)
 			defer c.Close()
-			a, err := c.Caller(api.Small)
-			if err != nil {
-				t.Fatal(err)
-			}
 			const calls = 2000
 			invalid := 0
 			for range calls {
@@ -247,15 +244,8 @@ func TestLeanPayloadWrongTarget(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := servertest.Start(t, tc.srv)
-			c, err := lean.New(api.GRPC, call.Options{Target: addr, Workers: 1, Dialer: &wire.Dialer{}, Payload: tc.o})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, a := loadgentest.Open(t, lean.New, api.GRPC, call.Options{Target: addr, Workers: 1, Dialer: &wire.Dialer{}, Payload: tc.o}, api.Large)
 			defer c.Close()
-			a, err := c.Caller(api.Large)
-			if err != nil {
-				t.Fatal(err)
-			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			if _, err := a.Call(ctx); err == nil {
