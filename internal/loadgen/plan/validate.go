@@ -33,6 +33,10 @@ func (c Config) Validate() error {
 	if err := unique("proto", c.Protocols); err != nil {
 		return err
 	}
+	if i := slices.IndexFunc(c.Protocols, BrowserProtocol); i >= 0 && c.Payload != nil {
+		// Their adapters (webcall, lean) call the meteorites' methods only.
+		return fmt.Errorf("payload %s: not carried over %s (--proto): leave it out, or --payload", c.Payload.Name, c.Protocols[i])
+	}
 	for _, s := range c.Scenarios {
 		if !slices.Contains(scenarios, s) && (s != results.MixScenario || len(c.Mix) == 0) {
 			return fmt.Errorf("scenario: unknown value %q (want %s)", s, format.Names(scenarios))

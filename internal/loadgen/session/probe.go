@@ -44,6 +44,11 @@ func (r *Session) probeContract(ctx context.Context) (notServed []results.NotSer
 			continue
 		}
 		seen[k] = true
+		if r.cfg.Endpoints == nil && r.cfg.Target.Split() && plan.BrowserProtocol(spec.Protocol) {
+			notServed = append(notServed, results.NotServed{Scenario: spec.Scenario, Protocol: spec.Protocol,
+				Why: fmt.Sprintf("--target %s gives it no address: %s is served on one port with REST (--target HOST:PORT)", r.cfg.Target, spec.Protocol)})
+			continue
+		}
 		if perr := r.probeOne(ctx, spec); perr != nil {
 			if ctx.Err() != nil {
 				return nil, ErrInterrupted

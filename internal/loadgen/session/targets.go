@@ -92,7 +92,7 @@ func (r *Session) checkGRPCHealth(ctx context.Context, addr string) (note string
 	defer cancel()
 	creds := insecure.NewCredentials()
 	if r.cfg.TLSOnly() {
-		creds = credentials.NewTLS(r.cfg.ClientTLS(api.GRPC))
+		creds = credentials.NewTLS(r.cfg.ClientTLS(api.GRPC, ""))
 	}
 	cc, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
