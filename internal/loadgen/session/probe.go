@@ -46,7 +46,7 @@ func (r *Session) probeContract(ctx context.Context) (notServed []results.NotSer
 		seen[k] = true
 		if r.cfg.Endpoints == nil && r.cfg.Target.Split() && plan.BrowserProtocol(spec.Protocol) {
 			notServed = append(notServed, results.NotServed{Scenario: spec.Scenario, Protocol: spec.Protocol,
-				Why: fmt.Sprintf("--target %s gives it no address: %s is served on one port with REST (--target HOST:PORT)", r.cfg.Target, spec.Protocol)})
+				Why: "the per-protocol --target gives it no address: it is served on one port with REST (--target HOST:PORT)"})
 			continue
 		}
 		if perr := r.probeOne(ctx, spec); perr != nil {

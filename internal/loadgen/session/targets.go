@@ -194,6 +194,9 @@ func (r *Session) openSamplers(ctx context.Context, warn func(string)) error {
 	}
 	for _, p := range r.cfg.Protocols {
 		addr := r.cfg.Target.For(p)
+		if addr == "" {
+			continue // not served (plan.BrowserProtocol): measures nothing
+		}
 		sc := scrapers[addr]
 		if pid := r.cfg.ServerPID.For(p); pid != 0 {
 			if _, err := ProcCPU(pid); err != nil {
