@@ -82,7 +82,7 @@ func perCall(t testing.TB, open func(api.Protocol, call.Options) (call.Client, e
 // call at a time).
 func TestLeanAgreesOnBytes(t *testing.T) {
 	addr := servertest.Start(t, server.Config{Token: "tok"})
-	for _, p := range api.Protocols() {
+	for _, p := range api.DefaultProtocols() {
 		for _, sc := range api.Scenarios() {
 			t.Run(string(p)+"/"+string(sc), func(t *testing.T) {
 				const n = 40
@@ -102,7 +102,7 @@ func TestLeanAgreesOnBytes(t *testing.T) {
 // in 500 has every one of them reported as an invalid response, though the
 // lean engine fully decodes only a sample.
 func TestWrongAnswerCounted(t *testing.T) {
-	for _, p := range api.Protocols() {
+	for _, p := range api.DefaultProtocols() {
 		t.Run(string(p), func(t *testing.T) {
 			srv := loadgentest.Start(t, loadgentest.Config{WrongEvery: 500})
 			c, err := lean.New(p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}})
@@ -142,7 +142,7 @@ func BenchmarkLean(b *testing.B) {
 	addr := servertest.Start(b, server.Config{})
 	engines := map[string]func(api.Protocol, call.Options) (call.Client, error){"lean": lean.New, "standard": standard}
 	for _, e := range []string{"lean", "standard"} {
-		for _, p := range api.Protocols() {
+		for _, p := range api.DefaultProtocols() {
 			for _, sc := range []api.Scenario{api.Small, api.Large} {
 				b.Run(e+"/"+string(p)+"/"+string(sc), func(b *testing.B) {
 					benchCalls(b, engines[e], p, sc, addr, false)
@@ -207,7 +207,7 @@ func TestLeanPayload(t *testing.T) {
 				return open(pr, o)
 			}
 		}
-		for _, pr := range api.Protocols() {
+		for _, pr := range api.DefaultProtocols() {
 			for _, sc := range api.Scenarios() {
 				t.Run(fmt.Sprintf("%s/%s/records=%d", pr, sc, records), func(t *testing.T) {
 					const n = 20

@@ -43,7 +43,7 @@ func TestRunAgainstRealServer(t *testing.T) {
 	if s := res.Settings; s.Iterations != 2 || s.Mode != results.ModeClosed || s.Repeat != 1 || len(s.Protocols) != 3 {
 		t.Errorf("settings: %+v", s)
 	}
-	if want := len(api.Scenarios()) * len(api.Protocols()); len(res.Cells) != want {
+	if want := len(api.Scenarios()) * len(api.DefaultProtocols()); len(res.Cells) != want {
 		t.Fatalf("%d cells, want %d", len(res.Cells), want)
 	}
 	for _, c := range res.Cells {
@@ -373,7 +373,7 @@ func TestRunCompress(t *testing.T) {
 		}
 	}
 	for _, sc := range []api.Scenario{api.Large, api.Stream, api.Post} {
-		for _, p := range api.Protocols() {
+		for _, p := range api.DefaultProtocols() {
 			plain := cells[results.CellKey{Scenario: sc, Protocol: p, Batch: 3, Condition: results.Condition{Concurrency: 1}}.Key()]
 			gz := cells[results.CellKey{Scenario: sc, Protocol: p, Batch: 3, Condition: results.Condition{Concurrency: 1, Compress: "gzip"}}.Key()]
 			if plain == nil || gz == nil {
@@ -428,7 +428,7 @@ func TestRunRecordsAgainstRealServer(t *testing.T) {
 	if !slices.Equal(res.Settings.Records, cfg.Records) {
 		t.Errorf("settings records %v, want %v", res.Settings.Records, cfg.Records)
 	}
-	want := len(api.Protocols()) * (1 + 3*len(cfg.Records)) // small once, the rest per size
+	want := len(api.DefaultProtocols()) * (1 + 3*len(cfg.Records)) // small once, the rest per size
 	if len(res.Cells) != want {
 		t.Fatalf("%d cells, want %d", len(res.Cells), want)
 	}
@@ -463,7 +463,7 @@ func TestRunRecordsAgainstRealServer(t *testing.T) {
 			}
 		}
 	}
-	for _, p := range api.Protocols() {
+	for _, p := range api.DefaultProtocols() {
 		for _, sc := range []api.Scenario{api.Large, api.Stream, api.Post} {
 			key := string(p) + "/" + sc.Method()
 			if served := after[key] - before[key]; served != 19 {
