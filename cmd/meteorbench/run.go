@@ -44,7 +44,11 @@ report gives the time per batch and the per-call latency distribution.
 Scenarios: small (GetVersion), large (the 1000 records in one message),
 stream (the 1000 records streamed: gRPC server stream / NDJSON / delimited
 protobuf), post (upload the 1000 records). Protocols: rest (JSON over
-HTTP/1.1), grpc, rest-protobuf (protobuf over HTTP/1.1), or all.
+HTTP/1.1), grpc, rest-protobuf (protobuf over HTTP/1.1), the default three;
+grpc-web and connect (what a browser can call of gRPC); or all.
+--http-version 1.1,2 measures rest, rest-protobuf, grpc-web and connect over
+both HTTP versions (grpc is always HTTP/2), and each scenario's summary then
+splits REST->gRPC into encoding x transport x framing.
 
 --records N[,N...] sets the payload size of large, stream and post (a list
 sweeps, small is measured once); the summary then says from which size on
@@ -104,7 +108,7 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.Var(&f.Target, "target", "the server to measure: host:port of one port serving REST and gRPC (meteorbench serve), or rest=HOST:PORT,grpc=HOST:PORT for servers on ports of their own (either alone; rest-protobuf= follows rest unless given); default: start one on 127.0.0.1")
 	fl.Var(&f.ServerPID, "server-pid", "server CPU per call from /proc/PID/stat of this process (any server on this machine; Docker's: docker inspect -f '{{.State.Pid}}'), or rest=PID,grpc=PID; 10 ms clock ticks")
 	fl.StringVar(&f.Token, "token", "", "bearer token for a protected server (default $"+server.TokenEnv+")")
-	fl.StringSliceVar(&f.Protocols, "proto", []string{"all"}, "protocols: rest, rest-protobuf, grpc, grpc-web, connect, or all (every one); without the flag rest, rest-protobuf and grpc")
+	fl.StringSliceVar(&f.Protocols, "proto", []string{string(api.REST), string(api.RESTProtobuf), string(api.GRPC)}, "protocols: rest, rest-protobuf, grpc, grpc-web, connect (gRPC-Web and Connect, as a browser calls gRPC), or all (every one)")
 	fl.StringSliceVar(&f.Scenarios, "scenario", []string{"all"}, "scenarios: small, large, stream, post, or all")
 	fl.IntSliceVar(&f.Batches, "batch", []int{100}, "calls per measured batch; a list sweeps (the original experiment: 100,200)")
 	fl.IntSliceVar(&f.Concurrency, "concurrency", []int{1}, "workers running batches in parallel; a list sweeps (e.g. 1,16,64)")

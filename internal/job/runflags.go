@@ -149,7 +149,7 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (plan.C
 		Target:      f.Target.T,
 		ServerPID:   f.ServerPID.P,
 		Token:       f.Token,
-		Protocols:   f.protocols(),
+		Protocols:   flagvalue.ExpandAll(f.Protocols, api.Protocols()),
 		Scenarios:   flagvalue.ExpandAll(f.Scenarios, api.Scenarios()),
 		Batches:     f.Batches,
 		Concurrency: f.Concurrency,
@@ -218,16 +218,6 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (plan.C
 		return cfg, o, fmt.Errorf("--%w", err)
 	}
 	return cfg, o, nil
-}
-
-// protocols are --proto's: "all" is every protocol (api.Protocols), and
-// without the flag the default run's (api.DefaultProtocols: REST against
-// gRPC).
-func (f *RunFlags) protocols() []api.Protocol {
-	if f.Changed != nil && !f.Changed("proto") {
-		return flagvalue.ExpandAll(f.Protocols, api.DefaultProtocols())
-	}
-	return flagvalue.ExpandAll(f.Protocols, api.Protocols())
 }
 
 // applyTarget reads --target's per-protocol form and --server-pid into
