@@ -124,8 +124,13 @@ func TestWebBadFlags(t *testing.T) {
 		{[]string{"--proto", "all", "--payload", sample}, "not carried over grpc-web (--proto)"},
 		{[]string{"--http-version", "3"}, `--http-version: unknown value "3" (want 1.1, 2)`},
 		{[]string{"--http-version", "2,2"}, "--http-version"},
+		{[]string{"--rest-url", "http://127.0.0.1:1/x", "--http-version", "1.1,2"}, "--http-version: your endpoints (--endpoints, --rest-url) are called over HTTP/1.1 only"},
 	} {
-		_, _, err := execute(t, append([]string{"run", "--target", "127.0.0.1:1"}, tc.args...)...)
+		args := append([]string{"run"}, tc.args...)
+		if !slices.Contains(args, "--rest-url") {
+			args = append(args, "--target", "127.0.0.1:1")
+		}
+		_, _, err := execute(t, args...)
 		if code := exitCodeQuiet(err); code != 2 || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q: exit %d, %v; want 2 and one line with %q", tc.args, code, err, tc.want)
 		}
