@@ -16,14 +16,23 @@ import (
 // versions (gRPC once) on both engines, every cell measured without an
 // error, and each scenario's HTTP/1.1 verdict decomposing REST→gRPC into
 // its three steps. Timing-dependent (a cell judged suspect on a loaded
-// machine leaves its verdict without a decomposition): a second attempt
-// is made, the first one's notes logged.
+// machine makes run exit 1 and leaves its verdict without a
+// decomposition): up to three attempts are made, each failed one's
+// reasons logged.
 func TestWebMatrix(t *testing.T) {
 	bin := meteorbenchBinary(t)
 	args := []string{"run", "--scenario", "small,large", "--proto", "rest,rest-protobuf,grpc,grpc-web,connect",
-		"--http-version", "1.1,2", "--engine", "standard,lean", "--duration", "150ms", "--warmup", "50ms", "--repeat", "1", "--format", "json"}
+		"--http-version", "1.1,2", "--engine", "standard,lean", "--duration", "200ms", "--warmup", "50ms", "--repeat", "1", "--format", "json"}
+	const attempts = 3
 	for attempt := 1; ; attempt++ {
-		res := runWeb(t, bin, args...)
+		res, suspect := runWebSuspect(t, bin, args...)
+		if suspect != "" && attempt < attempts {
+			t.Logf("attempt %d: %s (measured again)", attempt, suspect)
+			continue
+		}
+		if suspect != "" {
+			t.Fatalf("attempt %d: %s", attempt, suspect)
+		}
 		var want, got []string
 		for _, e := range []string{"", "lean"} {
 			for _, sc := range []api.Scenario{api.Small, api.Large} {
@@ -73,7 +82,7 @@ func TestWebMatrix(t *testing.T) {
 		if len(missing) == 0 {
 			return
 		}
-		if attempt == 2 {
+		if attempt == attempts {
 			t.Fatalf("verdicts without a decomposition:\n%s", strings.Join(missing, "\n"))
 		}
 		t.Logf("attempt %d: verdicts without a decomposition (measured again):\n%s", attempt, strings.Join(missing, "\n"))
@@ -81,10 +90,23 @@ func TestWebMatrix(t *testing.T) {
 }
 
 // Under --tls the web protocols and REST at HTTP/2 offer ALPN h2, at 1.1
-// http/1.1, and the own server answers each on both engines.
+// http/1.1, and the own server answers each on both engines. Up to three
+// attempts while a cell is judged suspect (timing-dependent), each logged.
 func TestWebMatrixTLS(t *testing.T) {
-	res := runWeb(t, meteorbenchBinary(t), "run", "--tls", "--scenario", "small", "--proto", "rest,grpc,grpc-web,connect",
-		"--http-version", "1.1,2", "--engine", "standard,lean", "--batch", "5", "--iterations", "2", "--warmup", "0", "--format", "json")
+	bin := meteorbenchBinary(t)
+	var res *results.Result
+	for attempt := 1; ; attempt++ {
+		r, suspect := runWebSuspect(t, bin, "run", "--tls", "--scenario", "small", "--proto", "rest,grpc,grpc-web,connect",
+			"--http-version", "1.1,2", "--engine", "standard,lean", "--batch", "5", "--iterations", "2", "--warmup", "0", "--format", "json")
+		if suspect == "" {
+			res = r
+			break
+		}
+		if attempt == 3 {
+			t.Fatalf("attempt %d: %s", attempt, suspect)
+		}
+		t.Logf("attempt %d: %s (measured again)", attempt, suspect)
+	}
 	if len(res.Cells) != 2*7 {
 		t.Fatalf("%d cells, want 14", len(res.Cells))
 	}
@@ -95,20 +117,30 @@ func TestWebMatrixTLS(t *testing.T) {
 	}
 }
 
-func runWeb(t *testing.T, bin string, args ...string) *results.Result {
+// runWebSuspect runs the binary with args: its result, and when run
+// exited 1 because a cell could not be trusted (the result written), the
+// cells it names.
+func runWebSuspect(t *testing.T, bin string, args ...string) (*results.Result, string) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := runBounded(t, cmd); err != nil {
-		t.Fatalf("%q: %v\n%s", args, err, stderr.String())
+	err := runBounded(t, cmd)
+	var suspect string
+	if err != nil {
+		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+		last := lines[len(lines)-1]
+		if !strings.Contains(last, "cannot be trusted (results written)") {
+			t.Fatalf("%q: %v\n%s", args, err, stderr.String())
+		}
+		suspect = last
 	}
 	res, err := results.Read(&stdout)
 	if err != nil {
 		t.Fatal(err)
 	}
 	assertGone(t, res.Env.Target)
-	return res
+	return res, suspect
 }
 
 // --payload is the meteorites' alternative over rest, rest-protobuf and
