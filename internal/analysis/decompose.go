@@ -147,7 +147,7 @@ func decompositionLine(sc api.Scenario, dec *results.Decomposition) string {
 		}
 		parts = append(parts, head+" = "+strings.Join(steps, " × "))
 	}
-	s := string(sc) + ": " + strings.Join(parts, "; ") + " (the steps multiply to the whole)"
+	s := string(sc) + ": " + strings.Join(parts, "; ") + " (ratios of the medians, so the steps multiply to the whole; the verdict's own ratio pairs the repeats)"
 	if len(dec.Browser) > 0 {
 		var bs []string
 		for _, st := range dec.Browser {
