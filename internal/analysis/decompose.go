@@ -141,9 +141,9 @@ func decompositionLine(sc api.Scenario, dec *results.Decomposition) string {
 		if steps == nil {
 			continue
 		}
-		head := "REST→gRPC " + stepText(*whole)
-		if f == results.FigLatencyP50 {
-			head += " (p50)"
+		head := "REST→gRPC " + Noise(*whole) // names the figure: "server CPU within noise (±8%)"
+		if whole.Significance != results.NotSignificant {
+			head = "REST→gRPC " + Describe(*whole) // "5.0x faster (p50)", "2.5x less server CPU"
 		}
 		parts = append(parts, head+" = "+strings.Join(steps, " × "))
 	}
