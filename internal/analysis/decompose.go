@@ -170,11 +170,14 @@ var stepWhat = map[string]string{
 }
 
 // stepText is a step's ratio in words without the figure's suffix:
-// "1.10x [1.02, 1.18] faster", "1.5x less server CPU", "within noise
-// (±8%)".
+// "1.10x [1.02, 1.18] faster", "1.5x less server CPU", "1.05x [0.9, 1.2]
+// slower, within noise (±12%)".
 func stepText(r results.Ratio) string {
 	if r.Significance == results.NotSignificant {
-		return "≈1 " + noise(r)
+		// The factor still, so that the steps can be multiplied.
+		shown := r
+		shown.Significance = results.Untested
+		return strings.TrimSuffix(Describe(shown), " (p50)") + ", " + noise(r)
 	}
 	return strings.TrimSuffix(Describe(r), " (p50)")
 }
