@@ -43,16 +43,20 @@ type CPUs struct{ List cpuset.Set }
 
 func (c *CPUs) String() string { return c.List.String() }
 
-func (c *CPUs) Set(s string) error {
-	set, err := cpuset.Parse(s)
+func (c *CPUs) Set(s string) error { return parseInto(&c.List, s, cpuset.Parse) }
+
+func (*CPUs) Type() string { return "list" }
+
+// parseInto is a flag value's Set: s parsed by parse into *dst, which an
+// error leaves as it was.
+func parseInto[T any](dst *T, s string, parse func(string) (T, error)) error {
+	v, err := parse(s)
 	if err != nil {
 		return err
 	}
-	c.List = set
+	*dst = v
 	return nil
 }
-
-func (*CPUs) Type() string { return "list" }
 
 // CheckHostPort validates host:port; the port must be at least minPort.
 func CheckHostPort(s string, minPort uint64) error {
@@ -141,12 +145,9 @@ type Targets struct{ T target.Targets }
 func (t *Targets) String() string { return t.T.String() }
 
 func (t *Targets) Set(s string) error {
-	v, err := target.ParseTargets(s, func(a string) error { return CheckHostPort(a, 1) })
-	if err != nil {
-		return err
-	}
-	t.T = v
-	return nil
+	return parseInto(&t.T, s, func(s string) (target.Targets, error) {
+		return target.ParseTargets(s, func(a string) error { return CheckHostPort(a, 1) })
+	})
 }
 
 func (*Targets) Type() string { return "host:port|rest=host:port,grpc=host:port" }
@@ -156,13 +157,6 @@ type PIDs struct{ P target.PIDs }
 
 func (p *PIDs) String() string { return p.P.String() }
 
-func (p *PIDs) Set(s string) error {
-	v, err := target.ParsePIDs(s)
-	if err != nil {
-		return err
-	}
-	p.P = v
-	return nil
-}
+func (p *PIDs) Set(s string) error { return parseInto(&p.P, s, target.ParsePIDs) }
 
 func (*PIDs) Type() string { return "pid|rest=pid,grpc=pid" }

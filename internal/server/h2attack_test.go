@@ -513,16 +513,7 @@ func TestH2WindowExhaustion(t *testing.T) {
 			{"list", pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName, 20},
 			{"stream", pb.MeteoriteLandingsService_GetLargePayload_FullMethodName, 200},
 		} {
-			c := h2Dial(t, addr, http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
-			var headers atomic.Int64
-			done := make(chan *h2Seen, 1)
-			go func() {
-				done <- c.readAll(time.Now().Add(h2Guard), func(f http2.Frame) {
-					if _, ok := f.(*http2.MetaHeadersFrame); ok {
-						headers.Add(1)
-					}
-				})
-			}()
+			c, headers, done := zeroWindow(t, addr)
 			opened, aborted, phasePeak := 0, false, int64(0)
 			deadline := time.Now().Add(3 * time.Second)
 			for opened < m.streams && time.Now().Before(deadline) && !aborted {

@@ -90,12 +90,12 @@ func TestH2CRESTWindowExhaustion(t *testing.T) {
 	})
 }
 
-// windowExhaustion opens a zero-window connection and makes up to 300
-// calls of the largest list on it, 20 at a time, until the server closes
-// it or the heap passes twice the bound.
-func windowExhaustion(t *testing.T, addr string, h *heapSampler, call func(c *h2Conn) error) string {
+// zeroWindow dials addr granting the server no send window, and reads
+// the connection until it ends (or h2Guard passes), counting the HEADERS
+// frames the server sends; done gives what was seen.
+func zeroWindow(t *testing.T, addr string) (*h2Conn, *atomic.Int64, chan *h2Seen) {
 	c := h2Dial(t, addr, http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
-	var headers atomic.Int64
+	headers := new(atomic.Int64)
 	done := make(chan *h2Seen, 1)
 	go func() {
 		done <- c.readAll(time.Now().Add(h2Guard), func(f http2.Frame) {
@@ -104,6 +104,14 @@ func windowExhaustion(t *testing.T, addr string, h *heapSampler, call func(c *h2
 			}
 		})
 	}()
+	return c, headers, done
+}
+
+// windowExhaustion opens a zero-window connection and makes up to 300
+// calls of the largest list on it, 20 at a time, until the server closes
+// it or the heap passes twice the bound.
+func windowExhaustion(t *testing.T, addr string, h *heapSampler, call func(c *h2Conn) error) string {
+	c, headers, done := zeroWindow(t, addr)
 	const streams = 300
 	opened, aborted, peak := 0, false, int64(0)
 	for opened < streams && !aborted {

@@ -36,13 +36,14 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as the contract's clients expect
     records = b"[]"
 
-    def answer(self, status, body):
-        data = json.dumps(body).encode() if not isinstance(body, bytes) else body
+    def answer(self, status, body, ctype="application/json"):
+        if not isinstance(body, bytes):
+            body = json.dumps(body).encode()
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(data)
+        self.wfile.write(body)
 
     def do_GET(self):
         path = self.path.split("?", 1)[0]
@@ -59,12 +60,23 @@ class Handler(BaseHTTPRequestHandler):
         if self.path.split("?", 1)[0] != "/api/MeteoriteLandings/LargePayload":
             self.answer(404, {"error": "no such path"})
             return
+        if self.refuse_post():
+            return
         try:
-            json.loads(body)
+            self.check_post(json.loads(body))
         except ValueError as e:
             self.answer(400, {"error": str(e)[:100]})
             return
         self.answer(200, "SUCCESS")
+
+    def refuse_post(self):
+        """Answers a post this server refuses before reading its JSON (and
+        says so); this one refuses none."""
+        return False
+
+    def check_post(self, value):
+        """Raises ValueError for a posted JSON value this server rejects;
+        this one takes any."""
 
     def log_message(self, *args):
         pass  # nothing per request

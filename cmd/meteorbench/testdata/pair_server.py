@@ -23,12 +23,13 @@ import signal
 import sys
 import threading
 from concurrent import futures
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import grpc
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
 
 from contract_server import convert  # the file's records as the contract answers them
+from contract_server import Handler as ContractHandler
 
 PACKAGE = "MeteoriteLandingsService"
 SERVICE = PACKAGE + ".MeteoriteLandingsService"
@@ -103,20 +104,10 @@ def records_asked(value, total):
 
 
 def rest_handler(data):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"  # keep-alive, as the contract's clients expect
+    class Handler(ContractHandler):  # answer, the post and the quiet log
         # The status line and headers are written apart from the body:
         # without TCP_NODELAY, Nagle and the client's delayed ACK add 40 ms.
         disable_nagle_algorithm = True
-
-        def answer(self, status, body, ctype="application/json"):
-            if not isinstance(body, bytes):
-                body = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
 
         def query_records(self):
             _, _, query = self.path.partition("?")
@@ -149,25 +140,15 @@ def rest_handler(data):
             else:
                 self.answer(404, {"error": "no such path: " + path})
 
-        def do_POST(self):
-            length = int(self.headers.get("Content-Length", "0"))
-            body = self.rfile.read(length)
-            if self.path.split("?", 1)[0] != "/api/MeteoriteLandings/LargePayload":
-                self.answer(404, {"error": "no such path"})
-                return
+        def refuse_post(self):
             if not self.headers.get("Content-Type", "").startswith("application/json"):
                 self.answer(415, {"error": "this server reads JSON only"})
-                return
-            try:
-                if not isinstance(json.loads(body), list):
-                    raise ValueError("not a list of records")
-            except ValueError as e:
-                self.answer(400, {"error": str(e)[:100]})
-                return
-            self.answer(200, "SUCCESS")
+                return True
+            return False
 
-        def log_message(self, *args):
-            pass  # nothing per request
+        def check_post(self, value):
+            if not isinstance(value, list):
+                raise ValueError("not a list of records")
 
     return Handler
 

@@ -124,6 +124,18 @@ func (e *Endpoints) Pair(sc api.Scenario) *Pair {
 	return nil
 }
 
+// called is the pair a caller of scenario sc calls: the pair named sc,
+// or for a single pair that one; nil for a mix of several.
+func (e *Endpoints) called(sc api.Scenario) *Pair {
+	if p := e.Pair(sc); p != nil {
+		return p
+	}
+	if len(e.Pairs) == 1 {
+		return e.Pairs[0]
+	}
+	return nil
+}
+
 // Protocols are the protocols any pair is measured over.
 func (e *Endpoints) Protocols() []api.Protocol {
 	var out []api.Protocol
@@ -139,11 +151,8 @@ func (e *Endpoints) Protocols() []api.Protocol {
 // a cell's condition: the pair's endpoints, or the endpoints file's name
 // for a mix of several pairs.
 func (e *Endpoints) Name(sc api.Scenario) string {
-	if p := e.Pair(sc); p != nil {
+	if p := e.called(sc); p != nil {
 		return p.Describe()
-	}
-	if len(e.Pairs) == 1 {
-		return e.Pairs[0].Describe()
 	}
 	return e.File
 }

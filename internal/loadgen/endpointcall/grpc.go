@@ -168,10 +168,7 @@ type grpcConns struct {
 // Caller implements call.Client: a caller of pair sc's method (the one
 // pair's, for a single pair).
 func (c *grpcClient) Caller(sc api.Scenario) (call.Caller, error) {
-	p := c.e.Pair(sc)
-	if p == nil && len(c.e.Pairs) == 1 {
-		p = c.e.Pairs[0]
-	}
+	p := c.e.called(sc)
 	if p == nil || p.GRPC == nil {
 		return nil, fmt.Errorf("endpointcall: no gRPC method for %s", sc)
 	}

@@ -239,10 +239,7 @@ func newRESTClient(e *Endpoints, o call.Options) (*restClient, error) {
 // Caller implements call.Client: a caller of pair sc's request (the one
 // pair's, for a single pair).
 func (c *restClient) Caller(sc api.Scenario) (call.Caller, error) {
-	p := c.e.Pair(sc)
-	if p == nil && len(c.e.Pairs) == 1 {
-		p = c.e.Pairs[0]
-	}
+	p := c.e.called(sc)
 	if p == nil || p.REST == nil {
 		return nil, fmt.Errorf("endpointcall: no REST request for %s", sc)
 	}

@@ -137,8 +137,26 @@ func (c *Client) stub() pb.MeteoriteLandingsServiceClient {
 // goroutine), so the sum needs no lock.
 type TimingCodec struct {
 	encoding.CodecV2 // Name() is "proto": the content type is unchanged
+	DecodeTime
+}
+
+// DecodeTime is the time a caller's codec spent in Unmarshal since the
+// call began (the codecs of grpccall and webcall time their calls alike).
+type DecodeTime struct {
 	// Decode is the time spent in Unmarshal since it was last zeroed.
 	Decode time.Duration
+}
+
+// Start begins timing a call: the decode time starts again from zero.
+func (d *DecodeTime) Start() call.Timer {
+	d.Decode = 0
+	return call.StartTimer()
+}
+
+// Outcome ends timing a call, with its decode time.
+func (d *DecodeTime) Outcome(t *call.Timer) call.Outcome {
+	t.AddDecode(d.Decode)
+	return t.Outcome()
 }
 
 // NewTimingCodec is grpc-go's proto codec, timed; force it on a caller's
@@ -187,18 +205,6 @@ func newListCaller(c *Client) (caller, *call.Records, error) {
 	return a, want, nil
 }
 
-// start begins timing a call.
-func (a *caller) start() call.Timer {
-	a.codec.Decode = 0
-	return call.StartTimer()
-}
-
-// outcome ends timing a call.
-func (a *caller) outcome(t *call.Timer) call.Outcome {
-	t.AddDecode(a.codec.Decode)
-	return t.Outcome()
-}
-
 // Caller implements call.Client.
 func (c *Client) Caller(scenario api.Scenario) (call.Caller, error) {
 	if c.payload != nil {
@@ -241,12 +247,12 @@ var empty = &pb.EmptyRequest{}
 type small struct{ caller }
 
 func (a *small) Call(ctx context.Context) (call.Outcome, error) {
-	timer := a.start()
+	timer := a.codec.Start()
 	v, err := a.c.stub().GetVersion(ctx, empty, a.opts...)
 	if err != nil {
 		return call.Outcome{}, Classify(err)
 	}
-	return a.outcome(&timer), call.CheckString(v.GetApiVersion(), data.Version)
+	return a.codec.Outcome(&timer), call.CheckString(v.GetApiVersion(), data.Version)
 }
 
 // large: GetLargePayloadAsList -> the records (1000 unless named) in one message.
@@ -256,12 +262,12 @@ type large struct {
 }
 
 func (a *large) Call(ctx context.Context) (call.Outcome, error) {
-	timer := a.start()
+	timer := a.codec.Start()
 	list, err := a.c.stub().GetLargePayloadAsList(ctx, empty, a.opts...)
 	if err != nil {
 		return call.Outcome{}, Classify(err)
 	}
-	return a.outcome(&timer), a.want.CheckMessages(list.GetMeteoriteLandings())
+	return a.codec.Outcome(&timer), a.want.CheckMessages(list.GetMeteoriteLandings())
 }
 
 // stream: GetLargePayload -> one message per record (1000 unless named),
@@ -272,7 +278,7 @@ type stream struct {
 }
 
 func (a *stream) Call(ctx context.Context) (call.Outcome, error) {
-	timer := a.start()
+	timer := a.codec.Start()
 	ctx, cancel := context.WithCancel(ctx) // ends the stream on an early return
 	defer cancel()
 	st, err := a.c.stub().GetLargePayload(ctx, empty, a.opts...)
@@ -285,7 +291,7 @@ func (a *stream) Call(ctx context.Context) (call.Outcome, error) {
 	if err != nil {
 		return call.Outcome{}, err
 	}
-	return a.outcome(&timer), a.want.CheckCount(n)
+	return a.codec.Outcome(&timer), a.want.CheckCount(n)
 }
 
 // receive reads a stream's messages with recv until its end, checking
@@ -314,10 +320,10 @@ type post struct {
 }
 
 func (a *post) Call(ctx context.Context) (call.Outcome, error) {
-	timer := a.start()
+	timer := a.codec.Start()
 	st, err := a.c.stub().PostLargePayload(ctx, a.list, a.opts...)
 	if err != nil {
 		return call.Outcome{}, Classify(err)
 	}
-	return a.outcome(&timer), call.CheckString(st.GetStatus(), data.Success)
+	return a.codec.Outcome(&timer), call.CheckString(st.GetStatus(), data.Success)
 }

@@ -56,12 +56,12 @@ func (c *Client) payloadCaller(scenario api.Scenario) (call.Caller, error) {
 type payloadSmall struct{ caller }
 
 func (a *payloadSmall) Call(ctx context.Context) (call.Outcome, error) {
-	timer := a.start()
+	timer := a.codec.Start()
 	var v pb.Version
 	if err := a.c.conn().Invoke(ctx, payloadMethod(api.MethodGetVersion), empty, &v, a.opts...); err != nil {
 		return call.Outcome{}, Classify(err)
 	}
-	return a.outcome(&timer), call.CheckString(v.GetApiVersion(), data.Version)
+	return a.codec.Outcome(&timer), call.CheckString(v.GetApiVersion(), data.Version)
 }
 
 // payloadItems is what the calls that answer items need.
@@ -74,12 +74,12 @@ type payloadItems struct {
 type payloadLarge struct{ payloadItems }
 
 func (a *payloadLarge) Call(ctx context.Context) (call.Outcome, error) {
-	timer := a.start()
+	timer := a.codec.Start()
 	list := &payload.List{P: a.p}
 	if err := a.c.conn().Invoke(ctx, payloadMethod(api.MethodGetLargePayloadAsList), empty, list, a.opts...); err != nil {
 		return call.Outcome{}, Classify(err)
 	}
-	out := a.outcome(&timer)
+	out := a.codec.Outcome(&timer)
 	if err := a.want.CheckCount(list.Items.Len()); err != nil {
 		return out, err
 	}
@@ -92,7 +92,7 @@ func (a *payloadLarge) Call(ctx context.Context) (call.Outcome, error) {
 type payloadStream struct{ payloadItems }
 
 func (a *payloadStream) Call(ctx context.Context) (call.Outcome, error) {
-	timer := a.start()
+	timer := a.codec.Start()
 	ctx, cancel := context.WithCancel(ctx) // ends the stream on an early return
 	defer cancel()
 	st, err := a.c.conn().NewStream(ctx, streamDesc, payloadMethod(api.MethodGetLargePayload), a.opts...)
@@ -115,7 +115,7 @@ func (a *payloadStream) Call(ctx context.Context) (call.Outcome, error) {
 	if err != nil {
 		return call.Outcome{}, err
 	}
-	return a.outcome(&timer), a.want.CheckCount(n)
+	return a.codec.Outcome(&timer), a.want.CheckCount(n)
 }
 
 type payloadPost struct {
@@ -124,10 +124,10 @@ type payloadPost struct {
 }
 
 func (a *payloadPost) Call(ctx context.Context) (call.Outcome, error) {
-	timer := a.start()
+	timer := a.codec.Start()
 	var st pb.StatusResponse
 	if err := a.c.conn().Invoke(ctx, payloadMethod(api.MethodPostLargePayload), a.list, &st, a.opts...); err != nil {
 		return call.Outcome{}, Classify(err)
 	}
-	return a.outcome(&timer), call.CheckString(st.GetStatus(), data.Success)
+	return a.codec.Outcome(&timer), call.CheckString(st.GetStatus(), data.Success)
 }

@@ -173,6 +173,19 @@ func (w *ctxWatch) follow(ctx context.Context, f *inflight) {
 // noDeadline stands for a call with no deadline.
 var noDeadline = time.Unix(0, math.MaxInt64) // in 2262: its UnixNano still fits
 
+// begin starts a call by deadline (CallBy): its timer, then ctx's error,
+// if any; a zero deadline is noDeadline.
+func begin(ctx context.Context, deadline time.Time) (call.Timer, time.Time, error) {
+	timer := call.StartTimer()
+	if err := ctx.Err(); err != nil {
+		return timer, deadline, err
+	}
+	if deadline.IsZero() {
+		deadline = noDeadline
+	}
+	return timer, deadline, nil
+}
+
 // deadlineOf is the deadline of a call made with ctx alone (call.Caller's
 // Call): ctx's, or none.
 func deadlineOf(ctx context.Context) time.Time {

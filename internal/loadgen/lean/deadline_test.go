@@ -26,15 +26,8 @@ func TestDeadlines(t *testing.T) {
 					<-ctx.Done() // the client gave up, or the test ended
 				}
 			}})
-			c, err := lean.New(p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, a := loadgentest.Open(t, lean.New, p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}}, api.Small)
 			defer c.Close()
-			a, err := c.Caller(api.Small)
-			if err != nil {
-				t.Fatal(err)
-			}
 			dc := a.(call.DeadlineCaller)
 			phase, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -44,7 +37,7 @@ func TestDeadlines(t *testing.T) {
 
 			const timeout = 100 * time.Millisecond
 			start := time.Now()
-			_, err = dc.CallBy(phase, start.Add(timeout))
+			_, err := dc.CallBy(phase, start.Add(timeout))
 			took := time.Since(start)
 			if cl := call.Classify(phase, err); cl != results.ClassTimeout {
 				t.Errorf("call 2, stalled past its deadline: class %q (%v), want timeout", cl, err)

@@ -221,16 +221,12 @@ func (a *grpcCaller) Call(ctx context.Context) (call.Outcome, error) {
 // ctx, and a call that was kept in them past its deadline is a timeout
 // all the same.
 func (a *grpcCaller) CallBy(ctx context.Context, deadline time.Time) (call.Outcome, error) {
-	timer := call.StartTimer()
-	if err := ctx.Err(); err != nil {
+	timer, deadline, err := begin(ctx, deadline)
+	if err != nil {
 		return call.Outcome{}, err
-	}
-	if deadline.IsZero() {
-		deadline = noDeadline
 	}
 	s := &a.s
 	var h *h2conn
-	var err error
 	for attempt := 0; ; attempt++ {
 		nh, cerr := a.c.conn(ctx, deadline)
 		if cerr != nil {

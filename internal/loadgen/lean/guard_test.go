@@ -16,6 +16,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
+	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
@@ -29,15 +30,8 @@ import (
 func TestStreamIDsRetired(t *testing.T) {
 	addr := servertest.Start(t, server.Config{})
 	d := &wire.Dialer{}
-	c, err := lean.New(api.GRPC, call.Options{Target: addr, Workers: 1, Dialer: d})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, a := loadgentest.Open(t, lean.New, api.GRPC, call.Options{Target: addr, Workers: 1, Dialer: d}, api.Small)
 	defer c.Close()
-	a, err := c.Caller(api.Small)
-	if err != nil {
-		t.Fatal(err)
-	}
 	calls := func(n int) {
 		for i := range n {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -153,15 +147,8 @@ func TestHTTP1Bounds(t *testing.T) {
 				tc.serve(c)
 				io.Copy(io.Discard, c) // until the client hangs up
 			})
-			c, err := lean.New(api.REST, call.Options{Target: ln.Addr().String(), Workers: 1, Dialer: &wire.Dialer{}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, a := loadgentest.Open(t, lean.New, api.REST, call.Options{Target: ln.Addr().String(), Workers: 1, Dialer: &wire.Dialer{}}, api.Small)
 			defer c.Close()
-			a, err := c.Caller(api.Small)
-			if err != nil {
-				t.Fatal(err)
-			}
 			const timeout = 500 * time.Millisecond
 			start := time.Now()
 			_, err = a.(call.DeadlineCaller).CallBy(context.Background(), start.Add(timeout))
@@ -198,15 +185,8 @@ func TestZeroWindowEndsByDeadline(t *testing.T) {
 		io.Copy(io.Discard, c)
 	})
 	d := &wire.Dialer{}
-	c, err := lean.New(api.GRPC, call.Options{Target: ln.Addr().String(), Workers: 1, Dialer: d})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, a := loadgentest.Open(t, lean.New, api.GRPC, call.Options{Target: ln.Addr().String(), Workers: 1, Dialer: d}, api.Post)
 	defer c.Close()
-	a, err := c.Caller(api.Post)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const timeout = 300 * time.Millisecond
 	for i := range 3 {
 		start := time.Now()

@@ -19,6 +19,7 @@ import (
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -192,18 +193,11 @@ func FuzzH2Read(f *testing.F) {
 	f.Fuzz(func(t *testing.T, server []byte) {
 		conn := newServerBytes(server)
 		d := &wire.Dialer{Dial: func(context.Context, string, string) (net.Conn, error) { return conn, nil }}
-		c, err := New(api.GRPC, call.Options{Target: "127.0.0.1:1", Workers: 1, Dialer: d})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, a := loadgentest.Open(t, New, api.GRPC, call.Options{Target: "127.0.0.1:1", Workers: 1, Dialer: d}, api.Small)
 		defer c.Close()
-		a, err := c.Caller(api.Small)
-		if err != nil {
-			t.Fatal(err)
-		}
 		const deadline = 5 * time.Second
 		start := time.Now()
-		_, err = a.(call.DeadlineCaller).CallBy(context.Background(), start.Add(deadline))
+		_, err := a.(call.DeadlineCaller).CallBy(context.Background(), start.Add(deadline))
 		if took := time.Since(start); took > deadline/2 {
 			t.Fatalf("the call took %v on %d bytes that end (%v)", took, len(server), err)
 		}

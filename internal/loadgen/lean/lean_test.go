@@ -11,10 +11,9 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
-	"github.com/meteorbench/meteorbench/internal/loadgen/grpccall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
 	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
-	"github.com/meteorbench/meteorbench/internal/loadgen/restcall"
+	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
 	"github.com/meteorbench/meteorbench/internal/payload"
 	"github.com/meteorbench/meteorbench/internal/results"
@@ -22,15 +21,14 @@ import (
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
 )
 
-// standard opens the standard engine's client of protocol.
+// standard opens the standard engine's client of protocol, from the load
+// generator's engine registry (plan), which has every protocol.
 func standard(protocol api.Protocol, o call.Options) (call.Client, error) {
-	switch protocol {
-	case api.REST:
-		return restcall.NewJSON(o)
-	case api.RESTProtobuf:
-		return restcall.NewProtobuf(o)
+	e, err := plan.EngineOf(plan.Config{}, results.CellKey{})
+	if err != nil {
+		return nil, err
 	}
-	return grpccall.New(o)
+	return e.Client(plan.Config{}, protocol, o)
 }
 
 // perCall makes n calls of a scenario with workers callers in parallel and
@@ -85,11 +83,15 @@ func TestLeanAgreesOnBytes(t *testing.T) {
 	for _, p := range api.DefaultProtocols() {
 		for _, sc := range api.Scenarios() {
 			t.Run(string(p)+"/"+string(sc), func(t *testing.T) {
-				const n = 40
+				n := 40
+				if testing.Short() {
+					n = 10 // under the race detector (CI's race step): the same check, fewer calls
+				}
 				l := perCall(t, lean.New, addr, p, sc, 4, n)
 				s := perCall(t, standard, addr, p, sc, 4, n)
-				lt, st := float64(l.Sent+l.Received)/n, float64(s.Sent+s.Received)/n
-				t.Logf("bytes per call: lean %.1f sent + %.1f received, standard %.1f + %.1f", float64(l.Sent)/n, float64(l.Received)/n, float64(s.Sent)/n, float64(s.Received)/n)
+				fn := float64(n)
+				lt, st := float64(l.Sent+l.Received)/fn, float64(s.Sent+s.Received)/fn
+				t.Logf("bytes per call: lean %.1f sent + %.1f received, standard %.1f + %.1f", float64(l.Sent)/fn, float64(l.Received)/fn, float64(s.Sent)/fn, float64(s.Received)/fn)
 				if d := lt/st - 1; (d > 0.02 || d < -0.02) && !(p == api.GRPC && sc == api.Small) {
 					t.Errorf("bytes per call: lean %.1f, standard %.1f (%+.1f%%)", lt, st, 100*d)
 				}
@@ -105,15 +107,8 @@ func TestWrongAnswerCounted(t *testing.T) {
 	for _, p := range api.DefaultProtocols() {
 		t.Run(string(p), func(t *testing.T) {
 			srv := loadgentest.Start(t, loadgentest.Config{WrongEvery: 500})
-			c, err := lean.New(p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, a := loadgentest.Open(t, lean.New, p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}}, api.Small)
 			defer c.Close()
-			a, err := c.Caller(api.Small)
-			if err != nil {
-				t.Fatal(err)
-			}
 			const calls = 2000
 			invalid := 0
 			for range calls {
@@ -243,15 +238,8 @@ func TestLeanPayloadWrongTarget(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := servertest.Start(t, tc.srv)
-			c, err := lean.New(api.GRPC, call.Options{Target: addr, Workers: 1, Dialer: &wire.Dialer{}, Payload: tc.o})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, a := loadgentest.Open(t, lean.New, api.GRPC, call.Options{Target: addr, Workers: 1, Dialer: &wire.Dialer{}, Payload: tc.o}, api.Large)
 			defer c.Close()
-			a, err := c.Caller(api.Large)
-			if err != nil {
-				t.Fatal(err)
-			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			if _, err := a.Call(ctx); err == nil {

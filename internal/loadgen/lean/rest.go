@@ -98,12 +98,9 @@ func (a *restCaller) Call(ctx context.Context) (call.Outcome, error) {
 
 // CallBy implements call.DeadlineCaller.
 func (a *restCaller) CallBy(ctx context.Context, deadline time.Time) (call.Outcome, error) {
-	timer := call.StartTimer()
-	if err := ctx.Err(); err != nil {
+	timer, deadline, err := begin(ctx, deadline)
+	if err != nil {
 		return call.Outcome{}, err
-	}
-	if deadline.IsZero() {
-		deadline = noDeadline
 	}
 	if a.conn == nil {
 		dctx, cancel := context.WithDeadline(ctx, deadline) // a dial is rare: a context of its own

@@ -9,7 +9,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
-	"github.com/meteorbench/meteorbench/internal/loadgen/restcall"
+	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
 	"github.com/meteorbench/meteorbench/internal/loadgen/webcall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/webcall/webtest"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
@@ -28,17 +28,6 @@ var webCells = []webCell{
 	{api.REST, call.HTTP2}, {api.RESTProtobuf, call.HTTP2},
 	{webcall.GRPCWeb, call.HTTP11}, {webcall.GRPCWeb, call.HTTP2},
 	{webcall.Connect, call.HTTP11}, {webcall.Connect, call.HTTP2},
-}
-
-// standardWeb opens the standard engine's client of a web cell.
-func standardWeb(p api.Protocol, o call.Options) (call.Client, error) {
-	switch p {
-	case api.REST:
-		return restcall.NewJSON(o)
-	case api.RESTProtobuf:
-		return restcall.NewProtobuf(o)
-	}
-	return webcall.NewClient(p, o)
 }
 
 // webLoad makes calls calls on each of workers callers of an engine's
@@ -80,7 +69,16 @@ func webLoad(t *testing.T, open func(api.Protocol, call.Options) (call.Client, e
 // only logged: control frames (window updates, pings), which the two
 // clients send at different moments, are most of their bytes.
 func TestWebCells(t *testing.T) {
-	for _, tlsOn := range []bool{false, true} {
+	modes := []bool{false, true}
+	if testing.Short() {
+		// Under the race detector (CI's race step runs -short) the cells
+		// over TLS take minutes; their TLS is wire.Dialer's, which the
+		// wire and session TLS tests run under it too; the normal step
+		// runs them all.
+		t.Log("-short: plaintext only (the cells over TLS run in the normal step)")
+		modes = modes[:1]
+	}
+	for _, tlsOn := range modes {
 		srv := webtest.Start(t, webtest.Config{TLS: tlsOn})
 		for _, c := range webCells {
 			for _, sc := range api.Scenarios() {
@@ -111,7 +109,7 @@ func TestWebCells(t *testing.T) {
 					}
 					for attempt := 1; ; attempt++ {
 						l, ld := webLoad(t, lean.New, srv, c, sc, workers, calls)
-						s, sd := webLoad(t, standardWeb, srv, c, sc, workers, calls)
+						s, sd := webLoad(t, standard, srv, c, sc, workers, calls)
 						n := float64(workers * calls)
 						t.Logf("attempt %d: bytes per call: lean %.1f sent + %.1f received, standard %.1f + %.1f; connections: lean %d, standard %d (while measuring %d, %d)",
 							attempt, float64(l.Sent)/n, float64(l.Received)/n, float64(s.Sent)/n, float64(s.Received)/n, ld, sd, l.Dials, s.Dials)
@@ -156,42 +154,18 @@ func TestWebCells(t *testing.T) {
 // class from the lean engine, and the next good call on the same client
 // succeeds.
 func TestWebBadAnswers(t *testing.T) {
-	for _, tc := range webtest.BadAnswers() {
-		for _, v := range []string{call.HTTP11, call.HTTP2} {
-			t.Run(tc.Name+"/"+v, func(t *testing.T) {
-				srv := webtest.Start(t, webtest.Config{Raw: func(w http.ResponseWriter, r *http.Request) bool {
-					if r.Header.Get("Authorization") != "" {
-						return false // the good call
-					}
-					tc.Write(w)
-					return true
-				}})
-				sc := api.Small
-				if tc.Stream {
-					sc = api.Stream
-				}
-				call1 := func(token string, want results.ErrorClass) {
-					c, err := lean.New(tc.Protocol, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: v}, Token: token})
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer c.Close()
-					a, err := c.Caller(sc)
-					if err != nil {
-						t.Fatal(err)
-					}
-					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-					defer cancel()
-					_, err = a.Call(ctx)
-					if cl := call.Classify(ctx, err); cl != want {
-						t.Errorf("class %q (%v), want %q", cl, err, want)
-					}
-				}
-				call1("", tc.Want)
-				call1("tok", "")
-			})
+	webtest.RunBadAnswers(t, func(t *testing.T, tc webtest.BadAnswer, o call.Options, sc api.Scenario) {
+		call1 := func(token string, want results.ErrorClass) {
+			o.Token = token
+			c, a := loadgentest.Open(t, lean.New, tc.Protocol, o, sc)
+			defer c.Close()
+			if cl, err := loadgentest.Classify(a); cl != want {
+				t.Errorf("class %q (%v), want %q", cl, err, want)
+			}
 		}
-	}
+		call1("", tc.Want)
+		call1("tok", "")
+	})
 }
 
 // TestWebServerCodes: a code the handler fails with is its class over the
@@ -200,20 +174,10 @@ func TestWebServerCodes(t *testing.T) {
 	srv := webtest.Start(t, webtest.Config{Code: 8}) // ResourceExhausted
 	for _, c := range webCells[2:] {
 		for _, sc := range api.Scenarios() {
-			cl, err := lean.New(c.p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: c.v}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			a, err := cl.Caller(sc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_, err = a.Call(ctx)
-			if got := call.Classify(ctx, err); got != results.GRPCClass("ResourceExhausted") {
+			cl, a := loadgentest.Open(t, lean.New, c.p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: c.v}}, sc)
+			if got, err := loadgentest.Classify(a); got != results.GRPCClass("ResourceExhausted") {
 				t.Errorf("%s/%s %s: class %q (%v)", c.p, c.v, sc, got, err)
 			}
-			cancel()
 			cl.Close()
 		}
 	}
@@ -245,17 +209,10 @@ func TestRESTOverHTTP2BadAnswers(t *testing.T) {
 			tc.write(w)
 			return true
 		}})
-		for name, open := range map[string]func(api.Protocol, call.Options) (call.Client, error){"lean": lean.New, "standard": standardWeb} {
-			c, err := open(api.REST, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: call.HTTP2}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			a, err := c.Caller(api.Small)
-			if err != nil {
-				t.Fatal(err)
-			}
+		for name, open := range map[string]func(api.Protocol, call.Options) (call.Client, error){"lean": lean.New, "standard": standard} {
+			c, a := loadgentest.Open(t, open, api.REST, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: call.HTTP2}}, api.Small)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_, err = a.Call(ctx)
+			_, err := a.Call(ctx)
 			if got := call.Classify(ctx, err); got != tc.want {
 				t.Errorf("%s, %s: class %q (%v), want %q", tc.name, name, got, err, tc.want)
 			}
@@ -285,18 +242,11 @@ func TestWebStall(t *testing.T) {
 		return true
 	}})
 	for _, c := range webCells[2:] {
-		cl, err := lean.New(c.p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: c.v}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, err := cl.Caller(api.Small)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cl, a := loadgentest.Open(t, lean.New, c.p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: c.v}}, api.Small)
 		const timeout = 200 * time.Millisecond
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		t0 := time.Now()
-		_, err = a.Call(ctx)
+		_, err := a.Call(ctx)
 		took := time.Since(t0)
 		if got := call.Classify(ctx, err); got != results.ClassTimeout {
 			t.Errorf("%s/%s: class %q (%v), want a timeout", c.p, c.v, got, err)

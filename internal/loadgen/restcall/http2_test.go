@@ -29,16 +29,7 @@ func TestHTTP2(t *testing.T) {
 					}
 					const workers = 4
 					o := call.Options{Target: srv.Addr, Workers: workers, Dialer: d, Settings: map[string]string{call.SettingHTTPVersion: call.HTTP2}}
-					var c call.Client
-					var err error
-					if protobuf {
-						c, err = restcall.NewProtobuf(o)
-					} else {
-						c, err = restcall.NewJSON(o)
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
+					c := newClient(t, protobuf, o)
 					defer c.Close()
 					before1 := srv.Proto[1].Load()
 					callers, err := webtest.Callers(c, sc, workers)

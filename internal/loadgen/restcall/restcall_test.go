@@ -22,22 +22,29 @@ import (
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
+// newClient opens a REST client, protobuf or JSON.
+func newClient(t *testing.T, protobuf bool, o call.Options) call.Client {
+	t.Helper()
+	var c call.Client
+	var err error
+	if protobuf {
+		c, err = restcall.NewProtobuf(o)
+	} else {
+		c, err = restcall.NewJSON(o)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // callOnce makes one call of a scenario against handler and classifies it.
 func callOnce(t *testing.T, protobuf bool, scenario api.Scenario, handler http.HandlerFunc) (call.Outcome, results.ErrorClass) {
 	t.Helper()
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
 	opts := call.Options{Target: strings.TrimPrefix(srv.URL, "http://"), Token: "tok", Workers: 1, Dialer: &wire.Dialer{}}
-	var client call.Client
-	var err error
-	if protobuf {
-		client, err = restcall.NewProtobuf(opts)
-	} else {
-		client, err = restcall.NewJSON(opts)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := newClient(t, protobuf, opts)
 	t.Cleanup(func() { client.Close() })
 	caller, err := client.Caller(scenario)
 	if err != nil {

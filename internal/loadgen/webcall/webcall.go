@@ -149,7 +149,7 @@ func (c *Client) Caller(scenario api.Scenario) (call.Caller, error) {
 // time minus the decode time is its time to the last byte, as with
 // grpccall.TimingCodec. Each Caller has its own.
 type timingCodec struct {
-	decode time.Duration
+	grpccall.DecodeTime
 }
 
 // Name implements connect.Codec: "proto", so the content types are
@@ -168,7 +168,7 @@ func (*timingCodec) MarshalAppend(dst []byte, m any) ([]byte, error) {
 func (c *timingCodec) Unmarshal(b []byte, m any) error {
 	t0 := time.Now()
 	err := proto.Unmarshal(b, m.(proto.Message))
-	c.decode += time.Since(t0)
+	c.Decode += time.Since(t0)
 	return err
 }
 
@@ -176,16 +176,6 @@ func (c *timingCodec) Unmarshal(b []byte, m any) error {
 type caller struct {
 	codec  *timingCodec
 	header http.Header // sent on every call (read-only)
-}
-
-func (a *caller) start() call.Timer {
-	a.codec.decode = 0
-	return call.StartTimer()
-}
-
-func (a *caller) outcome(t *call.Timer) call.Outcome {
-	t.AddDecode(a.codec.decode)
-	return t.Outcome()
 }
 
 // request is a request of m with the caller's header.
@@ -211,12 +201,12 @@ type unary[Req, Res any] struct {
 }
 
 func (a *unary[Req, Res]) Call(ctx context.Context) (call.Outcome, error) {
-	timer := a.start()
+	timer := a.codec.Start()
 	res, err := a.c.CallUnary(ctx, request(&a.caller, a.msg))
 	if err != nil {
 		return call.Outcome{}, Classify(err)
 	}
-	return a.outcome(&timer), a.check(res.Msg)
+	return a.codec.Outcome(&timer), a.check(res.Msg)
 }
 
 // stream: GetLargePayload -> one message per record, decoded and checked
@@ -228,7 +218,7 @@ type stream struct {
 }
 
 func (a *stream) Call(ctx context.Context) (call.Outcome, error) {
-	timer := a.start()
+	timer := a.codec.Start()
 	ctx, cancel := context.WithCancel(ctx) // ends the stream on an early return
 	defer cancel()
 	st, err := a.c.CallServerStream(ctx, request(&a.caller, empty))
@@ -246,7 +236,7 @@ func (a *stream) Call(ctx context.Context) (call.Outcome, error) {
 	if err := st.Err(); err != nil {
 		return call.Outcome{}, Classify(err)
 	}
-	return a.outcome(&timer), a.want.CheckCount(n)
+	return a.codec.Outcome(&timer), a.want.CheckCount(n)
 }
 
 // Classify gives a connect-go error its class:

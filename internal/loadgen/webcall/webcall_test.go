@@ -15,6 +15,7 @@ import (
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
 	"github.com/meteorbench/meteorbench/internal/loadgen/webcall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/webcall/webtest"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
@@ -137,38 +138,13 @@ func mustList(t *testing.T) *pb.MeteoriteLandingList {
 // TestBadAnswers: each bad answer, over HTTP/1.1 and HTTP/2, gets its
 // class, and the server goes on serving.
 func TestBadAnswers(t *testing.T) {
-	for _, tc := range webtest.BadAnswers() {
-		for _, v := range []string{call.HTTP11, call.HTTP2} {
-			t.Run(tc.Name+"/"+v, func(t *testing.T) {
-				srv := webtest.Start(t, webtest.Config{Raw: func(w http.ResponseWriter, r *http.Request) bool {
-					if r.Header.Get("X-Good") != "" {
-						return false
-					}
-					tc.Write(w)
-					return true
-				}})
-				c, err := webcall.NewClient(tc.Protocol, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: v}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
-				sc := api.Small
-				if tc.Stream {
-					sc = api.Stream
-				}
-				a, err := c.Caller(sc)
-				if err != nil {
-					t.Fatal(err)
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				_, err = a.Call(ctx)
-				if got := call.Classify(ctx, err); got != tc.Want {
-					t.Fatalf("class %q (%v), want %q", got, err, tc.Want)
-				}
-			})
+	webtest.RunBadAnswers(t, func(t *testing.T, tc webtest.BadAnswer, o call.Options, sc api.Scenario) {
+		c, a := loadgentest.Open(t, newClient, tc.Protocol, o, sc)
+		defer c.Close()
+		if got, err := loadgentest.Classify(a); got != tc.Want {
+			t.Fatalf("class %q (%v), want %q", got, err, tc.Want)
 		}
-	}
+	})
 }
 
 // TestServerCodes: a code the handler fails with reaches the class
@@ -177,20 +153,10 @@ func TestServerCodes(t *testing.T) {
 	srv := webtest.Start(t, webtest.Config{Code: connect.CodeResourceExhausted})
 	for _, p := range webcall.Protocols() {
 		for _, sc := range api.Scenarios() {
-			c, err := webcall.NewClient(p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: call.HTTP2}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			a, err := c.Caller(sc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_, err = a.Call(ctx)
-			if got := call.Classify(ctx, err); got != results.GRPCClass("ResourceExhausted") {
+			c, a := loadgentest.Open(t, newClient, p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: call.HTTP2}}, sc)
+			if got, err := loadgentest.Classify(a); got != results.GRPCClass("ResourceExhausted") {
 				t.Errorf("%s %s: class %q (%v)", p, sc, got, err)
 			}
-			cancel()
 			c.Close()
 		}
 	}
@@ -242,4 +208,9 @@ func TestUnknown(t *testing.T) {
 	if _, err := webcall.NewClient(webcall.Connect, o); err == nil {
 		t.Error("HTTP version 3 accepted")
 	}
+}
+
+// newClient is webcall.NewClient as an engine's constructor.
+func newClient(p api.Protocol, o call.Options) (call.Client, error) {
+	return webcall.NewClient(p, o)
 }

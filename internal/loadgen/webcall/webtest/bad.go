@@ -3,13 +3,16 @@ package webtest
 import (
 	"encoding/binary"
 	"net/http"
+	"testing"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
+	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/webcall"
+	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -101,4 +104,30 @@ var badAnswers = []BadAnswer{
 		w.Header().Set("Content-Type", "application/connect+proto")
 		w.Write(frame(0, []byte{1, 2, 3})[:6])
 	}, results.ClassProtocol},
+}
+
+// RunBadAnswers runs check as a subtest for each bad answer over HTTP/1.1
+// and HTTP/2, against a server of its own that gives the bad answer to
+// every call without an Authorization header (a call with a token gets a
+// good one). o is a one-worker client's options for that server and HTTP
+// version (no token), sc the scenario the answer is for.
+func RunBadAnswers(t *testing.T, check func(t *testing.T, tc BadAnswer, o call.Options, sc api.Scenario)) {
+	for _, tc := range badAnswers {
+		for _, v := range []string{call.HTTP11, call.HTTP2} {
+			t.Run(tc.Name+"/"+v, func(t *testing.T) {
+				srv := Start(t, Config{Raw: func(w http.ResponseWriter, r *http.Request) bool {
+					if r.Header.Get("Authorization") != "" {
+						return false // the good call
+					}
+					tc.Write(w)
+					return true
+				}})
+				sc := api.Small
+				if tc.Stream {
+					sc = api.Stream
+				}
+				check(t, tc, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: v}}, sc)
+			})
+		}
+	}
 }
