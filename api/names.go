@@ -16,8 +16,15 @@ const (
 )
 
 // Protocols returns every protocol in display order: REST, then the same
-// transport with protobuf, then gRPC, so that each step changes one thing.
-func Protocols() []Protocol { return []Protocol{REST, RESTProtobuf, GRPC} }
+// transport with protobuf, then gRPC, so that each step changes one thing,
+// then what a browser can call of gRPC (gRPC-Web, Connect). It is what
+// --proto all names and what validation, ranking and reports know.
+func Protocols() []Protocol { return []Protocol{REST, RESTProtobuf, GRPC, GRPCWeb, Connect} }
+
+// DefaultProtocols are the protocols a run measures when none is named:
+// REST against gRPC, with REST+protobuf between them (the question the
+// default run answers).
+func DefaultProtocols() []Protocol { return []Protocol{REST, RESTProtobuf, GRPC} }
 
 // Title is the protocol's name in prose ("REST+protobuf").
 func (p Protocol) Title() string {

@@ -45,6 +45,7 @@ func Verdicts(r *results.Result) []results.Verdict {
 	}
 	compressNotes(groups, out)
 	codecNotes(groups, out)
+	decomposeNotes(groups, out) // decompose.go
 	return out
 }
 

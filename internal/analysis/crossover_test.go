@@ -14,7 +14,7 @@ import (
 func sweep(s api.Scenario, sizes []int, p50, cps [][3]float64) []results.Cell {
 	var out []results.Cell
 	for i, n := range sizes {
-		for j, p := range api.Protocols() {
+		for j, p := range api.DefaultProtocols() {
 			out = append(out, cell{p: p, s: s, b: 100, c: results.Condition{Records: n},
 				p50: p50[i][j], p99: 2 * p50[i][j], mean: p50[i][j], callsPerS: cps[i][j], sent: 100, recv: float64(100 * n)}.build())
 		}

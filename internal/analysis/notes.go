@@ -54,7 +54,9 @@ func loadNote(protos []api.Protocol, by map[api.Protocol][]*results.Cell) string
 // (what rest-protobuf, the same HTTP/1.1 transport with protobuf, already
 // gains) and the transport's.
 func (g *cellGroup) encodingShare(v *results.Verdict) {
-	if v.Baseline != api.REST {
+	if v.Baseline != api.REST || g.key.Condition.HTTPVersion != "" {
+		// At HTTP/2, REST+protobuf is no longer HTTP/1.1's transport
+		// (decompose.go splits the gain across versions).
 		return
 	}
 	rest, pb, grpc := g.byProto[api.REST], g.byProto[api.RESTProtobuf], g.byProto[api.GRPC]

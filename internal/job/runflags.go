@@ -27,35 +27,36 @@ import (
 // Config turns them into the load generator's config and the job's
 // options. The messages name the flags.
 type RunFlags struct {
-	Target      flagvalue.Targets // checked when parsed: addresses to dial
-	ServerPID   flagvalue.PIDs    // --server-pid: server CPU from /proc
-	Token       string
-	Protocols   []string
-	Scenarios   []string
-	Batches     []int
-	Concurrency []int
-	Links       []string
-	Records     []int
-	Compress    []string
-	JSONCodecs  []string
-	Engines     []string
-	MaxWorkers  int
-	Connections int
-	Duration    time.Duration
-	Iterations  int
-	Warmup      time.Duration
-	Timeout     time.Duration
-	Rate        float64
-	Repeat      int
-	Formats     []string
-	Out         string
-	Report      string
-	Quiet       bool
-	CPUProfile  string
-	ServerCPUs  int
-	Segment     string // --segment i/N
-	StartAt     string // --start-at RFC 3339 or +DURATION
-	Mix         string // run --mix
+	Target       flagvalue.Targets // checked when parsed: addresses to dial
+	ServerPID    flagvalue.PIDs    // --server-pid: server CPU from /proc
+	Token        string
+	Protocols    []string
+	Scenarios    []string
+	Batches      []int
+	Concurrency  []int
+	Links        []string
+	Records      []int
+	Compress     []string
+	JSONCodecs   []string
+	HTTPVersions []string // --http-version: 1.1, 2 (results.Dimensions' http entry)
+	Engines      []string
+	MaxWorkers   int
+	Connections  int
+	Duration     time.Duration
+	Iterations   int
+	Warmup       time.Duration
+	Timeout      time.Duration
+	Rate         float64
+	Repeat       int
+	Formats      []string
+	Out          string
+	Report       string
+	Quiet        bool
+	CPUProfile   string
+	ServerCPUs   int
+	Segment      string // --segment i/N
+	StartAt      string // --start-at RFC 3339 or +DURATION
+	Mix          string // run --mix
 	// Capacity is a capacity search: its probes are open loop.
 	Capacity  bool
 	TLS       ClientTLS
@@ -165,6 +166,9 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (plan.C
 		OwnServer:   f.Target.T.IsZero(),
 		Segment:     segment,
 		StartAt:     startAt,
+	}
+	if f.Changed != nil && f.Changed("http-version") {
+		cfg.Sweeps = map[string][]string{"http_version": f.HTTPVersions}
 	}
 	if err := ownserver.Pin(&cfg, f.ServerCPUs, f.Rate > 0 || f.Capacity || f.Mix != ""); err != nil {
 		return cfg, o, err

@@ -82,19 +82,24 @@ func tableSummary(ew *errWriter, r *results.Result) {
 // ratios when given, the cells' error examples and warnings.
 func tableGroup(ew *errWriter, g *group, lines []string, note string) {
 	ew.printf("\n== %s ==\n", g.title())
-	tw := columns(ew)
-	fmt.Fprintln(tw, "\t"+strings.Join(g.protos(), "\t"))
-	for _, row := range cellRows(g) {
-		vals := make([]string, len(row.Vals))
-		for i, v := range row.Vals {
-			if v == "" {
-				v = "–"
-			}
-			vals[i] = v
+	for i, part := range tableParts(g) {
+		if i > 0 {
+			ew.printf("\n")
 		}
-		fmt.Fprintf(tw, "%s\t%s\n", row.Label, strings.Join(vals, "\t"))
+		tw := columns(ew)
+		fmt.Fprintln(tw, "\t"+strings.Join(part.protos(), "\t"))
+		for _, row := range cellRows(part) {
+			vals := make([]string, len(row.Vals))
+			for i, v := range row.Vals {
+				if v == "" {
+					v = "–"
+				}
+				vals[i] = v
+			}
+			fmt.Fprintf(tw, "%s\t%s\n", row.Label, strings.Join(vals, "\t"))
+		}
+		tw.Flush()
 	}
-	tw.Flush()
 	for _, l := range lines {
 		ew.printf("=> %s\n", l)
 	}
@@ -104,6 +109,29 @@ func tableGroup(ew *errWriter, g *group, lines []string, note string) {
 	for _, n := range groupNotes(g) {
 		ew.printf("!  %s\n", n)
 	}
+}
+
+// MaxTableColumns is the most protocols one table of a section puts side
+// by side: a section of more (run --proto all: five) is printed as tables
+// of up to three under each other, in display order (REST, REST+protobuf,
+// gRPC; then gRPC-Web, Connect), so that a terminal line holds a row.
+const MaxTableColumns = 3
+
+// tableParts splits g's cells into the tables of its section: g itself up
+// to MaxTableColumns protocols, else runs of MaxTableColumns.
+func tableParts(g *group) []*group {
+	if len(g.Cells) <= MaxTableColumns {
+		return []*group{g}
+	}
+	var out []*group
+	for cells := g.Cells; len(cells) > 0; {
+		n := min(MaxTableColumns, len(cells))
+		part := *g
+		part.Cells = cells[:n]
+		out = append(out, &part)
+		cells = cells[n:]
+	}
+	return out
 }
 
 // LiveNote ends a table whose sections carry verdict ratios ("=>" lines):

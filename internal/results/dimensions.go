@@ -289,6 +289,13 @@ var Dimensions = []Dimension{
 		Compare: func(a, b Condition) int { return strings.Compare(a.Engine, b.Engine) },
 		CSV:     func(c Condition) string { return c.Engine },
 	},
+	Swept(Dimension{
+		// gRPC is always HTTP/2: measured once, at the default.
+		Name: "http", Field: "http_version", Default: "1.1", Values: []string{"1.1", "2"},
+		Protocols: []api.Protocol{api.REST, api.RESTProtobuf, api.GRPCWeb, api.Connect},
+		Get:       func(c Condition) string { return c.HTTPVersion },
+		Set:       func(c *Condition, v string) { c.HTTPVersion = v },
+	}),
 }
 
 // endpointKey is an endpoint's part of a cell key: "ep-" and a hash of its

@@ -58,6 +58,11 @@ type Condition struct {
 	// the lean engine (package loadgen/lean); "" for the standard one
 	// (net/http and grpc-go, every answer decoded).
 	Engine string `json:"engine,omitempty"`
+	// HTTPVersion is the HTTP version of the calls of rest, rest-protobuf,
+	// grpc-web and connect (run --http-version): "2" for HTTP/2 (h2c
+	// with prior knowledge in plaintext, ALPN h2 under TLS); "" for
+	// HTTP/1.1, and for gRPC, which is always HTTP/2.
+	HTTPVersion string `json:"http_version,omitempty"`
 }
 
 // N is the number of records the condition's calls carry: Records, or

@@ -22,6 +22,38 @@ type Verdict struct {
 	// open-loop cell, client decoding dominating a latency, a protocol
 	// without successful calls.
 	Notes []string `json:"notes,omitempty"`
+	// Decomposition splits REST→gRPC into its steps (encoding,
+	// transport, framing) and sets what a browser reaches against gRPC,
+	// on the verdict at HTTP/1.1 of a scenario whose run measured the
+	// cells (run --proto all --http-version 1.1,2); nil otherwise. Its
+	// Line is also the verdict's first note.
+	Decomposition *Decomposition `json:"decomposition,omitempty"`
+}
+
+// Decomposition is REST→gRPC as the product of three steps, each changing
+// one thing: the encoding (rest → rest-protobuf, both over HTTP/1.1), the
+// transport (rest-protobuf over HTTP/1.1 → over HTTP/2) and the framing
+// (rest-protobuf over HTTP/2 → gRPC). Each figure of a step is the ratio
+// of the two sides' medians, so the steps' ratios multiply to Whole's
+// exactly; the interval of each is the paired ratios' (as a Versus's).
+// Browser is gRPC-Web and Connect, over HTTP/2 and HTTP/1.1, against
+// native gRPC.
+type Decomposition struct {
+	Steps   []Step `json:"steps"`
+	Whole   Step   `json:"whole"`
+	Browser []Step `json:"browser,omitempty"`
+	// Line says it in one line, as the verdict's first note.
+	Line string `json:"line"`
+}
+
+// Step is one comparison of a Decomposition: To against From, at their
+// HTTP versions; Ratios are the p50 latency and the server CPU per call
+// (To / From; below 1 is better for both).
+type Step struct {
+	Name   string  `json:"step"`
+	From   string  `json:"from"`
+	To     string  `json:"to"`
+	Ratios []Ratio `json:"ratios"`
 }
 
 // Versus is one protocol against the verdict's baseline.

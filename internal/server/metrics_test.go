@@ -23,7 +23,7 @@ func TestMetricsCountExactly(t *testing.T) {
 
 	before := scrape(t, c)
 	// Every label set exists from the start, at zero.
-	for _, p := range api.Protocols() {
+	for _, p := range api.DefaultProtocols() {
 		for _, m := range []string{"GetVersion", "GetLargePayloadAsList", "GetLargePayload", "PostLargePayload"} {
 			for _, name := range []string{api.MetricRequests, api.MetricErrors} {
 				k := counterKey(name, string(p), m)

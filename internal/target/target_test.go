@@ -22,7 +22,7 @@ func TestParseTargets(t *testing.T) {
 		split                    bool
 		protocols                int
 	}{
-		{"127.0.0.1:8080", "127.0.0.1:8080", "127.0.0.1:8080", "127.0.0.1:8080", false, 3},
+		{"127.0.0.1:8080", "127.0.0.1:8080", "127.0.0.1:8080", "127.0.0.1:8080", false, len(api.Protocols())}, // the one port serves every protocol
 		{"rest=a:1,grpc=b:2", "a:1", "a:1", "b:2", true, 3},
 		{"grpc=b:2", "", "", "b:2", true, 1},
 		{"rest=a:1", "a:1", "a:1", "", true, 2},
@@ -59,7 +59,7 @@ func TestParseTargets(t *testing.T) {
 
 func TestAddresses(t *testing.T) {
 	one := Addresses(One("h:1"), api.Protocols())
-	if len(one) != 1 || !one[0].HTTP1 || !one[0].GRPC || !one[0].Single || len(one[0].Protocols) != 3 {
+	if len(one) != 1 || !one[0].HTTP1 || !one[0].GRPC || !one[0].Single || len(one[0].Protocols) != len(api.Protocols()) {
 		t.Errorf("single form: %+v", one)
 	}
 	two, _ := ParseTargets("rest=h:1,grpc=h:2", checkAddr)

@@ -19,7 +19,7 @@ import (
 // cancelled when the context it runs under is cancelled, and the 4th, on
 // the same caller, succeeds: neither end leaves the caller broken.
 func TestDeadlines(t *testing.T) {
-	for _, p := range api.Protocols() {
+	for _, p := range api.DefaultProtocols() {
 		t.Run(string(p), func(t *testing.T) {
 			srv := loadgentest.Start(t, loadgentest.Config{Hook: func(ctx context.Context, n int64) {
 				if n == 2 || n == 3 {

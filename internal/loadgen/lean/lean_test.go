@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
 	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
-	"github.com/meteorbench/meteorbench/internal/loadgen/webcall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
 	"github.com/meteorbench/meteorbench/internal/payload"
 	"github.com/meteorbench/meteorbench/internal/results"
@@ -23,13 +21,9 @@ import (
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
 )
 
-// standard opens the standard engine's client of protocol: the
-// contract's three from the load generator's engine registry (plan), a web
-// cell's (grpc-web, connect) from webcall.
+// standard opens the standard engine's client of protocol, from the load
+// generator's engine registry (plan), which has every protocol.
 func standard(protocol api.Protocol, o call.Options) (call.Client, error) {
-	if !slices.Contains(api.Protocols(), protocol) {
-		return webcall.NewClient(protocol, o)
-	}
 	e, err := plan.EngineOf(plan.Config{}, results.CellKey{})
 	if err != nil {
 		return nil, err
@@ -86,7 +80,7 @@ func perCall(t testing.TB, open func(api.Protocol, call.Options) (call.Client, e
 // call at a time).
 func TestLeanAgreesOnBytes(t *testing.T) {
 	addr := servertest.Start(t, server.Config{Token: "tok"})
-	for _, p := range api.Protocols() {
+	for _, p := range api.DefaultProtocols() {
 		for _, sc := range api.Scenarios() {
 			t.Run(string(p)+"/"+string(sc), func(t *testing.T) {
 				n := 40
@@ -110,7 +104,7 @@ func TestLeanAgreesOnBytes(t *testing.T) {
 // in 500 has every one of them reported as an invalid response, though the
 // lean engine fully decodes only a sample.
 func TestWrongAnswerCounted(t *testing.T) {
-	for _, p := range api.Protocols() {
+	for _, p := range api.DefaultProtocols() {
 		t.Run(string(p), func(t *testing.T) {
 			srv := loadgentest.Start(t, loadgentest.Config{WrongEvery: 500})
 			c, a := loadgentest.Open(t, lean.New, p, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}}, api.Small)
@@ -143,7 +137,7 @@ func BenchmarkLean(b *testing.B) {
 	addr := servertest.Start(b, server.Config{})
 	engines := map[string]func(api.Protocol, call.Options) (call.Client, error){"lean": lean.New, "standard": standard}
 	for _, e := range []string{"lean", "standard"} {
-		for _, p := range api.Protocols() {
+		for _, p := range api.DefaultProtocols() {
 			for _, sc := range []api.Scenario{api.Small, api.Large} {
 				b.Run(e+"/"+string(p)+"/"+string(sc), func(b *testing.B) {
 					benchCalls(b, engines[e], p, sc, addr, false)
@@ -208,7 +202,7 @@ func TestLeanPayload(t *testing.T) {
 				return open(pr, o)
 			}
 		}
-		for _, pr := range api.Protocols() {
+		for _, pr := range api.DefaultProtocols() {
 			for _, sc := range api.Scenarios() {
 				t.Run(fmt.Sprintf("%s/%s/records=%d", pr, sc, records), func(t *testing.T) {
 					const n = 20

@@ -237,7 +237,7 @@ func (c Config) WithDefaults() Config {
 		c.Protocols = c.Target.Protocols() // those --target gives an address
 	}
 	if len(c.Protocols) == 0 {
-		c.Protocols = api.Protocols()
+		c.Protocols = api.DefaultProtocols()
 	}
 	if len(c.Scenarios) == 0 {
 		c.Scenarios = api.Scenarios()

@@ -51,7 +51,7 @@ func TestDimensionIsOneDeclaration(t *testing.T) {
 		t.Fatalf("Validate: %v", err)
 	}
 
-	// The plan: every protocol at the default, rest-protobuf at "two" too.
+	// The plan: every default protocol at the default, rest-protobuf at "two" too.
 	cells := cfg.Cells()
 	var two []results.CellKey
 	for _, k := range cells {
@@ -59,7 +59,7 @@ func TestDimensionIsOneDeclaration(t *testing.T) {
 			two = append(two, k)
 		}
 	}
-	if len(cells) != len(api.Protocols())+1 || len(two) != 1 || two[0].Protocol != api.RESTProtobuf || two[0].JSONCodec != "two" {
+	if len(cells) != len(api.DefaultProtocols())+1 || len(two) != 1 || two[0].Protocol != api.RESTProtobuf || two[0].JSONCodec != "two" {
 		t.Fatalf("cells %v: want every protocol once and rest-protobuf at two", cells)
 	}
 	k := two[0]

@@ -10,6 +10,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen/grpccall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
 	"github.com/meteorbench/meteorbench/internal/loadgen/restcall"
+	"github.com/meteorbench/meteorbench/internal/loadgen/webcall"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -50,9 +51,14 @@ const EndpointEngine = "endpoint"
 //     h2load's, answers decoded on a sample; requests are built once,
 //     uncompressed, for the contract's calls (the meteorites or the
 //     user's payload) only. Its connections are wire.Dialer's, which does
-//     the TLS handshake (ALPN h2 for gRPC, http/1.1 for REST).
+//     the TLS handshake (ALPN h2 for gRPC, the cell's HTTP version's for
+//     the others).
 //   - endpoint (package endpointcall): the user's own REST endpoint and
-//     gRPC method, picked by the run's Endpoints rather than by name.
+//     gRPC method, picked by the run's Endpoints rather than by name; no
+//     gRPC-Web or Connect.
+//
+// gRPC-Web and Connect (standard: package webcall, on connect-go; lean)
+// carry the meteorites only: with --payload they are refused (Validate).
 //
 // Every engine classifies a gRPC status with call.GRPCStatus.
 var engines = []Engine{
@@ -68,6 +74,8 @@ var engines = []Engine{
 				return restcall.NewProtobuf(o)
 			case api.GRPC:
 				return grpccall.New(o)
+			case api.GRPCWeb, api.Connect:
+				return webcall.NewClient(p, o)
 			}
 			return nil, fmt.Errorf("standard engine: no protocol %q", p)
 		},

@@ -6,15 +6,18 @@ import (
 	"slices"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 )
 
-// alpn is the ALPN protocol each protocol's client offers over TLS: the
-// server routes h2 to gRPC and http/1.1 to REST.
-func alpn(p api.Protocol) []string {
+// alpn is the ALPN protocol each protocol's client offers over TLS at
+// HTTP version v (a cell's http_version, "" for HTTP/1.1): h2 for gRPC,
+// always; the others follow the version (call.ALPN). The server routes
+// an h2 connection by its first request's content-type.
+func alpn(p api.Protocol, v string) []string {
 	if p == api.GRPC {
 		return []string{"h2"}
 	}
-	return []string{"http/1.1"}
+	return call.ALPN(v)
 }
 
 // tlsOnly reports whether every cell is over TLS: then the health check and
@@ -31,12 +34,13 @@ func (c Config) validateTLS() error {
 	return nil
 }
 
-// clientTLS is the client TLS configuration for a protocol.
-func (c Config) ClientTLS(p api.Protocol) *tls.Config {
+// ClientTLS is the client TLS configuration of protocol p at HTTP version
+// v ("" or "1.1": HTTP/1.1; "2": HTTP/2).
+func (c Config) ClientTLS(p api.Protocol, v string) *tls.Config {
 	cfg := &tls.Config{}
 	if c.TLSConfig != nil {
 		cfg = c.TLSConfig.Clone()
 	}
-	cfg.NextProtos = alpn(p)
+	cfg.NextProtos = alpn(p, v)
 	return cfg
 }

@@ -33,6 +33,14 @@ func (c Config) Validate() error {
 	if err := unique("proto", c.Protocols); err != nil {
 		return err
 	}
+	if c.Endpoints != nil && slices.ContainsFunc(c.Sweeps["http_version"], func(v string) bool { return v != "1.1" }) {
+		// The endpoint engine (endpointcall) calls them over HTTP/1.1.
+		return errors.New("http-version: your endpoints (--endpoints, --rest-url) are called over HTTP/1.1 only")
+	}
+	if i := slices.IndexFunc(c.Protocols, BrowserProtocol); i >= 0 && c.Payload != nil {
+		// Their adapters (webcall, lean) call the meteorites' methods only.
+		return fmt.Errorf("payload %s: not carried over %s (--proto): leave it out, or --payload", c.Payload.Name, c.Protocols[i])
+	}
 	for _, s := range c.Scenarios {
 		if !slices.Contains(scenarios, s) && (s != results.MixScenario || len(c.Mix) == 0) {
 			return fmt.Errorf("scenario: unknown value %q (want %s)", s, format.Names(scenarios))

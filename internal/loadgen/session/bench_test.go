@@ -20,7 +20,7 @@ import (
 func BenchmarkCall(b *testing.B) {
 	addr := servertest.Start(b, server.Config{})
 	for _, sc := range api.Scenarios() {
-		for _, proto := range api.Protocols() {
+		for _, proto := range api.DefaultProtocols() {
 			b.Run(string(sc)+"/"+string(proto), func(b *testing.B) {
 				d := &wire.Dialer{}
 				std, err := plan.EngineOf(plan.Config{}, results.CellKey{})

@@ -27,7 +27,9 @@ func CheckContract(ctx context.Context, cfg plan.Config) (*results.Contract, err
 		return nil, err
 	}
 	r := newSession(cfg)
-	protocols := api.Protocols()
+	// The default run's protocols: gRPC-Web and Connect are not asked
+	// (they are served where REST is, by `meteorbench serve`).
+	protocols := api.DefaultProtocols()
 	if cfg.Target.Split() {
 		protocols = cfg.Target.Protocols()
 	}

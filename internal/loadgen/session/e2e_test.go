@@ -43,7 +43,7 @@ func TestRunAgainstRealServer(t *testing.T) {
 	if s := res.Settings; s.Iterations != 2 || s.Mode != results.ModeClosed || s.Repeat != 1 || len(s.Protocols) != 3 {
 		t.Errorf("settings: %+v", s)
 	}
-	if want := len(api.Scenarios()) * len(api.Protocols()); len(res.Cells) != want {
+	if want := len(api.Scenarios()) * len(api.DefaultProtocols()); len(res.Cells) != want {
 		t.Fatalf("%d cells, want %d", len(res.Cells), want)
 	}
 	for _, c := range res.Cells {
@@ -361,7 +361,7 @@ func TestRunCompress(t *testing.T) {
 	}
 	cfg.Compress = []string{plan.CompressNone, plan.CompressGzip}
 	res := run(t, cfg)
-	if got, want := len(res.Cells), len(cfg.Scenarios)*len(api.Protocols())*2; got != want {
+	if got, want := len(res.Cells), len(cfg.Scenarios)*len(api.DefaultProtocols())*2; got != want {
 		t.Fatalf("%d cells, want %d", got, want)
 	}
 	if len(res.Settings.Compress) != 2 {
@@ -382,7 +382,7 @@ func TestRunCompress(t *testing.T) {
 		if sc == api.Small {
 			continue
 		}
-		for _, p := range api.Protocols() {
+		for _, p := range api.DefaultProtocols() {
 			plain := cells[results.CellKey{Scenario: sc, Protocol: p, Batch: 3, Condition: results.Condition{Concurrency: 1}}.Key()]
 			gz := cells[results.CellKey{Scenario: sc, Protocol: p, Batch: 3, Condition: results.Condition{Concurrency: 1, Compress: "gzip"}}.Key()]
 			if plain == nil || gz == nil {
@@ -441,7 +441,7 @@ func TestRunRecordsAgainstRealServer(t *testing.T) {
 	if !slices.Equal(res.Settings.Records, cfg.Records) {
 		t.Errorf("settings records %v, want %v", res.Settings.Records, cfg.Records)
 	}
-	want := len(api.Protocols()) * (1 + 3*len(cfg.Records)) // small once, the rest per size
+	want := len(api.DefaultProtocols()) * (1 + 3*len(cfg.Records)) // small once, the rest per size
 	if len(res.Cells) != want {
 		t.Fatalf("%d cells, want %d", len(res.Cells), want)
 	}
@@ -476,7 +476,7 @@ func TestRunRecordsAgainstRealServer(t *testing.T) {
 			}
 		}
 	}
-	for _, p := range api.Protocols() {
+	for _, p := range api.DefaultProtocols() {
 		for _, sc := range []api.Scenario{api.Large, api.Stream, api.Post} {
 			key := string(p) + "/" + sc.Method()
 			if served := after[key] - before[key]; served != 19 {

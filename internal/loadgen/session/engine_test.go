@@ -31,7 +31,7 @@ func TestRunEngines(t *testing.T) {
 	before := serverCounts(t, addr)
 	res := run(t, cfg)
 	after := serverCounts(t, addr)
-	if got, want := len(res.Cells), 2*len(api.Scenarios())*len(api.Protocols()); got != want {
+	if got, want := len(res.Cells), 2*len(api.Scenarios())*len(api.DefaultProtocols()); got != want {
 		t.Fatalf("%d cells, want %d", got, want)
 	}
 	calls := map[string]int64{}
@@ -197,7 +197,7 @@ func TestEngineRefusesWhatItLacks(t *testing.T) {
 	}
 	// Lean has the user's payload over every protocol (it used to measure
 	// gRPC as "not served").
-	c := plan.Config{Target: target.One("127.0.0.1:1"), Engines: []string{lean.Lean}, Payload: p, Protocols: api.Protocols()}
+	c := plan.Config{Target: target.One("127.0.0.1:1"), Engines: []string{lean.Lean}, Payload: p, Protocols: api.DefaultProtocols()}
 	if err := c.Validate(); err != nil {
 		t.Errorf("lean with a payload: %v", err)
 	}

@@ -27,7 +27,7 @@ func serverCounts(t *testing.T, addr string) map[string]float64 {
 func quick(addr string) plan.Config {
 	return plan.Config{
 		Target:     target.One(addr),
-		Protocols:  api.Protocols(),
+		Protocols:  api.DefaultProtocols(),
 		Scenarios:  api.Scenarios(),
 		Batches:    []int{3},
 		Iterations: 2,

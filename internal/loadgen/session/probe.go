@@ -44,6 +44,11 @@ func (r *Session) probeContract(ctx context.Context) (notServed []results.NotSer
 			continue
 		}
 		seen[k] = true
+		if r.cfg.Endpoints == nil && r.cfg.Target.Split() && plan.BrowserProtocol(spec.Protocol) {
+			notServed = append(notServed, results.NotServed{Scenario: spec.Scenario, Protocol: spec.Protocol,
+				Why: "the per-protocol --target gives it no address: it is served on one port with REST (--target HOST:PORT)"})
+			continue
+		}
 		if perr := r.probeOne(ctx, spec); perr != nil {
 			if ctx.Err() != nil {
 				return nil, ErrInterrupted

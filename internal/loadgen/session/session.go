@@ -117,7 +117,11 @@ func Open(ctx context.Context, cfg plan.Config) (*Session, error) {
 		}
 		s.notServed = not
 		for _, n := range not {
-			cfg.Logger.Warn(fmt.Sprintf("target %s does not serve %s %s: not measured (%s)", cfg.Target.For(n.Protocol), n.Scenario, n.Protocol, n.Why))
+			addr := cfg.Target.For(n.Protocol)
+			if addr == "" {
+				addr = cfg.Target.String() // the per-protocol form, which gives it none
+			}
+			cfg.Logger.Warn(fmt.Sprintf("target %s does not serve %s %s: not measured (%s)", addr, n.Scenario, n.Protocol, n.Why))
 		}
 	}
 	if cfg.Endpoints != nil {

@@ -92,7 +92,7 @@ func (r *Session) checkGRPCHealth(ctx context.Context, addr string) (note string
 	defer cancel()
 	creds := insecure.NewCredentials()
 	if r.cfg.TLSOnly() {
-		creds = credentials.NewTLS(r.cfg.ClientTLS(api.GRPC))
+		creds = credentials.NewTLS(r.cfg.ClientTLS(api.GRPC, ""))
 	}
 	cc, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
@@ -194,6 +194,9 @@ func (r *Session) openSamplers(ctx context.Context, warn func(string)) error {
 	}
 	for _, p := range r.cfg.Protocols {
 		addr := r.cfg.Target.For(p)
+		if addr == "" {
+			continue // not served (plan.BrowserProtocol): measures nothing
+		}
 		sc := scrapers[addr]
 		if pid := r.cfg.ServerPID.For(p); pid != 0 {
 			if _, err := ProcCPU(pid); err != nil {

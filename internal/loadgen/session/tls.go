@@ -14,7 +14,7 @@ import (
 func (r *Session) dialer(spec plan.Spec) *wire.Dialer {
 	d := &wire.Dialer{}
 	if spec.TLS {
-		d.TLS = r.cfg.ClientTLS(spec.Protocol)
+		d.TLS = r.cfg.ClientTLS(spec.Protocol, spec.HTTPVersion)
 	}
 	return d
 }
@@ -31,7 +31,7 @@ func (r *Session) controlOverTLS() {
 
 // dialOverTLS makes a control transport's connections TLS (ALPN http/1.1).
 func (r *Session) dialOverTLS(tr *http.Transport) {
-	tr.DialContext = (&wire.Dialer{TLS: r.cfg.ClientTLS(api.REST)}).DialContext
+	tr.DialContext = (&wire.Dialer{TLS: r.cfg.ClientTLS(api.REST, "")}).DialContext
 }
 
 // handshakeLatency is the cell's TLS handshake times; nil without TLS.

@@ -40,7 +40,7 @@ func TestRunTLS(t *testing.T) {
 	cfg := quick(addr)
 	cfg.TLS, cfg.TLSConfig = []bool{true}, tc
 	res := run(t, cfg)
-	if len(res.Cells) != len(api.Protocols())*len(api.Scenarios()) {
+	if len(res.Cells) != len(api.DefaultProtocols())*len(api.Scenarios()) {
 		t.Fatalf("%d cells", len(res.Cells))
 	}
 	for _, c := range res.Cells {

@@ -1,0 +1,183 @@
+package analysis
+
+import (
+	"strings"
+
+	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// decomposed are the figures a decomposition splits: latency and the
+// server's cost of a call.
+var decomposed = []results.Figure{results.FigLatencyP50, results.FigServerCPU}
+
+// decomposeNotes adds to each verdict at HTTP/1.1 whose scenario and
+// condition were also measured at HTTP/2 (run --http-version 1.1,2) the
+// decomposition of REST→gRPC (results.Decomposition), when REST and
+// REST+protobuf at HTTP/1.1, REST+protobuf at HTTP/2 and gRPC are all
+// usable (successful calls, nothing suspect or saturated). It compares two
+// groups along one dimension, as the codec and compression notes do; a
+// run without those cells gets no decomposition.
+func decomposeNotes(groups []*cellGroup, out []results.Verdict) {
+	d, ok := results.DimensionByField("http_version")
+	if !ok {
+		panic("analysis: no dimension http_version")
+	}
+	byKey := map[verdictKey]int{}
+	for i, g := range groups {
+		byKey[g.key] = i
+	}
+	for i, g := range groups {
+		if d.IsSet(g.key.Condition) {
+			continue
+		}
+		k := g.key
+		d.Set(&k.Condition, "2")
+		j, ok := byKey[k]
+		if !ok {
+			continue
+		}
+		if dec := decompose(g, groups[j]); dec != nil {
+			out[i].Decomposition = dec
+			out[i].Notes = append([]string{dec.Line}, out[i].Notes...)
+		}
+	}
+}
+
+// side is one protocol at one HTTP version, named so ("REST+protobuf/2").
+type side struct {
+	name  string
+	cells []*results.Cell
+}
+
+// decompose is REST→gRPC in steps from h1's cells (HTTP/1.1) and h2's
+// (HTTP/2); nil when a side is missing or unusable.
+func decompose(h1, h2 *cellGroup) *results.Decomposition {
+	rest := side{"REST/1.1", h1.byProto[api.REST]}
+	pb1 := side{"REST+protobuf/1.1", h1.byProto[api.RESTProtobuf]}
+	pb2 := side{"REST+protobuf/2", h2.byProto[api.RESTProtobuf]}
+	grpc := side{"gRPC", h1.byProto[api.GRPC]}
+	for _, s := range []side{rest, pb1, pb2, grpc} {
+		if !usable(s.cells) {
+			return nil
+		}
+	}
+	dec := &results.Decomposition{
+		Steps: []results.Step{step("encoding", rest, pb1), step("transport", pb1, pb2), step("framing", pb2, grpc)},
+		Whole: step("REST→gRPC", rest, grpc),
+	}
+	if len(dec.Whole.Ratios) == 0 {
+		return nil
+	}
+	for _, p := range []api.Protocol{api.GRPCWeb, api.Connect} {
+		for _, v := range []struct {
+			name string
+			g    *cellGroup
+		}{{"2", h2}, {"1.1", h1}} {
+			if cs := v.g.byProto[p]; usable(cs) {
+				if st := step("browser", grpc, side{p.Title() + "/" + v.name, cs}); len(st.Ratios) > 0 {
+					dec.Browser = append(dec.Browser, st)
+				}
+			}
+		}
+	}
+	dec.Line = decompositionLine(h1.key.scenario, dec)
+	return dec
+}
+
+// step compares to with from on each decomposed figure both have: the
+// ratio of their medians (so that steps multiply exactly), with the paired
+// ratios' interval and significance (ratio, as a verdict's).
+func step(name string, from, to side) results.Step {
+	st := results.Step{Name: name, From: from.name, To: to.name, Ratios: []results.Ratio{}}
+	for _, f := range decomposed {
+		r, ok := ratio(from.cells, to.cells, f)
+		b, o := median(from.cells, f), median(to.cells, f)
+		if !ok || !(b > 0 && o > 0) {
+			continue
+		}
+		info, _ := f.Info()
+		r.Ratio = o / b
+		r.Better = (r.Ratio > 1) == info.HigherIsBetter && r.Ratio != 1
+		st.Ratios = append(st.Ratios, r)
+	}
+	return st
+}
+
+// ratioOf is st's ratio of figure f; nil when it has none.
+func ratioOf(st results.Step, f results.Figure) *results.Ratio {
+	for i := range st.Ratios {
+		if st.Ratios[i].Figure == f {
+			return &st.Ratios[i]
+		}
+	}
+	return nil
+}
+
+// decompositionLine says dec in one line: "small: REST→gRPC 1.30x faster
+// (p50) = encoding 1.10x faster × transport 1.05x slower × framing 1.25x
+// faster; server CPU: ...; in a browser against gRPC (p50): gRPC-Web/2
+// 1.40x slower, ...".
+func decompositionLine(sc api.Scenario, dec *results.Decomposition) string {
+	var parts []string
+	for _, f := range decomposed {
+		whole := ratioOf(dec.Whole, f)
+		if whole == nil {
+			continue
+		}
+		steps := make([]string, 0, len(dec.Steps))
+		for _, st := range dec.Steps {
+			r := ratioOf(st, f)
+			if r == nil {
+				steps = nil
+				break
+			}
+			name := st.Name
+			if f == decomposed[0] {
+				name += stepWhat[st.Name] // said once
+			}
+			steps = append(steps, name+" "+stepText(*r))
+		}
+		if steps == nil {
+			continue
+		}
+		head := "REST→gRPC " + Noise(*whole) // names the figure: "server CPU within noise (±8%)"
+		if whole.Significance != results.NotSignificant {
+			head = "REST→gRPC " + Describe(*whole) // "5.0x faster (p50)", "2.5x less server CPU"
+		}
+		parts = append(parts, head+" = "+strings.Join(steps, " × "))
+	}
+	s := string(sc) + ": " + strings.Join(parts, "; ") + " (ratios of the medians, so the steps multiply to the whole; the verdict's own ratio pairs the repeats)"
+	if len(dec.Browser) > 0 {
+		var bs []string
+		for _, st := range dec.Browser {
+			if r := ratioOf(st, results.FigLatencyP50); r != nil {
+				bs = append(bs, st.To+" "+stepText(*r))
+			}
+		}
+		if len(bs) > 0 {
+			s += "; in a browser against gRPC (p50): " + strings.Join(bs, ", ")
+		}
+	}
+	return s
+}
+
+// stepWhat says what each step changes, the first time the line names it.
+var stepWhat = map[string]string{
+	"encoding":  " (JSON→protobuf, HTTP/1.1)",
+	"transport": " (HTTP/1.1→2, protobuf)",
+	"framing":   " (REST+protobuf/2→gRPC)",
+}
+
+// stepText is a step's ratio in words without the figure's suffix:
+// "1.10x [1.02, 1.18] faster", "1.5x less server CPU", "1.05x [0.9, 1.2]
+// slower, within noise (±12%)".
+func stepText(r results.Ratio) string {
+	if r.Significance == results.NotSignificant {
+		// The factor still, so that the steps can be multiplied.
+		shown := r
+		shown.Significance = results.Untested
+		return strings.TrimSuffix(Describe(shown), " (p50)") + ", " + noise(r)
+	}
+	return strings.TrimSuffix(Describe(r), " (p50)")
+}

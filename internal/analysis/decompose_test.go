@@ -1,0 +1,108 @@
+package analysis_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/analysis"
+	"github.com/meteorbench/meteorbench/internal/results"
+)
+
+// decomposeCell is a large cell at HTTP version v ("" for 1.1) with five
+// repeats around p50 and a server CPU per call.
+func decomposeCell(p api.Protocol, v string, p50, cpu float64) results.Cell {
+	c := repeated(p, 5, func(i int) float64 { return p50 * (1 + 0.01*float64(i)) })
+	c.Scenario = api.Large
+	c.HTTPVersion = v
+	c.ServerCPUUSPerCall = &cpu
+	for i := range c.Repeats {
+		c.Repeats[i][results.FigServerCPU] = cpu * (1 + 0.01*float64(i))
+	}
+	return c
+}
+
+// REST→gRPC as encoding × transport × framing: three steps whose ratios
+// multiply to the whole, on the HTTP/1.1 verdict only, with the browser's
+// protocols against gRPC; and no decomposition without HTTP/2's cells.
+func TestDecomposition(t *testing.T) {
+	cells := []results.Cell{
+		decomposeCell(api.REST, "", 10000, 800),
+		decomposeCell(api.RESTProtobuf, "", 2500, 300),
+		decomposeCell(api.GRPC, "", 2000, 200),
+		decomposeCell(api.GRPCWeb, "", 3000, 330),
+		decomposeCell(api.REST, "2", 9000, 700),
+		decomposeCell(api.RESTProtobuf, "2", 2200, 250),
+		decomposeCell(api.GRPCWeb, "2", 2400, 260),
+		decomposeCell(api.Connect, "2", 2300, 240),
+	}
+	vs := analysis.Verdicts(result(cells...))
+	var dec *results.Decomposition
+	for _, v := range vs {
+		switch {
+		case v.Condition.HTTPVersion == "" && v.Decomposition == nil:
+			t.Fatalf("verdict %q: no decomposition", v.Summary)
+		case v.Condition.HTTPVersion == "2" && v.Decomposition != nil:
+			t.Errorf("verdict at HTTP/2 decomposed: %q", v.Decomposition.Line)
+		case v.Condition.HTTPVersion == "":
+			dec = v.Decomposition
+			if len(v.Notes) == 0 || v.Notes[0] != dec.Line {
+				t.Errorf("notes %q: want the line first", v.Notes)
+			}
+		}
+	}
+	if len(dec.Steps) != 3 {
+		t.Fatalf("steps %+v: want encoding, transport, framing", dec.Steps)
+	}
+	want := map[results.Figure][3]float64{
+		results.FigLatencyP50: {2500.0 / 10000, 2200.0 / 2500, 2000.0 / 2200},
+		results.FigServerCPU:  {300.0 / 800, 250.0 / 300, 200.0 / 250},
+	}
+	for f, w := range want {
+		product := 1.0
+		for i, st := range dec.Steps {
+			r := stepRatio(t, st, f)
+			if math.Abs(r.Ratio-w[i]) > 1e-9 {
+				t.Errorf("%s %s: %v, want %v", st.Name, f, r.Ratio, w[i])
+			}
+			if r.Lo == nil || r.Hi == nil {
+				t.Errorf("%s %s: no interval", st.Name, f)
+			}
+			product *= r.Ratio
+		}
+		if whole := stepRatio(t, dec.Whole, f).Ratio; math.Abs(product-whole) > 1e-9*whole {
+			t.Errorf("%s: steps multiply to %v, the whole is %v", f, product, whole)
+		}
+	}
+	var browser []string
+	for _, st := range dec.Browser {
+		browser = append(browser, st.To)
+	}
+	if got := strings.Join(browser, ","); got != "gRPC-Web/2,gRPC-Web/1.1,Connect/2" {
+		t.Errorf("browser sides %s", got)
+	}
+	for _, part := range []string{"large: REST→gRPC 5.0x", "= encoding (JSON→protobuf, HTTP/1.1) 4.0x", "× transport (HTTP/1.1→2, protobuf) 1.14x", "× framing (REST+protobuf/2→gRPC) 1.10x", "less server CPU", "the steps multiply to the whole", "gRPC-Web/2 1.20x", "Connect/2 1.15x"} {
+		if !strings.Contains(dec.Line, part) {
+			t.Errorf("line %q: no %q", dec.Line, part)
+		}
+	}
+
+	// Without REST+protobuf at HTTP/2: no decomposition.
+	for _, v := range analysis.Verdicts(result(cells[:4]...)) {
+		if v.Decomposition != nil {
+			t.Errorf("decomposed without HTTP/2 cells: %q", v.Decomposition.Line)
+		}
+	}
+}
+
+func stepRatio(t *testing.T, st results.Step, f results.Figure) results.Ratio {
+	t.Helper()
+	for _, r := range st.Ratios {
+		if r.Figure == f {
+			return r
+		}
+	}
+	t.Fatalf("step %s: no %s", st.Name, f)
+	return results.Ratio{}
+}
