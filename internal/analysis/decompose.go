@@ -19,29 +19,12 @@ var decomposed = []results.Figure{results.FigLatencyP50, results.FigServerCPU}
 // groups along one dimension, as the codec and compression notes do; a
 // run without those cells gets no decomposition.
 func decomposeNotes(groups []*cellGroup, out []results.Verdict) {
-	d, ok := results.DimensionByField("http_version")
-	if !ok {
-		panic("analysis: no dimension http_version")
-	}
-	byKey := map[verdictKey]int{}
-	for i, g := range groups {
-		byKey[g.key] = i
-	}
-	for i, g := range groups {
-		if d.IsSet(g.key.Condition) {
-			continue
+	againstDefault(groups, "http_version", func(h2, h1 int) {
+		if dec := decompose(groups[h1], groups[h2]); dec != nil {
+			out[h1].Decomposition = dec
+			out[h1].Notes = append([]string{dec.Line}, out[h1].Notes...)
 		}
-		k := g.key
-		d.Set(&k.Condition, "2")
-		j, ok := byKey[k]
-		if !ok {
-			continue
-		}
-		if dec := decompose(g, groups[j]); dec != nil {
-			out[i].Decomposition = dec
-			out[i].Notes = append([]string{dec.Line}, out[i].Notes...)
-		}
-	}
+	})
 }
 
 // side is one protocol at one HTTP version, named so ("REST+protobuf/2").

@@ -75,15 +75,10 @@ type Load struct {
 	SaturatedCores float64
 }
 
-// saturation is the CPU saturation the loads measured: the rate achieved
-// by the saturated load offered least (a Go server serves more the more
-// it is overloaded: deeper queues amortise its wake-ups, post=50 over
-// gRPC did 675 calls/s when offered 808 and 808 when offered 966), but no
-// less than the highest rate a load delivered. Nil when no load
-// saturated the CPU.
-func saturation(loads []Load) *results.FitSaturation {
-	var short *Load
-	delivered := 0.0
+// bracket is how the loads bracket the CPU's saturation: the highest rate
+// a load delivered, and the saturated load offered least (nil when no
+// load saturated the CPU).
+func bracket(loads []Load) (delivered float64, short *Load) {
 	for i, l := range loads {
 		switch {
 		case l.SaturatedCores > 0:
@@ -94,6 +89,17 @@ func saturation(loads []Load) *results.FitSaturation {
 			delivered = math.Max(delivered, l.Rate)
 		}
 	}
+	return delivered, short
+}
+
+// saturation is the CPU saturation the loads measured: the rate achieved
+// by the saturated load offered least (a Go server serves more the more
+// it is overloaded: deeper queues amortise its wake-ups, post=50 over
+// gRPC did 675 calls/s when offered 808 and 808 when offered 966), but no
+// less than the highest rate a load delivered. Nil when no load
+// saturated the CPU.
+func saturation(loads []Load) *results.FitSaturation {
+	delivered, short := bracket(loads)
 	if short == nil {
 		return nil
 	}

@@ -91,8 +91,7 @@ func Ramp(ctx context.Context, p Plan, c *Costs, probe Prober, onRamp func(api.P
 		if cell.ServerCPUUSPerCall == nil || cell.CallsPerS <= 0 {
 			return nil // no CPU read: the model keeps the loads it has
 		}
-		l := LoadOf(cell)
-		l.Offered = m.Total()
+		l := LoadOf(cell) // its Offered is the mix's, m's total
 		limit := ""
 		if pr := probeOf(p.Tier, k, m, cell); pr.Saturated && !cell.GeneratorBottleneck {
 			// Short of its rate with a resource of the tier at
@@ -130,22 +129,17 @@ func nextRamp(p Plan, c Costs) (float64, bool) {
 	if !(f.MaxScale > 0) || math.IsInf(f.MaxScale, 0) || c.Rate <= 0 {
 		return 0, false
 	}
-	top, delivered, short := 0.0, 0.0, math.Inf(1)
+	top := 0.0
 	for _, l := range c.Loads {
 		top = math.Max(top, l.Rate)
-		switch {
-		case l.SaturatedCores > 0:
-			short = math.Min(short, l.Offered)
-		case !l.short():
-			delivered = math.Max(delivered, l.Rate)
-		}
 	}
+	delivered, short := bracket(c.Loads)
 	switch {
-	case !math.IsInf(short, 1):
-		if short <= RampBracket*delivered {
+	case short != nil:
+		if short.Offered <= RampBracket*delivered {
 			return 0, false
 		}
-		return (delivered + short) / 2 / c.Rate, true
+		return (delivered + short.Offered) / 2 / c.Rate, true
 	case top/c.Rate < RampEnough*f.MaxScale:
 		return RampTarget * f.MaxScale, true
 	case f.Binding == results.ResourceCPU:
