@@ -76,15 +76,32 @@ func startPair(t *testing.T) pair {
 // runJSON runs `run` in-process with args and returns its document.
 func runJSON(t *testing.T, args ...string) *results.Result {
 	t.Helper()
+	res, suspect := runJSONOrSuspect(t, args...)
+	if suspect != "" {
+		t.Fatalf("run %q: %s", args, suspect)
+	}
+	return res
+}
+
+// runJSONOrSuspect is runJSON for a timing test: a run that failed only
+// because a cell could not be trusted (its document written) gives that
+// document and the error, which the test counts as a timing miss; any
+// other failure ends the test.
+func runJSONOrSuspect(t *testing.T, args ...string) (*results.Result, string) {
+	t.Helper()
 	stdout, stderr, err := execute(t, append([]string{"run", "--format", "json", "--quiet"}, args...)...)
+	var suspect string
 	if err != nil {
-		t.Fatalf("run %q: %v\n%s", args, err, stderr)
+		if !strings.Contains(err.Error(), "cannot be trusted (results written)") {
+			t.Fatalf("run %q: %v\n%s", args, err, stderr)
+		}
+		suspect = err.Error()
 	}
 	var res results.Result
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatalf("run's JSON: %v", err)
 	}
-	return &res
+	return &res, suspect
 }
 
 // The original experiment's layout: REST and gRPC servers on two ports, the
@@ -260,12 +277,15 @@ func TestServerPIDAgreesWithMetrics(t *testing.T) {
 	}
 	var misses []string
 	for attempt := 1; attempt <= 3; attempt++ {
-		res := runJSON(t, "--target", addr, "--server-pid", pid, "--scenario", "large", "--proto", "grpc,rest",
+		res, suspect := runJSONOrSuspect(t, "--target", addr, "--server-pid", pid, "--scenario", "large", "--proto", "grpc,rest",
 			"--concurrency", "2", "--duration", "1500ms", "--warmup", "200ms", "--repeat", "1")
 		if res.Env.ServerPID != pid {
 			t.Fatalf("env server_pid %q, want %s", res.Env.ServerPID, pid)
 		}
 		var miss []string
+		if suspect != "" { // a busy machine: the figures below are still read
+			miss = append(miss, suspect)
+		}
 		for _, c := range res.Cells {
 			if c.ServerCPUSource != summary.SourceProc || c.ServerCPUUSPerCall == nil || c.ServerCPUMetricsUSPerCall == nil {
 				t.Fatalf("%s %s: source %q, proc %v, metrics %v", c.Scenario, c.Protocol, c.ServerCPUSource, c.ServerCPUUSPerCall, c.ServerCPUMetricsUSPerCall)
