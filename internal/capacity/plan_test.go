@@ -67,8 +67,10 @@ func TestPlanFindsKnownCapacity(t *testing.T) {
 	// From 150 calls/s: 150, 300, 600, then bisection around 400; at
 	// exactly the capacity any jitter leaves a backlog, so the found rate
 	// is usually just below it.
+	// A bracket 9% wide: its lower end, the rate found, is then within
+	// 10% of a capacity inside it, all this test asks.
 	p := plan(srv, api.GRPC, 150)
-	p.Settings.Precision = 0.05
+	p.Settings.Precision = 0.09
 	p.Objective.Bound = 100 * time.Millisecond
 	p.Probe = 2 * time.Second
 	p.MaxTime = 50 * time.Second
@@ -125,7 +127,7 @@ func TestPlanOneWorkerIsGeneratorBound(t *testing.T) {
 	srv := loadgentest.Start(t, cfg)
 	p := plan(srv, api.REST, 50)
 	p.Workers = 1
-	p.MaxTime = 25 * time.Second
+	p.MaxTime = 12 * time.Second // the first probes past 200 calls/s are void already
 	var c results.Capacity
 	// Timing-dependent: on a loaded machine the search can run out of
 	// --max-time before it sees the worker as the limit (timing.Retry).

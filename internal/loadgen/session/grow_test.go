@@ -23,9 +23,9 @@ func loadAverage() float64 { return timing.LoadAverage() }
 // machine, under 1% of the calls start late. That part is timing-dependent:
 // it is checked only when the load average is under half the CPUs, and
 // retried up to three times, every attempt's figures logged; on a busy
-// machine the figures are logged and the test says why it did not judge
-// them (calls the dispatcher itself woke late for are the machine's, not
-// for want of a worker).
+// machine one attempt's figures are logged and the test says why it did
+// not judge them (calls the dispatcher itself woke late for are the
+// machine's, not for want of a worker).
 func TestOpenLoopSizesItself(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: builds meteorbench and measures 10,000 calls/s, a timing claim (TestOpenLoopGrowsWorkers grows workers under the race detector); runs in the normal step")
@@ -34,14 +34,14 @@ func TestOpenLoopSizesItself(t *testing.T) {
 	const rate = 10000
 	for _, name := range []string{lean.Standard, lean.Lean} {
 		t.Run(name, func(t *testing.T) {
-			idle := false
+			idle, ok := false, false
 			for attempt := 1; attempt <= 3; attempt++ {
 				load := loadAverage()
 				idle = load >= 0 && load < float64(runtime.NumCPU())/2
 				cfg := openLoop(addr, api.Small, rate, name)
 				cfg.MaxWorkers = engine.MaxWorkersFor(rate, false, 0)
 				res := run(t, cfg)
-				ok := true
+				ok = true
 				for _, c := range res.Cells {
 					late := float64(c.LateCalls) / float64(max(c.Calls+c.Errors, 1))
 					t.Logf("attempt %d (load average %.1f): %s: %d calls, %.0f calls/s, %d late (%.1f%%; %d the dispatcher woke late for), %d workers used of at most %d, client CPU %.0f µs/call",
@@ -54,9 +54,12 @@ func TestOpenLoopSizesItself(t *testing.T) {
 					}
 					ok = ok && late < 0.01
 				}
-				if ok {
-					return
+				if ok || !idle {
+					break // judged, or a busy machine where another attempt would not be
 				}
+			}
+			if ok {
+				return
 			}
 			if idle {
 				t.Errorf("1%% or more of the calls started late in three attempts on an idle machine")
