@@ -24,6 +24,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
+	"github.com/meteorbench/meteorbench/internal/testmode"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -596,9 +597,7 @@ func TestRecordsIgnoredElsewhere(t *testing.T) {
 // server's send side has no limit. A stream of the same records has no such
 // problem (each message is ~100 B).
 func TestRecordsMax(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: encodes 100,000 records several times, one call at a time; runs in the normal step")
-	}
+	testmode.SkipShort(t, "encodes 100,000 records several times, one call at a time; runs in the normal step")
 	addr := servertest.Start(t, server.Config{})
 	c := newClient(t, addr, "") // MaxCallRecvMsgSize 64 MiB
 	max := fmt.Sprint(api.MaxRecords)

@@ -19,6 +19,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
+	"github.com/meteorbench/meteorbench/internal/testmode"
 )
 
 // gzipCallDeadline bounds each call of TestGRPCGzipNoStall. A call that
@@ -45,13 +46,12 @@ func TestGRPCGzipNoStall(t *testing.T) {
 		scale = n
 	}
 	deadline, div := gzipCallDeadline, 1
-	if raceEnabled {
-		// The detector makes a 1000-message gzip stream call take seconds (a
-		// tenth of the calls took 55 s of CI's race step):
-		// a thirtieth of the calls (short of the old leak point: the run
-		// without -race is the one that covers it), a longer deadline.
+	// The detector makes a 1000-message gzip stream call take seconds (a
+	// tenth of the calls took 55 s of CI's race step): a thirtieth of the
+	// calls (short of the old leak point: the run without -race is the one
+	// that covers it), a longer deadline.
+	if testmode.UnderRace(t, "a thirtieth of the calls, 30 s per call") {
 		deadline, div = 30*time.Second, 30
-		t.Log("under -race: a thirtieth of the calls, 30 s per call")
 	}
 	addr := servertest.Start(t, server.Config{})
 	list := data.ProtoList(data.MustLandings())

@@ -37,6 +37,7 @@ import (
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
+	"github.com/meteorbench/meteorbench/internal/testmode"
 	"github.com/meteorbench/meteorbench/internal/timing"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -56,7 +57,7 @@ func h2Attack(t *testing.T, cfg server.Config, warmGenerated bool, attack func(t
 	// attack makes the server hold.
 	defer debug.SetGCPercent(debug.SetGCPercent(50))
 	bound := int64(h2HeapBound)
-	if raceEnabled {
+	if testmode.UnderRace(t, "twice the heap bound: every goroutine runs several times slower and allocates more, so more attack work is in flight at once") {
 		bound *= 2
 	}
 	timing.Retry(t, 3, func(attempt int) []string {

@@ -45,6 +45,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/server"
+	"github.com/meteorbench/meteorbench/internal/testmode"
 	"github.com/meteorbench/meteorbench/internal/testproc"
 	"github.com/meteorbench/meteorbench/internal/timing"
 )
@@ -571,12 +572,10 @@ func slowRead(c net.Conn, rate int64, stop <-chan struct{}) {
 // The peaks and latencies depend on timing (the collector's pace, the
 // machine's load): they are retried, each attempt logged.
 func TestMemoryAttack(t *testing.T) {
-	if raceEnabled {
+	if testmode.Race {
 		t.Skip("skipped under -race: the race detector's shadow memory (several times the heap) is outside Go's memory limit, and this test measures memory")
 	}
-	if testing.Short() {
-		t.Skip("skipped in -short mode: a minute of 264 attacking connections; runs in the full suite")
-	}
+	testmode.SkipShort(t, "a minute of 264 attacking connections; runs in the normal step")
 	plan := memAttackPlanFrom(t, defaultMemAttack)
 	timing.Retry(t, 0, func(attempt int) []string {
 		r := runMemAttack(t, plan)
@@ -596,12 +595,10 @@ const streamsPeakBar = 300 << 20
 // once: the server's peak stays under 300 MiB, health as in
 // TestMemoryAttack.
 func TestMemoryAttackStreams(t *testing.T) {
-	if raceEnabled {
+	if testmode.Race {
 		t.Skip("skipped under -race: the race detector's shadow memory (several times the heap) is outside Go's memory limit, and this test measures memory")
 	}
-	if testing.Short() {
-		t.Skip("skipped in -short mode: 8000 attacking streams; runs in the full suite")
-	}
+	testmode.SkipShort(t, "8000 attacking streams; runs in the normal step")
 	plan := defaultMemAttack
 	plan.rest, plan.grpc, plan.streams = 0, 8, 1000
 	plan = memAttackPlanFrom(t, plan)

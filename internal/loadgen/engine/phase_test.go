@@ -9,6 +9,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/testmode"
 	"github.com/meteorbench/meteorbench/internal/timing"
 )
 
@@ -52,7 +53,7 @@ func TestOpenLoopCountsGrownWorkers(t *testing.T) {
 // within EndGrace; up to three attempts of 20 windows, each attempt's
 // figures logged, one of them without a missed call.
 func TestOpenLoopSendsTheLastCall(t *testing.T) {
-	if raceDetector {
+	if testmode.Race {
 		t.Skip("timing: the race detector slows the dispatcher past EndGrace; runs in the normal step")
 	}
 	idle := func() *Callers {

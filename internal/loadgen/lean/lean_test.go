@@ -19,6 +19,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
+	"github.com/meteorbench/meteorbench/internal/testmode"
 )
 
 // standard opens the standard engine's client of protocol, from the load
@@ -84,8 +85,8 @@ func TestLeanAgreesOnBytes(t *testing.T) {
 		for _, sc := range api.Scenarios() {
 			t.Run(string(p)+"/"+string(sc), func(t *testing.T) {
 				n := 40
-				if testing.Short() {
-					n = 10 // under the race detector (CI's race step): the same check, fewer calls
+				if testmode.Short(t, "the same check, 10 calls") {
+					n = 10
 				}
 				l := perCall(t, lean.New, addr, p, sc, 4, n)
 				s := perCall(t, standard, addr, p, sc, 4, n)
@@ -195,7 +196,11 @@ func TestLeanPayload(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := servertest.Start(t, server.Config{Payload: p, Token: "tok"})
-	for _, records := range []int{0, 7} {
+	records := []int{0, 7}
+	if testmode.Short(t, "7 records only (the default's calls run in the normal step)") {
+		records = records[1:]
+	}
+	for _, records := range records {
 		withPayload := func(open func(api.Protocol, call.Options) (call.Client, error)) func(api.Protocol, call.Options) (call.Client, error) {
 			return func(pr api.Protocol, o call.Options) (call.Client, error) {
 				o.Payload, o.Records = p, records

@@ -14,6 +14,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen/webcall/webtest"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
 	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/testmode"
 )
 
 // webCell is a protocol over an HTTP version.
@@ -69,19 +70,18 @@ func webLoad(t *testing.T, open func(api.Protocol, call.Options) (call.Client, e
 // only logged: control frames (window updates, pings), which the two
 // clients send at different moments, are most of their bytes.
 func TestWebCells(t *testing.T) {
-	modes := []bool{false, true}
-	if testing.Short() {
-		// Under the race detector (CI's race step runs -short) the cells
-		// over TLS take minutes; their TLS is wire.Dialer's, which the
-		// wire and session TLS tests run under it too; the normal step
-		// runs them all.
-		t.Log("-short: plaintext only (the cells over TLS run in the normal step)")
-		modes = modes[:1]
+	modes, scenarios := []bool{false, true}, api.Scenarios()
+	// Under the race detector (CI's race step runs -short) the cells over
+	// TLS take minutes; their TLS is wire.Dialer's, which the wire and
+	// session TLS tests run under it too. A large call takes the small
+	// call's path with more records. The normal step runs them all.
+	if testmode.Short(t, "plaintext only, no large (the cells over TLS and the large ones run in the normal step)") {
+		modes, scenarios = modes[:1], []api.Scenario{api.Small, api.Stream, api.Post}
 	}
 	for _, tlsOn := range modes {
 		srv := webtest.Start(t, webtest.Config{TLS: tlsOn})
 		for _, c := range webCells {
-			for _, sc := range api.Scenarios() {
+			for _, sc := range scenarios {
 				name := string(c.p) + "/" + c.v + "/" + string(sc)
 				if tlsOn {
 					name += "/tls"

@@ -20,6 +20,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
 	"github.com/meteorbench/meteorbench/internal/target"
+	"github.com/meteorbench/meteorbench/internal/testmode"
 )
 
 // Every scenario over every protocol against the real server: the counts
@@ -353,10 +354,9 @@ func TestRunCompress(t *testing.T) {
 	addr := servertest.Start(t, server.Config{})
 	cfg := quick(addr)
 	cfg.Scenarios = []api.Scenario{api.Small, api.Large, api.Stream, api.Post}
-	if testing.Short() {
-		// Under the race detector (CI's race step) gzip of the large
-		// answers took 48 s: one answer each way; the normal step runs all.
-		t.Log("-short: large and post only")
+	// Under the race detector (CI's race step) gzip of the large answers
+	// took 48 s: one answer each way; the normal step runs all.
+	if testmode.Short(t, "large and post only") {
 		cfg.Scenarios = []api.Scenario{api.Large, api.Post}
 	}
 	cfg.Compress = []string{plan.CompressNone, plan.CompressGzip}
@@ -430,8 +430,7 @@ func TestRunRecordsAgainstRealServer(t *testing.T) {
 	addr := servertest.Start(t, server.Config{})
 	cfg := quick(addr)
 	cfg.Records = []int{1, 10, 2500}
-	if testing.Short() {
-		t.Log("-short: up to 250 records (under the race detector 2500 took 28 s)")
+	if testmode.Short(t, "up to 250 records (under the race detector 2500 took 28 s)") {
 		cfg.Records = []int{1, 10, 250}
 	}
 	before := serverCounts(t, addr)

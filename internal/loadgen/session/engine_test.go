@@ -19,6 +19,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
 	"github.com/meteorbench/meteorbench/internal/target"
+	"github.com/meteorbench/meteorbench/internal/testmode"
 )
 
 // Config.Engines standard,lean: every cell measured once per engine (keyed
@@ -65,9 +66,7 @@ func TestRunEngines(t *testing.T) {
 // grpc-go's control frames (a BDP ping and its ack, a window update,
 // grpc-timeout) make about a third of its bytes (lean's TestGRPCFrames).
 func TestEnginesAgree(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: builds meteorbench and measures for about 10 s (figures; both engines' concurrency runs in TestRunEngines); runs in the normal step")
-	}
+	testmode.SkipShort(t, "builds meteorbench and measures for about 10 s (figures; both engines' concurrency runs in TestRunEngines); runs in the normal step")
 	addr := serveChild(t)
 	var cells []results.Cell
 	protocols := 0

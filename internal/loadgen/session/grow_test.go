@@ -11,6 +11,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
 	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
+	"github.com/meteorbench/meteorbench/internal/testmode"
 	"github.com/meteorbench/meteorbench/internal/timing"
 )
 
@@ -27,9 +28,7 @@ func loadAverage() float64 { return timing.LoadAverage() }
 // not judge them (calls the dispatcher itself woke late for are the
 // machine's, not for want of a worker).
 func TestOpenLoopSizesItself(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: builds meteorbench and measures 10,000 calls/s, a timing claim (TestOpenLoopGrowsWorkers grows workers under the race detector); runs in the normal step")
-	}
+	testmode.SkipShort(t, "builds meteorbench and measures 10,000 calls/s, a timing claim (TestOpenLoopGrowsWorkers grows workers under the race detector); runs in the normal step")
 	addr := serveChild(t)
 	const rate = 10000
 	for _, name := range []string{lean.Standard, lean.Lean} {

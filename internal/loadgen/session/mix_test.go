@@ -15,6 +15,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
+	"github.com/meteorbench/meteorbench/internal/testmode"
 	"github.com/meteorbench/meteorbench/internal/timing"
 )
 
@@ -23,9 +24,7 @@ import (
 // protocol. Each scenario's achieved rate is within 2% of its offered
 // rate, every call succeeds, and the cell's own figures are all of them.
 func TestMixKeepsEachScenarioRate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: a 2 s mix per protocol for rate figures (cmd's TestFitMeasures runs a mix under the race detector); runs in the normal step")
-	}
+	testmode.SkipShort(t, "a 2 s mix per protocol for rate figures (cmd's TestFitMeasures runs a mix); runs in the normal step")
 	addr := servertest.Start(t, server.Config{})
 	mix, err := results.ParseMix("small=300,large=10,post=5")
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
+	"github.com/meteorbench/meteorbench/internal/testmode"
 	"github.com/meteorbench/meteorbench/internal/timing"
 )
 
@@ -35,10 +36,8 @@ import (
 // milliseconds late, it skips with that reason (timing.Skip), which CI's
 // log shows.
 func TestOpenLoopPrecision(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: 2 s of paced load for a timing claim; runs in the normal step")
-	}
-	if raceDetector {
+	testmode.SkipShort(t, "2 s of paced load for a timing claim; runs in the normal step")
+	if testmode.Race {
 		t.Skip("timing against physics: the race detector slows the load generator several times over")
 	}
 	// The load generator as `run` runs it: its garbage collector at

@@ -1,4 +1,0 @@
-package session
-
-// RaceDetector lets the external tests skip what the race detector skews.
-const RaceDetector = raceDetector
