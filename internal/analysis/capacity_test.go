@@ -8,18 +8,24 @@ import (
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
+// The objectives of the series below.
+var (
+	p99under50ms = results.CapacityObjective{Objective: "p99<=50ms"}
+	p99under20ms = results.CapacityObjective{Objective: "p99<=20ms"}
+)
+
 func TestCapacityVerdicts(t *testing.T) {
 	one := results.Condition{ServerCPUs: 1}
 	cs := []results.Capacity{
-		{Scenario: api.Small, Protocol: api.GRPC, Objective: "p99<=50ms", CapacitySearch: results.CapacitySearch{Rate: 7300, Lo: 7300, Hi: 7600, Complete: true}},
-		{Scenario: api.Small, Protocol: api.REST, Objective: "p99<=50ms", CapacitySearch: results.CapacitySearch{Rate: 9800, Lo: 9800, Hi: 10100, Complete: true}},
-		{Scenario: api.Small, Condition: one, Protocol: api.REST, Objective: "p99<=50ms", CapacitySearch: results.CapacitySearch{Rate: 5000, Lo: 5000, Hi: 5200, Complete: true}},
-		{Scenario: api.Small, Condition: one, Protocol: api.GRPC, Objective: "p99<=50ms", CapacitySearch: results.CapacitySearch{Rate: 3200, Lo: 3200, GeneratorBound: 3490,
+		{Scenario: api.Small, Protocol: api.GRPC, CapacityObjective: p99under50ms, CapacitySearch: results.CapacitySearch{Rate: 7300, Lo: 7300, Hi: 7600, Complete: true}},
+		{Scenario: api.Small, Protocol: api.REST, CapacityObjective: p99under50ms, CapacitySearch: results.CapacitySearch{Rate: 9800, Lo: 9800, Hi: 10100, Complete: true}},
+		{Scenario: api.Small, Condition: one, Protocol: api.REST, CapacityObjective: p99under50ms, CapacitySearch: results.CapacitySearch{Rate: 5000, Lo: 5000, Hi: 5200, Complete: true}},
+		{Scenario: api.Small, Condition: one, Protocol: api.GRPC, CapacityObjective: p99under50ms, CapacitySearch: results.CapacitySearch{Rate: 3200, Lo: 3200, GeneratorBound: 3490,
 			Note: "generator-bound at 3490 calls/s"}},
-		{Scenario: api.Large, Protocol: api.REST, Objective: "p99<=50ms", CapacitySearch: results.CapacitySearch{Rate: 40, Lo: 40, Hi: 42, Note: "stopped by --max-time 2m0s: best bracket so far"}},
-		{Scenario: api.Large, Protocol: api.GRPC, Objective: "p99<=50ms", CapacitySearch: results.CapacitySearch{GeneratorBound: 25}},
-		{Scenario: api.Stream, Protocol: api.REST, Objective: "p99<=50ms", CapacitySearch: results.CapacitySearch{Rate: 100, Lo: 100, Hi: 105, Complete: true}},
-		{Scenario: api.Stream, Protocol: api.GRPC, Objective: "p99<=50ms", CapacitySearch: results.CapacitySearch{Rate: 300, Lo: 300, GeneratorBound: 320}},
+		{Scenario: api.Large, Protocol: api.REST, CapacityObjective: p99under50ms, CapacitySearch: results.CapacitySearch{Rate: 40, Lo: 40, Hi: 42, Note: "stopped by --max-time 2m0s: best bracket so far"}},
+		{Scenario: api.Large, Protocol: api.GRPC, CapacityObjective: p99under50ms, CapacitySearch: results.CapacitySearch{GeneratorBound: 25}},
+		{Scenario: api.Stream, Protocol: api.REST, CapacityObjective: p99under50ms, CapacitySearch: results.CapacitySearch{Rate: 100, Lo: 100, Hi: 105, Complete: true}},
+		{Scenario: api.Stream, Protocol: api.GRPC, CapacityObjective: p99under50ms, CapacitySearch: results.CapacitySearch{Rate: 300, Lo: 300, GeneratorBound: 320}},
 	}
 	vs := CapacityVerdicts(cs)
 	want := []string{
@@ -59,8 +65,8 @@ func TestCapacityVerdicts(t *testing.T) {
 func TestCapacityVerdictFailed(t *testing.T) {
 	fail := "failed: the target stalled in 3 probes in a row at 400 calls/s (last: 12 calls timed out (--timeout 10s))"
 	vs := CapacityVerdicts([]results.Capacity{
-		{Scenario: api.Small, Protocol: api.REST, Objective: "p99<=50ms", CapacitySearch: results.CapacitySearch{Rate: 9800, Lo: 9800, Hi: 10100, Complete: true}},
-		{Scenario: api.Small, Protocol: api.GRPC, Objective: "p99<=50ms", CapacitySearch: results.CapacitySearch{Lo: 200, Failure: fail, Note: fail}},
+		{Scenario: api.Small, Protocol: api.REST, CapacityObjective: p99under50ms, CapacitySearch: results.CapacitySearch{Rate: 9800, Lo: 9800, Hi: 10100, Complete: true}},
+		{Scenario: api.Small, Protocol: api.GRPC, CapacityObjective: p99under50ms, CapacitySearch: results.CapacitySearch{Lo: 200, Failure: fail, Note: fail}},
 	})
 	want := "small, p99<=50ms: REST 9,800 calls/s [9,800, 10,100], gRPC " + fail
 	if len(vs) != 1 || vs[0].Summary != want {
@@ -76,8 +82,8 @@ func TestCapacityVerdictFailed(t *testing.T) {
 func TestCapacityVerdictUnstable(t *testing.T) {
 	why := "25,600 calls/s failed (achieved 23,822 of 25,600 calls/s) where 30,444 passed: the target or the machine changed speed during the search"
 	vs := CapacityVerdicts([]results.Capacity{
-		{Scenario: api.Small, Protocol: api.REST, Objective: "p99<=20ms", CapacitySearch: results.CapacitySearch{Rate: 6400, Lo: 6400, Hi: 25600, Unstable: why}},
-		{Scenario: api.Small, Protocol: api.GRPC, Objective: "p99<=20ms", CapacitySearch: results.CapacitySearch{Rate: 36204, Lo: 36204, Hi: 39481, Complete: true}},
+		{Scenario: api.Small, Protocol: api.REST, CapacityObjective: p99under20ms, CapacitySearch: results.CapacitySearch{Rate: 6400, Lo: 6400, Hi: 25600, Unstable: why}},
+		{Scenario: api.Small, Protocol: api.GRPC, CapacityObjective: p99under20ms, CapacitySearch: results.CapacitySearch{Rate: 36204, Lo: 36204, Hi: 39481, Complete: true}},
 	})
 	want := "small, p99<=20ms: REST 6,400 calls/s [6,400, 25,600] (search stopped early) (unstable: " + why + "), gRPC 36,204 calls/s [36,204, 39,481]"
 	if len(vs) != 1 || vs[0].Summary != want {
@@ -91,7 +97,7 @@ func TestCapacityVerdictUnstable(t *testing.T) {
 // repeated is a series of searches that found rates, aggregated as
 // package capacity does: the median and the range.
 func repeated(p api.Protocol, cond results.Condition, rates ...float64) results.Capacity {
-	c := results.Capacity{Scenario: api.Small, Protocol: p, Condition: cond, Objective: "p99<=50ms"}
+	c := results.Capacity{Scenario: api.Small, Protocol: p, Condition: cond, CapacityObjective: p99under50ms}
 	for _, r := range rates {
 		c.Searches = append(c.Searches, results.CapacitySearch{Rate: r, Lo: r, Hi: r * 1.04, Complete: true})
 	}
@@ -138,7 +144,7 @@ func TestCapacityVerdictsRepeated(t *testing.T) {
 // failure is "at least" as many times more.
 func TestCapacityVerdictNoRateFailed(t *testing.T) {
 	grown := func(p api.Protocol, rate float64) results.Capacity {
-		return results.Capacity{Scenario: api.Small, Protocol: p, Objective: "p99<=20ms",
+		return results.Capacity{Scenario: api.Small, Protocol: p, CapacityObjective: p99under20ms,
 			CapacitySearch: results.CapacitySearch{Rate: rate, Lo: rate, Note: "stopped: interrupted"}}
 	}
 	vs := CapacityVerdicts([]results.Capacity{grown(api.REST, 400), grown(api.GRPC, 400)})

@@ -36,13 +36,15 @@ func Failed(cs []results.Capacity) error {
 // (results.Capacity).
 func (p *Plan) Capacity(key results.CellKey, rs []Result, k int) results.Capacity {
 	c := results.Capacity{
-		Scenario:   key.Scenario,
-		Protocol:   key.Protocol,
-		Condition:  key.Condition,
-		Objective:  p.Objective.String(),
-		Percentile: p.Objective.Percentile,
-		BoundUS:    float64(p.Objective.Bound.Microseconds()),
-		MaxErrors:  p.Objective.MaxErrors,
+		Scenario:  key.Scenario,
+		Protocol:  key.Protocol,
+		Condition: key.Condition,
+		CapacityObjective: results.CapacityObjective{
+			Objective:  p.Objective.String(),
+			Percentile: p.Objective.Percentile,
+			BoundUS:    float64(p.Objective.Bound.Microseconds()),
+			MaxErrors:  p.Objective.MaxErrors,
+		},
 	}
 	c.Condition.Concurrency = p.Workers // 0: chosen per probe
 	if k <= 1 && len(rs) == 1 {

@@ -46,19 +46,18 @@ type GeoLocation struct {
 	Coordinates []float64 `json:"coordinates"`
 }
 
-// sourceLanding is a record as the SODA API wrote it: numbers as strings.
-// Unknown keys (the Socrata :@computed_region_* ones) are ignored.
+// sourceLanding is a record as the SODA API wrote it: the numbers and the
+// year as strings, declared here over Landing's fields of the same names;
+// the others (name, nametype, recclass, fall, geolocation) are written as
+// Landing has them. Unknown keys (the Socrata :@computed_region_* ones) are
+// ignored.
 type sourceLanding struct {
-	ID          string       `json:"id"`
-	Name        string       `json:"name"`
-	NameType    string       `json:"nametype"`
-	RecClass    string       `json:"recclass"`
-	Mass        *string      `json:"mass"`
-	Fall        string       `json:"fall"`
-	Year        *string      `json:"year"`
-	RecLat      *string      `json:"reclat"`
-	RecLong     *string      `json:"reclong"`
-	GeoLocation *GeoLocation `json:"geolocation"`
+	Landing
+	ID      string  `json:"id"`
+	Mass    *string `json:"mass"`
+	Year    *string `json:"year"`
+	RecLat  *string `json:"reclat"`
+	RecLong *string `json:"reclong"`
 }
 
 // parsed is the embedded file, parsed and validated on first use (not at
@@ -143,7 +142,8 @@ func (r sourceLanding) landing() (Landing, error) {
 	if r.Name == "" {
 		return Landing{}, fmt.Errorf("no name")
 	}
-	l := Landing{ID: uint32(id), Name: r.Name, NameType: r.NameType, RecClass: r.RecClass, Fall: r.Fall}
+	l := r.Landing // the fields written as they are
+	l.ID = uint32(id)
 	if l.Mass, err = optFloat("mass", r.Mass); err != nil {
 		return Landing{}, err
 	}
@@ -161,11 +161,8 @@ func (r sourceLanding) landing() (Landing, error) {
 		t = t.UTC()
 		l.Year = &t
 	}
-	if g := r.GeoLocation; g != nil {
-		if g.Type != "Point" || len(g.Coordinates) != 2 {
-			return Landing{}, fmt.Errorf("geolocation is not a 2-D GeoJSON point: %+v", *g)
-		}
-		l.GeoLocation = &GeoLocation{Type: g.Type, Coordinates: append([]float64(nil), g.Coordinates...)}
+	if g := l.GeoLocation; g != nil && (g.Type != "Point" || len(g.Coordinates) != 2) {
+		return Landing{}, fmt.Errorf("geolocation is not a 2-D GeoJSON point: %+v", *g)
 	}
 	return l, nil
 }

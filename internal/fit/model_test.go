@@ -94,7 +94,7 @@ func TestJudge(t *testing.T) {
 		"idle tier":           {probes: []results.FitProbe{{Scale: 1.6, Achieved: 120, Saturated: true, Utilisation: map[string]float64{"cpu": 0.5}}}, gen: true},
 		"never":               {probes: []results.FitProbe{{Scale: 1.6, Achieved: 160}, {Scale: 2.4, Achieved: 240}}},
 	} {
-		f := &results.Fit{Protocol: api.GRPC, PredictedMax: &pred, Probes: tc.probes, MaxScale: pred}
+		f := &results.Fit{Protocol: api.GRPC, FitVerify: results.FitVerify{PredictedMax: &pred, Probes: tc.probes}, MaxScale: pred}
 		judge(f, 100)
 		switch {
 		case tc.gen != (f.GeneratorBound != ""):

@@ -268,7 +268,7 @@ func verifyOn(ctx context.Context, o Options, f *results.Fit, probe Prober) erro
 	if err := Verify(ctx, p, &g, probe); err != nil {
 		return err
 	}
-	f.PredictedMax, f.MeasuredMax, f.PredictionError, f.GeneratorBound, f.Probes, f.Refined = g.PredictedMax, g.MeasuredMax, g.PredictionError, g.GeneratorBound, g.Probes, g.Refined
+	f.FitVerify = g.FitVerify
 	return nil
 }
 

@@ -149,6 +149,12 @@ func capEnd(c *results.Capacity) string {
 }
 
 // capPct names the objective's percentile: "p99".
+// capTerms is the objective a probe passed by, in full: "p99<=50ms,
+// errors ≤ 0.1%, achieved ≥ 99% of offered".
+func capTerms(o results.CapacityObjective) string {
+	return fmt.Sprintf("%s, errors ≤ %s, achieved ≥ 99%% of offered", o.Objective, format.Percent(o.MaxErrors))
+}
+
 func capPct(c *results.Capacity) string { return "p" + strconv.FormatFloat(c.Percentile, 'g', -1, 64) }
 
 // capProbeHeader are the columns of a series' probe table.
@@ -222,7 +228,7 @@ func tableCapacity(ew *errWriter, r *results.Result) {
 		tw.Flush()
 		for _, c := range s.Series {
 			for _, run := range capRuns(c) {
-				ew.printf("\n-- %s (%s, errors ≤ %s, achieved ≥ 99%% of offered) --\n", run.Title, c.Objective, format.Percent(c.MaxErrors))
+				ew.printf("\n-- %s (%s) --\n", run.Title, capTerms(c.CapacityObjective))
 				if len(run.Probes) == 0 {
 					ew.printf("no probe ran\n")
 					continue
@@ -268,7 +274,7 @@ func markdownCapacity(ew *errWriter, r *results.Result) {
 		for _, c := range s.Series {
 			for _, run := range capRuns(c) {
 				ew.printf("\n### %s\n\n", mdEscape(run.Title))
-				ew.printf("<sub>%s, errors ≤ %s, achieved ≥ 99%% of offered</sub>\n\n", mdEscape(c.Objective), mdEscape(format.Percent(c.MaxErrors)))
+				ew.printf("<sub>%s</sub>\n\n", mdEscape(capTerms(c.CapacityObjective)))
 				if len(run.Probes) == 0 {
 					ew.printf("No probe ran.\n")
 					continue
@@ -303,7 +309,7 @@ func htmlCapacity(r *results.Result) []htmlCapSection {
 			for _, run := range capRuns(c) {
 				h.Series = append(h.Series, htmlCapSeries{
 					Title:  run.Title,
-					Note:   fmt.Sprintf("%s, errors ≤ %s, achieved ≥ 99%% of offered", c.Objective, format.Percent(c.MaxErrors)),
+					Note:   capTerms(c.CapacityObjective),
 					Header: capProbeHeader(c),
 					Rows:   capProbeRows(c, run.Probes),
 				})

@@ -74,17 +74,37 @@ type MetricDelta struct {
 	New   float64        `json:"new"`
 	// DeltaPct is (new-old)/old in percent; nil when old is zero.
 	DeltaPct *float64 `json:"delta_pct"`
-	// P, OldN and NewN are set when both sides have per-repeat values: the
-	// change was tested. Without them it is a single measurement: untested.
+	ChangeTest
+	// HigherIsBetter is true for throughput, false for costs and latency.
+	HigherIsBetter bool `json:"higher_is_better"`
+	kind           format.Kind
+}
+
+// ChangeTest is the test of a figure's change, old against new, over
+// their per-repeat values (stats.Compare). P, OldN and NewN are set when
+// both sides have per-repeat values: the change was tested. Without them
+// it is a single measurement: untested.
+type ChangeTest struct {
 	P           *float64 `json:"p,omitempty"`
 	OldN        int      `json:"old_n,omitempty"`
 	NewN        int      `json:"new_n,omitempty"`
 	Significant bool     `json:"significant"`
 	// Note explains a missing verdict ("need >= 4 samples ...").
 	Note string `json:"note,omitempty"`
-	// HigherIsBetter is true for throughput, false for costs and latency.
-	HigherIsBetter bool `json:"higher_is_better"`
-	kind           format.Kind
+}
+
+// testChange tests a figure's change from its per-repeat values old to
+// new; repeated says both cells were repeated (so the values are missing,
+// not a single measurement).
+func testChange(old, new []float64, repeated bool) ChangeTest {
+	switch {
+	case len(old) > 1 && len(new) > 1:
+		c := stats.Compare(old, new)
+		return ChangeTest{P: &c.P, OldN: len(old), NewN: len(new), Significant: c.Significant, Note: c.Note}
+	case repeated:
+		return ChangeTest{Note: "no per-repeat values"}
+	}
+	return ChangeTest{}
 }
 
 // Compare compares old and new cell by cell. Significance comes from the
@@ -156,15 +176,7 @@ func compareCell(oc, nc *results.Cell) CellChange {
 			pct := (nv - ov) / ov * 100
 			d.DeltaPct = &pct
 		}
-		ovs, nvs := oc.RepeatValues(fi.Name), nc.RepeatValues(fi.Name)
-		switch {
-		case len(ovs) > 1 && len(nvs) > 1:
-			c := stats.Compare(ovs, nvs)
-			p := c.P
-			d.P, d.OldN, d.NewN, d.Significant, d.Note = &p, len(ovs), len(nvs), c.Significant, c.Note
-		case len(oc.Repeats) > 1 && len(nc.Repeats) > 1:
-			d.Note = "no per-repeat values"
-		}
+		d.ChangeTest = testChange(oc.RepeatValues(fi.Name), nc.RepeatValues(fi.Name), len(oc.Repeats) > 1 && len(nc.Repeats) > 1)
 		cc.Metrics = append(cc.Metrics, d)
 	}
 	return cc

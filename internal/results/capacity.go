@@ -11,13 +11,7 @@ type Capacity struct {
 	Scenario  api.Scenario `json:"scenario"`
 	Protocol  api.Protocol `json:"protocol"`
 	Condition Condition    `json:"condition"`
-	// Objective is the latency percentile and bound, e.g. "p99<=50ms";
-	// Percentile and BoundUS are the same as numbers.
-	Objective  string  `json:"objective"`
-	Percentile float64 `json:"percentile"`
-	BoundUS    float64 `json:"bound_us"`
-	// MaxErrors is the error budget, a fraction of attempts.
-	MaxErrors float64 `json:"max_errors"`
+	CapacityObjective
 
 	// The series' result. With several searches: Rate is the median of
 	// their found rates; Lo and Hi span their brackets (the lowest lo, the
@@ -35,6 +29,18 @@ type Capacity struct {
 	// Searches are the repeated searches, in the order they ran (none with
 	// one search).
 	Searches []CapacitySearch `json:"searches,omitempty"`
+}
+
+// CapacityObjective is what the searches held a rate to, the same for
+// every series of a run (capacity --objective, --max-errors).
+type CapacityObjective struct {
+	// Objective is the latency percentile and bound, e.g. "p99<=50ms";
+	// Percentile and BoundUS are the same as numbers.
+	Objective  string  `json:"objective"`
+	Percentile float64 `json:"percentile"`
+	BoundUS    float64 `json:"bound_us"`
+	// MaxErrors is the error budget, a fraction of attempts.
+	MaxErrors float64 `json:"max_errors"`
 }
 
 // CapacitySearch is one search's result.

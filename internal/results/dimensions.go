@@ -69,32 +69,20 @@ type Dimension struct {
 }
 
 // Swept is d, a dimension of Values, with the functions it leaves nil
-// derived from Get and Set: set when not the Default; keyed, in CSV and
-// briefly named by its value (the key part prefixed with the Field, "_"
-// as "-": "http-version-2"); in prose as "Name value"; ordered as Values
-// lists the values (the Default first).
+// derived from Get and Set as named derives them (set when not the
+// Default, in CSV and briefly named by its value), and: keyed by its value
+// prefixed with the Field ("_" as "-": "http-version-2"); in prose as
+// "Name value"; ordered as Values lists the values (the Default first).
 func Swept(d Dimension) Dimension {
-	if d.IsSet == nil {
-		d.IsSet = func(c Condition) bool { return d.Get(c) != "" }
-	}
-	if d.Clear == nil {
-		d.Clear = func(c *Condition) { d.Set(c, "") }
-	}
 	if d.Key == nil {
 		prefix := strings.ReplaceAll(d.Field, "_", "-") + "-"
 		d.Key = func(c Condition) string { return prefix + d.Get(c) }
-	}
-	if d.Short == nil {
-		d.Short = d.Get
 	}
 	if d.Unset == "" {
 		d.Unset = d.Default
 	}
 	if d.Prose == nil {
 		d.Prose = func(c Condition) string { return d.Name + " " + d.Get(c) }
-	}
-	if d.CSV == nil {
-		d.CSV = d.Get
 	}
 	if d.Compare == nil {
 		rank := func(v string) int {
@@ -110,6 +98,33 @@ func Swept(d Dimension) Dimension {
 			va, vb := d.Get(a), d.Get(b)
 			return cmp.Or(cmp.Compare(rank(va), rank(vb)), strings.Compare(va, vb))
 		}
+	}
+	return named(d, d.Get, d.Set)
+}
+
+// named is d, a dimension whose value is a name held in one string of
+// Condition (get and set it), "" standing for the default, with the
+// functions it leaves nil derived from get and set: set when not "",
+// cleared to "", named briefly and in prose, and written in CSV, as the
+// value itself; ordered by name.
+func named(d Dimension, get func(c Condition) string, set func(c *Condition, v string)) Dimension {
+	if d.IsSet == nil {
+		d.IsSet = func(c Condition) bool { return get(c) != "" }
+	}
+	if d.Clear == nil {
+		d.Clear = func(c *Condition) { set(c, "") }
+	}
+	if d.Short == nil {
+		d.Short = get
+	}
+	if d.Prose == nil {
+		d.Prose = get
+	}
+	if d.CSV == nil {
+		d.CSV = get
+	}
+	if d.Compare == nil {
+		d.Compare = func(a, b Condition) int { return strings.Compare(get(a), get(b)) }
 	}
 	return d
 }
@@ -181,13 +196,9 @@ var Dimensions = []Dimension{
 		Compare: func(a, b Condition) int { return cmp.Compare(a.ServerCPUs, b.ServerCPUs) },
 		CSV:     func(c Condition) string { return strconv.Itoa(c.ServerCPUs) },
 	},
-	{
-		Name: "link", Field: "link",
-		IsSet: func(c Condition) bool { return c.Link != "" },
-		Clear: func(c *Condition) { c.Link = "" },
-		Key:   func(c Condition) string { return "l" + strings.ReplaceAll(c.Link, "/", "-") },
-		Short: func(c Condition) string { return c.Link },
-		Unset: "no link",
+	named(Dimension{
+		Name: "link", Field: "link", Unset: "no link",
+		Key: func(c Condition) string { return "l" + strings.ReplaceAll(c.Link, "/", "-") },
 		Prose: func(c Condition) string {
 			if l, err := link.Parse(c.Link); err == nil {
 				return "link " + l.Label()
@@ -195,8 +206,7 @@ var Dimensions = []Dimension{
 			return "link " + c.Link // from a newer document, say
 		},
 		Compare: func(a, b Condition) int { return differ(a.Link != b.Link, linkLess(a.Link, b.Link)) },
-		CSV:     func(c Condition) string { return c.Link },
-	},
+	}, func(c Condition) string { return c.Link }, func(c *Condition, v string) { c.Link = v }),
 	{
 		Name: "records", Field: "records",
 		IsSet:   func(c Condition) bool { return c.Records > 0 },
@@ -207,17 +217,10 @@ var Dimensions = []Dimension{
 		Compare: func(a, b Condition) int { return cmp.Compare(a.N(), b.N()) }, // unset is the default size
 		CSV:     func(c Condition) string { return strconv.Itoa(c.Records) },
 	},
-	{
-		Name: "compress", Field: "compress",
-		IsSet:   func(c Condition) bool { return c.Compress != "" },
-		Clear:   func(c *Condition) { c.Compress = "" },
-		Key:     func(c Condition) string { return c.Compress },
-		Short:   func(c Condition) string { return c.Compress },
-		Unset:   "identity",
-		Prose:   func(c Condition) string { return c.Compress },
-		Compare: func(a, b Condition) int { return strings.Compare(a.Compress, b.Compress) },
-		CSV:     func(c Condition) string { return c.Compress },
-	},
+	named(Dimension{
+		Name: "compress", Field: "compress", Unset: "identity",
+		Key: func(c Condition) string { return c.Compress },
+	}, func(c Condition) string { return c.Compress }, func(c *Condition, v string) { c.Compress = v }),
 	{
 		Name: "tls", Field: "tls",
 		IsSet:   func(c Condition) bool { return c.TLS },
@@ -229,66 +232,37 @@ var Dimensions = []Dimension{
 		Compare: func(a, b Condition) int { return differ(a.TLS != b.TLS, !a.TLS) },
 		CSV:     func(c Condition) string { return strconv.FormatBool(c.TLS) },
 	},
-	{
-		Name: "json codec", Field: "json_codec",
-		IsSet: func(c Condition) bool { return c.JSONCodec != "" },
-		Clear: func(c *Condition) { c.JSONCodec = "" },
+	named(Dimension{
+		Name: "json codec", Field: "json_codec", Unset: "std",
 		Key:   func(c Condition) string { return "json-" + c.JSONCodec },
-		Short: func(c Condition) string { return c.JSONCodec },
-		Unset: "std",
 		Prose: func(c Condition) string { return "JSON by " + c.JSONCodec },
 		Compare: func(a, b Condition) int {
 			return differ(a.JSONCodec != b.JSONCodec, jsonCodecLess(a.JSONCodec, b.JSONCodec))
 		},
-		CSV:       func(c Condition) string { return c.JSONCodec },
 		Protocols: []api.Protocol{api.REST},
-	},
-	{
-		Name: "endpoint", Field: "endpoint",
-		IsSet:   func(c Condition) bool { return c.Endpoint != "" },
-		Clear:   func(c *Condition) { c.Endpoint = "" },
-		Key:     func(c Condition) string { return endpointKey(c.Endpoint) },
-		Short:   func(c Condition) string { return c.Endpoint },
-		Unset:   "the contract",
-		Prose:   func(c Condition) string { return c.Endpoint },
-		Compare: func(a, b Condition) int { return strings.Compare(a.Endpoint, b.Endpoint) },
-		CSV:     func(c Condition) string { return c.Endpoint },
-	},
-	{
-		Name: "payload", Field: "payload",
-		IsSet:   func(c Condition) bool { return c.Payload != "" },
-		Clear:   func(c *Condition) { c.Payload = "" },
-		Key:     func(c Condition) string { return "payload-" + strings.ReplaceAll(c.Payload, "/", "-") },
-		Short:   func(c Condition) string { return c.Payload },
-		Unset:   "meteorites",
-		Prose:   func(c Condition) string { return "payload " + c.Payload },
-		Compare: func(a, b Condition) int { return strings.Compare(a.Payload, b.Payload) },
-		CSV:     func(c Condition) string { return c.Payload },
-	},
-	{
-		Name: "traffic", Field: "traffic",
-		IsSet:   func(c Condition) bool { return c.Mix != "" },
-		Clear:   func(c *Condition) { c.Mix = "" },
-		Key:     func(c Condition) string { return "mix-" + c.Mix },
-		Short:   func(c Condition) string { return c.Mix },
-		Unset:   "one scenario",
-		Prose:   func(c Condition) string { return "mix " + c.Mix },
-		Compare: func(a, b Condition) int { return strings.Compare(a.Mix, b.Mix) },
-		CSV:     func(c Condition) string { return c.Mix },
-	},
-	{
+	}, func(c Condition) string { return c.JSONCodec }, func(c *Condition, v string) { c.JSONCodec = v }),
+	named(Dimension{
+		Name: "endpoint", Field: "endpoint", Unset: "the contract",
+		Key: func(c Condition) string { return endpointKey(c.Endpoint) },
+	}, func(c Condition) string { return c.Endpoint }, func(c *Condition, v string) { c.Endpoint = v }),
+	named(Dimension{
+		Name: "payload", Field: "payload", Unset: "meteorites",
+		Key:   func(c Condition) string { return "payload-" + strings.ReplaceAll(c.Payload, "/", "-") },
+		Prose: func(c Condition) string { return "payload " + c.Payload },
+	}, func(c Condition) string { return c.Payload }, func(c *Condition, v string) { c.Payload = v }),
+	named(Dimension{
+		Name: "traffic", Field: "traffic", Unset: "one scenario",
+		Key:   func(c Condition) string { return "mix-" + c.Mix },
+		Prose: func(c Condition) string { return "mix " + c.Mix },
+	}, func(c Condition) string { return c.Mix }, func(c *Condition, v string) { c.Mix = v }),
+	named(Dimension{
 		// The engine last: verdicts are per condition, so they never
 		// compare a lean cell with a standard one.
-		Name: "engine", Field: "engine",
-		IsSet:   func(c Condition) bool { return c.Engine != "" },
-		Clear:   func(c *Condition) { c.Engine = "" },
-		Key:     func(c Condition) string { return "engine-" + c.Engine },
-		Short:   func(c Condition) string { return c.Engine + " engine" },
-		Unset:   "standard engine",
-		Prose:   func(c Condition) string { return c.Engine + " engine" },
-		Compare: func(a, b Condition) int { return strings.Compare(a.Engine, b.Engine) },
-		CSV:     func(c Condition) string { return c.Engine },
-	},
+		Name: "engine", Field: "engine", Unset: "standard engine",
+		Key:   func(c Condition) string { return "engine-" + c.Engine },
+		Short: func(c Condition) string { return c.Engine + " engine" },
+		Prose: func(c Condition) string { return c.Engine + " engine" },
+	}, func(c Condition) string { return c.Engine }, func(c *Condition, v string) { c.Engine = v }),
 	Swept(Dimension{
 		// gRPC is always HTTP/2: measured once, at the default.
 		Name: "http", Field: "http_version", Default: "1.1", Values: []string{"1.1", "2"},

@@ -29,23 +29,27 @@ type FigureInfo struct {
 	Unit  string // "µs", "ms", "B", "calls/s"
 	// HigherIsBetter is true for throughput, false for latency and costs.
 	HigherIsBetter bool
+	// read reads the figure from a cell with at least one successful call
+	// (Cell.Figure); ok is false when the cell has no such figure.
+	read func(c *Cell) (v float64, ok bool)
 }
 
-// Figures lists every figure, in the order tables show them.
+// Figures lists every figure, in the order tables show them, with how
+// Cell.Figure reads it.
 var figures = []FigureInfo{
-	{FigCallsPerS, "calls/s", "calls/s", true},
-	{FigLatencyP50, "latency p50", "µs", false},
-	{FigLatencyP90, "latency p90", "µs", false},
-	{FigLatencyP99, "latency p99", "µs", false},
-	{FigLatencyP999, "latency p99.9", "µs", false},
-	{FigBatchMS, "time/batch", "ms", false},
-	{FigBytesSent, "bytes/call sent", "B", false},
-	{FigBytesReceived, "bytes/call received", "B", false},
-	{FigBytesTotal, "bytes/call", "B", false},
-	{FigClientCPU, "client CPU/call", "µs", false},
-	{FigServerCPU, "server CPU/call", "µs", false},
-	{FigLastByteP50, "last byte p50", "µs", false},
-	{FigDecodeMean, "client decode/call", "µs", false},
+	{FigCallsPerS, "calls/s", "calls/s", true, func(c *Cell) (float64, bool) { return c.CallsPerS, true }},
+	{FigLatencyP50, "latency p50", "µs", false, func(c *Cell) (float64, bool) { return c.LatencyUS.P50, true }},
+	{FigLatencyP90, "latency p90", "µs", false, func(c *Cell) (float64, bool) { return c.LatencyUS.P90, true }},
+	{FigLatencyP99, "latency p99", "µs", false, func(c *Cell) (float64, bool) { return c.LatencyUS.P99, true }},
+	{FigLatencyP999, "latency p99.9", "µs", false, func(c *Cell) (float64, bool) { return c.LatencyUS.P999, true }},
+	{FigBatchMS, "time/batch", "ms", false, func(c *Cell) (float64, bool) { return c.BatchMS.Mean, c.Batches > 0 && c.BatchMS.Mean > 0 }},
+	{FigBytesSent, "bytes/call sent", "B", false, func(c *Cell) (float64, bool) { return c.BytesPerCall.Sent, true }},
+	{FigBytesReceived, "bytes/call received", "B", false, func(c *Cell) (float64, bool) { return c.BytesPerCall.Received, true }},
+	{FigBytesTotal, "bytes/call", "B", false, func(c *Cell) (float64, bool) { return c.BytesPerCall.Sent + c.BytesPerCall.Received, true }},
+	{FigClientCPU, "client CPU/call", "µs", false, func(c *Cell) (float64, bool) { return c.ClientCPUUSPerCall, true }},
+	{FigServerCPU, "server CPU/call", "µs", false, func(c *Cell) (float64, bool) { return deref(c.ServerCPUUSPerCall) }},
+	{FigLastByteP50, "last byte p50", "µs", false, func(c *Cell) (float64, bool) { return latencyOf(c.LastByteUS).P50, c.LastByteUS != nil }},
+	{FigDecodeMean, "client decode/call", "µs", false, func(c *Cell) (float64, bool) { return latencyOf(c.DecodeUS).Mean, c.DecodeUS != nil }},
 }
 
 // Figures returns every figure's description, in table order.
@@ -70,48 +74,27 @@ func (f Figure) Info() (FigureInfo, bool) {
 //
 // Calls per second is always there (0 calls/s is a measurement).
 func (c *Cell) Figure(f Figure) (v float64, ok bool) {
-	if f == FigCallsPerS {
-		return c.CallsPerS, true
-	}
-	if c.Calls == 0 {
+	fi, known := f.Info()
+	if !known || (c.Calls == 0 && f != FigCallsPerS) {
 		return 0, false
 	}
-	switch f {
-	case FigLatencyP50:
-		return c.LatencyUS.P50, true
-	case FigLatencyP90:
-		return c.LatencyUS.P90, true
-	case FigLatencyP99:
-		return c.LatencyUS.P99, true
-	case FigLatencyP999:
-		return c.LatencyUS.P999, true
-	case FigBatchMS:
-		return c.BatchMS.Mean, c.Batches > 0 && c.BatchMS.Mean > 0
-	case FigBytesSent:
-		return c.BytesPerCall.Sent, true
-	case FigBytesReceived:
-		return c.BytesPerCall.Received, true
-	case FigBytesTotal:
-		return c.BytesPerCall.Sent + c.BytesPerCall.Received, true
-	case FigClientCPU:
-		return c.ClientCPUUSPerCall, true
-	case FigServerCPU:
-		if c.ServerCPUUSPerCall == nil {
-			return 0, false
-		}
-		return *c.ServerCPUUSPerCall, true
-	case FigLastByteP50:
-		if c.LastByteUS == nil {
-			return 0, false
-		}
-		return c.LastByteUS.P50, true
-	case FigDecodeMean:
-		if c.DecodeUS == nil {
-			return 0, false
-		}
-		return c.DecodeUS.Mean, true
+	return fi.read(c)
+}
+
+// deref is *p, and whether p is set.
+func deref(p *float64) (float64, bool) {
+	if p == nil {
+		return 0, false
 	}
-	return 0, false
+	return *p, true
+}
+
+// latencyOf is *l, or a zero Latency when l is nil.
+func latencyOf(l *Latency) Latency {
+	if l == nil {
+		return Latency{}
+	}
+	return *l
 }
 
 // Sample returns every figure the cell has, as one repeat's Sample.

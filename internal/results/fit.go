@@ -82,21 +82,27 @@ type Fit struct {
 	// generator was short of CPU while they were measured. Fits is then
 	// false and the verdict says "no verdict".
 	CostsSuspect string `json:"costs_suspect,omitempty"`
-	// Refined says why the measured saturation differs from the
-	// predicted one (--verify) by RefineAt or more (PredictionError says
-	// by how much): what the saturating probe used against the model.
-	Refined string `json:"refined,omitempty"`
+	// FitVerify is what --verify found; empty without it.
+	FitVerify
+	// Verdict is this protocol's sentence.
+	Verdict string `json:"verdict"`
+}
 
-	// With --verify: the traffic's scale at saturation, predicted
-	// (MaxScale) and measured, the prediction's error against the
-	// measurement ((predicted-measured)/measured), and the probes.
+// FitVerify is what fit --verify found of a protocol's predicted
+// saturation (fit.Verify fills it).
+type FitVerify struct {
+	// Refined says why the measured saturation differs from the
+	// predicted one by RefineAt or more (PredictionError says by how
+	// much): what the saturating probe used against the model.
+	Refined string `json:"refined,omitempty"`
+	// The traffic's scale at saturation, predicted (Fit.MaxScale) and
+	// measured, the prediction's error against the measurement
+	// ((predicted-measured)/measured), and the probes.
 	PredictedMax    *float64   `json:"predicted_max,omitempty"`
 	MeasuredMax     *float64   `json:"measured_max,omitempty"`
 	PredictionError *float64   `json:"prediction_error,omitempty"`
 	GeneratorBound  string     `json:"generator_bound,omitempty"`
 	Probes          []FitProbe `json:"probes,omitempty"`
-	// Verdict is this protocol's sentence.
-	Verdict string `json:"verdict"`
 }
 
 // FitCPUModel is the server's CPU (cores busy) as a function of the

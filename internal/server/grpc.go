@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -109,20 +110,24 @@ func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, erro
 	return withTapCharge(ctx, s.mem), nil
 }
 
-// grpcMethod maps a full method name to its counter index; noMethod for
-// anything but the four data RPCs (health, reflection).
+// grpcServices are the prefixes of the full method names whose RPCs are
+// the four data calls: the contract's service's, and the payload's
+// (payload.go), which has the same methods.
+var grpcServices = [...]string{"/" + pb.MeteoriteLandingsService_ServiceDesc.ServiceName + "/", "/" + payload.ServiceName + "/"}
+
+// grpcMethod maps a full method name to its counter index, by the RPC's
+// name (methodNames); noMethod for anything but the four data RPCs
+// (health, reflection).
 func grpcMethod(fullMethod string) method {
-	switch fullMethod {
-	case pb.MeteoriteLandingsService_GetVersion_FullMethodName:
-		return methodGetVersion
-	case pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName:
-		return methodGetLargePayloadAsList
-	case pb.MeteoriteLandingsService_GetLargePayload_FullMethodName:
-		return methodGetLargePayload
-	case pb.MeteoriteLandingsService_PostLargePayload_FullMethodName:
-		return methodPostLargePayload
+	for _, prefix := range grpcServices {
+		if name, ok := strings.CutPrefix(fullMethod, prefix); ok {
+			if i := slices.Index(methodNames[:], name); i >= 0 {
+				return method(i)
+			}
+			break
+		}
 	}
-	return payloadMethod(fullMethod) // payload.go
+	return noMethod
 }
 
 // grpcAuthorized checks metadata "authorization: Bearer <token>".

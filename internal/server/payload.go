@@ -11,7 +11,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
@@ -71,16 +70,6 @@ func (h *restHandler) decodePayloadBody(jc *jsoncodec.Codec, body io.Reader, len
 		_, err := p.DecodeList(b)
 		return err
 	})
-}
-
-// payloadMethod maps a payload service's full method name to its counter
-// index, as grpcMethod does for the contract's.
-func payloadMethod(fullMethod string) method {
-	name, ok := strings.CutPrefix(fullMethod, "/"+payload.ServiceName+"/")
-	if !ok {
-		return noMethod
-	}
-	return grpcMethod("/" + pb.MeteoriteLandingsService_ServiceDesc.ServiceName + "/" + name)
 }
 
 // payloadService is the gRPC side of the payload.

@@ -173,17 +173,52 @@ func (w *ctxWatch) follow(ctx context.Context, f *inflight) {
 // noDeadline stands for a call with no deadline.
 var noDeadline = time.Unix(0, math.MaxInt64) // in 2262: its UnixNano still fits
 
-// begin starts a call by deadline (CallBy): its timer, then ctx's error,
-// if any; a zero deadline is noDeadline.
-func begin(ctx context.Context, deadline time.Time) (call.Timer, time.Time, error) {
+// caller is a lean call.DeadlineCaller: what a call of every protocol does
+// around the protocol's exchange: its timer, ctx's error and the deadline
+// (zero: noDeadline) first; the verifier's check of the answer, timed as
+// its decode, last.
+type caller struct {
+	x exchanger
+	v verifier
+}
+
+// exchanger is a protocol's part of a lean call.
+type exchanger interface {
+	// exchange sends the call's request and waits for the whole answer
+	// until deadline (ctx ends the waits to send), and returns the bytes
+	// the verifier checks, the answer's status, media type and framing
+	// checked, and when it was in; start is the call's start.
+	exchange(ctx context.Context, start, deadline time.Time) (body []byte, in time.Time, err error)
+}
+
+// checked is the caller of x's calls whose answers check validates; born
+// is the client's start (verifier.born).
+func checked(x exchanger, check func([]byte) error, born time.Time) *caller {
+	return &caller{x: x, v: verifier{check: check, born: born}}
+}
+
+// Call implements call.Caller: a call by ctx's deadline.
+func (a *caller) Call(ctx context.Context) (call.Outcome, error) {
+	return a.CallBy(ctx, deadlineOf(ctx))
+}
+
+// CallBy implements call.DeadlineCaller.
+func (a *caller) CallBy(ctx context.Context, deadline time.Time) (call.Outcome, error) {
 	timer := call.StartTimer()
 	if err := ctx.Err(); err != nil {
-		return timer, deadline, err
+		return call.Outcome{}, err
 	}
 	if deadline.IsZero() {
 		deadline = noDeadline
 	}
-	return timer, deadline, nil
+	body, in, err := a.x.exchange(ctx, timer.Start(), deadline)
+	if err != nil {
+		return call.Outcome{}, err
+	}
+	timer.ReceivedAt(in)
+	err = a.v.verify(body, timer.Start())
+	timer.Decoded(in)
+	return timer.Outcome(), err
 }
 
 // deadlineOf is the deadline of a call made with ctx alone (call.Caller's

@@ -170,15 +170,15 @@ func (c *grpcClient) Caller(scenario api.Scenario) (call.Caller, error) {
 	}
 	m.msg = binary.BigEndian.AppendUint32([]byte{0}, uint32(len(body)))
 	m.msg = append(m.msg, body...)
-	a := c.newCaller(m, check)
+	a := c.newCaller(m)
 	a.ans = func(s *stream) ([]byte, error) { return s.body, a.answer(s) }
-	return a, nil
+	return checked(a, check, c.born), nil
 }
 
-// newCaller is a caller of method m whose answers check validates; its
-// ans is the caller's to set.
-func (c *grpcClient) newCaller(m *method, check func([]byte) error) *grpcCaller {
-	a := &grpcCaller{c: c, m: m, v: verifier{check: check, born: c.born}, expired: make(chan struct{}, 1)}
+// newCaller is the exchanger of method m's calls; its ans is the
+// caller's to set.
+func (c *grpcClient) newCaller(m *method) *grpcCaller {
+	a := &grpcCaller{c: c, m: m, expired: make(chan struct{}, 1)}
 	a.s.done = make(chan struct{}, 1)
 	a.f = c.dog.watch(func() {
 		select {
@@ -192,12 +192,12 @@ func (c *grpcClient) newCaller(m *method, check func([]byte) error) *grpcCaller 
 	return a
 }
 
-// grpcCaller makes one scenario's calls, one stream at a time.
+// grpcCaller makes one scenario's calls, one stream at a time (the
+// exchanger of a caller).
 type grpcCaller struct {
 	c *grpcClient
 	m *method
 	s stream
-	v verifier
 	// f is the call in flight as the watchdog sees it: past its deadline
 	// the watchdog leaves a token in expired.
 	f       *inflight
@@ -211,20 +211,12 @@ type grpcCaller struct {
 	ans func(s *stream) ([]byte, error)
 }
 
-// Call implements call.Caller: a call by ctx's deadline.
-func (a *grpcCaller) Call(ctx context.Context) (call.Outcome, error) {
-	return a.CallBy(ctx, deadlineOf(ctx))
-}
-
-// CallBy implements call.DeadlineCaller. The deadline ends the wait for
-// the answer; waits to send (for a stream slot, for send window) end with
-// ctx, and a call that was kept in them past its deadline is a timeout
-// all the same.
-func (a *grpcCaller) CallBy(ctx context.Context, deadline time.Time) (call.Outcome, error) {
-	timer, deadline, err := begin(ctx, deadline)
-	if err != nil {
-		return call.Outcome{}, err
-	}
+// exchange implements exchanger. The deadline ends the wait for the
+// answer; waits to send (for a stream slot, for send window) end with ctx,
+// and a call that was kept in them past its deadline is a timeout all the
+// same.
+func (a *grpcCaller) exchange(ctx context.Context, _, deadline time.Time) ([]byte, time.Time, error) {
+	var err error
 	s := &a.s
 	var h *h2conn
 	for attempt := 0; ; attempt++ {
@@ -266,7 +258,7 @@ func (a *grpcCaller) CallBy(ctx context.Context, deadline time.Time) (call.Outco
 		}
 	}
 	if h == nil { // no connection: the call never began
-		return call.Outcome{}, err
+		return nil, time.Time{}, err
 	}
 	now := time.Now()
 	if aborted, late := a.f.end(now); aborted || late {
@@ -283,13 +275,7 @@ func (a *grpcCaller) CallBy(ctx context.Context, deadline time.Time) (call.Outco
 	if err == nil {
 		body, err = a.ans(s)
 	}
-	if err != nil {
-		return call.Outcome{}, err
-	}
-	timer.ReceivedAt(now)
-	err = a.v.verify(body, timer.Start())
-	timer.Decoded(now)
-	return timer.Outcome(), err
+	return body, now, err
 }
 
 // answer checks what every answer must be: a 200 of content type

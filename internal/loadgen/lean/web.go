@@ -451,7 +451,7 @@ func (c *webH2Client) Caller(scenario api.Scenario) (call.Caller, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := c.newCaller(w.h2method(c.o.Target), w.check)
+	a := c.newCaller(w.h2method(c.o.Target))
 	a.ans = func(s *stream) ([]byte, error) {
 		r, err := replyOfStream(s)
 		if err != nil {
@@ -459,7 +459,7 @@ func (c *webH2Client) Caller(scenario api.Scenario) (call.Caller, error) {
 		}
 		return w.reply(r)
 	}
-	return a, nil
+	return checked(a, w.check, c.born), nil
 }
 
 func (c *webH2Client) request(scenario api.Scenario) (*webRequest, error) {
@@ -485,5 +485,5 @@ func (c *webH1Client) Caller(scenario api.Scenario) (call.Caller, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.newCaller(w.serialise(c.o.Target), w.accept, w.reply, w.check), nil
+	return checked(c.newCaller(w.serialise(c.o.Target), w.accept, w.reply), w.check, c.born), nil
 }

@@ -229,18 +229,29 @@ type Config struct {
 
 // WithDefaults fills the zero values.
 func (c Config) WithDefaults() Config {
-	c = c.mixDefaults()
-	if c.Endpoints != nil {
-		c = c.withEndpoints() // endpoints.go
+	// The scenarios and protocols not asked for: a mix's scenario, the
+	// endpoints' pairs and the protocols they have, those --target gives
+	// an address, else the contract's.
+	if len(c.Scenarios) == 0 && len(c.Mix) > 0 {
+		c.Scenarios = []api.Scenario{results.MixScenario}
 	}
-	if len(c.Protocols) == 0 && c.Target.Split() {
-		c.Protocols = c.Target.Protocols() // those --target gives an address
-	}
-	if len(c.Protocols) == 0 {
-		c.Protocols = api.DefaultProtocols()
+	if len(c.Scenarios) == 0 && c.Endpoints != nil {
+		c.Scenarios = c.Endpoints.Scenarios()
 	}
 	if len(c.Scenarios) == 0 {
 		c.Scenarios = api.Scenarios()
+	}
+	if len(c.Mix) > 0 && c.Rate == 0 {
+		c.Rate = c.Mix.Total()
+	}
+	if len(c.Protocols) == 0 && c.Endpoints != nil {
+		c.Protocols = c.Endpoints.Protocols()
+	}
+	if len(c.Protocols) == 0 && c.Target.Split() {
+		c.Protocols = c.Target.Protocols()
+	}
+	if len(c.Protocols) == 0 {
+		c.Protocols = api.DefaultProtocols()
 	}
 	if len(c.Batches) == 0 {
 		c.Batches = []int{100}

@@ -9,18 +9,6 @@ import (
 	"github.com/meteorbench/meteorbench/internal/format"
 )
 
-// withEndpoints is the defaults of a run of the user's endpoints: a
-// scenario per pair, over the protocols they have.
-func (c Config) withEndpoints() Config {
-	if len(c.Scenarios) == 0 {
-		c.Scenarios = c.Endpoints.Scenarios()
-	}
-	if len(c.Protocols) == 0 {
-		c.Protocols = c.Endpoints.Protocols()
-	}
-	return c
-}
-
 // validateEndpoints refuses what an endpoint run cannot measure: the
 // contract's payload sizes and compression, which a user's own endpoint
 // knows nothing of.

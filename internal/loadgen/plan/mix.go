@@ -11,20 +11,6 @@ import (
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
-// mixDefaults fills a mix's scenario and total rate.
-func (c Config) mixDefaults() Config {
-	if len(c.Mix) == 0 {
-		return c
-	}
-	if len(c.Scenarios) == 0 {
-		c.Scenarios = []api.Scenario{results.MixScenario}
-	}
-	if c.Rate == 0 {
-		c.Rate = c.Mix.Total()
-	}
-	return c
-}
-
 // validateMix reports what a mix cannot be run with.
 func (c Config) validateMix() error {
 	if len(c.Mix) == 0 {
