@@ -19,6 +19,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
+	"github.com/meteorbench/meteorbench/internal/testmode"
 	"github.com/meteorbench/meteorbench/internal/timing"
 )
 
@@ -111,6 +112,7 @@ func TestOpenLoopShowsAStall(t *testing.T) {
 func TestOpenLoopRate(t *testing.T) {
 	addr := servertest.Start(t, server.Config{})
 	const rate, duration = 2000, 300 * time.Millisecond
+	judge := !testmode.UnderRace(t, "whether the schedule was kept is not judged (the detector slows the generator several times over)")
 	timing.Retry(t, 3, func(attempt int) (misses []string) {
 		res := run(t, plan.Config{
 			Target:      target.One(addr),
@@ -131,7 +133,7 @@ func TestOpenLoopRate(t *testing.T) {
 			// Small calls at a tenth of what 4 workers manage: the
 			// schedule is kept, less what a busy machine's late start
 			// may cost.
-			if n < rate*3/10/2 {
+			if judge && n < rate*3/10/2 {
 				misses = append(misses, fmt.Sprintf("%s: %d calls, want at least half the schedule's %d", c.Key(), n, rate*3/10))
 			}
 			// The achieved rate is the attempts over the measured time.
