@@ -937,6 +937,8 @@ var (
 	}}
 	kindGRPCWeb = h2Kind{name: "gRPC-Web", body: emptyGRPCMessage, headers: webHeaders(api.TypeGRPCWebProto)}
 	kindConnect = h2Kind{name: "Connect", body: []byte{}, headers: webHeaders(api.TypeConnectProto)}
+	// h2cKinds are the kinds net/http serves over h2c.
+	h2cKinds = []h2Kind{kindREST, kindGRPCWeb, kindConnect}
 )
 
 // webHeaders encodes a gRPC-Web or Connect unary call (a POST of the
