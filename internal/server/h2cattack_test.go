@@ -162,13 +162,21 @@ func windowExhaustion(t *testing.T, addr string, h *heapSampler, call func(c *h2
 // connection whose header block passes twice what it will keep; empty
 // frames are read and dropped.
 func TestH2CRESTContinuationFlood(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 3 s (5 s under -race); net/http's framer is x/net's, which TestH2ContinuationFlood floods under -short")
+	}
 	continuationFloodAttack(t, h2Start{kind: kindREST, routed: true})
 }
 
 // TestH2CRESTHPACKBomb: TestH2HPACKBomb's bomb on a connection net/http
 // serves over h2c: each stream answered 431 once its list passes
 // MaxHeaderBytes; a table size update above 4 KiB closes the connection.
-func TestH2CRESTHPACKBomb(t *testing.T) { hpackBomb(t, h2Start{kind: kindREST, routed: true}) }
+func TestH2CRESTHPACKBomb(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 300 bombs take 6 s under -race; TestH2CRouterHPACKBomb bombs net/http under -short")
+	}
+	hpackBomb(t, h2Start{kind: kindREST, routed: true})
+}
 
 // TestH2CRESTPingFlood: TestH2PingFlood's flood on a connection net/http
 // serves over h2c. net/http has no ping policy: it answers every PING
