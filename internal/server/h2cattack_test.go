@@ -162,40 +162,33 @@ func windowExhaustion(t *testing.T, addr string, h *heapSampler, call func(c *h2
 // connection whose header block passes twice what it will keep; empty
 // frames are read and dropped.
 func TestH2CRESTContinuationFlood(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: 3 s (5 s under -race); net/http's framer is x/net's, which TestH2ContinuationFlood floods under -short")
-	}
-	continuationFloodAttack(t, h2Start{kind: kindREST, routed: true})
+	onH2C(t, "3 s (5 s under -race); net/http's framer is x/net's, which TestH2ContinuationFlood floods under -short", continuationFloodAttack)
 }
 
 // TestH2CRESTHPACKBomb: TestH2HPACKBomb's bomb on a connection net/http
 // serves over h2c: each stream answered 431 once its list passes
 // MaxHeaderBytes; a table size update above 4 KiB closes the connection.
 func TestH2CRESTHPACKBomb(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: 300 bombs take 6 s under -race; TestH2CRouterHPACKBomb bombs net/http under -short")
-	}
-	hpackBomb(t, h2Start{kind: kindREST, routed: true})
+	onH2C(t, "300 bombs take 6 s under -race; TestH2CRouterHPACKBomb bombs net/http under -short", hpackBomb)
 }
 
 // TestH2CRESTPingFlood: TestH2PingFlood's flood on a connection net/http
 // serves over h2c. net/http has no ping policy: it answers every PING
 // until its ACKs, unread, queue past its control-frame limit (10,000),
 // then closes the connection.
-func TestH2CRESTPingFlood(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: 3 s of write deadline; runs in the full suite")
-	}
-	pingFlood(t, h2Start{kind: kindREST, routed: true})
-}
+func TestH2CRESTPingFlood(t *testing.T) { onH2C(t, "3 s of write deadline", pingFlood) }
 
 // TestH2CRESTSettingsFlood: TestH2SettingsFlood's flood on a connection
 // net/http serves over h2c.
-func TestH2CRESTSettingsFlood(t *testing.T) {
+func TestH2CRESTSettingsFlood(t *testing.T) { onH2C(t, "5 s of write deadline", settingsFlood) }
+
+// onH2C runs attack on a connection net/http serves over h2c (its first
+// request REST, answered); under -short it skips, saying why.
+func onH2C(t *testing.T, whyShort string, attack func(t *testing.T, s h2Start)) {
 	if testing.Short() {
-		t.Skip("-short: 5 s of write deadline; runs in the full suite")
+		t.Skip("-short: " + whyShort + "; runs in the full suite")
 	}
-	settingsFlood(t, h2Start{kind: kindREST, routed: true})
+	attack(t, h2Start{kind: kindREST, routed: true})
 }
 
 // TestH2CLargeFrames: 100 connections, each routed by a first request,
