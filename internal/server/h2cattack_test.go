@@ -241,8 +241,12 @@ func largeFrames(t *testing.T, s h2Start, n int) {
 		if !s.routed && closed < n {
 			t.Errorf("%d of %d connections that began a frame over 16 KiB before their first request were closed", closed, n)
 		}
-		return fmt.Sprintf("%d connections each began a %d B frame after a %s request: %d closed by the server, heap +%.1f MiB (%.1f KiB a connection)",
-			n, size, s.kind.name, closed, float64(held)/mib, float64(held)/1024/float64(n))
+		when := "before any request"
+		if s.routed {
+			when = "after a " + s.kind.name + " request"
+		}
+		return fmt.Sprintf("%d connections each began a %d B frame %s: %d closed by the server, heap +%.1f MiB (%.1f KiB a connection)",
+			n, size, when, closed, float64(held)/mib, float64(held)/1024/float64(n))
 	})
 }
 
