@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -97,7 +98,7 @@ func h2Attack(t *testing.T, cfg server.Config, warmGenerated bool, attack func(t
 	})
 }
 
-// h2Refusals counts the RST_STREAM frames the server sends on a
+// h2Refusals counts the frames by which the server refuses streams on a
 // connection, read in the background for at most h2Guard; done gets what
 // was seen once the connection ends.
 type h2Refusals struct {
@@ -105,13 +106,12 @@ type h2Refusals struct {
 	done chan *h2Seen
 }
 
-// countRefusals reads c in the background, counting the RST_STREAM frames
-// that match (every one when match is nil).
-func countRefusals(c *h2Conn, match func(*http2.RSTStreamFrame) bool) *h2Refusals {
+// countRefusals reads c in the background, counting the frames that match.
+func countRefusals(c *h2Conn, match func(http2.Frame) bool) *h2Refusals {
 	r := &h2Refusals{done: make(chan *h2Seen, 1)}
 	go func() {
 		r.done <- c.readAll(time.Now().Add(h2Guard), func(f http2.Frame) {
-			if rst, ok := f.(*http2.RSTStreamFrame); ok && (match == nil || match(rst)) {
+			if match(f) {
 				r.n.Add(1)
 			}
 		})
@@ -126,13 +126,13 @@ func (r *h2Refusals) waitFor(n int64) {
 	}
 }
 
-// continuationFlood opens stream id with a GetVersion HEADERS frame that
+// continuationFlood opens stream id with a HEADERS frame of block that
 // does not end the headers, then sends CONTINUATION frames of frag after it
 // (flushed every flushEvery frames) until max frames are sent, d is over or
 // a write fails; it returns the frames sent and the write error.
-func continuationFlood(t *testing.T, c *h2Conn, id uint32, frag []byte, max, flushEvery int, d time.Duration) (int, error) {
+func continuationFlood(t *testing.T, c *h2Conn, id uint32, block, frag []byte, max, flushEvery int, d time.Duration) (int, error) {
 	t.Helper()
-	if err := c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: c.grpcHeaders(pb.MeteoriteLandingsService_GetVersion_FullMethodName)}); err != nil {
+	if err := c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block}); err != nil {
 		t.Fatal(err)
 	}
 	return writeUntil(c, d, func(i int) (bool, error) {
@@ -219,16 +219,23 @@ func rapidReset(t *testing.T, what string, start func(c *h2Conn) (uint32, error)
 }
 
 // TestH2ContinuationFlood: CVE-2024-27316 family. HEADERS without
-// END_HEADERS, then CONTINUATION frames that never end it. With header
-// fields in them, x/net's framer (which grpc-go reads with) gives up once
-// the block exceeds MaxHeaderListSize and grpc-go closes the connection.
-// Empty CONTINUATION frames are read and dropped (9 bytes each, nothing
-// kept), so memory stays flat; that connection stays open until keepalive
-// gives up on it (see docs/server.md).
+// END_HEADERS, then CONTINUATION frames that never end it, on a gRPC
+// connection (its first call answered: grpc-go reads the flood, not the
+// router). With header fields in them, x/net's framer (which grpc-go reads
+// with) gives up once the block exceeds MaxHeaderListSize and grpc-go
+// closes the connection. Empty CONTINUATION frames are read and dropped (9
+// bytes each, nothing kept), so memory stays flat; that connection stays
+// open until keepalive gives up on it (see docs/server.md).
 func TestH2ContinuationFlood(t *testing.T) {
-	h2Attack(t, server.Config{}, false, func(t *testing.T, addr string, h *heapSampler) string {
+	continuationFloodAttack(t, h2Start{kind: kindGRPC, routed: true})
+}
+
+// continuationFloodAttack runs the CONTINUATION floods, with header fields
+// and empty, each on a connection started as s says.
+func continuationFloodAttack(t *testing.T, s h2Start) {
+	h2Attack(t, s.cfg, false, func(t *testing.T, addr string, h *heapSampler) string {
 		// 1. CONTINUATION frames full of header fields, up to 64 MiB.
-		c := h2Dial(t, addr)
+		c := s.dial(t, addr)
 		stopRead := c.readInBackground()
 		var fb bytes.Buffer
 		enc := hpack.NewEncoder(&fb)
@@ -239,7 +246,7 @@ func TestH2ContinuationFlood(t *testing.T) {
 		frag := fb.Bytes()
 		id := c.streamID()
 		maxFrames := (64 << 20) / len(frag)
-		sent, werr := continuationFlood(t, c, id, frag, maxFrames, 8, 3*time.Second)
+		sent, werr := continuationFlood(t, c, id, s.kind.headers(c, 0), frag, maxFrames, 8, 3*time.Second)
 		seen := c.readAllAfter(stopRead)
 		t.Logf("CONTINUATION with fields: %d frames of %d B sent (write ended: %v); server: %s", sent, len(frag), werr, seen)
 		if !seen.closedByServer() {
@@ -248,19 +255,19 @@ func TestH2ContinuationFlood(t *testing.T) {
 		if sent >= maxFrames {
 			t.Errorf("the server read all %d CONTINUATION frames (%d MiB) without closing", sent, sent*len(frag)>>20)
 		}
-		filled := fmt.Sprintf("with fields: closed after %d KiB (%s)", sent*len(frag)>>10, seen.goAwayOrErr())
+		filled := fmt.Sprintf("with fields: closed after %d KiB sent (%s)", sent*len(frag)>>10, seen.goAwayOrErr())
 		c.conn.Close()
 
 		// 2. Empty CONTINUATION frames: nothing to keep, nothing to decode.
-		e := h2Dial(t, addr)
+		e := s.dial(t, addr)
 		stopRead = e.readInBackground()
 		id = e.streamID()
 		const maxEmpty = 2_000_000
-		sentEmpty, werr := continuationFlood(t, e, id, nil, maxEmpty, 1024, 2*time.Second)
+		sentEmpty, werr := continuationFlood(t, e, id, s.kind.headers(e, 0), nil, maxEmpty, 1024, 2*time.Second)
 		e.conn.Close()
 		seen = stopRead()
 		t.Logf("empty CONTINUATION: %d frames sent (write ended: %v); server: %s", sentEmpty, werr, seen)
-		return fmt.Sprintf("%s; empty: %d frames read and dropped in 2 s, not closed, heap flat", filled, sentEmpty)
+		return fmt.Sprintf("%s; empty: %d frames (%.1f MiB) sent in 2 s, then %s (%s)", filled, sentEmpty, float64(sentEmpty*9)/mib, shortErr(werr), seen.goAwayOrErr())
 	})
 }
 
@@ -297,24 +304,49 @@ func (s *h2Seen) goAwayOrErr() string {
 
 // TestH2HPACKBomb: a 3500-byte header put in the HPACK dynamic table once,
 // then referenced with one byte each, 16000 times a HEADERS frame (64 MB
-// decoded per 16 KiB frame), on many streams. The decoder stops emitting
-// past MaxHeaderListSize and grpc-go refuses each stream (RST_STREAM); the
-// dynamic table itself is bounded by the server's 4 KiB
-// SETTINGS_HEADER_TABLE_SIZE, and a client that announces a larger table
-// gets COMPRESSION_ERROR and the connection closed.
+// decoded per 16 KiB frame), on many streams of a gRPC connection (its
+// first call answered). The decoder stops emitting past MaxHeaderListSize
+// and grpc-go refuses each stream (RST_STREAM); the dynamic table itself
+// is bounded by the server's 4 KiB SETTINGS_HEADER_TABLE_SIZE, and a
+// client that announces a larger table gets COMPRESSION_ERROR and the
+// connection closed.
 func TestH2HPACKBomb(t *testing.T) {
-	h2Attack(t, server.Config{}, false, func(t *testing.T, addr string, h *heapSampler) string {
-		c := h2Dial(t, addr)
-		refused := countRefusals(c, nil)
-		// The first block adds the gRPC headers and then the bomb to the
-		// dynamic table (3538 B of 4096 with them, so nothing is evicted):
-		// the bomb is the newest entry, index 62. Later blocks find every
-		// gRPC header in the table (indexed, no new entries), so 62 stays
-		// the bomb.
+	hpackBomb(t, h2Start{kind: kindGRPC, routed: true})
+}
+
+// bombRefused: a stream refused for its header list, by grpc-go
+// (RST_STREAM FRAME_SIZE_ERROR) or net/http (431 Request Header Fields Too
+// Large).
+func bombRefused(f http2.Frame) bool {
+	switch f := f.(type) {
+	case *http2.RSTStreamFrame:
+		return f.ErrCode == http2.ErrCodeFrameSize
+	case *http2.MetaHeadersFrame:
+		return f.PseudoValue("status") == "431"
+	}
+	return false
+}
+
+// hpackBomb runs the HPACK bomb on a connection started as s says. Not
+// routed, its first bomb is what the router decodes, and 20 streams (not
+// 300) show that the server it chose refuses the rest: the routed runs
+// bomb each server at length.
+func hpackBomb(t *testing.T, s h2Start) {
+	h2Attack(t, s.cfg, false, func(t *testing.T, addr string, h *heapSampler) string {
+		c := s.dial(t, addr)
+		refused := countRefusals(c, bombRefused)
+		// The first block adds the request's headers and then the bomb
+		// to the dynamic table (under 4096 B with them, so nothing is
+		// evicted): the bomb is the newest entry, index 62. Later blocks
+		// find every request header in the table (indexed, no new
+		// entries), so 62 stays the bomb.
 		big := strings.Repeat("b", 3500)
-		const streams = 300
+		streams := 300
+		if !s.routed {
+			streams = 20
+		}
 		sent, werr := writeUntil(c, 3*time.Second, func(i int) (bool, error) {
-			block := c.grpcHeaders(pb.MeteoriteLandingsService_GetVersion_FullMethodName)
+			block := s.kind.headers(c, 0)
 			if i == 0 {
 				c.hbuf.Reset()
 				_ = c.enc.WriteField(hpack.HeaderField{Name: "x-bomb", Value: big})
@@ -331,14 +363,14 @@ func TestH2HPACKBomb(t *testing.T) {
 		refused.waitFor(int64(sent))
 		c.conn.Close()
 		seen := <-refused.done
-		t.Logf("HPACK bomb: %d streams of 16000 references to a 3500 B entry (%d MB decoded each) sent (write ended: %v); server: %s",
-			sent, 16000*3500/1000000, werr, seen)
-		if seen.rst[http2.ErrCodeFrameSize] < sent && !seen.closedByServer() {
-			t.Errorf("HPACK bomb: %d of %d streams refused and the connection open", seen.rst[http2.ErrCodeFrameSize], sent)
+		t.Logf("HPACK bomb: %d streams of 16000 references to a 3500 B entry (%d MB decoded each) sent (write ended: %v); server: %s, %d refused",
+			sent, 16000*3500/1000000, werr, seen, refused.n.Load())
+		if refused.n.Load() < int64(sent) && !seen.closedByServer() {
+			t.Errorf("HPACK bomb: %d of %d streams refused and the connection open", refused.n.Load(), sent)
 		}
 
 		// A dynamic table size update above the server's 4 KiB.
-		d := h2Dial(t, addr)
+		d := s.dial(t, addr)
 		var tb bytes.Buffer
 		tenc := hpack.NewEncoder(&tb)
 		tenc.SetMaxDynamicTableSizeLimit(1 << 30)
@@ -354,19 +386,26 @@ func TestH2HPACKBomb(t *testing.T) {
 		if !dseen.closedByServer() {
 			t.Errorf("a 1 GiB dynamic table size update: connection not closed (%s)", dseen)
 		}
-		return fmt.Sprintf("%d bomb streams (56 MB decoded each) all refused with RST_STREAM %v, connection kept; a 1 GiB table size update: %s",
-			sent, http2.ErrCodeFrameSize, dseen.goAwayOrErr())
+		return fmt.Sprintf("%d bomb streams (56 MB decoded each), %d refused (RST_STREAM %v or 431), then %s; a 1 GiB table size update: %s",
+			sent, refused.n.Load(), http2.ErrCodeFrameSize, seen.goAwayOrErr(), dseen.goAwayOrErr())
 	})
 }
 
 // TestH2PingFlood: PING frames as fast as the socket takes them, never
-// reading the ACKs. The keepalive enforcement policy (MinTime 10 s) counts
-// each early ping as a strike and, after two, sends GOAWAY
-// ENHANCE_YOUR_CALM "too_many_pings" and closes; queued ACKs are bounded
-// by grpc-go's control-buffer throttle in any case.
+// reading the ACKs, on a gRPC connection (its first call answered). The
+// keepalive enforcement policy (MinTime 10 s) counts each early ping as a
+// strike and, after two, sends GOAWAY ENHANCE_YOUR_CALM "too_many_pings"
+// and closes; queued ACKs are bounded by grpc-go's control-buffer throttle
+// in any case.
 func TestH2PingFlood(t *testing.T) {
-	h2Attack(t, server.Config{}, false, func(t *testing.T, addr string, h *heapSampler) string {
-		c := h2Dial(t, addr)
+	pingFlood(t, h2Start{kind: kindGRPC, routed: true})
+}
+
+// pingFlood runs the PING flood on a connection started as s says.
+func pingFlood(t *testing.T, s h2Start) {
+	h2Attack(t, s.cfg, false, func(t *testing.T, addr string, h *heapSampler) string {
+		c := s.dial(t, addr)
+		smallReadBuffer(c)
 		const n = 1_000_000
 		sent, werr := writeUntil(c, 2*time.Second, func(i int) (bool, error) {
 			if err := c.fr.WritePing(false, [8]byte{byte(i), byte(i >> 8)}); err != nil {
@@ -383,23 +422,33 @@ func TestH2PingFlood(t *testing.T) {
 		if !seen.closedByServer() {
 			t.Errorf("PING flood: connection not closed (%s)", seen)
 		}
-		return fmt.Sprintf("%d PINGs written before the write failed (%v); %s", sent, shortErr(werr), seen.goAwayOrErr())
+		return fmt.Sprintf("%d PINGs (%.1f MiB) written before the write failed (%v); then %d frames read, %s", sent, float64(sent*17)/mib, shortErr(werr), seen.frames, seen.goAwayOrErr())
 	})
 }
 
 // TestH2SettingsFlood: empty SETTINGS frames (each needs an ACK), never
-// reading. Once the socket back to the attacker is full, grpc-go's
-// control buffer holds the ACKs, and past its throttle limit the reader
-// stops reading: the attacker's writes stall.
+// reading, on a gRPC connection (its first call answered). Once the socket
+// back to the attacker is full, grpc-go's control buffer holds the ACKs,
+// and past its throttle limit the reader stops reading: the attacker's
+// writes stall.
 func TestH2SettingsFlood(t *testing.T) {
-	h2Attack(t, server.Config{}, false, func(t *testing.T, addr string, h *heapSampler) string {
-		c := h2Dial(t, addr)
-		// A small receive buffer (no autotuning) so the ACKs fill the
-		// socket soon, as over a real network, and not after ~10 MB of
-		// loopback buffers.
-		if tc, ok := c.conn.(*net.TCPConn); ok {
-			_ = tc.SetReadBuffer(16 << 10)
-		}
+	settingsFlood(t, h2Start{kind: kindGRPC, routed: true})
+}
+
+// smallReadBuffer gives c a small receive buffer (no autotuning), so that
+// the ACKs of a flood the attacker does not read fill the socket soon, as
+// over a real network, and not after ~10 MB of loopback buffers.
+func smallReadBuffer(c *h2Conn) {
+	if tc, ok := c.conn.(*net.TCPConn); ok {
+		_ = tc.SetReadBuffer(16 << 10)
+	}
+}
+
+// settingsFlood runs the SETTINGS flood on a connection started as s says.
+func settingsFlood(t *testing.T, s h2Start) {
+	h2Attack(t, s.cfg, false, func(t *testing.T, addr string, h *heapSampler) string {
+		c := s.dial(t, addr)
+		smallReadBuffer(c)
 		const n = 5_000_000
 		// 5 s: under the race detector, with other packages' tests beside
 		// it, the flood sent 628,000 frames (5.4 MiB) in 2 s and the
@@ -459,8 +508,9 @@ func TestH2StreamExhaustion(t *testing.T) {
 func streamExhaustion(t *testing.T, what string, block func(c *h2Conn) []byte) {
 	h2Attack(t, server.Config{}, false, func(t *testing.T, addr string, h *heapSampler) string {
 		c := h2Dial(t, addr)
-		refused := countRefusals(c, func(r *http2.RSTStreamFrame) bool {
-			return r.ErrCode == http2.ErrCodeRefusedStream || r.ErrCode == http2.ErrCodeProtocol
+		refused := countRefusals(c, func(f http2.Frame) bool {
+			r, ok := f.(*http2.RSTStreamFrame)
+			return ok && (r.ErrCode == http2.ErrCodeRefusedStream || r.ErrCode == http2.ErrCodeProtocol)
 		})
 		limit := int(server.DefaultMaxConcurrentStreams)
 		extra := 200
@@ -567,7 +617,21 @@ func TestH2WindowExhaustion(t *testing.T) {
 // their headers one byte at a time are closed when HeaderTimeout passes;
 // 100 of them at once cost little memory.
 func TestH1SlowlorisHeaders(t *testing.T) {
-	cfg := server.Config{HeaderTimeout: time.Second}
+	slowloris(t, server.Config{HeaderTimeout: time.Second}, "request line or headers", nil, 0, func(i int) string {
+		if i%2 == 1 {
+			return "GET " + api.PathVersion + strings.Repeat("x", 100) // the request line, slowly
+		}
+		return "GET " + api.PathVersion + " HTTP/1.1\r\nHost: x\r\nX-Slow: " + strings.Repeat("s", 100)
+	})
+}
+
+// slowloris opens 100 connections at once, each sending head at once and
+// then reading skip bytes of the server's reply to it (what any client of
+// the protocol gets), then msg(i) one byte every 100 ms for up to 5 s,
+// and checks that the server (cfg, its HeaderTimeout 1 s) closes every one
+// within that; any other byte from the server also counts as the end (a
+// 408).
+func slowloris(t *testing.T, cfg server.Config, what string, head []byte, skip int, msg func(i int) string) {
 	h2Attack(t, cfg, false, func(t *testing.T, addr string, h *heapSampler) string {
 		const conns = 100
 		type res struct {
@@ -579,15 +643,18 @@ func TestH1SlowlorisHeaders(t *testing.T) {
 		for i := range conns {
 			go func() {
 				conn, err := net.DialTimeout("tcp", addr, h2Guard)
+				if err == nil {
+					_ = conn.SetDeadline(time.Now().Add(h2Guard))
+					if _, err = conn.Write(head); err == nil {
+						_, err = io.ReadFull(conn, make([]byte, skip))
+					}
+				}
 				if err != nil {
 					results <- res{err: err}
 					return
 				}
 				defer conn.Close()
-				msg := "GET " + api.PathVersion + " HTTP/1.1\r\nHost: x\r\nX-Slow: " + strings.Repeat("s", 100)
-				if i%2 == 1 {
-					msg = "GET " + api.PathVersion + strings.Repeat("x", 100) // the request line, slowly
-				}
+				msg := msg(i)
 				// One byte every 100 ms for up to 5 s: five times the
 				// header timeout.
 				r := res{}
@@ -622,8 +689,8 @@ func TestH1SlowlorisHeaders(t *testing.T) {
 		if closed != conns {
 			t.Errorf("slowloris: %d of %d connections closed by the server within 5 s (HeaderTimeout 1 s)", closed, conns)
 		}
-		return fmt.Sprintf("%d connections trickling request line or headers (1 byte / 100 ms): %d closed by the server after at most %d bytes (HeaderTimeout 1 s here, 5 s by default)",
-			conns, closed, maxSent)
+		return fmt.Sprintf("%d connections trickling %s (1 byte / 100 ms): %d closed by the server after at most %d bytes (HeaderTimeout 1 s here, 5 s by default)",
+			conns, what, closed, maxSent)
 	})
 }
 
@@ -775,6 +842,9 @@ type h2Conn struct {
 	hbuf bytes.Buffer
 	addr string
 	next uint32 // next client stream id
+	// maxFrame is the server's SETTINGS_MAX_FRAME_SIZE, when its SETTINGS
+	// were read (h2Start.dial): the protocol's default until then.
+	maxFrame uint32
 }
 
 // h2Dial connects to addr (127.0.0.1 only), sends the client preface and a
@@ -786,7 +856,7 @@ func h2Dial(t testing.TB, addr string, settings ...http2.Setting) *h2Conn {
 		t.Fatalf("dial %s: %v", addr, err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	c := &h2Conn{t: t, conn: conn, addr: addr, next: 1}
+	c := &h2Conn{t: t, conn: conn, addr: addr, next: 1, maxFrame: 16 << 10}
 	c.bw = bufio.NewWriterSize(conn, 64<<10)
 	c.fr = http2.NewFramer(c.bw, conn)
 	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
@@ -845,6 +915,108 @@ func (c *h2Conn) call(method string, extra ...string) (uint32, error) {
 		return id, err
 	}
 	return id, c.fr.WriteData(id, true, emptyGRPCMessage)
+}
+
+// h2Kind is a kind of request a raw attacker sends: what its HEADERS say
+// decides where the HTTP/2 router (h2route.go) sends the connection when
+// it is the first (gRPC to grpc-go, the rest to net/http over h2c).
+type h2Kind struct {
+	name string
+	// headers HPACK-encodes the request headers of GetVersion or, with
+	// records > 0, of GetLargePayloadAsList for that many records.
+	headers func(c *h2Conn, records int) []byte
+	body    []byte // the request's body; nil: the HEADERS end the stream
+}
+
+var (
+	kindGRPC = h2Kind{name: "gRPC", body: emptyGRPCMessage, headers: func(c *h2Conn, records int) []byte {
+		if records == 0 {
+			return c.grpcHeaders(pb.MeteoriteLandingsService_GetVersion_FullMethodName)
+		}
+		return c.grpcHeaders(pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName, api.MetadataRecords, strconv.Itoa(records))
+	}}
+	kindREST = h2Kind{name: "REST GET", headers: func(c *h2Conn, records int) []byte {
+		if records == 0 {
+			return c.restHeaders("GET", api.PathVersion)
+		}
+		return c.restHeaders("GET", fmt.Sprintf("%s?%s=%d", api.PathList, api.QueryRecords, records))
+	}}
+	kindGRPCWeb = h2Kind{name: "gRPC-Web", body: emptyGRPCMessage, headers: webHeaders(api.TypeGRPCWebProto)}
+	kindConnect = h2Kind{name: "Connect", body: []byte{}, headers: webHeaders(api.TypeConnectProto)}
+	// h2cKinds are the kinds net/http serves over h2c.
+	h2cKinds = []h2Kind{kindREST, kindGRPCWeb, kindConnect}
+)
+
+// webHeaders encodes a gRPC-Web or Connect unary call (a POST of the
+// method's path) of content type ct.
+func webHeaders(ct string) func(c *h2Conn, records int) []byte {
+	return func(c *h2Conn, records int) []byte {
+		if records == 0 {
+			return c.restHeaders("POST", pb.MeteoriteLandingsService_GetVersion_FullMethodName, "content-type", ct)
+		}
+		return c.restHeaders("POST", pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName,
+			"content-type", ct, api.MetadataRecords, strconv.Itoa(records))
+	}
+}
+
+// start sends a request of kind k (see headers) on a new stream and
+// returns its id; the caller flushes.
+func (k h2Kind) start(c *h2Conn, records int) (uint32, error) {
+	id := c.streamID()
+	err := c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: k.headers(c, records),
+		EndHeaders: true, EndStream: k.body == nil})
+	if err != nil || k.body == nil {
+		return id, err
+	}
+	return id, c.fr.WriteData(id, true, k.body)
+}
+
+// h2Start is how an attack's connection starts: the kind of request its
+// HEADERS are, and whether a first request of that kind is answered
+// before the attack (the router has then handed the connection to grpc-go
+// or net/http, which read the attack) or the attack is what the router
+// reads. cfg is the server's.
+type h2Start struct {
+	kind   h2Kind
+	routed bool
+	cfg    server.Config
+}
+
+// dial connects to addr with settings and, if s.routed, sends a first
+// request of s.kind and reads until its answer ends (the server's SETTINGS
+// are recorded: maxFrame).
+func (s h2Start) dial(t testing.TB, addr string, settings ...http2.Setting) *h2Conn {
+	t.Helper()
+	c := h2Dial(t, addr, settings...)
+	if !s.routed {
+		return c
+	}
+	id, err := s.kind.start(c, 0)
+	if err == nil {
+		err = c.flush()
+	}
+	if err != nil {
+		t.Fatalf("%s first request: %v", s.kind.name, err)
+	}
+	_ = c.conn.SetReadDeadline(time.Now().Add(h2Guard))
+	defer c.conn.SetReadDeadline(time.Time{})
+	for {
+		f, err := c.fr.ReadFrame()
+		if err != nil {
+			t.Fatalf("%s first request: %v", s.kind.name, err)
+		}
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if v, ok := f.Value(http2.SettingMaxFrameSize); ok {
+				c.maxFrame = v
+			}
+		case *http2.RSTStreamFrame, *http2.GoAwayFrame:
+			t.Fatalf("%s first request: %v", s.kind.name, f)
+		}
+		if f.Header().StreamID == id && f.Header().Flags.Has(http2.FlagHeadersEndStream) {
+			return c // (FlagDataEndStream is the same bit)
+		}
+	}
 }
 
 // h2Seen is what the attacker read from the server.

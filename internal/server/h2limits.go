@@ -15,6 +15,21 @@ package server
 // connection. A call waits for room while the connection's other answers
 // are written; one that waited WriteTimeout closes the connection (its
 // client is not reading), as gRPC's send budget does.
+//
+// Waiting calls cost too: each holds its goroutine and its stream (about
+// 25 KiB), up to MaxConcurrentStreams a connection, for up to WriteTimeout.
+// gRPC's large calls are admitted by the tap (grpc.go), charged
+// callOverhead each and refused at once past their share of the budget;
+// REST's, gRPC-Web's and Connect's over HTTP/2 were not, and 24 connections
+// of 1000 list calls that never read took the server to 630 MiB of its
+// 768 MiB limit (TestMemoryAttackStreams/h2c with h2c=24; gRPC's 236 MiB).
+// admitH2Call admits them the same way, sharing gRPC's count. A refused
+// call's answer still costs that much while it waits for the window to
+// write its error (grpc-go's refusal is a HEADERS frame, which flow control
+// does not hold; REST's 503 body, gRPC-Web's trailers and Connect's error
+// are DATA): so when the calls' share is spent and the refused call's own
+// connection already has calls waiting for its answers to be read, the
+// connection is closed, as a stalled one is after WriteTimeout.
 
 import (
 	"context"
@@ -47,6 +62,29 @@ func (s *Server) connContext(ctx context.Context, c net.Conn) context.Context {
 	limit := laneLimits[laneList]
 	return context.WithValue(ctx, connAnswersKey{}, &connAnswers{
 		sem: semaphore.NewWeighted(limit), limit: limit, stall: s.cfg.WriteTimeout, conn: c})
+}
+
+// admitH2Call admits a large call that came over HTTP/2 (its connection
+// has connAnswers) as the tap admits gRPC's (membudget.go admitCall):
+// refused at once, with the budget's error, when the calls admitted hold
+// their share; end gives the call's charge back. Other calls (HTTP/1.1,
+// one at a time a connection, counted by the connection gate) are not
+// counted.
+func (s *Server) admitH2Call(ctx context.Context) (end func(), err error) {
+	a, _ := ctx.Value(connAnswersKey{}).(*connAnswers)
+	if a == nil {
+		return func() {}, nil
+	}
+	if !s.mem.admitCall() {
+		// TryAcquire fails while calls wait for room.
+		if !a.sem.TryAcquire(1) {
+			_ = a.conn.Close()
+			return nil, errConnStalled
+		}
+		a.sem.Release(1)
+		return nil, s.mem.busy()
+	}
+	return s.mem.endCall, nil
 }
 
 // acquireConn charges n to the connection of the request ctx belongs to,

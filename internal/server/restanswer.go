@@ -82,19 +82,26 @@ func (h *restHandler) admit(w http.ResponseWriter, r *http.Request, n int64, clo
 	return nil, false
 }
 
-// admitCtx charges n to the server's budget, and first to the request's
-// connection's when it came over HTTP/2 (h2limits.go), waiting at most
-// budgetWait for the server's; release gives both back.
+// admitCtx charges n to the server's budget, and first, when the request
+// came over HTTP/2, the call itself as gRPC's are and n to its
+// connection's (h2limits.go), waiting at most budgetWait for the
+// server's; release gives them back.
 func (s *Server) admitCtx(ctx context.Context, n int64) (release func(), err error) {
+	endCall, err := s.admitH2Call(ctx)
+	if err != nil {
+		return nil, err
+	}
 	relConn, err := acquireConn(ctx, n)
 	if err != nil {
+		endCall()
 		return nil, err
 	}
 	if err := s.mem.acquire(ctx, n, budgetWait); err != nil {
 		relConn()
+		endCall()
 		return nil, err
 	}
-	return func() { s.mem.release(n); relConn() }, nil
+	return func() { s.mem.release(n); relConn(); endCall() }, nil
 }
 
 // encodeSlots bounds how many list answers are being encoded at once (a

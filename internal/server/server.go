@@ -264,9 +264,14 @@ func (s *Server) newHTTPServer() *http.Server {
 		ConnContext: s.connContext, // h2limits.go
 		HTTP2: &http.HTTP2Config{
 			MaxConcurrentStreams: int(s.cfg.MaxConcurrentStreams),
-			SendPingTimeout:      keepaliveTime,
-			PingTimeout:          keepaliveTimeout,
-			WriteByteTimeout:     s.cfg.WriteTimeout,
+			// grpc-go's 16 KiB, not net/http's 1 MiB: a connection keeps
+			// a read buffer of the largest frame it was sent, so 100
+			// connections that each began a 1 MiB frame held 138 MiB
+			// (TestH2CLargeFrames; 22 MiB on gRPC's).
+			MaxReadFrameSize: h2InitialMaxFrameSize,
+			SendPingTimeout:  keepaliveTime,
+			PingTimeout:      keepaliveTimeout,
+			WriteByteTimeout: s.cfg.WriteTimeout,
 		},
 		ReadHeaderTimeout: s.cfg.HeaderTimeout,
 		ReadTimeout:       s.cfg.ReadTimeout,
