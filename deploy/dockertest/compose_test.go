@@ -39,11 +39,11 @@ func needCompose(t *testing.T) {
 	}
 }
 
-// project starts a compose project of its own, taken down (containers,
-// network, anonymous volumes) at the end of the test.
+// project starts a compose project of the test's own (the tests run in
+// parallel), taken down (containers, network, anonymous volumes) at its end.
 func project(t *testing.T, env []string) string {
 	t.Helper()
-	p := "mbtest" + strings.ReplaceAll(runID, "-", "")
+	p := "mb" + strings.ToLower(strings.TrimPrefix(t.Name(), "Test")) + strings.ReplaceAll(runID, "-", "")
 	t.Cleanup(func() {
 		if t.Failed() {
 			out, _ := compose(time.Minute, p, env, "logs", "--no-color", "--tail", "20")
@@ -58,6 +58,7 @@ func project(t *testing.T, env []string) string {
 
 // TestComposeConfig: docker-compose v1 accepts the file as it is.
 func TestComposeConfig(t *testing.T) {
+	t.Parallel()
 	needCompose(t)
 	out, err := compose(30*time.Second, "mbconfig", nil, "--profile", "merge", "config", "--services")
 	if err != nil {
@@ -76,6 +77,7 @@ func TestComposeConfig(t *testing.T) {
 // its HEALTHCHECK (with the compose file's faster timing) on the private
 // network.
 func TestComposeServer(t *testing.T) {
+	t.Parallel()
 	needCompose(t)
 	im := needImage(t)
 	env := []string{"METEORBENCH_IMAGE=" + im.tag, "METEORBENCH_OUT=" + t.TempDir()}
@@ -121,9 +123,12 @@ func needSegments(t *testing.T, bin string) {
 // second mid-run, and checks that merging the other two names segment 2 as
 // missing.
 func TestComposeSegments(t *testing.T) {
+	t.Parallel()
 	needCompose(t)
 	im := needImage(t)
 	needSegments(t, im.bin)
+	generators.Lock()
+	defer generators.Unlock()
 	out := t.TempDir()
 	// The generators run as nonroot (65532) and write here.
 	if err := os.Chmod(out, 0o777); err != nil {

@@ -65,6 +65,13 @@ type image struct {
 	workDir string
 }
 
+// generators is held by the tests that run load generators (compose's
+// segments, the swarm stack) for their whole run. The tests run in
+// parallel, mostly waiting on the engine, but a generator checks its own
+// cells (suspect when its batches do not add up to its time): two load runs
+// at once on a small machine would judge each other's.
+var generators sync.Mutex
+
 var (
 	imageOnce sync.Once
 	built     *image

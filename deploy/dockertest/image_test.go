@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,9 +30,13 @@ var fastHealth = []string{"--health-interval", "500ms", "--health-timeout", "3s"
 // startContainer runs the image detached on net with port published on
 // 127.0.0.1 (an ephemeral host port) and returns its name; removed at the
 // end of the test.
+// containers numbers the containers of this process (the tests run in
+// parallel).
+var containers atomic.Int64
+
 func startContainer(t *testing.T, im *image, network, port string, runArgs, cmd []string) string {
 	t.Helper()
-	name := "meteorbench-dockertest-" + runID + "-" + strconv.Itoa(int(time.Now().UnixNano()%1e6))
+	name := "meteorbench-dockertest-" + runID + "-" + strconv.FormatInt(containers.Add(1), 10)
 	args := []string{"run", "-d", "--name", name, "--label", label + "=1", "--network", network,
 		"-p", "127.0.0.1::" + port}
 	args = append(args, fastHealth...)
@@ -174,10 +179,12 @@ func checkNonRoot(t *testing.T, container string) {
 }
 
 func TestImage(t *testing.T) {
+	t.Parallel()
 	im := needImage(t)
 	network := newNetwork(t)
 
 	t.Run("default", func(t *testing.T) {
+		t.Parallel()
 		c := startContainer(t, im, network, "8080", nil, nil)
 		t.Logf("health check output: %s", waitHealthy(t, c))
 		addr := hostAddr(t, c, "8080")
@@ -190,6 +197,7 @@ func TestImage(t *testing.T) {
 	// the way the Kubernetes manifest runs it: read-only root with a
 	// tmpfs at /tmp, no capabilities, no privilege escalation.
 	t.Run("addr-flag-read-only", func(t *testing.T) {
+		t.Parallel()
 		c := startContainer(t, im, network, "9000",
 			[]string{"--read-only", "--tmpfs", "/tmp", "--cap-drop", "ALL", "--security-opt", "no-new-privileges"},
 			[]string{"serve", "--addr", ":9000"})
@@ -202,6 +210,7 @@ func TestImage(t *testing.T) {
 		checkNonRoot(t, c)
 	})
 	t.Run("addr-env", func(t *testing.T) {
+		t.Parallel()
 		c := startContainer(t, im, network, "9000", []string{"-e", "METEORBENCH_ADDR=:9000"}, nil)
 		out := waitHealthy(t, c)
 		t.Logf("health check output: %s", out)

@@ -251,8 +251,11 @@ func slotContainer(t *testing.T, service string, slot int, until time.Time) stri
 // measures; a miss of either is retried (timing.Retry), each attempt's
 // output logged.
 func TestSwarmStack(t *testing.T) {
+	t.Parallel()
 	im := needImage(t)
 	needSegments(t, im.bin)
+	generators.Lock()
+	defer generators.Unlock()
 	needSwarm(t)
 	const lead = 25 // seconds from deploy to the start: the server starts and turns healthy in it
 	timing.Retry(t, 2, func(attempt int) []string {
