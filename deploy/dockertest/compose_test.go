@@ -128,7 +128,7 @@ func TestComposeSegments(t *testing.T) {
 	im := needImage(t)
 	needSegments(t, im.bin)
 	generators.Lock()
-	defer generators.Unlock()
+	t.Cleanup(generators.Unlock) // after the project is down
 	out := t.TempDir()
 	// The generators run as nonroot (65532) and write here.
 	if err := os.Chmod(out, 0o777); err != nil {

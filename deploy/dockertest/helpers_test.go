@@ -81,7 +81,7 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if err := leaveSwarm(); err != nil { // should a test's cleanup not have
+	if err := leaveSwarm(); err != nil { // made by TestSwarmStack
 		fmt.Fprintln(os.Stderr, "cleanup:", err)
 	}
 	if built != nil {

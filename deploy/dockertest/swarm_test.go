@@ -45,7 +45,7 @@ func leaveSwarm() error {
 }
 
 // needSwarm makes the engine a one-node swarm manager if it is in no
-// swarm (left again at the end of the test), labels its node as the one
+// swarm (left again when the tests end), labels its node as the one
 // under test (stack.yml pins the server there; the label is removed again
 // if the test added it) and returns the node's ID.
 func needSwarm(t *testing.T) string {
@@ -63,13 +63,10 @@ func needSwarm(t *testing.T) string {
 		if _, err := docker(time.Minute, nil, "swarm", "init", "--advertise-addr", "127.0.0.1"); err != nil {
 			t.Fatal(err)
 		}
+		// Left by TestMain when every test has ended: leaving tears down
+		// networks that another test's containers may be using.
 		swarmMade, gwbridgeMade = true, !hadBridge
-		t.Log("docker swarm init --advertise-addr 127.0.0.1: a one-node swarm, left at the end")
-		t.Cleanup(func() {
-			if err := leaveSwarm(); err != nil {
-				t.Errorf("cleanup: %v", err)
-			}
-		})
+		t.Log("docker swarm init --advertise-addr 127.0.0.1: a one-node swarm, left when the tests end")
 	default:
 		t.Skipf("skipped: the engine's swarm state is %q: a stack needs a manager node (or none, for docker swarm init)", st)
 	}
@@ -255,7 +252,7 @@ func TestSwarmStack(t *testing.T) {
 	im := needImage(t)
 	needSegments(t, im.bin)
 	generators.Lock()
-	defer generators.Unlock()
+	t.Cleanup(generators.Unlock) // after the stacks are removed
 	needSwarm(t)
 	const lead = 25 // seconds from deploy to the start: the server starts and turns healthy in it
 	timing.Retry(t, 2, func(attempt int) []string {
