@@ -16,6 +16,7 @@ func newCheckCmd() *cobra.Command {
 	var target flagvalue.Targets
 	var token, format string
 	var tlsFlags job.ClientTLS
+	var protocols job.ProtocolFlags
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Say which scenarios and protocols a target serves of the contract (exit 0 something, 1 nothing)",
@@ -42,6 +43,9 @@ and marks the rest as not served.`,
 				token = os.Getenv(server.TokenEnv)
 			}
 			c := job.CheckConfig{Config: plan.Config{Target: target.T, Token: token}, Format: format}
+			if err := protocols.Apply(&c.Config, cmd.Flags().Changed); err != nil {
+				return usageError{err}
+			}
 			if err := tlsFlags.Apply(&c.Config, target.T.String()); err != nil {
 				return usageError{err}
 			}
@@ -54,6 +58,7 @@ and marks the rest as not served.`,
 	cmd.Flags().Var(&target, "target", "the server to check (required): host:port of one port serving REST and gRPC, or rest=HOST:PORT,grpc=HOST:PORT for servers on ports of their own (either alone)")
 	cmd.Flags().StringVar(&token, "token", "", "bearer token for a protected server (default $"+server.TokenEnv+")")
 	cmd.Flags().StringVar(&format, "format", "table", "table or json")
+	registerProtocols(cmd.Flags(), &protocols) // run's --proto and --http-version
 	registerClientTLS(cmd.Flags(), &tlsFlags)
 	return cmd
 }
