@@ -174,6 +174,11 @@ func TestCheckTLS(t *testing.T) {
 	if err != nil || !strings.Contains(stdout, "serves 12 of 12") {
 		t.Errorf("check --tls: %v\n%s", err, stdout)
 	}
+	// ALPN h2 for REST and the web protocols at HTTP/2.
+	stdout, _, err = execute(t, "check", "--target", addr, "--tls", "--tls-ca", ca, "--proto", "all", "--http-version", "1.1,2")
+	if err != nil || !strings.Contains(stdout, "serves 36 of 36") {
+		t.Errorf("check --tls --proto all --http-version 1.1,2: %v\n%s", err, stdout)
+	}
 	_, _, err = execute(t, "check", "--target", addr)
 	if exitCodeQuiet(err) != 1 || !strings.Contains(err.Error(), "a TLS server needs --tls") {
 		t.Errorf("check in plaintext: %v", err)
@@ -278,7 +283,8 @@ func TestCheckWebAndHTTP2(t *testing.T) {
 
 // A server that serves REST over HTTP/1.1 only, written in Python: asked
 // for everything, check lists REST over HTTP/2 and the web protocols as
-// not served, each with what its call got, and exits 0 for what it serves.
+// not served, each with what its call got (at HTTP/2, that the address
+// speaks HTTP/1.1 only), and exits 0 for what it serves.
 func TestCheckPythonServerWebAndHTTP2(t *testing.T) {
 	addr := startPythonContractServer(t)
 	stdout, _, err := execute(t, "check", "--target", addr, "--proto", "all", "--http-version", "1.1,2", "--format", "json")
@@ -295,6 +301,9 @@ func TestCheckPythonServerWebAndHTTP2(t *testing.T) {
 			served = append(served, fmt.Sprintf("%s %s %s %d", k.Scenario, k.Protocol, k.HTTPVersion, k.Records))
 		} else if k.Why == "" {
 			t.Errorf("%s %s HTTP %q: not served, no reason", k.Scenario, k.Protocol, k.HTTPVersion)
+		}
+		if v2 := k.HTTPVersion == "2"; v2 != strings.HasSuffix(k.Why, " ("+addr+" speaks HTTP/1.1 only)") {
+			t.Errorf("%s %s HTTP %q: %s", k.Scenario, k.Protocol, k.HTTPVersion, k.Why)
 		}
 	}
 	if got := strings.Join(served, ", "); got != "small rest  0, large rest  0, post rest  0" || len(c.Calls) != 36+1 { // large rest's records asked too

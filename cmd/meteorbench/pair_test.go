@@ -139,6 +139,9 @@ func TestPairOnTwoPorts(t *testing.T) {
 		if strings.Contains(line, " HTTP/2 ") && !strings.Contains(line, "  NO: ") {
 			t.Errorf("served over HTTP/2 by http.server: %s", line)
 		}
+		if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], "rest") && strings.Contains(line, " HTTP/2 ") && !strings.HasSuffix(line, " ("+p.rest+" speaks HTTP/1.1 only)") {
+			t.Errorf("REST over HTTP/2 at http.server, without the cause: %s", line)
+		}
 		if f := strings.Fields(line); len(f) > 1 && (f[1] == string(api.GRPCWeb) || f[1] == string(api.Connect)) {
 			web++
 			if !strings.HasSuffix(line, "  NO: the per-protocol --target gives it no address: it is served on one port with REST (--target HOST:PORT)") {

@@ -62,6 +62,7 @@ func CheckContract(ctx context.Context, cfg plan.Config) (*results.Contract, err
 		}
 		optional = append(optional, metrics, health)
 	}
+	speaks := map[string]int{} // onlyHTTP1's answers, by address
 	ask := func(spec plan.Spec) (served bool) {
 		k := results.ContractCall{Scenario: spec.Scenario, Protocol: spec.Protocol, HTTPVersion: spec.HTTPVersion, Records: spec.Records, Request: contractRequest(spec)}
 		if cfg.Target.Split() {
@@ -70,7 +71,7 @@ func CheckContract(ctx context.Context, cfg plan.Config) (*results.Contract, err
 		if why := r.unaddressed(spec); why != "" { // probe.go: not asked, as run does not
 			k.Why = why
 		} else if err := r.probeOne(ctx, spec); err != nil {
-			k.Why = oneLine(err)
+			k.Why = oneLine(err) + r.onlyHTTP1(ctx, spec, speaks)
 		} else {
 			k.Served = true
 		}
@@ -88,6 +89,26 @@ func CheckContract(ctx context.Context, cfg plan.Config) (*results.Contract, err
 	}
 	out.Optional = optional
 	return out, nil
+}
+
+// onlyHTTP1 is what a failed HTTP/2 call of spec adds to its error when
+// its address speaks HTTP/1.1 only (the HTTP/2 client's own words, "http2:
+// frame too large", name no cause): " (ADDR speaks HTTP/1.1 only)".
+// speaks holds each address's answer, asked once.
+func (r *Session) onlyHTTP1(ctx context.Context, spec plan.Spec, speaks map[string]int) string {
+	addr := r.cfg.Target.For(spec.Protocol)
+	if spec.HTTPVersion != "2" || spec.Protocol == api.GRPC || ctx.Err() != nil {
+		return ""
+	}
+	v, ok := speaks[addr]
+	if !ok {
+		v = r.speaks(ctx, addr) // targets.go
+		speaks[addr] = v
+	}
+	if v != speaksHTTP1 {
+		return ""
+	}
+	return " (" + addr + " speaks HTTP/1.1 only)"
 }
 
 // contractRequest says what a probe of spec asks: the route, method,
