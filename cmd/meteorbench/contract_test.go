@@ -207,13 +207,11 @@ func TestRunRefusedCredentials(t *testing.T) {
 	}
 }
 
-// check asks what run --proto all --http-version 1.1,2 measures: the own
-// server serves every call of the five protocols, the REST and web ones at
-// both HTTP versions and gRPC once, each call's version in the JSON
-// (http_version, left out for 1.1) and in its request; check refuses what
-// run refuses, with run's one line.
-func TestCheckWebAndHTTP2(t *testing.T) {
-	addr := servertest.Start(t, server.Config{})
+// checkAll runs check --proto all --http-version 1.1,2 --format json
+// against addr, which must serve something, and returns what it printed,
+// decoded too.
+func checkAll(t *testing.T, addr string) (string, results.Contract) {
+	t.Helper()
 	stdout, _, err := execute(t, "check", "--target", addr, "--proto", "all", "--http-version", "1.1,2", "--format", "json")
 	if err != nil {
 		t.Fatalf("check: %v\n%s", err, stdout)
@@ -222,6 +220,17 @@ func TestCheckWebAndHTTP2(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &c); err != nil {
 		t.Fatal(err)
 	}
+	return stdout, c
+}
+
+// check asks what run --proto all --http-version 1.1,2 measures: the own
+// server serves every call of the five protocols, the REST and web ones at
+// both HTTP versions and gRPC once, each call's version in the JSON
+// (http_version, left out for 1.1) and in its request; check refuses what
+// run refuses, with run's one line.
+func TestCheckWebAndHTTP2(t *testing.T) {
+	addr := servertest.Start(t, server.Config{})
+	stdout, c := checkAll(t, addr)
 	var want, got []string
 	for _, sc := range api.Scenarios() {
 		for _, p := range api.Protocols() {
@@ -260,7 +269,7 @@ func TestCheckWebAndHTTP2(t *testing.T) {
 		t.Errorf("%d http_version fields, want 24, all \"2\"", n)
 	}
 
-	stdout, _, err = execute(t, "check", "--target", addr, "--proto", "grpc-web,connect", "--http-version", "2")
+	stdout, _, err := execute(t, "check", "--target", addr, "--proto", "grpc-web,connect", "--http-version", "2")
 	if err != nil {
 		t.Fatalf("check: %v\n%s", err, stdout)
 	}
@@ -287,14 +296,7 @@ func TestCheckWebAndHTTP2(t *testing.T) {
 // speaks HTTP/1.1 only), and exits 0 for what it serves.
 func TestCheckPythonServerWebAndHTTP2(t *testing.T) {
 	addr := startPythonContractServer(t)
-	stdout, _, err := execute(t, "check", "--target", addr, "--proto", "all", "--http-version", "1.1,2", "--format", "json")
-	if err != nil {
-		t.Fatalf("check: %v\n%s", err, stdout)
-	}
-	var c results.Contract
-	if err := json.Unmarshal([]byte(stdout), &c); err != nil {
-		t.Fatal(err)
-	}
+	_, c := checkAll(t, addr)
 	var served []string
 	for _, k := range c.Calls {
 		if k.Served {
