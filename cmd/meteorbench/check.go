@@ -16,19 +16,27 @@ func newCheckCmd() *cobra.Command {
 	var target flagvalue.Targets
 	var token, format string
 	var tlsFlags job.ClientTLS
+	var protocols job.ProtocolFlags
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Say which scenarios and protocols a target serves of the contract (exit 0 something, 1 nothing)",
 		Long: `Ask a server every call of the contract once (docs/contract.md): the four
-scenarios over rest (JSON), rest-protobuf and grpc, the records asked for
-(?records=10, metadata meteorbench-records) on the list and stream calls,
-and the optional parts (meteorbench's /metrics for server CPU per call,
-/healthz). Every answer is decoded and checked as run checks it. One table;
-exit 0 when at least one call is served, 1 when none is.
+scenarios over each protocol of --proto (as run takes it: by default rest
+(JSON), rest-protobuf and grpc; also grpc-web and connect, or all), REST,
+gRPC-Web and Connect at each HTTP version of --http-version (default 1.1;
+2 is h2c with prior knowledge, ALPN h2 under --tls; grpc is asked once),
+the records asked for (?records=10, metadata meteorbench-records) on the
+list and stream calls, and the optional parts (meteorbench's /metrics for
+server CPU per call, /healthz). Every answer is decoded and checked as run
+checks it. One table; exit 0 when at least one call is served, 1 when none
+is.
 
 'meteorbench run --target' against the same server measures what it serves
-and marks the rest as not served.`,
+and marks the rest as not served. gRPC-Web and Connect are served on one
+port with REST: --target rest=...,grpc=... gives them no address, and check
+lists them as not served, as run does.`,
 		Example: `  meteorbench check --target 127.0.0.1:8080
+  meteorbench check --target 127.0.0.1:8080 --proto all --http-version 1.1,2
   meteorbench check --target rest=127.0.0.1:8080,grpc=127.0.0.1:9090
   meteorbench check --target 127.0.0.1:8080 --format json | jq '.calls[] | select(.served)'`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -42,6 +50,9 @@ and marks the rest as not served.`,
 				token = os.Getenv(server.TokenEnv)
 			}
 			c := job.CheckConfig{Config: plan.Config{Target: target.T, Token: token}, Format: format}
+			if err := protocols.Apply(&c.Config, cmd.Flags().Changed); err != nil {
+				return usageError{err}
+			}
 			if err := tlsFlags.Apply(&c.Config, target.T.String()); err != nil {
 				return usageError{err}
 			}
@@ -54,6 +65,7 @@ and marks the rest as not served.`,
 	cmd.Flags().Var(&target, "target", "the server to check (required): host:port of one port serving REST and gRPC, or rest=HOST:PORT,grpc=HOST:PORT for servers on ports of their own (either alone)")
 	cmd.Flags().StringVar(&token, "token", "", "bearer token for a protected server (default $"+server.TokenEnv+")")
 	cmd.Flags().StringVar(&format, "format", "table", "table or json")
+	registerProtocols(cmd.Flags(), &protocols) // run's --proto and --http-version
 	registerClientTLS(cmd.Flags(), &tlsFlags)
 	return cmd
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -173,6 +174,11 @@ func TestCheckTLS(t *testing.T) {
 	if err != nil || !strings.Contains(stdout, "serves 12 of 12") {
 		t.Errorf("check --tls: %v\n%s", err, stdout)
 	}
+	// ALPN h2 for REST and the web protocols at HTTP/2.
+	stdout, _, err = execute(t, "check", "--target", addr, "--tls", "--tls-ca", ca, "--proto", "all", "--http-version", "1.1,2")
+	if err != nil || !strings.Contains(stdout, "serves 36 of 36") {
+		t.Errorf("check --tls --proto all --http-version 1.1,2: %v\n%s", err, stdout)
+	}
 	_, _, err = execute(t, "check", "--target", addr)
 	if exitCodeQuiet(err) != 1 || !strings.Contains(err.Error(), "a TLS server needs --tls") {
 		t.Errorf("check in plaintext: %v", err)
@@ -198,5 +204,111 @@ func TestRunRefusedCredentials(t *testing.T) {
 	_, _, err := execute(t, "run", "--target", addr, "--scenario", "small", "--iterations", "1", "--quiet")
 	if exitCodeQuiet(err) != 1 || !strings.Contains(err.Error(), "refused every probe call for its credentials") || !strings.Contains(err.Error(), "check --token") {
 		t.Errorf("run without the token: %v", err)
+	}
+}
+
+// checkAll runs check --proto all --http-version 1.1,2 --format json
+// against addr, which must serve something, and returns what it printed,
+// decoded too.
+func checkAll(t *testing.T, addr string) (string, results.Contract) {
+	t.Helper()
+	stdout, _, err := execute(t, "check", "--target", addr, "--proto", "all", "--http-version", "1.1,2", "--format", "json")
+	if err != nil {
+		t.Fatalf("check: %v\n%s", err, stdout)
+	}
+	var c results.Contract
+	if err := json.Unmarshal([]byte(stdout), &c); err != nil {
+		t.Fatal(err)
+	}
+	return stdout, c
+}
+
+// check asks what run --proto all --http-version 1.1,2 measures: the own
+// server serves every call of the five protocols, the REST and web ones at
+// both HTTP versions and gRPC once, each call's version in the JSON
+// (http_version, left out for 1.1) and in its request; check refuses what
+// run refuses, with run's one line.
+func TestCheckWebAndHTTP2(t *testing.T) {
+	addr := servertest.Start(t, server.Config{})
+	stdout, c := checkAll(t, addr)
+	var want, got []string
+	for _, sc := range api.Scenarios() {
+		for _, p := range api.Protocols() {
+			for _, v := range []string{"", "2"} {
+				if p == api.GRPC && v == "2" {
+					continue // always HTTP/2: asked once
+				}
+				want = append(want, fmt.Sprintf("%s %s %s", sc, p, v))
+			}
+		}
+	}
+	records := 0
+	for _, k := range c.Calls {
+		if !k.Served {
+			t.Errorf("%s %s HTTP %q: not served: %s", k.Scenario, k.Protocol, k.HTTPVersion, k.Why)
+		}
+		if k.Records != 0 {
+			records++
+			continue
+		}
+		got = append(got, fmt.Sprintf("%s %s %s", k.Scenario, k.Protocol, k.HTTPVersion))
+		mt := map[api.Protocol]string{api.GRPCWeb: "(Content-Type: " + api.TypeGRPCWebProto + ")", api.Connect: "(Content-Type: " + api.TypeConnectProto + ")"}[k.Protocol]
+		if k.Protocol == api.Connect && k.Scenario == api.Stream {
+			mt = "(Content-Type: " + api.TypeConnectStreamProto + ")"
+		}
+		if strings.Contains(k.Request, " HTTP/2 ") != (k.HTTPVersion == "2") || !strings.HasSuffix(k.Request, mt) {
+			t.Errorf("%s %s HTTP %q: request %q", k.Scenario, k.Protocol, k.HTTPVersion, k.Request)
+		}
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) || records != 2*9 {
+		t.Errorf("calls\n%s\nwant\n%s\nand %d with records, want 18", strings.Join(got, "\n"), strings.Join(want, "\n"), records)
+	}
+	if n := strings.Count(stdout, `"http_version"`); n != strings.Count(stdout, `"http_version": "2"`) || n != 16+8 {
+		t.Errorf("%d http_version fields, want 24, all \"2\"", n)
+	}
+
+	stdout, _, err := execute(t, "check", "--target", addr, "--proto", "grpc-web,connect", "--http-version", "2")
+	if err != nil {
+		t.Fatalf("check: %v\n%s", err, stdout)
+	}
+	wantIn(t, "check's table", stdout, "serves 8 of 8: small grpc-web over HTTP/2, small connect over HTTP/2, large grpc-web over HTTP/2,",
+		"/GetLargePayload HTTP/2 (Content-Type: application/connect+proto, meteorbench-records: 10)")
+
+	for _, args := range [][]string{
+		{"--http-version", "3"}, {"--http-version", "2,2"}, {"--proto", "soap"}, {"--proto", ""}, {"--proto", "all,rest"},
+		{"--target", "grpc=" + addr, "--proto", "rest"},
+	} {
+		args = append([]string{"--target", addr}, args...)
+		wantUsageError(t, append([]string{"check"}, args...)...)
+		_, _, checkErr := execute(t, append([]string{"check"}, args...)...)
+		_, _, runErr := execute(t, append([]string{"run", "--iterations", "1"}, args...)...)
+		if runErr == nil || checkErr.Error() != runErr.Error() {
+			t.Errorf("%q: check says %v, run %v", args, checkErr, runErr)
+		}
+	}
+}
+
+// A server that serves REST over HTTP/1.1 only, written in Python: asked
+// for everything, check lists REST over HTTP/2 and the web protocols as
+// not served, each with what its call got (at HTTP/2, that the address
+// speaks HTTP/1.1 only), and exits 0 for what it serves.
+func TestCheckPythonServerWebAndHTTP2(t *testing.T) {
+	addr := startPythonContractServer(t)
+	_, c := checkAll(t, addr)
+	var served []string
+	for _, k := range c.Calls {
+		if k.Served {
+			served = append(served, fmt.Sprintf("%s %s %s %d", k.Scenario, k.Protocol, k.HTTPVersion, k.Records))
+		} else if k.Why == "" {
+			t.Errorf("%s %s HTTP %q: not served, no reason", k.Scenario, k.Protocol, k.HTTPVersion)
+		}
+		if v2 := k.HTTPVersion == "2"; v2 != strings.HasSuffix(k.Why, " ("+addr+" speaks HTTP/1.1 only)") {
+			t.Errorf("%s %s HTTP %q: %s", k.Scenario, k.Protocol, k.HTTPVersion, k.Why)
+		}
+	}
+	if got := strings.Join(served, ", "); got != "small rest  0, large rest  0, post rest  0" || len(c.Calls) != 36+1 { // large rest's records asked too
+		t.Errorf("served %s of %d calls", got, len(c.Calls))
 	}
 }

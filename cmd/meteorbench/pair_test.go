@@ -123,6 +123,36 @@ func TestPairOnTwoPorts(t *testing.T) {
 		"lacks (optional): metrics at "+p.rest+", metrics at "+p.grpc+", health at "+p.grpc+"\n",
 		session.NoGRPCHealth)
 
+	// Asked for everything: the web protocols have no address in this
+	// form (run's reason), REST over HTTP/2 is not served by http.server;
+	// gRPC is served once, exit 0.
+	stdout, _, err = execute(t, "check", "--target", p.target(), "--proto", "all", "--http-version", "1.1,2")
+	if err != nil {
+		t.Fatalf("check --proto all --http-version 1.1,2: %v\n%s", err, stdout)
+	}
+	wantIn(t, "check's table", stdout,
+		"serves 8 of 36: small rest, small grpc, large rest, large grpc, stream rest, stream grpc, post rest, post grpc\n",
+		"small rest over HTTP/2, small rest-protobuf over HTTP/2, small grpc-web over HTTP/2, small connect over HTTP/2,",
+		"GET /api/MeteoriteLandings HTTP/2 (Accept: application/json)")
+	web := 0
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.Contains(line, " HTTP/2 ") && !strings.Contains(line, "  NO: ") {
+			t.Errorf("served over HTTP/2 by http.server: %s", line)
+		}
+		if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], "rest") && strings.Contains(line, " HTTP/2 ") && !strings.HasSuffix(line, " ("+p.rest+" speaks HTTP/1.1 only)") {
+			t.Errorf("REST over HTTP/2 at http.server, without the cause: %s", line)
+		}
+		if f := strings.Fields(line); len(f) > 1 && (f[1] == string(api.GRPCWeb) || f[1] == string(api.Connect)) {
+			web++
+			if !strings.HasSuffix(line, "  NO: the per-protocol --target gives it no address: it is served on one port with REST (--target HOST:PORT)") {
+				t.Errorf("a web protocol against the per-protocol --target: %s", line)
+			}
+		}
+	}
+	if web != 16 {
+		t.Errorf("%d calls of grpc-web and connect, want 16", web)
+	}
+
 	res := runJSON(t, "--target", p.target(), "--proto", "rest,grpc", "--engine", "standard,lean",
 		"--duration", "300ms", "--warmup", "100ms", "--repeat", "1")
 	if res.Env.Target != p.target() || res.Env.Targets["rest"] != p.rest || res.Env.Targets["grpc"] != p.grpc {

@@ -108,7 +108,7 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.Var(&f.Target, "target", "the server to measure: host:port of one port serving REST and gRPC (meteorbench serve), or rest=HOST:PORT,grpc=HOST:PORT for servers on ports of their own (either alone; rest-protobuf= follows rest unless given); default: start one on 127.0.0.1")
 	fl.Var(&f.ServerPID, "server-pid", "server CPU per call from /proc/PID/stat of this process (any server on this machine; Docker's: docker inspect -f '{{.State.Pid}}'), or rest=PID,grpc=PID; 10 ms clock ticks")
 	fl.StringVar(&f.Token, "token", "", "bearer token for a protected server (default $"+server.TokenEnv+")")
-	fl.StringSliceVar(&f.Protocols, "proto", []string{string(api.REST), string(api.RESTProtobuf), string(api.GRPC)}, "protocols: rest, rest-protobuf, grpc, grpc-web, connect (gRPC-Web and Connect, as a browser calls gRPC), or all (every one)")
+	registerProtocols(fl, &f.ProtocolFlags)
 	fl.StringSliceVar(&f.Scenarios, "scenario", []string{"all"}, "scenarios: small, large, stream, post, or all")
 	fl.IntSliceVar(&f.Batches, "batch", []int{100}, "calls per measured batch; a list sweeps (the original experiment: 100,200)")
 	fl.IntSliceVar(&f.Concurrency, "concurrency", []int{1}, "workers running batches in parallel; a list sweeps (e.g. 1,16,64)")
@@ -116,7 +116,6 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.IntSliceVar(&f.Records, "records", []int{api.DefaultRecords}, fmt.Sprintf("payload size of large, stream and post, 1..%d records; a list sweeps (e.g. 1,10,100,1000,10000); small is measured once", api.MaxRecords))
 	fl.StringSliceVar(&f.Compress, "compress", []string{plan.CompressNone}, "compression both ways: none, gzip; a list sweeps (gRPC per-message gzip, REST Content-Encoding gzip)")
 	fl.StringSliceVar(&f.JSONCodecs, "json-codec", []string{"std"}, "JSON library of the rest (JSON) calls, client and server alike: "+strings.Join(plan.JSONCodecs(), ", ")+" (encoding/json, encoding/json/v2, sonic); a list sweeps; rest-protobuf and grpc are measured once")
-	fl.StringSliceVar(&f.HTTPVersions, "http-version", []string{"1.1"}, "HTTP version of rest, rest-protobuf, grpc-web and connect: 1.1, 2 (h2c with prior knowledge; ALPN h2 under --tls); a list sweeps; grpc (always HTTP/2) is measured once")
 	fl.StringSliceVar(&f.Engines, "engine", []string{"standard"}, "load generator engine: standard (net/http and grpc-go, every answer decoded, as your own Go clients) or lean (pre-built requests, answers decoded on a sample: the generator's CPU per call near wrk's and h2load's); a list sweeps")
 	fl.IntVar(&f.Connections, "connections", 0, "TCP connections per protocol (0: gRPC 1, REST one per worker)")
 	fl.DurationVar(&f.Duration, "duration", plan.DefaultDuration, "measured time per window of a cell (see --repeat; exclusive with --iterations)")
@@ -137,6 +136,13 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.BoolVarP(&f.Quiet, "quiet", "q", false, "no progress bar, no warnings or notes on stderr (only errors)")
 	fl.StringVar(&f.CPUProfile, "cpuprofile", "", "write the load generator's CPU profile to this file (for tuning the harness)")
 	fl.MarkHidden("cpuprofile")
+}
+
+// registerProtocols defines --proto and --http-version on fl: run's
+// (capacity and fit share them) and check's.
+func registerProtocols(fl *pflag.FlagSet, p *job.ProtocolFlags) {
+	fl.StringSliceVar(&p.Protocols, "proto", []string{string(api.REST), string(api.RESTProtobuf), string(api.GRPC)}, "protocols: rest, rest-protobuf, grpc, grpc-web, connect (gRPC-Web and Connect, as a browser calls gRPC), or all (every one)")
+	fl.StringSliceVar(&p.HTTPVersions, "http-version", []string{"1.1"}, "HTTP version of rest, rest-protobuf, grpc-web and connect: 1.1, 2 (h2c with prior knowledge; ALPN h2 under --tls); a list sweeps; grpc (always HTTP/2) is measured once")
 }
 
 // config reads the flags into job.RunFlags and turns them into the load

@@ -8,14 +8,16 @@ import (
 )
 
 // CheckConfig is what `meteorbench check` asks: a target (with its token
-// and TLS) and the format of the answer, table or json.
+// and TLS), the protocols and HTTP versions (run's --proto and
+// --http-version, ProtocolFlags) and the format of the answer, table or
+// json.
 type CheckConfig struct {
 	plan.Config
 	Format string
 }
 
-// Validate refuses a check that cannot be asked; the messages name
-// check's flags.
+// Validate refuses a check that cannot be asked, and what run refuses
+// (plan.Config.Validate); the messages name check's flags.
 func (c CheckConfig) Validate() error {
 	if c.Target.IsZero() {
 		return errors.New("--target: required (HOST:PORT, or rest=HOST:PORT,grpc=HOST:PORT)")
@@ -25,6 +27,9 @@ func (c CheckConfig) Validate() error {
 	}
 	if len(c.TLS) > 1 {
 		return errors.New("--tls both: check asks over one transport, on or off")
+	}
+	if err := c.Config.Validate(); err != nil {
+		return fmt.Errorf("--%w", err)
 	}
 	return nil
 }

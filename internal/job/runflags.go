@@ -27,36 +27,36 @@ import (
 // Config turns them into the load generator's config and the job's
 // options. The messages name the flags.
 type RunFlags struct {
-	Target       flagvalue.Targets // checked when parsed: addresses to dial
-	ServerPID    flagvalue.PIDs    // --server-pid: server CPU from /proc
-	Token        string
-	Protocols    []string
-	Scenarios    []string
-	Batches      []int
-	Concurrency  []int
-	Links        []string
-	Records      []int
-	Compress     []string
-	JSONCodecs   []string
-	HTTPVersions []string // --http-version: 1.1, 2 (results.Dimensions' http entry)
-	Engines      []string
-	MaxWorkers   int
-	Connections  int
-	Duration     time.Duration
-	Iterations   int
-	Warmup       time.Duration
-	Timeout      time.Duration
-	Rate         float64
-	Repeat       int
-	Formats      []string
-	Out          string
-	Report       string
-	Quiet        bool
-	CPUProfile   string
-	ServerCPUs   int
-	Segment      string // --segment i/N
-	StartAt      string // --start-at RFC 3339 or +DURATION
-	Mix          string // run --mix
+	Target      flagvalue.Targets // checked when parsed: addresses to dial
+	ServerPID   flagvalue.PIDs    // --server-pid: server CPU from /proc
+	Token       string
+	Scenarios   []string
+	Batches     []int
+	Concurrency []int
+	Links       []string
+	Records     []int
+	Compress    []string
+	JSONCodecs  []string
+	Engines     []string
+	MaxWorkers  int
+	Connections int
+	Duration    time.Duration
+	Iterations  int
+	Warmup      time.Duration
+	Timeout     time.Duration
+	Rate        float64
+	Repeat      int
+	Formats     []string
+	Out         string
+	Report      string
+	Quiet       bool
+	CPUProfile  string
+	ServerCPUs  int
+	Segment     string // --segment i/N
+	StartAt     string // --start-at RFC 3339 or +DURATION
+	Mix         string // run --mix
+	// ProtocolFlags are --proto and --http-version.
+	ProtocolFlags
 	// Capacity is a capacity search: its probes are open loop.
 	Capacity  bool
 	TLS       ClientTLS
@@ -102,9 +102,10 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (plan.C
 	}
 	// What the config reads as "the default" (an empty list, a zero) is
 	// no value a flag may give.
+	if err := f.ProtocolFlags.check(); err != nil {
+		return cfg, o, err
+	}
 	switch {
-	case len(f.Protocols) == 0:
-		return cfg, o, errors.New("--proto: no value")
 	case len(f.Scenarios) == 0:
 		return cfg, o, errors.New("--scenario: no value")
 	case len(links) == 0:
@@ -149,7 +150,6 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (plan.C
 		Target:      f.Target.T,
 		ServerPID:   f.ServerPID.P,
 		Token:       f.Token,
-		Protocols:   flagvalue.ExpandAll(f.Protocols, api.Protocols()),
 		Scenarios:   flagvalue.ExpandAll(f.Scenarios, api.Scenarios()),
 		Batches:     f.Batches,
 		Concurrency: f.Concurrency,
@@ -167,8 +167,8 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (plan.C
 		Segment:     segment,
 		StartAt:     startAt,
 	}
-	if f.Changed != nil && f.Changed("http-version") {
-		cfg.Sweeps = map[string][]string{"http_version": f.HTTPVersions}
+	if err := f.ProtocolFlags.Apply(&cfg, f.Changed); err != nil {
+		return cfg, o, err
 	}
 	if err := ownserver.Pin(&cfg, f.ServerCPUs, f.Rate > 0 || f.Capacity || f.Mix != ""); err != nil {
 		return cfg, o, err
@@ -220,16 +220,11 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (plan.C
 	return cfg, o, nil
 }
 
-// applyTarget reads --target's per-protocol form and --server-pid into
-// cfg: without --proto, the command's default protocols that --target
-// gives an address;
-// a --server-pid must name a process on this machine, and a protocol that
-// has a server (an address of --target, or a side of the endpoints).
+// applyTarget reads --server-pid into cfg (--target's per-protocol form
+// narrows the default protocols in ProtocolFlags.Apply): a --server-pid
+// must name a process on this machine, and a protocol that has a server
+// (an address of --target, or a side of the endpoints).
 func (f *RunFlags) applyTarget(cfg *plan.Config) error {
-	if cfg.Target.Split() && !f.Changed("proto") && cfg.Endpoints == nil {
-		// The command's default protocols that --target gives an address.
-		cfg.Protocols = slices.DeleteFunc(cfg.Protocols, func(p api.Protocol) bool { return cfg.Target.For(p) == "" })
-	}
 	pids := cfg.ServerPID
 	if pids.IsZero() {
 		return nil

@@ -16,7 +16,7 @@ import (
 // runFlags are run's defaults against a target, given the named flags.
 func runFlags(given ...string) job.RunFlags {
 	return job.RunFlags{
-		Target: flagvalue.Targets{T: target.One("127.0.0.1:1")}, Protocols: []string{"all"}, Scenarios: []string{"all"},
+		Target: flagvalue.Targets{T: target.One("127.0.0.1:1")}, ProtocolFlags: job.ProtocolFlags{Protocols: []string{"all"}}, Scenarios: []string{"all"},
 		Batches: []int{100}, Concurrency: []int{1}, Links: []string{"none"}, Records: []int{1000},
 		Duration: plan.DefaultDuration, Warmup: plan.DefaultWarmup, Timeout: plan.DefaultTimeout,
 		Repeat: plan.DefaultRepeat, Formats: []string{"table"},

@@ -14,16 +14,17 @@ type NotServed struct {
 }
 
 // Contract is what `meteorbench check` found a target serves of the
-// contract (docs/contract.md): one probe call per scenario and protocol,
-// the records asked for, and the optional parts.
+// contract (docs/contract.md): one probe call per scenario, protocol and
+// HTTP version asked, the records asked for, and the optional parts.
 type Contract struct {
 	Target string `json:"target"`
 	// Targets is each protocol's address when they were given apart
 	// (--target rest=...,grpc=...).
 	Targets map[string]string `json:"targets,omitempty"`
-	// Calls are the contract's calls, in scenario then protocol order; a
-	// call with Records set asked for that many records instead of the
-	// default answer.
+	// Calls are the contract's calls, in the order run's plan measures
+	// them (scenario, then HTTP version, then protocol); a call with
+	// Records set asked for that many records instead of the default
+	// answer.
 	Calls []ContractCall `json:"calls"`
 	// Optional are the parts a server may lack and still be measured
 	// (meteorbench's metrics: without them, no server CPU per call).
@@ -36,6 +37,10 @@ type ContractCall struct {
 	Protocol api.Protocol `json:"protocol,omitempty"`
 	// Part names an optional part ("metrics"); empty for a call.
 	Part string `json:"part,omitempty"`
+	// HTTPVersion is the HTTP version the call was made over, as a cell's
+	// (Condition.HTTPVersion): "2", or "" for HTTP/1.1 (and for gRPC,
+	// always HTTP/2).
+	HTTPVersion string `json:"http_version,omitempty"`
 	// Records is the payload size asked for (api.QueryRecords); 0: none.
 	Records int `json:"records,omitempty"`
 	// Request says what was asked: "GET /api/MeteoriteLandings

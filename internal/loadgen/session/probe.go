@@ -44,9 +44,8 @@ func (r *Session) probeContract(ctx context.Context) (notServed []results.NotSer
 			continue
 		}
 		seen[k] = true
-		if r.cfg.Endpoints == nil && r.cfg.Target.Split() && plan.BrowserProtocol(spec.Protocol) {
-			notServed = append(notServed, results.NotServed{Scenario: spec.Scenario, Protocol: spec.Protocol,
-				Why: "the per-protocol --target gives it no address: it is served on one port with REST (--target HOST:PORT)"})
+		if why := r.unaddressed(spec); why != "" {
+			notServed = append(notServed, results.NotServed{Scenario: spec.Scenario, Protocol: spec.Protocol, Why: why})
 			continue
 		}
 		if perr := r.probeOne(ctx, spec); perr != nil {
@@ -76,6 +75,16 @@ func (r *Session) probeContract(ctx context.Context) (notServed []results.NotSer
 		return nil, fmt.Errorf("target %s %w: %s", r.cfg.Target, ErrNotContract, strings.Join(failed, "; "))
 	}
 	return notServed, nil
+}
+
+// unaddressed is why spec's protocol is not asked at all, "" when it is:
+// gRPC-Web and Connect against the per-protocol form of --target, which
+// gives them no address (plan.BrowserProtocol).
+func (r *Session) unaddressed(spec plan.Spec) string {
+	if r.cfg.Endpoints == nil && r.cfg.Target.Split() && plan.BrowserProtocol(spec.Protocol) {
+		return "the per-protocol --target gives it no address: it is served on one port with REST (--target HOST:PORT)"
+	}
+	return ""
 }
 
 // NotServed are the scenarios and protocols of the session's plan that the
