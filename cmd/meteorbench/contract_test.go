@@ -312,3 +312,19 @@ func TestCheckPythonServerWebAndHTTP2(t *testing.T) {
 		t.Errorf("served %s of %d calls", got, len(c.Calls))
 	}
 }
+
+// run --http-version 1.1,2 against a REST server that speaks HTTP/1.1
+// only: the calls over HTTP/2 are not served, each with the reason and
+// its version, and not measured; the ones over HTTP/1.1 are measured.
+func TestRunPythonServerHTTP2NotServed(t *testing.T) {
+	addr := startPythonContractServer(t)
+	res := runJSON(t, "--target", addr, "--scenario", "small", "--proto", "rest", "--http-version", "1.1,2",
+		"--iterations", "2", "--batch", "5", "--warmup", "0", "--repeat", "1")
+	if len(res.Cells) != 1 || res.Cells[0].HTTPVersion != "" || res.Cells[0].Errors != 0 {
+		t.Fatalf("cells %+v: want small rest over HTTP/1.1 only, without errors", res.Cells)
+	}
+	if len(res.NotServed) != 1 || res.NotServed[0].Name() != "small rest over HTTP/2" ||
+		!strings.HasSuffix(res.NotServed[0].Why, " ("+addr+" speaks HTTP/1.1 only)") {
+		t.Errorf("not served %+v: want small rest over HTTP/2, the address speaking HTTP/1.1 only", res.NotServed)
+	}
+}

@@ -37,10 +37,7 @@ func WriteContract(w io.Writer, c *results.Contract) error {
 	var served, not, records []string
 	for _, k := range c.Calls {
 		fmt.Fprintf(tw, "%s\t%s\t%s%s\t%s\n", k.Scenario, k.Protocol, at(k), k.Request, contractAnswer(k))
-		name := string(k.Scenario) + " " + string(k.Protocol)
-		if k.HTTPVersion != "" { // HTTP/1.1 unnamed, as in run's cells
-			name += " over HTTP/" + k.HTTPVersion
-		}
+		name := k.Name()
 		if k.Records != 0 { // the records asked for: a condition of the call, not a cell
 			if !k.Served {
 				records = append(records, name)

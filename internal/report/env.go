@@ -46,7 +46,7 @@ func envLines(r *results.Result) [][2]string {
 		lines = append(lines, [2]string{"server CPU", serverCPULine(r)})
 	}
 	for _, n := range r.NotServed {
-		lines = append(lines, [2]string{"not served", fmt.Sprintf("%s %s: not measured (%s)", n.Scenario, n.Protocol, n.Why)})
+		lines = append(lines, [2]string{"not served", fmt.Sprintf("%s: not measured (%s)", n.Name(), n.Why)})
 	}
 	lines = append(lines, [2]string{"plan", planLine(s)})
 	lines = append(lines, [2]string{"load", loadLine(s)})

@@ -9,6 +9,9 @@ import "github.com/meteorbench/meteorbench/api"
 type NotServed struct {
 	Scenario api.Scenario `json:"scenario"`
 	Protocol api.Protocol `json:"protocol"`
+	// HTTPVersion is the HTTP version it was asked over, as a cell's
+	// (Condition.HTTPVersion): "2", or "" for HTTP/1.1 and gRPC.
+	HTTPVersion string `json:"http_version,omitempty"`
 	// Why is what the probe call got: "http-404: status 404".
 	Why string `json:"why"`
 }
@@ -51,6 +54,21 @@ type ContractCall struct {
 	Served bool   `json:"served"`
 	// Why is what went wrong, when not served.
 	Why string `json:"why,omitempty"`
+}
+
+// Name is what was not served, as run's and check's lines say it: "small
+// rest", "small rest over HTTP/2".
+func (n NotServed) Name() string { return callName(n.Scenario, n.Protocol, n.HTTPVersion) }
+
+// Name is what the call asked for, as NotServed.Name says it.
+func (k ContractCall) Name() string { return callName(k.Scenario, k.Protocol, k.HTTPVersion) }
+
+func callName(sc api.Scenario, p api.Protocol, httpVersion string) string {
+	name := string(sc) + " " + string(p)
+	if httpVersion != "" { // HTTP/1.1 unnamed, as in run's cells
+		name += " over HTTP/" + httpVersion
+	}
+	return name
 }
 
 // Serves reports whether the target answered at least one of the

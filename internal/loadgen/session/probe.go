@@ -21,8 +21,8 @@ var ErrNotContract = fmt.Errorf("does not serve the meteorbench contract")
 // none of the probe calls correctly.
 var ErrEndpoints = fmt.Errorf("answered no probe call correctly")
 
-// probeContract makes one call of every scenario and protocol of the plan
-// (its first condition of each) before the first cell, each over a client
+// probeContract makes one call of every scenario, protocol and HTTP
+// version of the plan (its first condition of each) before the first cell, each over a client
 // of its own with no link, within HealthTimeout. A target that answers
 // none of them correctly is refused with what each got ("target X does not
 // serve the meteorbench contract: small rest: http-404: ..."), instead of
@@ -35,24 +35,26 @@ func (r *Session) probeContract(ctx context.Context) (notServed []results.NotSer
 	if err := r.probePayload(ctx); err != nil { // payload.go
 		return nil, err
 	}
-	seen := map[[2]string]bool{}
+	seen := map[results.NotServed]bool{}
+	speaks := map[string]int{} // each address's HTTP versions, asked when an HTTP/2 call failed
 	var failed []string
 	ok, refused := 0, 0
 	for _, spec := range r.cfg.Specs() {
-		k := [2]string{string(spec.Scenario), string(spec.Protocol)}
+		k := results.NotServed{Scenario: spec.Scenario, Protocol: spec.Protocol, HTTPVersion: spec.HTTPVersion}
 		if seen[k] || shareOf(r.cfg, spec, r.cfg.Bounds()).Empty {
 			continue
 		}
 		seen[k] = true
-		if why := r.unaddressed(spec); why != "" {
-			notServed = append(notServed, results.NotServed{Scenario: spec.Scenario, Protocol: spec.Protocol, Why: why})
+		if k.Why = r.unaddressed(spec); k.Why != "" {
+			notServed = append(notServed, k)
 			continue
 		}
 		if perr := r.probeOne(ctx, spec); perr != nil {
 			if ctx.Err() != nil {
 				return nil, ErrInterrupted
 			}
-			failed = append(failed, fmt.Sprintf("%s %s: %v", spec.Scenario, spec.Protocol, perr))
+			k.Why = oneLine(perr) + r.onlyHTTP1(ctx, spec, speaks) // contract.go
+			failed = append(failed, k.Name()+": "+k.Why)
 			if call.Classify(context.Background(), perr).Auth() {
 				// Refused credentials are the run's to fix, not a part
 				// the target lacks: measured, the run stops on them
@@ -60,7 +62,7 @@ func (r *Session) probeContract(ctx context.Context) (notServed []results.NotSer
 				refused++
 				continue
 			}
-			notServed = append(notServed, results.NotServed{Scenario: spec.Scenario, Protocol: spec.Protocol, Why: oneLine(perr)})
+			notServed = append(notServed, k)
 			continue
 		}
 		ok++
@@ -105,7 +107,7 @@ func served(specs []plan.Spec, not []results.NotServed) []plan.Spec {
 	}
 	return slices.DeleteFunc(specs, func(s plan.Spec) bool {
 		return slices.ContainsFunc(not, func(n results.NotServed) bool {
-			return n.Scenario == s.Scenario && n.Protocol == s.Protocol
+			return n.Scenario == s.Scenario && n.Protocol == s.Protocol && n.HTTPVersion == s.HTTPVersion
 		})
 	})
 }
