@@ -28,6 +28,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
+	"github.com/meteorbench/meteorbench/internal/tcptest"
 )
 
 // debianPython is the python3 with Debian's python3-grpcio and
@@ -286,8 +287,8 @@ func TestServerPIDAgreesWithMetrics(t *testing.T) {
 	t.Errorf("timing: /proc and /metrics server CPU per call differ by more than 10%% in all 3 attempts (each logged above): %s", strings.Join(misses, "; "))
 }
 
-// recordingProxy forwards every connection to addr and keeps the first
-// bytes each sent: what the clients spoke.
+// recordingProxy (listening at addr) forwards every connection to a
+// server and keeps the first bytes each sent: what the clients spoke.
 type recordingProxy struct {
 	addr   string
 	mu     sync.Mutex
@@ -296,26 +297,13 @@ type recordingProxy struct {
 
 func startRecordingProxy(t *testing.T, to string) *recordingProxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &recordingProxy{addr: ln.Addr().String()}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go p.serve(c, to)
-		}
-	}()
+	p := &recordingProxy{}
+	p.addr = tcptest.Start(t, func(c net.Conn) { p.serve(c, to) })
 	return p
 }
 
+// serve forwards c to the address to, keeping what c sent first.
 func (p *recordingProxy) serve(c net.Conn, to string) {
-	defer c.Close()
 	up, err := net.Dial("tcp", to)
 	if err != nil {
 		return
