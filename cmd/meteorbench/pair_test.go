@@ -195,7 +195,7 @@ func TestPairGRPCHalfAlone(t *testing.T) {
 // --target's and --server-pid's bad forms: one line naming the flag, exit 2,
 // nothing measured.
 func TestTargetBadForms(t *testing.T) {
-	for _, args := range [][]string{
+	wantUsageErrors(t, []string{"run"}, [][]string{
 		{"--target", "rest=127.0.0.1:1,soap=127.0.0.1:2"},
 		{"--target", "rest=127.0.0.1:1,rest=127.0.0.1:2"},
 		{"--target", "rest="},
@@ -204,11 +204,7 @@ func TestTargetBadForms(t *testing.T) {
 		{"--target", "127.0.0.1:1", "--server-pid", "0"},
 		{"--target", "127.0.0.1:1", "--server-pid", "rest=1,web=2"},
 		{"--server-pid", "1"},
-	} {
-		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			wantUsageError(t, append([]string{"run"}, args...)...)
-		})
-	}
+	})
 	// A process that does not exist: the first free pid above ours is
 	// not guaranteed free, so take one past pid_max.
 	_, _, err := execute(t, "run", "--target", "127.0.0.1:1", "--server-pid", "2147483647")
