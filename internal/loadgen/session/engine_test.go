@@ -66,7 +66,9 @@ func TestRunEngines(t *testing.T) {
 // grpc-go's control frames (a BDP ping and its ack, a window update,
 // grpc-timeout) make about a third of its bytes (lean's TestGRPCFrames).
 func TestEnginesAgree(t *testing.T) {
-	skipShort(t, "builds meteorbench and measures for about 10 s (figures; both engines' concurrency runs in TestRunEngines)")
+	if testing.Short() {
+		t.Skip("-short: builds meteorbench and measures for about 10 s (figures; both engines' concurrency runs in TestRunEngines); runs in the normal step")
+	}
 	addr := serveChild(t)
 	var cells []results.Cell
 	protocols := 0

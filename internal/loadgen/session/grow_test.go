@@ -27,7 +27,9 @@ func loadAverage() float64 { return timing.LoadAverage() }
 // them (calls the dispatcher itself woke late for are the machine's, not
 // for want of a worker).
 func TestOpenLoopSizesItself(t *testing.T) {
-	skipShort(t, "builds meteorbench and measures 10,000 calls/s, a timing claim (TestOpenLoopGrowsWorkers grows workers under the race detector)")
+	if testing.Short() {
+		t.Skip("-short: builds meteorbench and measures 10,000 calls/s, a timing claim (TestOpenLoopGrowsWorkers grows workers under the race detector); runs in the normal step")
+	}
 	addr := serveChild(t)
 	const rate = 10000
 	for _, name := range []string{lean.Standard, lean.Lean} {

@@ -23,24 +23,6 @@ func serverCounts(t *testing.T, addr string) map[string]float64 {
 	return s.Requests
 }
 
-// skipShort skips a test under -short (CI's race step), saying what makes
-// it long; the normal step runs it.
-func skipShort(t *testing.T, why string) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: " + why + "; runs in the normal step")
-	}
-}
-
-// skipRace skips a test of timing against physics under the race
-// detector.
-func skipRace(t *testing.T) {
-	t.Helper()
-	if session.RaceDetector {
-		t.Skip("timing against physics: the race detector slows the load generator several times over")
-	}
-}
-
 // quick is a small bounded run: no warm-up, a few batches per cell.
 func quick(addr string) plan.Config {
 	return plan.Config{

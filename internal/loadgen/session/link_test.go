@@ -12,6 +12,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
+	"github.com/meteorbench/meteorbench/internal/loadgen/session"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
 	"github.com/meteorbench/meteorbench/internal/timing"
@@ -107,8 +108,12 @@ func linkConfig(addr string, l link.Spec, sc api.Scenario, duration, warmup time
 // the link's rate, never more; a small call at concurrency 1 takes the RTT
 // and little more.
 func TestRunLinkPhysics(t *testing.T) {
-	skipShort(t, "about 10 s of load for timing claims")
-	skipRace(t)
+	if testing.Short() {
+		t.Skip("-short: about 10 s of load for timing claims; runs in the normal step")
+	}
+	if session.RaceDetector {
+		t.Skip("timing against physics: the race detector slows the load generator several times over")
+	}
 	addr := servertest.Start(t, server.Config{})
 
 	// Timing-dependent (a busy machine's relay falls short of the link's

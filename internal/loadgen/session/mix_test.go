@@ -23,7 +23,9 @@ import (
 // protocol. Each scenario's achieved rate is within 2% of its offered
 // rate, every call succeeds, and the cell's own figures are all of them.
 func TestMixKeepsEachScenarioRate(t *testing.T) {
-	skipShort(t, "a 2 s mix per protocol for rate figures (cmd's TestFitMeasures runs a mix under the race detector)")
+	if testing.Short() {
+		t.Skip("-short: a 2 s mix per protocol for rate figures (cmd's TestFitMeasures runs a mix under the race detector); runs in the normal step")
+	}
 	addr := servertest.Start(t, server.Config{})
 	mix, err := results.ParseMix("small=300,large=10,post=5")
 	if err != nil {
