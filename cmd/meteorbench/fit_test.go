@@ -13,7 +13,7 @@ import (
 // Bad input to fit and run --mix: one line, exit 2, nothing measured.
 func TestFitBadFlags(t *testing.T) {
 	fit := fixtures + "fit.json"
-	for _, args := range [][]string{
+	wantUsageErrors(t, []string{"fit"}, [][]string{
 		{"--traffic", "small=10"},
 		{"--tier", "1cpu"},
 		{"--tier", "fast", "--traffic", "small=10"},
@@ -32,11 +32,7 @@ func TestFitBadFlags(t *testing.T) {
 		{"--tier", "1cpu", "--traffic", "small=10", "extra"},
 		{"--tier", "1cpu", "--traffic", "small=10", "--concurrency", "4,8", "--target", "127.0.0.1:1"},
 		{"--tier", "1cpu", "--traffic", "small=10", "--json-codec", "std,v2", "--target", "127.0.0.1:1"},
-	} {
-		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			wantUsageError(t, append([]string{"fit"}, args...)...)
-		})
-	}
+	})
 	for _, mix := range []string{"huge=1", "small=0", "small", "small=1,small=2"} {
 		wantUsageError(t, "run", "--target", "127.0.0.1:1", "--mix", mix)
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
+	"github.com/meteorbench/meteorbench/internal/tcptest"
 )
 
 // debianPython is the python3 with Debian's python3-grpcio and
@@ -241,7 +242,7 @@ func TestPairGRPCHalfAlone(t *testing.T) {
 // --target's and --server-pid's bad forms: one line naming the flag, exit 2,
 // nothing measured.
 func TestTargetBadForms(t *testing.T) {
-	for _, args := range [][]string{
+	wantUsageErrors(t, []string{"run"}, [][]string{
 		{"--target", "rest=127.0.0.1:1,soap=127.0.0.1:2"},
 		{"--target", "rest=127.0.0.1:1,rest=127.0.0.1:2"},
 		{"--target", "rest="},
@@ -250,11 +251,7 @@ func TestTargetBadForms(t *testing.T) {
 		{"--target", "127.0.0.1:1", "--server-pid", "0"},
 		{"--target", "127.0.0.1:1", "--server-pid", "rest=1,web=2"},
 		{"--server-pid", "1"},
-	} {
-		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			wantUsageError(t, append([]string{"run"}, args...)...)
-		})
-	}
+	})
 	// A process that does not exist: the first free pid above ours is
 	// not guaranteed free, so take one past pid_max.
 	_, _, err := execute(t, "run", "--target", "127.0.0.1:1", "--server-pid", "2147483647")
@@ -336,8 +333,8 @@ func TestServerPIDAgreesWithMetrics(t *testing.T) {
 	t.Errorf("timing: /proc and /metrics server CPU per call differ by more than 10%% in all 3 attempts (each logged above): %s", strings.Join(misses, "; "))
 }
 
-// recordingProxy forwards every connection to addr and keeps the first
-// bytes each sent: what the clients spoke.
+// recordingProxy (listening at addr) forwards every connection to a
+// server and keeps the first bytes each sent: what the clients spoke.
 type recordingProxy struct {
 	addr   string
 	mu     sync.Mutex
@@ -346,26 +343,13 @@ type recordingProxy struct {
 
 func startRecordingProxy(t *testing.T, to string) *recordingProxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &recordingProxy{addr: ln.Addr().String()}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go p.serve(c, to)
-		}
-	}()
+	p := &recordingProxy{}
+	p.addr = tcptest.Start(t, func(c net.Conn) { p.serve(c, to) })
 	return p
 }
 
+// serve forwards c to the address to, keeping what c sent first.
 func (p *recordingProxy) serve(c net.Conn, to string) {
-	defer c.Close()
 	up, err := net.Dial("tcp", to)
 	if err != nil {
 		return

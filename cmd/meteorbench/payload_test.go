@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/meteorbench/meteorbench/internal/payload"
+	"github.com/meteorbench/meteorbench/internal/payload/payloadtest"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
@@ -96,10 +97,7 @@ func TestPayloadSchemaDerivation(t *testing.T) {
 	if !strings.Contains(stderr, "warning: payload "+file+": $[0].price: its values are number, string, so it is served as google.protobuf.Value") {
 		t.Errorf("stderr %q: want the warning naming the field", stderr)
 	}
-	p, err := payload.Load(file, payload.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := payloadtest.Load(t, file, payload.Options{})
 	b, err := json.Marshal(p.Items(0).JSON(0, 2))
 	if err != nil {
 		t.Fatal(err)
@@ -115,10 +113,7 @@ func TestPayloadSchemaDerivation(t *testing.T) {
 func TestRunTargetPayload(t *testing.T) {
 	sample := writeTemp(t, "items.json", `[{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]`)
 	other := writeTemp(t, "other.json", `[{"id": 1, "title": "a"}]`)
-	p, err := payload.Load(sample, payload.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := payloadtest.Load(t, sample, payload.Options{})
 	addr := servertest.Start(t, server.Config{Payload: p})
 	run := func(extra ...string) (string, error) {
 		args := append([]string{"run", "--target", addr, "--batch", "2", "--iterations", "1", "--warmup", "0", "--repeat", "1",
@@ -167,7 +162,7 @@ func checkPayloadCells(t *testing.T, out string, p *payload.Payload, calls int) 
 // sample came back through every JSON codec and protobuf; the values that
 // did not, by path, and exit status 1 otherwise.
 func TestSchemaCheck(t *testing.T) {
-	file := filepath.Join("..", "..", "examples", "payloads", "twitter-search.json.gz")
+	file := payloadtest.Example(t, "twitter-search.json.gz")
 	stdout, stderr, err := execute(t, "schema", "--check", file)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
@@ -195,11 +190,8 @@ func TestSchemaCheck(t *testing.T) {
 func TestRunRealSamples(t *testing.T) {
 	for _, name := range []string{"twitter-search.json.gz", "fhir-bundle.json.gz"} {
 		t.Run(name, func(t *testing.T) {
-			file := filepath.Join("..", "..", "examples", "payloads", name)
-			p, err := payload.Load(file, payload.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			file := payloadtest.Example(t, name)
+			p := payloadtest.Load(t, file, payload.Options{})
 			addr := servertest.Start(t, server.Config{Payload: p})
 			out, _, err := execute(t, "run", "--target", addr, "--payload", file, "--iterations", "4", "--batch", "5",
 				"--warmup", "0", "--repeat", "1", "--format", "json", "--quiet")

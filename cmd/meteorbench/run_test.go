@@ -98,6 +98,17 @@ func wantUsageError(t *testing.T, args ...string) {
 	}
 }
 
+// wantUsageErrors runs wantUsageError on cmd followed by each of flagSets,
+// a subtest each, named by its flags.
+func wantUsageErrors(t *testing.T, cmd []string, flagSets [][]string) {
+	t.Helper()
+	for _, flags := range flagSets {
+		t.Run(strings.Join(flags, " "), func(t *testing.T) {
+			wantUsageError(t, append(slices.Clip(cmd), flags...)...)
+		})
+	}
+}
+
 // exitCodeQuiet is exitCode without the printing.
 func exitCodeQuiet(err error) int {
 	var ee *exitError

@@ -11,8 +11,8 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
-	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/payload"
+	"github.com/meteorbench/meteorbench/internal/payload/payloadtest"
 )
 
 // A message compiled from its descriptor decodes the 1000 records to the
@@ -20,19 +20,7 @@ import (
 // REST answer of the same question (the records as a JSON array) decodes
 // into its only field's typed values, equal to the protobuf ones.
 func TestCompiledDecodesAsGenerated(t *testing.T) {
-	ls, err := data.Landings()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := data.ProtoList(ls)
-	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := payload.Compile(want.ProtoReflect().Descriptor())
-	if err != nil {
-		t.Fatal(err)
-	}
+	want, raw, c := payloadtest.CompiledList(t)
 	d := c.New()
 	if err := d.UnmarshalProto(raw); err != nil {
 		t.Fatal(err)

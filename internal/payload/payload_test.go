@@ -47,10 +47,7 @@ func TestDeriveMeteorites(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log(d.Proto, d.Warnings)
-	p, err := payload.Load(payloadtest.MeteoritesFile(t), payload.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := payloadtest.Load(t, payloadtest.MeteoritesFile(t), payload.Options{})
 	b, _ := p.Items(0).AppendList(nil)
 	t.Log(p.ID(), len(b))
 }
@@ -60,7 +57,7 @@ func TestDeriveMeteorites(t *testing.T) {
 // --schema.
 func TestDerivedReadsAsProtoJSON(t *testing.T) {
 	for _, name := range []string{"text-heavy", "number-heavy", "nested"} {
-		file := filepath.Join("..", "..", "examples", "payloads", name+".json")
+		file := payloadtest.Example(t, name+".json")
 		d, err := payload.Derive(file, "")
 		if err != nil {
 			t.Fatal(err)
@@ -69,14 +66,8 @@ func TestDerivedReadsAsProtoJSON(t *testing.T) {
 		if err := os.WriteFile(schema, []byte(d.Proto), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		derived, err := payload.Load(file, payload.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		given, err := payload.Load(file, payload.Options{Schema: schema, Message: "Item"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		derived := payloadtest.Load(t, file, payload.Options{})
+		given := payloadtest.Load(t, file, payload.Options{Schema: schema, Message: "Item"})
 		a, _ := derived.Items(0).AppendList(nil)
 		b, _ := given.Items(0).AppendList(nil)
 		if !bytes.Equal(a, b) {

@@ -12,16 +12,14 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/meteorbench/meteorbench/internal/payload"
+	"github.com/meteorbench/meteorbench/internal/payload/payloadtest"
 )
 
 // Every kind of field round-trips through the compiled codec: what it
 // encodes, dynamicpb (the reference) decodes to the messages protojson read
 // from the sample, and what it decodes it encodes again to the same bytes.
 func TestCompiledCodecRoundTrip(t *testing.T) {
-	p, err := payload.Load("testdata/kinds.json", payload.Options{Schema: "testdata/kinds.proto", Message: "kinds.All"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := payloadtest.Load(t, "testdata/kinds.json", payload.Options{Schema: "testdata/kinds.proto", Message: "kinds.All"})
 	items := p.Items(0)
 	wire, err := items.AppendList(nil)
 	if err != nil {
@@ -123,10 +121,7 @@ func TestSchemaErrors(t *testing.T) {
 // server decodes uploads with it), and what it accepts it encodes to bytes
 // it decodes again to the same encoding.
 func FuzzDecodeList(f *testing.F) {
-	p, err := payload.Load("testdata/kinds.json", payload.Options{Schema: "testdata/kinds.proto", Message: "kinds.All"})
-	if err != nil {
-		f.Fatal(err)
-	}
+	p := payloadtest.Load(f, "testdata/kinds.json", payload.Options{Schema: "testdata/kinds.proto", Message: "kinds.All"})
 	wire, _ := p.Items(0).AppendList(nil)
 	f.Add(wire)
 	f.Add([]byte{})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/internal/jsoncodec"
 	"github.com/meteorbench/meteorbench/internal/payload"
+	"github.com/meteorbench/meteorbench/internal/payload/payloadtest"
 	"github.com/meteorbench/meteorbench/internal/testmode"
 )
 
@@ -31,7 +32,7 @@ func keptSamples(t *testing.T) []string {
 	t.Helper()
 	var files []string
 	for _, glob := range []string{"*.json", "*.json.gz"} {
-		m, err := filepath.Glob(filepath.Join("..", "..", "examples", "payloads", glob))
+		m, err := filepath.Glob(payloadtest.Example(t, glob))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,10 +56,7 @@ func TestKeptSamplesRoundTrip(t *testing.T) {
 				// to most of a minute. The three shapes run under it.
 				testmode.SkipShort(t, "a real response's round trip (one goroutine, about 50 s under the race detector); runs in the normal step")
 			}
-			p, err := payload.Load(file, payload.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := payloadtest.Load(t, file, payload.Options{})
 			rts, err := p.CheckRoundTrip(codecs)
 			if err != nil {
 				t.Fatal(err)
@@ -81,11 +79,8 @@ func TestKeptSamplesRoundTrip(t *testing.T) {
 // each; ids beyond 2^53 are int64 and come back exactly (the round trip
 // above compares numbers exactly).
 func TestTwitterSample(t *testing.T) {
-	file := filepath.Join("..", "..", "examples", "payloads", "twitter-search.json.gz")
-	p, err := payload.Load(file, payload.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	file := payloadtest.Example(t, "twitter-search.json.gz")
+	p := payloadtest.Load(t, file, payload.Options{})
 	if p.Len() != 100 || p.ItemsKey() != "statuses" {
 		t.Fatalf("%d items under %q, want 100 under statuses", p.Len(), p.ItemsKey())
 	}
@@ -125,10 +120,7 @@ func TestRoundTripFindsLosses(t *testing.T) {
 	if err := os.WriteFile(file, []byte(sample), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, err := payload.Load(file, payload.Options{Items: "data"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := payloadtest.Load(t, file, payload.Options{Items: "data"})
 	for _, want := range []string{"  uint64 id = 1;", "  string huge = 2;", "  double n = 3;", "  optional int64 y = 4;", "  google.protobuf.Timestamp at = 5;", "  string local = 6;", "  google.protobuf.Value next = 2;"} {
 		if !strings.Contains(p.Proto, want+"\n") {
 			t.Errorf("schema lacks %q:\n%s", want, p.Proto)
@@ -173,17 +165,11 @@ func TestItemsKey(t *testing.T) {
 			t.Errorf("--items %s: %v, want %q", items, err, want)
 		}
 	}
-	p, err := payload.Load(file, payload.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := payloadtest.Load(t, file, payload.Options{})
 	if p.Len() != 1 || p.ItemsKey() != "" || len(p.Notes) != 1 || !strings.Contains(p.Notes[0], "data, links each hold an array of objects") {
 		t.Errorf("no --items: %d items under %q, notes %q", p.Len(), p.ItemsKey(), p.Notes)
 	}
-	p, err = payload.Load(file, payload.Options{Items: "data"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p = payloadtest.Load(t, file, payload.Options{Items: "data"})
 	if p.Len() != 2 || p.ItemsKey() != "data" || len(p.Notes) != 0 {
 		t.Errorf("--items data: %d items under %q, notes %q", p.Len(), p.ItemsKey(), p.Notes)
 	}

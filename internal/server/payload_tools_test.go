@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/meteorbench/meteorbench/internal/payload"
+	"github.com/meteorbench/meteorbench/internal/payload/payloadtest"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
 )
@@ -69,10 +70,7 @@ func TestGrpcurlByReflection(t *testing.T) {
 	grpcurl := tool(t, "grpcurl", "go install github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.4")
 	for _, name := range shapes {
 		t.Run(name, func(t *testing.T) {
-			p, err := payload.Load(shapeFile(name), payload.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := payloadtest.Load(t, shapeFile(name), payload.Options{})
 			addr := servertest.Start(t, server.Config{Payload: p})
 			run := func(args ...string) string {
 				t.Helper()

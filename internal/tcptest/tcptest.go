@@ -25,6 +25,18 @@ func Serve(tb testing.TB, ln net.Listener, handle func(net.Conn)) {
 	}()
 }
 
+// Start listens on 127.0.0.1 and serves handle there as Serve does, until
+// the test ends. It returns the bound address ("127.0.0.1:port").
+func Start(tb testing.TB, handle func(net.Conn)) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("tcptest: listen: %v", err)
+	}
+	Serve(tb, ln, handle)
+	return ln.Addr().String()
+}
+
 // Loopback listens on 127.0.0.1 and runs serve on the listener until the
 // test ends; then it cancels serve's context and fails the test if serve
 // returned an error. what names the server in those failures. It returns

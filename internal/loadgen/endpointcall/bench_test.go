@@ -8,8 +8,7 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
-	"github.com/meteorbench/meteorbench/internal/data"
-	"github.com/meteorbench/meteorbench/internal/payload"
+	"github.com/meteorbench/meteorbench/internal/payload/payloadtest"
 )
 
 // BenchmarkDecode is what a gRPC endpoint's answer costs to decode: the
@@ -20,19 +19,8 @@ import (
 // call by call, reporting compiled/gen and dynamicpb/gen: ratios a busy
 // machine shifts far less than it shifts ns/op between sub-benchmarks.
 func BenchmarkDecode(b *testing.B) {
-	ls, err := data.Landings()
-	if err != nil {
-		b.Fatal(err)
-	}
-	raw, err := proto.Marshal(data.ProtoList(ls))
-	if err != nil {
-		b.Fatal(err)
-	}
-	md := (&pb.MeteoriteLandingList{}).ProtoReflect().Descriptor()
-	compiled, err := payload.Compile(md)
-	if err != nil {
-		b.Fatal(err)
-	}
+	list, raw, compiled := payloadtest.CompiledList(b)
+	md := list.ProtoReflect().Descriptor()
 	cases := []struct {
 		name   string
 		decode func() error

@@ -1,17 +1,12 @@
 package endpointcall
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
 
 func TestParseREST(t *testing.T) {
-	body := filepath.Join(t.TempDir(), "body.json")
-	if err := os.WriteFile(body, []byte(`{"a": 1}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	body := writeFile(t, t.TempDir(), "body.json", `{"a": 1}`)
 	for _, tc := range []struct {
 		url, method, body string
 		headers           []string

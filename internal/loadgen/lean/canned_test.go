@@ -14,11 +14,7 @@ import (
 // with the same bytes, allocating nothing per request: a benchmark against
 // it counts the client's allocations alone.
 func canned(t testing.TB, answer []byte) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tcptest.Serve(t, ln, func(c net.Conn) {
+	return tcptest.Start(t, func(c net.Conn) {
 		buf := make([]byte, 64<<10)
 		n := 0
 		for {
@@ -35,7 +31,6 @@ func canned(t testing.TB, answer []byte) string {
 			}
 		}
 	})
-	return ln.Addr().String()
 }
 
 // BenchmarkRESTClient is the lean REST client's own cost per small call in

@@ -56,20 +56,16 @@ func TestStreamIDsRetired(t *testing.T) {
 // slack), as a timeout, or as a transport error for the calls on the
 // connection the stalled write closed.
 func TestStalledPeerBoundsWrites(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var stall sync.WaitGroup
 	stall.Add(1)
-	tcptest.Serve(t, ln, func(c net.Conn) {
+	addr := tcptest.Start(t, func(c net.Conn) {
 		fr := http2.NewFramer(c, nil)
 		fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1<<31 - 1})
 		fr.WriteWindowUpdate(0, 1<<31-1-65535)
 		stall.Wait() // reads nothing until the test ends
 	})
 	t.Cleanup(stall.Done)
-	c, err := lean.New(api.GRPC, call.Options{Target: ln.Addr().String(), Workers: 8, Dialer: &wire.Dialer{}, Records: 10000})
+	c, err := lean.New(api.GRPC, call.Options{Target: addr, Workers: 8, Dialer: &wire.Dialer{}, Records: 10000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,11 +125,7 @@ func TestHTTP1Bounds(t *testing.T) {
 		}, results.ClassTimeout, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			tcptest.Serve(t, ln, func(c net.Conn) {
+			addr := tcptest.Start(t, func(c net.Conn) {
 				br := bufio.NewReader(c)
 				for { // the request's head
 					l, err := br.ReadString('\n')
@@ -147,11 +139,11 @@ func TestHTTP1Bounds(t *testing.T) {
 				tc.serve(c)
 				io.Copy(io.Discard, c) // until the client hangs up
 			})
-			c, a := loadgentest.Open(t, lean.New, api.REST, call.Options{Target: ln.Addr().String(), Workers: 1, Dialer: &wire.Dialer{}}, api.Small)
+			c, a := loadgentest.Open(t, lean.New, api.REST, call.Options{Target: addr, Workers: 1, Dialer: &wire.Dialer{}}, api.Small)
 			defer c.Close()
 			const timeout = 500 * time.Millisecond
 			start := time.Now()
-			_, err = a.(call.DeadlineCaller).CallBy(context.Background(), start.Add(timeout))
+			_, err := a.(call.DeadlineCaller).CallBy(context.Background(), start.Add(timeout))
 			took := time.Since(start)
 			t.Logf("%v after %v", err, took)
 			if cl := call.Classify(context.Background(), err); cl != tc.class {
@@ -175,17 +167,13 @@ func TestHTTP1Bounds(t *testing.T) {
 // its deadline, as a timeout, and the connection stays (a wait for window
 // is the peer's right, not a stall of the writer).
 func TestZeroWindowEndsByDeadline(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tcptest.Serve(t, ln, func(c net.Conn) {
+	addr := tcptest.Start(t, func(c net.Conn) {
 		fr := http2.NewFramer(c, nil)
 		fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
 		io.Copy(io.Discard, c)
 	})
 	d := &wire.Dialer{}
-	c, a := loadgentest.Open(t, lean.New, api.GRPC, call.Options{Target: ln.Addr().String(), Workers: 1, Dialer: d}, api.Post)
+	c, a := loadgentest.Open(t, lean.New, api.GRPC, call.Options{Target: addr, Workers: 1, Dialer: d}, api.Post)
 	defer c.Close()
 	const timeout = 300 * time.Millisecond
 	for i := range 3 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
 	"github.com/meteorbench/meteorbench/internal/payload"
+	"github.com/meteorbench/meteorbench/internal/payload/payloadtest"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
@@ -191,10 +191,7 @@ func TestGRPCMaxConcurrentStreams(t *testing.T) {
 // only logged, as in TestLeanAgreesOnBytes (139 against 167 bytes seen): the lean gRPC client calls the
 // payload's service, uploads its items and checks the items it gets back.
 func TestLeanPayload(t *testing.T) {
-	p, err := payload.Load(filepath.Join("..", "..", "..", "examples", "payloads", "nested.json"), payload.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := payloadtest.Load(t, payloadtest.Example(t, "nested.json"), payload.Options{})
 	addr := servertest.Start(t, server.Config{Payload: p, Token: "tok"})
 	records := []int{0, 7}
 	if testmode.Short(t, "7 records only (the default's calls run in the normal step)") {
@@ -229,10 +226,7 @@ func TestLeanPayload(t *testing.T) {
 // without one against a payload server the meteorites' calls are: never
 // an answer taken as valid.
 func TestLeanPayloadWrongTarget(t *testing.T) {
-	p, err := payload.Load(filepath.Join("..", "..", "..", "examples", "payloads", "nested.json"), payload.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := payloadtest.Load(t, payloadtest.Example(t, "nested.json"), payload.Options{})
 	for _, tc := range []struct {
 		name string
 		srv  server.Config

@@ -186,41 +186,34 @@ func TestWebServerCodes(t *testing.T) {
 // TestRESTOverHTTP2BadAnswers: REST over HTTP/2 answers with a bad status
 // or media type get the same classes from both engines as over HTTP/1.1.
 func TestRESTOverHTTP2BadAnswers(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		write func(w http.ResponseWriter)
-		want  results.ErrorClass
-	}{
-		{"503 with the contract's error", func(w http.ResponseWriter) {
+	for _, tc := range []webtest.BadAnswer{
+		{Name: "503 with the contract's error", Protocol: api.REST, Write: func(w http.ResponseWriter) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusServiceUnavailable)
 			w.Write([]byte(`{"error":"overloaded"}`))
-		}, results.HTTPClass(503)},
-		{"a wrong media type", func(w http.ResponseWriter) {
+		}, Want: results.HTTPClass(503)},
+		{Name: "a wrong media type", Protocol: api.REST, Write: func(w http.ResponseWriter) {
 			w.Header().Set("Content-Type", "text/html")
 			w.Write([]byte(`"API Version 1.0"`))
-		}, results.ClassInvalid},
-		{"a wrong version", func(w http.ResponseWriter) {
+		}, Want: results.ClassInvalid},
+		{Name: "a wrong version", Protocol: api.REST, Write: func(w http.ResponseWriter) {
 			w.Header().Set("Content-Type", "application/json")
 			w.Write([]byte(`"API Version 0.9"`))
-		}, results.ClassInvalid},
+		}, Want: results.ClassInvalid},
 	} {
 		srv := webtest.Start(t, webtest.Config{Raw: func(w http.ResponseWriter, r *http.Request) bool {
-			tc.write(w)
+			tc.Write(w)
 			return true
 		}})
 		for name, open := range map[string]func(api.Protocol, call.Options) (call.Client, error){"lean": lean.New, "standard": standard} {
-			c, a := loadgentest.Open(t, open, api.REST, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: call.HTTP2}}, api.Small)
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_, err := a.Call(ctx)
-			if got := call.Classify(ctx, err); got != tc.want {
-				t.Errorf("%s, %s: class %q (%v), want %q", tc.name, name, got, err, tc.want)
+			c, a := loadgentest.Open(t, open, tc.Protocol, call.Options{Target: srv.Addr, Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: call.HTTP2}}, api.Small)
+			if got, err := loadgentest.Classify(a); got != tc.Want {
+				t.Errorf("%s, %s: class %q (%v), want %q", tc.Name, name, got, err, tc.Want)
 			}
-			cancel()
 			c.Close()
 		}
 		if srv.Proto[1].Load() != 0 {
-			t.Errorf("%s: %d requests over HTTP/1.1", tc.name, srv.Proto[1].Load())
+			t.Errorf("%s: %d requests over HTTP/1.1", tc.Name, srv.Proto[1].Load())
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
+	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
 	"github.com/meteorbench/meteorbench/internal/results"
@@ -18,24 +19,18 @@ import (
 // the real server (in this process: ns/op is client plus server), with the
 // adapters' allocations and bytes on the wire per call.
 func BenchmarkCall(b *testing.B) {
+	std, err := plan.EngineOf(plan.Config{}, results.CellKey{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	open := func(p api.Protocol, o call.Options) (call.Client, error) { return std.Client(plan.Config{}, p, o) }
 	addr := servertest.Start(b, server.Config{})
 	for _, sc := range api.Scenarios() {
 		for _, proto := range api.DefaultProtocols() {
 			b.Run(string(sc)+"/"+string(proto), func(b *testing.B) {
 				d := &wire.Dialer{}
-				std, err := plan.EngineOf(plan.Config{}, results.CellKey{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				client, err := std.Client(plan.Config{}, proto, call.Options{Target: addr, Workers: 1, Dialer: d})
-				if err != nil {
-					b.Fatal(err)
-				}
+				client, caller := loadgentest.Open(b, open, proto, call.Options{Target: addr, Workers: 1, Dialer: d}, sc)
 				defer client.Close()
-				caller, err := client.Caller(sc)
-				if err != nil {
-					b.Fatal(err)
-				}
 				ctx := context.Background()
 				if _, err := caller.Call(ctx); err != nil { // connect outside the timing
 					b.Fatal(err)

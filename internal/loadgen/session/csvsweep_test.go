@@ -21,10 +21,6 @@ import (
 // each row's columns give back its cell's condition.
 func TestSweepCSVHasEveryCellOnce(t *testing.T) {
 	addr, tc := tlsTarget(t, true)
-	l, err := link.Parse("1gbit/1ms")
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := plan.Config{
 		Target:     target.One(addr),
 		Protocols:  []api.Protocol{api.REST, api.GRPC},
@@ -32,7 +28,7 @@ func TestSweepCSVHasEveryCellOnce(t *testing.T) {
 		Batches:    []int{1},
 		Iterations: 1,
 		Warmup:     -1,
-		Links:      []link.Spec{{}, l},
+		Links:      []link.Spec{{}, mustLink(t, "1gbit/1ms")},
 		Records:    []int{1, 10},
 		Compress:   []string{plan.CompressNone, plan.CompressGzip},
 		TLS:        []bool{false, true},

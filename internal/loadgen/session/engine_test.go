@@ -15,6 +15,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/loadgen/session"
 	"github.com/meteorbench/meteorbench/internal/payload"
+	"github.com/meteorbench/meteorbench/internal/payload/payloadtest"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
@@ -148,10 +149,7 @@ func deref(p *float64) float64 {
 // dialled: the error is the refusal), in one line naming the engine and
 // the flag; what it supports passes Validate.
 func TestEngineRefusesWhatItLacks(t *testing.T) {
-	p, err := payload.Load(filepath.Join("..", "..", "..", "examples", "payloads", "nested.json"), payload.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := payloadtest.Load(t, payloadtest.Example(t, "nested.json"), payload.Options{})
 	rest, err := endpointcall.ParseREST("http://127.0.0.1:1/x", "GET", "", nil)
 	if err != nil {
 		t.Fatal(err)

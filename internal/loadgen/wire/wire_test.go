@@ -10,11 +10,7 @@ import (
 )
 
 func TestDialerCounts(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tcptest.Serve(t, ln, func(c net.Conn) {
+	addr := tcptest.Start(t, func(c net.Conn) {
 		buf := make([]byte, 10)
 		if _, err := io.ReadFull(c, buf); err != nil {
 			return
@@ -24,7 +20,7 @@ func TestDialerCounts(t *testing.T) {
 
 	var d Dialer
 	for i := 0; i < 3; i++ {
-		c, err := d.DialContext(context.Background(), "tcp", ln.Addr().String())
+		c, err := d.DialContext(context.Background(), "tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}

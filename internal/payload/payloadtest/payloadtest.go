@@ -1,6 +1,7 @@
-// Package payloadtest gives tests the meteorites as a --payload: the JSON
+// Package payloadtest gives tests the meteorites as a --payload (the JSON
 // the server writes today, in a file, and loaded with the contract's
-// schema.
+// schema) and as the compiled codec decodes them, the samples kept in
+// examples/payloads, and Load, which fails the test on an error.
 package payloadtest
 
 import (
@@ -10,6 +11,9 @@ import (
 	"runtime"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/payload"
 )
@@ -33,19 +37,51 @@ func MeteoritesFile(tb testing.TB) string {
 // api/meteor.proto, and its element type MeteoriteLanding.
 func Meteorites(tb testing.TB) *payload.Payload {
 	tb.Helper()
-	p, err := payload.Load(MeteoritesFile(tb), payload.Options{Schema: schema(tb), Message: "MeteoriteLanding"})
+	return Load(tb, MeteoritesFile(tb), payload.Options{Schema: fromRoot(tb, "api", "meteor.proto"), Message: "MeteoriteLanding"})
+}
+
+// Load is payload.Load, failing the test on an error.
+func Load(tb testing.TB, file string, o payload.Options) *payload.Payload {
+	tb.Helper()
+	p, err := payload.Load(file, o)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return p
 }
 
-// schema is the path of api/meteor.proto, whichever package's test asks.
-func schema(tb testing.TB) string {
+// Example is the path of a sample kept in examples/payloads ("nested.json"),
+// whichever package's test asks.
+func Example(tb testing.TB, name string) string {
+	tb.Helper()
+	return fromRoot(tb, "examples", "payloads", name)
+}
+
+// CompiledList is the 1000 records as a gRPC answer of the contract's list
+// (GetLargePayloadAsList): the list, its protobuf encoding (deterministic),
+// and the list's message compiled from its descriptor (payload.Compile),
+// as a run-time schema's codec decodes it.
+func CompiledList(tb testing.TB) (list *pb.MeteoriteLandingList, raw []byte, c *payload.Compiled) {
+	tb.Helper()
+	list = data.ProtoList(data.MustLandings())
+	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(list)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c, err = payload.Compile(list.ProtoReflect().Descriptor())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return list, raw, c
+}
+
+// fromRoot is the path of a file of the repository, given from its root,
+// whichever package's test asks.
+func fromRoot(tb testing.TB, elem ...string) string {
 	tb.Helper()
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
-		tb.Fatal("payloadtest: no caller information to find api/meteor.proto")
+		tb.Fatalf("payloadtest: no caller information to find %s", filepath.Join(elem...))
 	}
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", "api", "meteor.proto")
+	return filepath.Join(append([]string{filepath.Dir(file), "..", "..", ".."}, elem...)...)
 }
