@@ -167,6 +167,20 @@ func writeUntil(c *h2Conn, d time.Duration, step func(i int) (bool, error)) (int
 	return i, c.flush()
 }
 
+// flood writes up to n frames, the i-th by write, flushing every 1024,
+// until d has passed (writeUntil).
+func flood(c *h2Conn, d time.Duration, n int, write func(i int) error) (int, error) {
+	return writeUntil(c, d, func(i int) (bool, error) {
+		if err := write(i); err != nil {
+			return false, err
+		}
+		if i%1024 == 1023 {
+			return i+1 < n, c.flush()
+		}
+		return i+1 < n, nil
+	})
+}
+
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
@@ -407,14 +421,8 @@ func pingFlood(t *testing.T, s h2Start) {
 		c := s.dial(t, addr)
 		smallReadBuffer(c)
 		const n = 1_000_000
-		sent, werr := writeUntil(c, 2*time.Second, func(i int) (bool, error) {
-			if err := c.fr.WritePing(false, [8]byte{byte(i), byte(i >> 8)}); err != nil {
-				return false, err
-			}
-			if i%1024 == 1023 {
-				return i+1 < n, c.flush()
-			}
-			return i+1 < n, nil
+		sent, werr := flood(c, 2*time.Second, n, func(i int) error {
+			return c.fr.WritePing(false, [8]byte{byte(i), byte(i >> 8)})
 		})
 		seen := c.readAll(time.Now().Add(3*time.Second), nil)
 		c.conn.Close()
@@ -454,15 +462,7 @@ func settingsFlood(t *testing.T, s h2Start) {
 		// it, the flood sent 628,000 frames (5.4 MiB) in 2 s and the
 		// loopback buffers took every ACK: the attacker, not the server,
 		// was the limit.
-		sent, werr := writeUntil(c, 5*time.Second, func(i int) (bool, error) {
-			if err := c.fr.WriteSettings(); err != nil {
-				return false, err
-			}
-			if i%1024 == 1023 {
-				return i+1 < n, c.flush()
-			}
-			return i+1 < n, nil
-		})
+		sent, werr := flood(c, 5*time.Second, n, func(int) error { return c.fr.WriteSettings() })
 		c.conn.Close()
 		t.Logf("SETTINGS flood: %d SETTINGS sent without reading (write ended: %v)", sent, werr)
 		// Under the race detector the attacker may be the limit (616,000

@@ -104,23 +104,16 @@ func memAttackPlanFrom(t *testing.T, p memAttackPlan) memAttackPlan {
 			continue
 		}
 		k, val, _ := strings.Cut(kv, "=")
+		counts := map[string]*int{"rest": &p.rest, "grpc": &p.grpc, "h2c": &p.h2c, "streams": &p.streams, "records": &p.records}
 		var err error
-		switch k {
-		case "rest":
-			p.rest, err = strconv.Atoi(val)
-		case "grpc":
-			p.grpc, err = strconv.Atoi(val)
-		case "h2c":
-			p.h2c, err = strconv.Atoi(val)
-		case "streams":
-			p.streams, err = strconv.Atoi(val)
-		case "records":
-			p.records, err = strconv.Atoi(val)
-		case "hold":
+		switch n, ok := counts[k]; {
+		case ok:
+			*n, err = strconv.Atoi(val)
+		case k == "hold":
 			p.hold, err = time.ParseDuration(val)
-		case "read":
+		case k == "read":
 			p.readRate, err = parseMiB(val, 10)
-		case "cgroup":
+		case k == "cgroup":
 			p.cgroup, err = parseMiB(val, 20)
 		default:
 			err = errors.New("unknown key")
