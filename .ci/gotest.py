@@ -26,6 +26,7 @@ ap.add_argument("--other-names")
 args = ap.parse_args()
 
 passed, reduced = set(), set()
+elapsed = {}  # (top-level test, package): seconds, for the slowest list
 for line in sys.stdin:
     try:
         ev = json.loads(line)
@@ -44,6 +45,10 @@ for line in sys.stdin:
         reduced.add(top)
     elif action == "pass" and test == top:
         passed.add(top)
+    if action in ("pass", "fail") and test == top:
+        elapsed[(top, ev.get("Package", "").split("meteorbench/meteorbench/")[-1])] = ev.get("Elapsed", 0)
+slowest = sorted(elapsed.items(), key=lambda kv: -kv[1])[:12]
+print("slowest tests: " + ", ".join(f"{name} {secs:.1f}s ({pkg})" for (name, pkg), secs in slowest))
 sys.stdout.flush()
 
 if args.ran_in_full:

@@ -163,6 +163,13 @@ func TestComposeSegments(t *testing.T) {
 	t.Logf("docker kill gen-2 at start+%v", time.Since(start).Round(100*time.Millisecond))
 	for _, g := range []string{"gen-1", "gen-3"} {
 		code, err := docker(3*time.Minute, nil, "wait", gens[g])
+		// A generator that judged a cell of its own suspect on a busy
+		// machine (CI runs this beside other tests) exits 1 with its
+		// result written: the plumbing held (onlySuspect).
+		if l := logs(gens[g]); code == "1" && err == nil && strings.Contains(l, "cannot be trusted (results written)") {
+			t.Logf("%s judged a cell suspect on this busy machine (exit 1, its result written): %s", g, lastLines(l, 2))
+			continue
+		}
 		if err != nil || code != "0" {
 			t.Fatalf("%s exited %q (%v):\n%s", g, code, err, logs(gens[g]))
 		}

@@ -73,7 +73,7 @@ func TestPlanFindsKnownCapacity(t *testing.T) {
 	p.Settings.Precision = 0.09
 	p.Objective.Bound = 100 * time.Millisecond
 	p.Probe = 2 * time.Second
-	p.MaxTime = 50 * time.Second
+	p.MaxTime = 30 * time.Second // 10-12 probes: a bracket of 9% in 6-8 of them, then its confirmation
 	var probes atomic.Int32
 	p.OnProbe = func(results.CellKey, capacity.Probe) { probes.Add(1) }
 	var c results.Capacity // the search that counted, for the checks below

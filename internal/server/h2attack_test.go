@@ -181,6 +181,15 @@ func flood(c *h2Conn, d time.Duration, n int, write func(i int) error) (int, err
 	})
 }
 
+// skipGRPCAttackShort skips, under -short (the race step), an attack whose
+// defence is grpc-go's own: the race detector runs the attacks on what
+// this server adds (the router's, net/http's h2c side, the call budget) in
+// the TestH2C* and budget tests. The normal step runs every attack.
+func skipGRPCAttackShort(t *testing.T) {
+	t.Helper()
+	testmode.SkipShort(t, "an attack on grpc-go's own defence (the router's and h2c's run under the race detector); runs in the normal step")
+}
+
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
@@ -192,6 +201,7 @@ func isTimeout(err error) bool {
 // reader blocks until one ends), so work and memory stay bounded; the
 // attacker is slowed to the speed of the handlers, not closed.
 func TestH2RapidReset(t *testing.T) {
+	skipGRPCAttackShort(t)
 	rapidReset(t, "GetLargePayloadAsList", func(c *h2Conn) (uint32, error) {
 		return c.call(pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName)
 	})
@@ -241,6 +251,7 @@ func rapidReset(t *testing.T, what string, start func(c *h2Conn) (uint32, error)
 // bytes each, nothing kept), so memory stays flat; that connection stays
 // open until keepalive gives up on it (see docs/server.md).
 func TestH2ContinuationFlood(t *testing.T) {
+	skipGRPCAttackShort(t)
 	continuationFloodAttack(t, h2Start{kind: kindGRPC, routed: true})
 }
 
@@ -325,6 +336,7 @@ func (s *h2Seen) goAwayOrErr() string {
 // client that announces a larger table gets COMPRESSION_ERROR and the
 // connection closed.
 func TestH2HPACKBomb(t *testing.T) {
+	skipGRPCAttackShort(t)
 	hpackBomb(t, h2Start{kind: kindGRPC, routed: true})
 }
 
@@ -412,6 +424,7 @@ func hpackBomb(t *testing.T, s h2Start) {
 // and closes; queued ACKs are bounded by grpc-go's control-buffer throttle
 // in any case.
 func TestH2PingFlood(t *testing.T) {
+	skipGRPCAttackShort(t)
 	pingFlood(t, h2Start{kind: kindGRPC, routed: true})
 }
 
@@ -440,6 +453,7 @@ func pingFlood(t *testing.T, s h2Start) {
 // and past its throttle limit the reader stops reading: the attacker's
 // writes stall.
 func TestH2SettingsFlood(t *testing.T) {
+	skipGRPCAttackShort(t)
 	settingsFlood(t, h2Start{kind: kindGRPC, routed: true})
 }
 
@@ -498,6 +512,7 @@ func shortErr(err error) string {
 // Streams past the limit are refused (RST_STREAM REFUSED_STREAM); the
 // accepted ones cost a goroutine and a few KiB each.
 func TestH2StreamExhaustion(t *testing.T) {
+	skipGRPCAttackShort(t)
 	streamExhaustion(t, "calls", func(c *h2Conn) []byte {
 		return c.grpcHeaders(pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName)
 	})
@@ -554,6 +569,7 @@ func streamExhaustion(t *testing.T, what string, block func(c *h2Conn) []byte) {
 // budget (limits.go) holds further answers back before they are built, and
 // closes the connection after WriteTimeout (2 s here) of waiting.
 func TestH2WindowExhaustion(t *testing.T) {
+	skipGRPCAttackShort(t)
 	h2Attack(t, server.Config{WriteTimeout: 2 * time.Second}, true, func(t *testing.T, addr string, h *heapSampler) string {
 		var out []string
 		for _, m := range []struct {

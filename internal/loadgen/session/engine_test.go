@@ -30,10 +30,11 @@ func TestRunEngines(t *testing.T) {
 	addr := servertest.Start(t, server.Config{})
 	cfg := quick(addr)
 	cfg.Engines = []string{lean.Standard, lean.Lean}
+	cfg.Scenarios = shortScenarios(t)
 	before := serverCounts(t, addr)
 	res := run(t, cfg)
 	after := serverCounts(t, addr)
-	if got, want := len(res.Cells), 2*len(api.Scenarios())*len(api.DefaultProtocols()); got != want {
+	if got, want := len(res.Cells), 2*len(cfg.Scenarios)*len(api.DefaultProtocols()); got != want {
 		t.Fatalf("%d cells, want %d", got, want)
 	}
 	calls := map[string]int64{}

@@ -10,6 +10,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/loadgen/session"
 	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/testmode"
 )
 
 // serverCounts reads the server's meteorbench_requests_total, by
@@ -21,6 +22,16 @@ func serverCounts(t *testing.T, addr string) map[string]float64 {
 		t.Fatal(err)
 	}
 	return s.Requests
+}
+
+// shortScenarios is every scenario, or under -short (the race step) all
+// but large: a large call takes the small call's path with 1000 records,
+// the costliest cells under the race detector. The normal step runs all.
+func shortScenarios(t *testing.T) []api.Scenario {
+	if testmode.Short(t, "no large cells (a large call takes the small call's path, with 1000 records)") {
+		return []api.Scenario{api.Small, api.Stream, api.Post}
+	}
+	return api.Scenarios()
 }
 
 // quick is a small bounded run: no warm-up, a few batches per cell.

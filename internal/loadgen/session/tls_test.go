@@ -39,8 +39,9 @@ func TestRunTLS(t *testing.T) {
 	addr, tc := tlsTarget(t, false)
 	cfg := quick(addr)
 	cfg.TLS, cfg.TLSConfig = []bool{true}, tc
+	cfg.Scenarios = shortScenarios(t)
 	res := run(t, cfg)
-	if len(res.Cells) != len(api.DefaultProtocols())*len(api.Scenarios()) {
+	if len(res.Cells) != len(api.DefaultProtocols())*len(cfg.Scenarios) {
 		t.Fatalf("%d cells", len(res.Cells))
 	}
 	for _, c := range res.Cells {
