@@ -93,7 +93,7 @@ func TestRunJSONCodecs(t *testing.T) {
 	}
 	// The plan has the sonic rest cell, which a capacity search measures
 	// by its key.
-	k := results.CellKey{Scenario: api.Large, Protocol: api.REST, Batch: 3, Condition: results.Condition{Concurrency: 1, JSONCodec: jsoncodec.Sonic}}
+	k := results.CellKey{Scenario: api.Post, Protocol: api.REST, Batch: 3, Condition: results.Condition{Concurrency: 1, JSONCodec: jsoncodec.Sonic}}
 	if !slices.Contains(cfg.Cells(), k) {
 		t.Errorf("Cells() has no %s", k.Key())
 	}
