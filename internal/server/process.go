@@ -60,7 +60,7 @@ func ListenAndServe(ctx context.Context, cfg Config, p Process) error {
 			defer os.Remove(p.AddrFile)
 		}
 	}
-	fmt.Fprintf(p.Stderr, "meteorbench serve: listening on %s (REST over HTTP/1.1 and gRPC over HTTP/2%s)%s\n", ln.Addr(), tlsNote(cfg), p.Pinned)
+	fmt.Fprintf(p.Stderr, "meteorbench serve: listening on %s (REST over HTTP/1.1 and HTTP/2, gRPC, gRPC-Web and Connect%s)%s\n", ln.Addr(), tlsNote(cfg), p.Pinned)
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
