@@ -99,11 +99,17 @@ func TestStalledPeerBoundsWrites(t *testing.T) {
 // The lean HTTP/1.1 client against answers whose framing never ends or
 // is absurd: each call ends with a clear error of its class, in time.
 func TestHTTP1Bounds(t *testing.T) {
+	// The calls' deadline: the server that stalls is waited for that long;
+	// the one that sends 20 MiB of headers must get 10 MiB written before
+	// it, which under the race detector beside other tests took longer
+	// than 500 ms (the call then ended on its deadline, not on the bound).
+	const timeout, headerTimeout = 500 * time.Millisecond, 5 * time.Second
 	for _, tc := range []struct {
-		name  string
-		serve func(w io.Writer)
-		class results.ErrorClass
-		msg   string
+		name    string
+		serve   func(w io.Writer)
+		class   results.ErrorClass
+		msg     string
+		timeout time.Duration
 	}{
 		{"header block without end", func(w io.Writer) {
 			io.WriteString(w, "HTTP/1.1 200 OK\r\n")
@@ -113,16 +119,16 @@ func TestHTTP1Bounds(t *testing.T) {
 					return
 				}
 			}
-		}, results.ClassProtocol, "header block over"},
+		}, results.ClassProtocol, "header block over", headerTimeout},
 		{"absurd Content-Length", func(w io.Writer) {
 			io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000000000000000\r\n\r\n")
-		}, results.ClassProtocol, "Content-Length 100000000000000000"},
+		}, results.ClassProtocol, "Content-Length 100000000000000000", timeout},
 		{"body never finished", func(w io.Writer) {
 			io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n\"API")
-		}, results.ClassTimeout, ""},
+		}, results.ClassTimeout, "", timeout},
 		{"chunk never finished", func(w io.Writer) {
 			io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nffff\r\nabc")
-		}, results.ClassTimeout, ""},
+		}, results.ClassTimeout, "", timeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := tcptest.Start(t, func(c net.Conn) {
@@ -141,9 +147,8 @@ func TestHTTP1Bounds(t *testing.T) {
 			})
 			c, a := loadgentest.Open(t, lean.New, api.REST, call.Options{Target: addr, Workers: 1, Dialer: &wire.Dialer{}}, api.Small)
 			defer c.Close()
-			const timeout = 500 * time.Millisecond
 			start := time.Now()
-			_, err := a.(call.DeadlineCaller).CallBy(context.Background(), start.Add(timeout))
+			_, err := a.(call.DeadlineCaller).CallBy(context.Background(), start.Add(tc.timeout))
 			took := time.Since(start)
 			t.Logf("%v after %v", err, took)
 			if cl := call.Classify(context.Background(), err); cl != tc.class {
@@ -152,7 +157,7 @@ func TestHTTP1Bounds(t *testing.T) {
 			if tc.msg != "" && (err == nil || !strings.Contains(err.Error(), tc.msg)) {
 				t.Errorf("error %v, want one naming %q", err, tc.msg)
 			}
-			if took > timeout+lean.WatchEvery+time.Second {
+			if took > tc.timeout+lean.WatchEvery+time.Second {
 				t.Errorf("the call ended %v after it began: past its deadline", took)
 			}
 			var ce *call.Error
