@@ -190,6 +190,14 @@ func skipGRPCAttackShort(t *testing.T) {
 	testmode.SkipShort(t, "an attack on grpc-go's own defence (the router's and h2c's run under the race detector); runs in the normal step")
 }
 
+// onGRPC runs attack on a gRPC connection (its first call answered),
+// skipped under -short (skipGRPCAttackShort).
+func onGRPC(t *testing.T, attack func(t *testing.T, s h2Start)) {
+	t.Helper()
+	skipGRPCAttackShort(t)
+	attack(t, h2Start{kind: kindGRPC, routed: true})
+}
+
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
@@ -250,10 +258,7 @@ func rapidReset(t *testing.T, what string, start func(c *h2Conn) (uint32, error)
 // closes the connection. Empty CONTINUATION frames are read and dropped (9
 // bytes each, nothing kept), so memory stays flat; that connection stays
 // open until keepalive gives up on it (see docs/server.md).
-func TestH2ContinuationFlood(t *testing.T) {
-	skipGRPCAttackShort(t)
-	continuationFloodAttack(t, h2Start{kind: kindGRPC, routed: true})
-}
+func TestH2ContinuationFlood(t *testing.T) { onGRPC(t, continuationFloodAttack) }
 
 // continuationFloodAttack runs the CONTINUATION floods, with header fields
 // and empty, each on a connection started as s says.
@@ -335,10 +340,7 @@ func (s *h2Seen) goAwayOrErr() string {
 // is bounded by the server's 4 KiB SETTINGS_HEADER_TABLE_SIZE, and a
 // client that announces a larger table gets COMPRESSION_ERROR and the
 // connection closed.
-func TestH2HPACKBomb(t *testing.T) {
-	skipGRPCAttackShort(t)
-	hpackBomb(t, h2Start{kind: kindGRPC, routed: true})
-}
+func TestH2HPACKBomb(t *testing.T) { onGRPC(t, hpackBomb) }
 
 // bombRefused: a stream refused for its header list, by grpc-go
 // (RST_STREAM FRAME_SIZE_ERROR) or net/http (431 Request Header Fields Too
@@ -423,10 +425,7 @@ func hpackBomb(t *testing.T, s h2Start) {
 // strike and, after two, sends GOAWAY ENHANCE_YOUR_CALM "too_many_pings"
 // and closes; queued ACKs are bounded by grpc-go's control-buffer throttle
 // in any case.
-func TestH2PingFlood(t *testing.T) {
-	skipGRPCAttackShort(t)
-	pingFlood(t, h2Start{kind: kindGRPC, routed: true})
-}
+func TestH2PingFlood(t *testing.T) { onGRPC(t, pingFlood) }
 
 // pingFlood runs the PING flood on a connection started as s says.
 func pingFlood(t *testing.T, s h2Start) {
@@ -452,10 +451,7 @@ func pingFlood(t *testing.T, s h2Start) {
 // back to the attacker is full, grpc-go's control buffer holds the ACKs,
 // and past its throttle limit the reader stops reading: the attacker's
 // writes stall.
-func TestH2SettingsFlood(t *testing.T) {
-	skipGRPCAttackShort(t)
-	settingsFlood(t, h2Start{kind: kindGRPC, routed: true})
-}
+func TestH2SettingsFlood(t *testing.T) { onGRPC(t, settingsFlood) }
 
 // smallReadBuffer gives c a small receive buffer (no autotuning), so that
 // the ACKs of a flood the attacker does not read fill the socket soon, as
