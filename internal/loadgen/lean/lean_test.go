@@ -212,7 +212,11 @@ func TestLeanPayload(t *testing.T) {
 					s := perCall(t, withPayload(standard), addr, pr, sc, 2, n)
 					lt, st := float64(l.Sent+l.Received)/n, float64(s.Sent+s.Received)/n
 					t.Logf("bytes per call: lean %.1f, standard %.1f", lt, st)
-					if d := lt/st - 1; math.Abs(d) > 0.02 && !(pr == api.GRPC && (sc == api.Small || math.Abs(d) <= 0.12)) {
+					// Under the race detector gRPC's control frames (BDP pings
+					// follow the calls' timing) are logged only: 12.3% apart on
+					// a post of 7 records once. The normal step judges them.
+					grpcLogged := pr == api.GRPC && (sc == api.Small || testmode.Race)
+					if d := lt/st - 1; math.Abs(d) > 0.02 && !grpcLogged && !(pr == api.GRPC && math.Abs(d) <= 0.12) {
 						t.Errorf("bytes per call: lean %.1f, standard %.1f (%+.1f%%)", lt, st, 100*d)
 					}
 				})
