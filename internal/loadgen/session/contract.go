@@ -68,13 +68,8 @@ func CheckContract(ctx context.Context, cfg plan.Config) (*results.Contract, err
 		if cfg.Target.Split() {
 			k.Target = cfg.Target.For(spec.Protocol)
 		}
-		if why := r.unaddressed(spec); why != "" { // probe.go: not asked, as run does not
-			k.Why = why
-		} else if err := r.probeOne(ctx, spec); err != nil {
-			k.Why = oneLine(err) + r.onlyHTTP1(ctx, spec, speaks)
-		} else {
-			k.Served = true
-		}
+		k.Why, _ = r.ask(ctx, spec, speaks) // probe.go
+		k.Served = k.Why == ""
 		out.Calls = append(out.Calls, k)
 		return k.Served
 	}

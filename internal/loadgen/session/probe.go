@@ -45,27 +45,24 @@ func (r *Session) probeContract(ctx context.Context) (notServed []results.NotSer
 			continue
 		}
 		seen[k] = true
-		if k.Why = r.unaddressed(spec); k.Why != "" {
+		var perr error
+		switch k.Why, perr = r.ask(ctx, spec, speaks); {
+		case k.Why == "":
+			ok++
+		case perr == nil: // not asked
 			notServed = append(notServed, k)
-			continue
-		}
-		if perr := r.probeOne(ctx, spec); perr != nil {
-			if ctx.Err() != nil {
-				return nil, ErrInterrupted
-			}
-			k.Why = oneLine(perr) + r.onlyHTTP1(ctx, spec, speaks) // contract.go
+		case ctx.Err() != nil:
+			return nil, ErrInterrupted
+		case call.Classify(context.Background(), perr).Auth():
+			// Refused credentials are the run's to fix, not a part the
+			// target lacks: measured, the run stops on them (afterCell)
+			// naming --token.
 			failed = append(failed, k.Name()+": "+k.Why)
-			if call.Classify(context.Background(), perr).Auth() {
-				// Refused credentials are the run's to fix, not a part
-				// the target lacks: measured, the run stops on them
-				// (afterCell) naming --token.
-				refused++
-				continue
-			}
+			refused++
+		default:
+			failed = append(failed, k.Name()+": "+k.Why)
 			notServed = append(notServed, k)
-			continue
 		}
-		ok++
 	}
 	if ok == 0 && refused > 0 && refused == len(failed) {
 		return nil, fmt.Errorf("target %s refused every probe call for its credentials (%s): check --token", r.cfg.Target, strings.Join(failed, "; "))
@@ -77,6 +74,20 @@ func (r *Session) probeContract(ctx context.Context) (notServed []results.NotSer
 		return nil, fmt.Errorf("target %s %w: %s", r.cfg.Target, ErrNotContract, strings.Join(failed, "; "))
 	}
 	return notServed, nil
+}
+
+// ask makes spec's probe call, as run's probe and check make it: why it
+// was not served ("" when it was), and the call's error (nil when it was
+// not asked: unaddressed). speaks holds each address's HTTP versions
+// (onlyHTTP1, contract.go).
+func (r *Session) ask(ctx context.Context, spec plan.Spec, speaks map[string]int) (why string, err error) {
+	if why := r.unaddressed(spec); why != "" {
+		return why, nil
+	}
+	if err := r.probeOne(ctx, spec); err != nil {
+		return oneLine(err) + r.onlyHTTP1(ctx, spec, speaks), err
+	}
+	return "", nil
 }
 
 // unaddressed is why spec's protocol is not asked at all, "" when it is:
