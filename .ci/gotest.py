@@ -1,8 +1,17 @@
 #!/usr/bin/env python3
-"""Reads `go test -json` on stdin and prints it as CI's log shows `go test -v`:
-every line but the RUN/PAUSE/CONT/NAME headers and the PASS lines of
-passing tests, so every skip with its reason and every figure a test logs
-stays in the log.
+"""Runs `go test -json` over packages in lanes and prints it as CI's log
+shows `go test -v`: every line but the RUN/PAUSE/CONT/NAME headers and the
+PASS lines of passing tests, so every skip with its reason and every figure
+a test logs stays in the log.
+
+    gotest.py --lanes N [--alone PKG]... [--skip-file F] [--ran-in-full F
+              --other-names F] [--go-flag FLAG]... PKG...
+
+Each --alone package (longest first) is a `go test` of its own, and the
+other packages one more, with -p 1, started last: at most N run at once,
+each started when a lane frees, in that order. go test's own -p starts the
+packages in its own order, and a long package started last ran alone for
+a minute. A package's output is printed when its `go test` ends.
 
 With --ran-in-full FILE (the race detector's step), it also writes FILE:
 the -skip pattern of the normal step, naming the top-level tests that ran
@@ -11,45 +20,90 @@ once. A test ran in full when it passed with no skip of its own or of a
 subtest and no line of internal/testmode's marker ("testmode: reduced:").
 A name that also stands in a package outside this run (--other-names, one
 per line) is left out: -skip cannot name a package.
+
+Exits 1 when a `go test` failed.
 """
 import argparse
+import concurrent.futures
 import json
 import re
+import subprocess
 import sys
+import time
 
 MARKER = "testmode: reduced:"
 HIDE = re.compile(r"^(=== (RUN|PAUSE|CONT|NAME)|\s*--- PASS:)")
+MODULE = "github.com/meteorbench/meteorbench/"
 
 ap = argparse.ArgumentParser()
+ap.add_argument("--lanes", type=int, default=2)
+ap.add_argument("--alone", action="append", default=[], help="a package run by a go test of its own (longest first)")
+ap.add_argument("--go-flag", action="append", default=[], help="a flag for every go test")
+ap.add_argument("--skip-file", help="a file holding go test's -skip pattern")
 ap.add_argument("--ran-in-full")
 ap.add_argument("--other-names")
+ap.add_argument("packages", nargs="+")
 args = ap.parse_args()
+
+flags = ["-json"] + args.go_flag
+if args.skip_file:
+    with open(args.skip_file) as f:
+        skip = f.read().strip()
+    if skip:
+        flags += ["-skip", skip]
+groups = [[p] for p in args.alone if p in args.packages]
+rest = [p for p in args.packages if p not in args.alone]
+if rest:
+    groups.append(["-p", "1"] + rest)
+
+t0 = time.monotonic()
+
+
+def short(pkg):
+    return pkg.split(MODULE)[-1]
+
+
+def run(group):
+    cmd = ["go", "test"] + flags + group
+    start = time.monotonic() - t0
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return group, start, time.monotonic() - t0, p.returncode, p.stdout
+
 
 passed, reduced = set(), set()
 elapsed = {}  # (top-level test, package): seconds, for the slowest list
-for line in sys.stdin:
-    try:
-        ev = json.loads(line)
-    except ValueError:
-        sys.stdout.write(line)  # go's own messages (a build failure)
-        continue
-    out = ev.get("Output")
-    if out is not None and not HIDE.match(out):
-        sys.stdout.write(out)
-    test = ev.get("Test")
-    if not test:
-        continue
-    top = test.split("/")[0]
-    action = ev.get("Action")
-    if action == "skip" or (action == "output" and MARKER in (out or "")):
-        reduced.add(top)
-    elif action == "pass" and test == top:
-        passed.add(top)
-    if action in ("pass", "fail") and test == top:
-        elapsed[(top, ev.get("Package", "").split("meteorbench/meteorbench/")[-1])] = ev.get("Elapsed", 0)
+failed = False
+with concurrent.futures.ThreadPoolExecutor(max_workers=args.lanes) as pool:
+    futures = [pool.submit(run, g) for g in groups]
+    for fut in concurrent.futures.as_completed(futures):
+        group, start, end, rc, out = fut.result()
+        names = " ".join(short(p) for p in group if not p.startswith("-") and p != "1")
+        print(f"-- go test {names}: from {start:.0f}s to {end:.0f}s, exit {rc}")
+        failed = failed or rc != 0
+        for line in out.splitlines(keepends=True):
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                sys.stdout.write(line)  # go's own messages (a build failure)
+                continue
+            text = ev.get("Output")
+            if text is not None and not HIDE.match(text):
+                sys.stdout.write(text)
+            test = ev.get("Test")
+            if not test:
+                continue
+            top = test.split("/")[0]
+            action = ev.get("Action")
+            if action == "skip" or (action == "output" and MARKER in (text or "")):
+                reduced.add(top)
+            elif action == "pass" and test == top:
+                passed.add(top)
+            if action in ("pass", "fail") and test == top:
+                elapsed[(top, short(ev.get("Package", "")))] = ev.get("Elapsed", 0)
+        sys.stdout.flush()
+
 slowest = sorted(elapsed.items(), key=lambda kv: -kv[1])[:12]
 print("slowest tests: " + ", ".join(f"{name} {secs:.1f}s ({pkg})" for (name, pkg), secs in slowest))
-sys.stdout.flush()
 
 if args.ran_in_full:
     other = set()
@@ -61,3 +115,4 @@ if args.ran_in_full:
         f.write("^(" + "|".join(map(re.escape, full)) + ")$" if full else "")
     print(f"ran in full under the race detector (the normal step skips them): {len(full)} tests; "
           f"reduced or skipped here (the normal step runs them): {len(reduced)}")
+sys.exit(1 if failed else 0)

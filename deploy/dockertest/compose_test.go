@@ -139,9 +139,11 @@ func TestComposeSegments(t *testing.T) {
 		"METEORBENCH_IMAGE=" + im.tag,
 		"METEORBENCH_OUT=" + out,
 		"METEORBENCH_START_AT=" + start.Format(time.RFC3339),
-		// Bounded: one scenario, two protocols, a few seconds each.
+		// Bounded: one scenario, two protocols, one window of a few
+		// seconds each (run's default of 5 windows kept both cores busy
+		// for 35 s, beside CI's race detector step).
 		"METEORBENCH_SCENARIO=small", "METEORBENCH_PROTO=rest,grpc",
-		"METEORBENCH_DURATION=3s", "METEORBENCH_WARMUP=500ms",
+		"METEORBENCH_DURATION=3s", "METEORBENCH_WARMUP=500ms", "METEORBENCH_REPEAT=1",
 	}
 	p := project(t, env)
 	if _, err := compose(2*time.Minute, p, env, "up", "-d", "--no-build", "gen-1", "gen-2", "gen-3"); err != nil {
