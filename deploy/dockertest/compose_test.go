@@ -134,7 +134,10 @@ func TestComposeSegments(t *testing.T) {
 	if err := os.Chmod(out, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now().Add(12 * time.Second).UTC().Truncate(time.Second)
+	// The lead covers docker-compose up: the server turning healthy, then
+	// three generators created, which took over 12 s beside CI's race
+	// step (the generators, started late, had ended before the kill).
+	start := time.Now().Add(20 * time.Second).UTC().Truncate(time.Second)
 	env := []string{
 		"METEORBENCH_IMAGE=" + im.tag,
 		"METEORBENCH_OUT=" + out,
@@ -149,6 +152,7 @@ func TestComposeSegments(t *testing.T) {
 	if _, err := compose(2*time.Minute, p, env, "up", "-d", "--no-build", "gen-1", "gen-2", "gen-3"); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("docker-compose up returned at start%+v", time.Since(start).Round(100*time.Millisecond))
 	gens := map[string]string{}
 	for _, g := range []string{"gen-1", "gen-2", "gen-3"} {
 		gens[g] = composeID(t, p, env, g)
