@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -76,12 +75,23 @@ func CompiledList(tb testing.TB) (list *pb.MeteoriteLandingList, raw []byte, c *
 }
 
 // fromRoot is the path of a file of the repository, given from its root,
-// whichever package's test asks.
+// whichever package's test asks: the nearest folder above the test's
+// working directory (its package's) that holds go.mod. Not from
+// runtime.Caller: under -trimpath (CI's) it names no folder.
 func fromRoot(tb testing.TB, elem ...string) string {
 	tb.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		tb.Fatalf("payloadtest: no caller information to find %s", filepath.Join(elem...))
+	dir, err := os.Getwd()
+	if err != nil {
+		tb.Fatal(err)
 	}
-	return filepath.Join(append([]string{filepath.Dir(file), "..", "..", ".."}, elem...)...)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(append([]string{dir}, elem...)...)
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			tb.Fatalf("payloadtest: no go.mod above the working directory to find %s", filepath.Join(elem...))
+		}
+		dir = up
+	}
 }
