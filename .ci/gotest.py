@@ -4,14 +4,16 @@ shows `go test -v`: every line but the RUN/PAUSE/CONT/NAME headers and the
 PASS lines of passing tests, so every skip with its reason and every figure
 a test logs stays in the log.
 
-    gotest.py --lanes N [--alone PKG]... [--skip-file F] [--ran-in-full F
-              --other-names F] [--go-flag FLAG]... PKG...
+    gotest.py --lanes N --order "PATH... ... PATH..." [--skip-file F]
+              [--ran-in-full F --other-names F] [--go-flag FLAG]... PKG...
 
-Each --alone package (longest first) is a `go test` of its own, and the
-other packages one more, with -p 1, started last: at most N run at once,
-each started when a lane frees, in that order. go test's own -p starts the
-packages in its own order, and a long package started last ran alone for
-a minute. A package's output is printed when its `go test` ends.
+Each package --order names (its path in the module) is a `go test` of its
+own, and the other packages one more, with -p 1, where "..." stands in the
+order: at most N run at once, each started when a lane frees, in that
+order (longest first). go test's own -p starts the packages in an order of
+its own, and a long package started last ran alone for a minute. A package
+named but not found (renamed) is tested with the others. A package's
+output is printed when its `go test` ends.
 
 With --ran-in-full FILE (the race detector's step), it also writes FILE:
 the -skip pattern of the normal step, naming the top-level tests that ran
@@ -37,7 +39,7 @@ MODULE = "github.com/meteorbench/meteorbench/"
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--lanes", type=int, default=2)
-ap.add_argument("--alone", action="append", default=[], help="a package run by a go test of its own (longest first)")
+ap.add_argument("--order", default="...", help='packages run by a go test of their own, longest first; "..." the others')
 ap.add_argument("--go-flag", action="append", default=[], help="a flag for every go test")
 ap.add_argument("--skip-file", help="a file holding go test's -skip pattern")
 ap.add_argument("--ran-in-full")
@@ -51,10 +53,18 @@ if args.skip_file:
         skip = f.read().strip()
     if skip:
         flags += ["-skip", skip]
-groups = [[p] for p in args.alone if p in args.packages]
-rest = [p for p in args.packages if p not in args.alone]
-if rest:
-    groups.append(["-p", "1"] + rest)
+groups, named = [], set()
+for name in args.order.split():
+    if name == "...":
+        groups.append(None)  # the others, once they are known
+        continue
+    found = [p for p in args.packages if p == name or p.endswith("/" + name)]
+    named.update(found)
+    groups += [[p] for p in found]
+rest = [p for p in args.packages if p not in named]
+if None not in groups:
+    groups.append(None)
+groups = [g if g is not None else ["-p", "1"] + rest for g in groups if g is not None or rest]
 
 t0 = time.monotonic()
 
