@@ -367,7 +367,7 @@ func TestRunServerCPUs(t *testing.T) {
 	}
 	bin := meteorbenchBinary(t)
 	cmd := exec.Command(bin, "run", "--server-cpus", "1", "--scenario", "small", "--proto", "rest",
-		"--batch", "5", "--duration", "3s", "--warmup", "0", "--format", "json", "--quiet")
+		"--batch", "5", "--duration", "3s", "--repeat", "1", "--warmup", "0", "--format", "json", "--quiet")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {

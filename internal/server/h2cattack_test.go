@@ -73,9 +73,11 @@ func TestH2CRESTStreamExhaustion(t *testing.T) {
 // connection.
 func TestH2CRESTWindowExhaustion(t *testing.T) {
 	list := fmt.Sprintf("%s?%s=%d", api.PathList, api.QueryRecords, api.MaxRecords)
+	// Under the race detector each kind's 300 largest lists took 5 CPU-s.
+	restOnly := testmode.Short(t, "REST GET only (gRPC-Web's answers pass the same per-connection bound; the normal step runs both)")
 	h2Attack(t, server.Config{WriteTimeout: 2 * time.Second}, true, func(t *testing.T, addr string, h *heapSampler) string {
 		var out []string
-		for _, k := range []struct {
+		for i, k := range []struct {
 			name string
 			call func(c *h2Conn) error
 		}{
@@ -90,6 +92,9 @@ func TestH2CRESTWindowExhaustion(t *testing.T) {
 				return c.fr.WriteData(id, true, emptyGRPCMessage)
 			}},
 		} {
+			if restOnly && i > 0 {
+				continue
+			}
 			out = append(out, k.name+": "+windowExhaustion(t, addr, h, k.call))
 		}
 		return strings.Join(out, "; ")

@@ -82,8 +82,8 @@ func perCall(t testing.TB, open func(api.Protocol, call.Options) (call.Client, e
 func TestLeanAgreesOnBytes(t *testing.T) {
 	addr := servertest.Start(t, server.Config{Token: "tok"})
 	n, scenarios := 40, api.Scenarios()
-	if testmode.Short(t, "the same check, 10 calls, no large (the small call's path with 1000 records)") {
-		n, scenarios = 10, []api.Scenario{api.Small, api.Stream, api.Post}
+	if testmode.Short(t, "the same check, 4 calls, no large (the small call's path with 1000 records)") {
+		n, scenarios = 4, []api.Scenario{api.Small, api.Stream, api.Post}
 	}
 	for _, p := range api.DefaultProtocols() {
 		for _, sc := range scenarios {

@@ -76,8 +76,10 @@ func TestWebCells(t *testing.T) {
 	// session TLS tests run under it too. A large call takes the small
 	// call's path with more records; a stream of 1000 flushed messages is
 	// the slowest cell. The normal step runs them all.
-	if testmode.Short(t, "plaintext small and post calls only (TLS, large and stream cells run in the normal step; webcall's TestEveryCell races a stream of each)") {
+	workers, calls := 4, 5
+	if testmode.Short(t, "plaintext small and post calls only, 2 workers of 2 calls (TLS, large and stream cells run in the normal step; webcall's TestEveryCell races a stream of each)") {
 		modes, scenarios = modes[:1], []api.Scenario{api.Small, api.Post}
+		workers, calls = 2, 2
 	}
 	for _, tlsOn := range modes {
 		srv := webtest.Start(t, webtest.Config{TLS: tlsOn})
@@ -88,7 +90,7 @@ func TestWebCells(t *testing.T) {
 					name += "/tls"
 				}
 				t.Run(name, func(t *testing.T) {
-					workers, calls := 4, 5
+					calls := calls
 					if sc == api.Stream {
 						calls = 2 // 1000 messages a call, each flushed by the test server: slow
 					}

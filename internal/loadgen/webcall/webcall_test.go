@@ -53,10 +53,10 @@ func answerSize(t *testing.T, sc api.Scenario) int {
 // and the bytes counted cover the answers' protobuf without being far
 // over them.
 func TestEveryCell(t *testing.T) {
-	const workers, calls = 4, 3
+	workers, calls := 4, 3
 	modes := []bool{false, true}
-	if testmode.Short(t, "plaintext only (TLS is wire.Dialer's, raced in wire's and session's tests; the normal step runs it here)") {
-		modes = modes[:1]
+	if testmode.Short(t, "plaintext only, 2 workers of 2 calls (TLS is wire.Dialer's, raced in wire's and session's tests; the normal step runs it here)") {
+		modes, workers, calls = modes[:1], 2, 2
 	}
 	for _, tlsOn := range modes {
 		srv := webtest.Start(t, webtest.Config{TLS: tlsOn})
@@ -91,7 +91,7 @@ func TestEveryCell(t *testing.T) {
 						if v == call.HTTP2 {
 							wantMajor, otherMajor = 2, 1
 						}
-						if got := srv.Proto[wantMajor].Load() - before[wantMajor]; got != workers*calls {
+						if got := srv.Proto[wantMajor].Load() - before[wantMajor]; got != int64(workers*calls) {
 							t.Errorf("%d requests over HTTP/%d, want %d", got, wantMajor, workers*calls)
 						}
 						if got := srv.Proto[otherMajor].Load() - before[otherMajor]; got != 0 {
@@ -100,28 +100,28 @@ func TestEveryCell(t *testing.T) {
 						st := d.Stats()
 						wantDials := int64(1)
 						if v == call.HTTP11 {
-							wantDials = workers
+							wantDials = int64(workers)
 						}
 						if st.Dials > wantDials || st.Dials < 1 {
 							t.Errorf("%d connections, want at most %d", st.Dials, wantDials)
 						}
-						size := int64(answerSize(t, sc)) * workers * calls
+						size := int64(answerSize(t, sc)) * int64(workers*calls)
 						// Per call: headers, 5-byte prefixes (the stream's 1000),
 						// trailers, HTTP/2 frame headers; TLS records add ~2%.
 						over := int64(workers*calls*2048) + size/10
 						if sc == api.Stream {
-							over += workers * calls * 1000 * (5 + 9) // a prefix and (HTTP/2) a DATA frame a message
+							over += int64(workers*calls) * 1000 * (5 + 9) // a prefix and (HTTP/2) a DATA frame a message
 						}
 						if tlsOn {
 							over += size/20 + 8192*st.Dials
 							if sc == api.Stream {
-								over += workers * calls * 1000 * 29 // a TLS record a message (flushed one by one)
+								over += int64(workers*calls) * 1000 * 29 // a TLS record a message (flushed one by one)
 							}
 						}
 						if st.Received < size || st.Received > size+over {
 							t.Errorf("received %d bytes for %d bytes of answers (at most %d over)", st.Received, size, over)
 						}
-						if sc == api.Post && st.Sent < int64(proto.Size(mustList(t)))*workers*calls {
+						if sc == api.Post && st.Sent < int64(proto.Size(mustList(t)))*int64(workers*calls) {
 							t.Errorf("sent %d bytes: less than the posts' records", st.Sent)
 						}
 						t.Logf("%d connections, sent %d B, received %d B (answers %d B)", st.Dials, st.Sent, st.Received, size)
