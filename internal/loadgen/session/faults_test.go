@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/loadgen/session"
 	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/server"
 )
 
 // Wrong answers are errors of class invalid-response, never successes.
@@ -281,4 +284,66 @@ func TestRunRefusesNonContractTarget(t *testing.T) {
 		t.Errorf("refused after %v: the probes should fail fast", took)
 	}
 	t.Logf("refused after %v: %v", took, err)
+}
+
+// dropFirst is a listener that closes the first connection it accepts
+// unanswered, as a server not up yet refuses one.
+type dropFirst struct {
+	net.Listener
+	once    sync.Once
+	dropped atomic.Bool
+}
+
+func (l *dropFirst) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		first := false
+		l.once.Do(func() { first = true })
+		if !first {
+			return c, nil
+		}
+		c.Close()
+		l.dropped.Store(true)
+	}
+}
+
+// A server that speaks both HTTP versions on one port (meteorbench serve)
+// whose first connection fails is not "HTTP/2 only": the health check,
+// failed, finds the port answering HTTP/2's preface and asks again before
+// saying so, and the run goes on. A generator of a Docker Swarm stack,
+// its first ask refused while the server came up, was told to give its
+// target as --target grpc=.
+func TestRunTargetDropsFirstConnection(t *testing.T) {
+	srv, err := server.New(server.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dl := &dropFirst{Listener: ln}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, dl) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	cfg := quick(ln.Addr().String())
+	cfg.Protocols = []api.Protocol{api.REST, api.GRPC}
+	cfg.Scenarios = []api.Scenario{api.Small}
+	res, err := session.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !dl.dropped.Load() {
+		t.Fatal("no connection was dropped: the test did not test")
+	}
+	for _, c := range res.Cells {
+		if c.Errors != 0 || c.Calls == 0 {
+			t.Errorf("%s: %d calls, %d errors", c.Key(), c.Calls, c.Errors)
+		}
+	}
 }

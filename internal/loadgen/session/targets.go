@@ -60,23 +60,39 @@ func (r *Session) checkTargets(ctx context.Context, protocols []api.Protocol) (n
 }
 
 // checkAddress checks one address: over HTTP/1.1 when it serves REST (or
-// is the single form's port), else over gRPC.
+// is the single form's port), else over gRPC. A check that failed, at an
+// address that answers the other HTTP version's preface, is asked once
+// more before the address is said to speak only that version: a server
+// that speaks both (meteorbench serve's one port) but was not up yet, or
+// dropped the first connection, answers the second (a generator of a
+// Docker Swarm stack, whose first ask was refused, was told its target
+// spoke HTTP/2 only). A check that timed out says nothing of the version.
 func (r *Session) checkAddress(ctx context.Context, a target.Address) (note string, err error) {
+	check, other, speaks, key := r.checkGRPCHealth, speaksHTTP1, "HTTP/1.1", api.REST
 	if a.HTTP1 {
-		note, err = checkHealth(ctx, r.health, a.Addr, HealthTimeout)
-		if err != nil && ctx.Err() == nil && r.speaks(ctx, a.Addr) == speaksHTTP2 {
-			return "", &wrongProtocolError{a.Addr, "HTTP/2", string(api.GRPC)}
+		check = func(ctx context.Context, addr string) (string, error) {
+			return checkHealth(ctx, r.health, addr, HealthTimeout)
 		}
-	} else {
-		note, err = r.checkGRPCHealth(ctx, a.Addr)
-		if err != nil && ctx.Err() == nil && r.speaks(ctx, a.Addr) == speaksHTTP1 {
-			return "", &wrongProtocolError{a.Addr, "HTTP/1.1", string(api.REST)}
+		other, speaks, key = speaksHTTP2, "HTTP/2", api.GRPC
+	}
+	note, err = check(ctx, a.Addr)
+	if err != nil && ctx.Err() == nil && !timedOut(err) && r.speaks(ctx, a.Addr) == other {
+		if note, err = check(ctx, a.Addr); err != nil && ctx.Err() == nil {
+			return "", &wrongProtocolError{a.Addr, speaks, string(key)}
 		}
 	}
 	if err != nil {
 		return "", fmt.Errorf("target %s: %w", a.Addr, err)
 	}
 	return note, nil
+}
+
+// timedOut reports whether a check's error is its deadline: an answer
+// too slow, not one in the other HTTP version.
+func timedOut(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded ||
+		errors.As(err, &ne) && ne.Timeout()
 }
 
 // NoGRPCHealth is the note of a gRPC address that does not serve
