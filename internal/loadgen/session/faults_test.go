@@ -23,6 +23,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen/session"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
+	"github.com/meteorbench/meteorbench/internal/tcptest"
 )
 
 // Wrong answers are errors of class invalid-response, never successes.
@@ -321,17 +322,12 @@ func TestRunTargetDropsFirstConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dl := &dropFirst{Listener: ln}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, dl) }()
-	t.Cleanup(func() { cancel(); <-done })
-
-	cfg := quick(ln.Addr().String())
+	dl := &dropFirst{}
+	addr := tcptest.Loopback(t, "a server dropping its first connection", func(ctx context.Context, ln net.Listener) error {
+		dl.Listener = ln // read by Serve's goroutines only
+		return srv.Serve(ctx, dl)
+	})
+	cfg := quick(addr)
 	cfg.Protocols = []api.Protocol{api.REST, api.GRPC}
 	cfg.Scenarios = []api.Scenario{api.Small}
 	res, err := session.Run(context.Background(), cfg)
