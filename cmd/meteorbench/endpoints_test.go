@@ -76,7 +76,7 @@ func runEndpoints(t *testing.T, args ...string) *results.Result {
 	t.Helper()
 	args = append([]string{"run", "--batch", "2", "--iterations", "3", "--warmup", "0", "--format", "json", "--quiet"}, args...)
 	stdout, stderr, err := execute(t, args...)
-	if err != nil {
+	if err := unlessSuspect(t, err); err != nil {
 		t.Fatalf("run %s: %v\n%s", strings.Join(args, " "), err, stderr)
 	}
 	res, err := results.Read(strings.NewReader(stdout))
@@ -251,7 +251,9 @@ func TestRunEndpointsFile(t *testing.T) {
 	doc := filepath.Join(t.TempDir(), "mix.json")
 	_, stderr, err := execute(t, "run", "--endpoints", file, "--duration", "1s", "--warmup", "0", "--repeat", "1",
 		"--format", "json", "--out", doc, "--quiet")
-	if err != nil {
+	// (A mix cell judged suspect beside CI's other tests: its figures are
+	// still what this test reads.)
+	if err := unlessSuspect(t, err); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr)
 	}
 	b, err := os.ReadFile(doc)
