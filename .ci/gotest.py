@@ -53,18 +53,17 @@ if args.skip_file:
         skip = f.read().strip()
     if skip:
         flags += ["-skip", skip]
-groups, named = [], set()
-for name in args.order.split():
-    if name == "...":
-        groups.append(None)  # the others, once they are known
-        continue
-    found = [p for p in args.packages if p == name or p.endswith("/" + name)]
-    named.update(found)
-    groups += [[p] for p in found]
+order = args.order.split()
+if "..." not in order:
+    order.append("...")
+named = {p for name in order for p in args.packages if p == name or p.endswith("/" + name)}
 rest = [p for p in args.packages if p not in named]
-if None not in groups:
-    groups.append(None)
-groups = [g if g is not None else ["-p", "1"] + rest for g in groups if g is not None or rest]
+groups = []  # each a go test's packages, in the order they start
+for name in order:
+    if name == "...":
+        groups += [rest] if rest else []
+    else:
+        groups += [[p] for p in args.packages if p == name or p.endswith("/" + name)]
 
 t0 = time.monotonic()
 
@@ -74,7 +73,8 @@ def short(pkg):
 
 
 def run(group):
-    cmd = ["go", "test"] + flags + group
+    # The others one package at a time: one lane.
+    cmd = ["go", "test"] + flags + (["-p", "1"] if len(group) > 1 else []) + group
     start = time.monotonic() - t0
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     return group, start, time.monotonic() - t0, p.returncode, p.stdout
@@ -87,7 +87,7 @@ with concurrent.futures.ThreadPoolExecutor(max_workers=args.lanes) as pool:
     futures = [pool.submit(run, g) for g in groups]
     for fut in concurrent.futures.as_completed(futures):
         group, start, end, rc, out = fut.result()
-        names = " ".join(short(p) for p in group if not p.startswith("-") and p != "1")
+        names = " ".join(short(p) for p in group)
         print(f"-- go test {names}: from {start:.0f}s to {end:.0f}s, exit {rc}")
         failed = failed or rc != 0
         for line in out.splitlines(keepends=True):

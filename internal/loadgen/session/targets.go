@@ -23,7 +23,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
+	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/target"
 )
 
@@ -76,7 +78,8 @@ func (r *Session) checkAddress(ctx context.Context, a target.Address) (note stri
 		other, speaks, key = speaksHTTP2, "HTTP/2", api.GRPC
 	}
 	note, err = check(ctx, a.Addr)
-	if err != nil && ctx.Err() == nil && !timedOut(err) && r.speaks(ctx, a.Addr) == other {
+	timedOut := call.Classify(context.Background(), err) == results.ClassTimeout
+	if err != nil && ctx.Err() == nil && !timedOut && r.speaks(ctx, a.Addr) == other {
 		if note, err = check(ctx, a.Addr); err != nil && ctx.Err() == nil {
 			return "", &wrongProtocolError{a.Addr, speaks, string(key)}
 		}
@@ -85,14 +88,6 @@ func (r *Session) checkAddress(ctx context.Context, a target.Address) (note stri
 		return "", fmt.Errorf("target %s: %w", a.Addr, err)
 	}
 	return note, nil
-}
-
-// timedOut reports whether a check's error is its deadline: an answer
-// too slow, not one in the other HTTP version.
-func timedOut(err error) bool {
-	var ne net.Error
-	return errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded ||
-		errors.As(err, &ne) && ne.Timeout()
 }
 
 // NoGRPCHealth is the note of a gRPC address that does not serve
