@@ -7,8 +7,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meteorbench/meteorbench/internal/testmode"
 	"github.com/meteorbench/meteorbench/internal/timing"
 )
+
+// judgeTiming reports whether t judges its lateness bound here: not under
+// the race detector, which slows every goroutine several times over (in
+// CI's race step, beside two other packages' tests, TestWaiterEvery's
+// median wake-up came 160-320 µs late in three attempts, its bound 83 µs).
+// There the waits still run and may not end early; the normal step judges
+// the bound (testmode logs the reduction).
+func judgeTiming(t *testing.T) bool {
+	t.Helper()
+	return !testmode.UnderRace(t, "the lateness bound is not judged, only that no wait ends early; the normal step judges it")
+}
 
 // A Waiter never returns before the due time, gives up at once when done
 // is already closed, and gives up during a wait when done closes.
@@ -54,6 +66,7 @@ func TestWaiter(t *testing.T) {
 // wake-up to the runtime's 10 ms background poll. Timing-dependent: the
 // bound is 5 ms p99, and each attempt's figures are logged.
 func TestWaiterLeavesTheProcessor(t *testing.T) {
+	judge := judgeTiming(t)
 	prev := runtime.GOMAXPROCS(1)
 	defer runtime.GOMAXPROCS(prev)
 	timing.Retry(t, 3, func(attempt int) []string {
@@ -70,15 +83,21 @@ func TestWaiterLeavesTheProcessor(t *testing.T) {
 		var late []time.Duration
 		for range 200 {
 			due := time.Now().Add(300 * time.Microsecond)
-			r.Until(due)
-			late = append(late, time.Since(due))
+			if !r.Until(due) {
+				t.Fatal("gave up with done open")
+			}
+			l := time.Since(due)
+			if l < 0 {
+				t.Fatalf("returned %v early", -l)
+			}
+			late = append(late, l)
 		}
 		r.Close()
 		close(stop)
 		slices.Sort(late)
 		p99 := late[len(late)*99/100]
 		t.Logf("attempt %d: wake-up lateness p50 %v, p99 %v, max %v", attempt, late[len(late)/2], p99, late[len(late)-1])
-		if p99 >= 5*time.Millisecond {
+		if judge && p99 >= 5*time.Millisecond {
 			return []string{fmt.Sprintf("a second waiter's wake-ups were held up: p99 lateness %v (want < 5ms)", p99)}
 		}
 		return nil
@@ -97,6 +116,7 @@ func TestWaiterLeavesTheProcessor(t *testing.T) {
 func TestWaiterEvery(t *testing.T) {
 	rate := 3000.0
 	period := time.Duration(float64(time.Second) / rate)
+	judge := judgeTiming(t)
 	timing.Retry(t, 3, func(attempt int) []string {
 		w := NewWaiter(nil).Spin(20 * time.Microsecond).Every(period)
 		defer w.Close()
@@ -115,7 +135,7 @@ func TestWaiterEvery(t *testing.T) {
 		}
 		p50, p98 := late[len(late)/2], late[len(late)*98/100]
 		t.Logf("attempt %d: lateness p50 %v, p98 %v, max %v", attempt, p50, p98, late[len(late)-1])
-		if p50 > period/4 {
+		if judge && p50 > period/4 {
 			misses = append(misses, fmt.Sprintf("lateness p50 %v, want at most %v", p50, period/4))
 		}
 		return misses
@@ -130,6 +150,7 @@ func TestWaiterEvery(t *testing.T) {
 // attempt's figures are logged.
 func TestWaiterEveryCoarse(t *testing.T) {
 	period := 20 * time.Microsecond
+	judge := judgeTiming(t)
 	timing.Retry(t, 3, func(attempt int) []string {
 		w := NewWaiter(nil).Every(period)
 		defer w.Close()
@@ -140,7 +161,7 @@ func TestWaiterEveryCoarse(t *testing.T) {
 		}
 		p50 := late[len(late)/2]
 		t.Logf("attempt %d: lateness p50 %v, p90 %v, max %v", attempt, p50, late[len(late)*9/10], late[len(late)-1])
-		if p50 > time.Millisecond {
+		if judge && p50 > time.Millisecond {
 			return []string{fmt.Sprintf("lateness p50 %v, want at most 1ms", p50)}
 		}
 		return nil
