@@ -13,8 +13,8 @@ import (
 
 // judgeTiming reports whether t judges its lateness bound here: not under
 // the race detector, which slows every goroutine several times over (in
-// CI's race step, beside two other packages' tests, TestWaiterEvery's
-// median wake-up came 160-320 µs late in three attempts, its bound 83 µs).
+// CI's race step, beside two other packages' tests, wake-ups came 160-320
+// µs late at the median and 6.6 ms at the 99th percentile).
 // There the waits still run and may not end early; the normal step judges
 // the bound (testmode logs the reduction).
 func judgeTiming(t *testing.T) bool {
@@ -108,21 +108,40 @@ func TestWaiterLeavesTheProcessor(t *testing.T) {
 // a schedule whose due times drift off its period (1% further apart: the
 // rounding of a real schedule drifts far less, but for hours), whose first
 // due time is several periods ahead, and which it falls behind: the caller
-// busy for 3 periods now and then, so ticks pile up. Timing-dependent: the
-// median wait may end at most a quarter period late (a Waiter that followed
-// its drifted ticks would wait for the next one: half a period late at the
-// median; the tail is the machine's, and not judged); each attempt's
-// figures are logged.
+// busy for 3 periods now and then, so ticks pile up.
+//
+// Timing-dependent: its median wait may end at most a sixteenth of a
+// period (21 µs) later than the median of a one-shot Waiter's, which waits
+// on the same period at the same time in another goroutine, so both see
+// the machine's load (in CI's race step the median wake-up came 160-320 µs
+// late). Every's lead starts at the spin and follows the netpoller's
+// lateness, so it ends no later than a one-shot wait; a Waiter that kept
+// its first grid instead of arming again where the due times drift off it
+// ended 61-83 µs late at the median against a one-shot waiter's 27-37 µs
+// here. The tail is the machine's, and not judged; each attempt's figures
+// are logged.
 func TestWaiterEvery(t *testing.T) {
 	rate := 3000.0
 	period := time.Duration(float64(time.Second) / rate)
 	judge := judgeTiming(t)
 	timing.Retry(t, 3, func(attempt int) []string {
+		const n = 600
+		// The machine's lateness meanwhile: a one-shot Waiter on the same
+		// period, its due times half a period off Every's.
+		var base []time.Duration
+		baseOK := make(chan bool, 1)
+		start := time.Now().Add(5*period + period/2)
+		go func() {
+			one := NewWaiter(nil).Spin(20 * time.Microsecond)
+			defer one.Close()
+			var ok bool
+			base, ok = lateness(t, one, n, func(k int) time.Time { return start.Add(time.Duration(k) * period) }, nil)
+			baseOK <- ok
+		}()
 		w := NewWaiter(nil).Spin(20 * time.Microsecond).Every(period)
 		defer w.Close()
 		began := time.Now().Add(5 * period)
-		var misses []string
-		late, ok := lateness(t, w, 600, func(k int) time.Time {
+		late, ok := lateness(t, w, n, func(k int) time.Time {
 			return began.Add(time.Duration(float64(k) * 1.01 * float64(time.Second) / rate))
 		}, func(k int, now time.Time) {
 			if k%197 == 0 {
@@ -130,15 +149,19 @@ func TestWaiterEvery(t *testing.T) {
 				}
 			}
 		})
+		if !<-baseOK {
+			return []string{"a one-shot waiter gave up with done open"}
+		}
 		if !ok {
 			return []string{"gave up with done open"}
 		}
 		p50, p98 := late[len(late)/2], late[len(late)*98/100]
-		t.Logf("attempt %d: lateness p50 %v, p98 %v, max %v", attempt, p50, p98, late[len(late)-1])
-		if judge && p50 > period/4 {
-			misses = append(misses, fmt.Sprintf("lateness p50 %v, want at most %v", p50, period/4))
+		b50 := base[len(base)/2]
+		t.Logf("attempt %d: lateness p50 %v, p98 %v, max %v; a one-shot waiter's meanwhile p50 %v, p98 %v", attempt, p50, p98, late[len(late)-1], b50, base[len(base)*98/100])
+		if judge && p50 > b50+period/16 {
+			return []string{fmt.Sprintf("lateness p50 %v, want at most %v (a one-shot waiter's %v and a sixteenth of a period)", p50, b50+period/16, b50)}
 		}
-		return misses
+		return nil
 	})
 }
 
