@@ -73,12 +73,33 @@ func TestRunBadFlags(t *testing.T) {
 		{"extra-argument"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			full := append([]string{"run"}, args...)
+			cmd := []string{"run"}
 			if !strings.HasPrefix(args[0], "--target") {
-				full = append(full, "--target", "127.0.0.1:1")
+				cmd = append(cmd, "--target", "127.0.0.1:1")
 			}
-			wantUsageError(t, full...)
+			wantUsageError(t, append(cmd, args...)...)
+			wantNamed(t, cmd, args)
 		})
+	}
+}
+
+// wantNamed wants the usage error of cmd and flags to name something of
+// flags as the user typed it (a flag, or an argument that is no flag's
+// value), so its one line says where to look.
+func wantNamed(t *testing.T, cmd, flags []string) {
+	t.Helper()
+	var names []string
+	for i, f := range flags {
+		if name, ok := strings.CutPrefix(f, "--"); ok {
+			name, _, _ = strings.Cut(name, "=")
+			names = append(names, "--"+name)
+		} else if i == 0 || !strings.HasPrefix(flags[i-1], "--") {
+			names = append(names, f)
+		}
+	}
+	_, _, err := execute(t, append(slices.Clip(cmd), flags...)...)
+	if err == nil || !slices.ContainsFunc(names, func(n string) bool { return strings.Contains(err.Error(), n) }) {
+		t.Errorf("error %v: want it to name one of %q", err, names)
 	}
 }
 
@@ -105,6 +126,7 @@ func wantUsageErrors(t *testing.T, cmd []string, flagSets [][]string) {
 	for _, flags := range flagSets {
 		t.Run(strings.Join(flags, " "), func(t *testing.T) {
 			wantUsageError(t, append(slices.Clip(cmd), flags...)...)
+			wantNamed(t, cmd, flags)
 		})
 	}
 }

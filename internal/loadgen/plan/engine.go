@@ -122,7 +122,7 @@ func validEngines(c Config) error {
 	for _, name := range c.Engines {
 		s, ok := EngineSupports(name)
 		if !ok {
-			return fmt.Errorf("unknown engine %q (want %s)", name, format.Names(Engines()))
+			return fmt.Errorf("engine: unknown value %q (want %s)", name, format.Names(Engines()))
 		}
 		if err := s.refuse(c); err != nil {
 			return fmt.Errorf("engine %s: %w", name, err)

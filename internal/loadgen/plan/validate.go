@@ -79,7 +79,7 @@ func (c Config) Validate() error {
 	}
 	switch {
 	case c.MaxWorkers < 0 || c.MaxWorkers > 0 && c.Rate == 0:
-		return fmt.Errorf("max workers %d: want a positive bound on an open loop's workers (with a rate)", c.MaxWorkers)
+		return fmt.Errorf("max-workers %d: want a positive bound on an open loop's workers (with a rate)", c.MaxWorkers)
 	case c.Repeat < 0:
 		return fmt.Errorf("repeat %d: must be at least 1", c.Repeat)
 	case c.Segment.Count < 0 || (c.Segment.Count > 1 && (c.Segment.Index < 1 || c.Segment.Index > c.Segment.Count)):
