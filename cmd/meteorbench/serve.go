@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -97,7 +98,11 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 			}
 			cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 			if err := cfg.Validate(); err != nil {
-				return usageError{err}
+				// Named as serve's flag, or as the variable a token came from.
+				if rest, ok := strings.CutPrefix(err.Error(), "token:"); ok && !cmd.Flags().Changed("token") {
+					return usageError{fmt.Errorf("$%s:%s", server.TokenEnv, rest)}
+				}
+				return usageError{fmt.Errorf("--%w", err)}
 			}
 			// The process-wide settings, here in main's package: pin first,
 			// so every thread started from here on inherits the mask.

@@ -156,11 +156,12 @@ func TestServeBadFlags(t *testing.T) {
 		args []string
 		code int
 		env  []string
+		name string // what the line must name, when set
 	}
 	cases := []badCase{
-		{[]string{"serve", "--nope"}, 2, nil},
-		{[]string{"serve", "extra-arg"}, 2, nil},
-		{[]string{"serve", "--addr", ln.Addr().String()}, 1, nil}, // the port is taken
+		{[]string{"serve", "--nope"}, 2, nil, "--nope"},
+		{[]string{"serve", "extra-arg"}, 2, nil, "extra-arg"},
+		{[]string{"serve", "--addr", ln.Addr().String()}, 1, nil, ln.Addr().String()}, // the port is taken
 	}
 	// Each value is a usage error for its flag.
 	for _, f := range []struct {
@@ -179,16 +180,18 @@ func TestServeBadFlags(t *testing.T) {
 		{"health", "--addr", []string{"127.0.0.1:0"}}, // health dials: no port 0
 	} {
 		for _, v := range f.values {
-			cases = append(cases, badCase{[]string{f.cmd, f.flag, v}, 2, nil})
+			cases = append(cases, badCase{[]string{f.cmd, f.flag, v}, 2, nil, f.flag})
 		}
 	}
 	// Addresses neither command takes, from --addr or from $METEORBENCH_ADDR.
 	for _, cmd := range []string{"serve", "health"} {
 		for _, addr := range []string{"nowhere", "127.0.0.1:99999", "127.0.0.1:-1", ":http", "bad host:80"} {
-			cases = append(cases, badCase{[]string{cmd, "--addr", addr}, 2, nil})
+			cases = append(cases, badCase{[]string{cmd, "--addr", addr}, 2, nil, "--addr"})
 		}
-		cases = append(cases, badCase{[]string{cmd}, 2, []string{addrEnv + "=:99999"}})
+		cases = append(cases, badCase{[]string{cmd}, 2, []string{addrEnv + "=:99999"}, addrEnv})
 	}
+	// A bad token from the environment is named as its variable.
+	cases = append(cases, badCase{[]string{"serve", "--addr", "127.0.0.1:0"}, 2, []string{server.TokenEnv + "=two words"}, "$" + server.TokenEnv + ": must be printable"})
 	for _, tc := range cases {
 		code, stdout, stderr := runServeChildEnv(t, tc.env, tc.args...)
 		if code != tc.code {
@@ -196,6 +199,9 @@ func TestServeBadFlags(t *testing.T) {
 		}
 		if !strings.HasPrefix(stderr, "meteorbench: ") || strings.Count(stderr, "\n") != 1 || stdout != "" {
 			t.Errorf("%q: want one error line on stderr, got stdout %q stderr %q", tc.args, stdout, stderr)
+		}
+		if !strings.Contains(stderr, tc.name) {
+			t.Errorf("%q: stderr %q, want it to name %s", tc.args, stderr, tc.name)
 		}
 	}
 }

@@ -118,42 +118,45 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Validate reports the first invalid field, if any.
+// Validate reports the first invalid field, if any, in one line that
+// starts with the setting's name as serve's flag has it ("max-conns -1:
+// must not be negative"), so serve prefixes "--" and says no more (as
+// plan.Config.Validate does for run); New prefixes "server: ".
 func (c Config) Validate() error {
 	if err := c.validateTLS(); err != nil { // tls.go
 		return err
 	}
 	for i := 0; i < len(c.Token); i++ {
 		if b := c.Token[i]; b <= ' ' || b > '~' {
-			return fmt.Errorf("server: token must be printable ASCII without spaces (byte %d is %#x)", i, b)
+			return fmt.Errorf("token: must be printable ASCII without spaces (byte %d is %#x)", i, b)
 		}
 	}
 	switch {
 	case c.MaxBody < 0:
-		return fmt.Errorf("server: max body %d is negative", c.MaxBody)
+		return fmt.Errorf("max-body %d: must not be negative", c.MaxBody)
 	case c.MaxBody > maxMaxBody:
-		return fmt.Errorf("server: max body %d is over the 1 GiB limit", c.MaxBody)
+		return fmt.Errorf("max-body %d: over the 1 GiB limit", c.MaxBody)
 	case c.MaxHeaderBytes < 0:
-		return fmt.Errorf("server: max header bytes %d is negative", c.MaxHeaderBytes)
+		return fmt.Errorf("max-header-bytes %d: must not be negative", c.MaxHeaderBytes)
 	case c.MaxConns < 0:
-		return fmt.Errorf("server: max conns %d is negative", c.MaxConns)
+		return fmt.Errorf("max-conns %d: must not be negative", c.MaxConns)
 	case c.MemoryLimit < 0:
-		return fmt.Errorf("server: memory limit %d is negative", c.MemoryLimit)
+		return fmt.Errorf("memory-limit %d: must not be negative", c.MemoryLimit)
 	case c.MemoryLimit > 0 && c.MemoryLimit < minMemoryLimit:
-		return fmt.Errorf("server: memory limit %d is under the %d MiB minimum", c.MemoryLimit, minMemoryLimit>>20)
+		return fmt.Errorf("memory-limit %d: under the %d MiB minimum", c.MemoryLimit, minMemoryLimit>>20)
 	}
 	for _, d := range []struct {
 		name string
 		v    time.Duration
 	}{
-		{"header timeout", c.HeaderTimeout},
-		{"read timeout", c.ReadTimeout},
-		{"write timeout", c.WriteTimeout},
-		{"idle timeout", c.IdleTimeout},
-		{"shutdown timeout", c.ShutdownTimeout},
+		{"header-timeout", c.HeaderTimeout},
+		{"read-timeout", c.ReadTimeout},
+		{"write-timeout", c.WriteTimeout},
+		{"idle-timeout", c.IdleTimeout},
+		{"shutdown-timeout", c.ShutdownTimeout},
 	} {
 		if d.v < 0 {
-			return fmt.Errorf("server: %s %v is negative", d.name, d.v)
+			return fmt.Errorf("%s %v: must not be negative", d.name, d.v)
 		}
 	}
 	return nil

@@ -73,7 +73,7 @@ type Server struct {
 // New builds a Server from cfg, which must be valid.
 func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("server: %w", err)
 	}
 	cfg = cfg.withDefaults()
 	ls, err := data.Landings()

@@ -291,9 +291,9 @@ func (l *connListener) Addr() net.Addr { return l.addr }
 func (c Config) validateTLS() error {
 	switch {
 	case c.TLS == nil && c.TLSAllowPlaintext:
-		return errors.New("server: TLSAllowPlaintext without TLS")
+		return errors.New("tls: TLSAllowPlaintext without a TLS config")
 	case c.TLS != nil && len(c.TLS.Certificates) == 0 && c.TLS.GetCertificate == nil && c.TLS.GetConfigForClient == nil:
-		return errors.New("server: TLS config has no certificate")
+		return errors.New("tls: the TLS config has no certificate")
 	}
 	return nil
 }
