@@ -77,7 +77,7 @@ func TestBadInput(t *testing.T) {
 		{"bad protobuf body", restCase(http.MethodPost, api.PathList, []byte{0x0a, 0xff, 0x01, 0x02}, 400, "malformed protobuf", "Content-Type", api.TypeProtobuf)},
 		{"unknown path", restCase(http.MethodGet, "/api/nope", nil, 404, "no such path")},
 		{"trailing slash", restCase(http.MethodGet, api.PathVersion+"/", nil, 404, "no such path")},
-		{"root", restCase(http.MethodGet, "/", nil, 404, "no such path")},
+		{"root", restCase(http.MethodGet, "/", nil, 404, "no such path: / (the paths: GET "+api.PathVersion+", ")},
 		{"wrong method PUT", restCase(http.MethodPut, api.PathList, fullJSON, 405, "PUT")},
 		{"wrong method DELETE", restCase(http.MethodDelete, api.PathVersion, nil, 405, "DELETE")},
 		{"wrong method POST on the stream", restCase(http.MethodPost, api.PathStream, fullJSON, 405, "POST", jsonCT...)},

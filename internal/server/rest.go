@@ -26,6 +26,11 @@ var (
 	hdrClose    = []string{"close"}
 )
 
+// restPaths is what a 404 lists: the REST routes and their methods, so a
+// person trying the server with curl finds them.
+const restPaths = "GET " + api.PathVersion + ", GET|POST " + api.PathList + ", GET " + api.PathStream +
+	", GET " + api.PathHealth + ", GET " + api.PathMetrics
+
 // Allow header values.
 const (
 	allowGet     = "GET, HEAD, OPTIONS"
@@ -161,7 +166,7 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	default:
-		writeError(rw, http.StatusNotFound, "no such path: "+r.URL.Path)
+		writeError(rw, http.StatusNotFound, "no such path: "+r.URL.Path+" (the paths: "+restPaths+")")
 		return
 	}
 
