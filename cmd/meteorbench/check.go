@@ -32,9 +32,10 @@ checks it. One table; exit 0 when at least one call is served, 1 when none
 is.
 
 'meteorbench run --target' against the same server measures what it serves
-and marks the rest as not served. gRPC-Web and Connect are served on one
-port with REST: --target rest=...,grpc=... gives them no address, and check
-lists them as not served, as run does.`,
+and marks the rest as not served. meteorbench serve serves gRPC-Web and
+Connect on its one port; the per-protocol --target gives them an address
+with grpc-web=HOST:PORT and connect=HOST:PORT (a proxy, a server of their
+own), and without one check lists them as not served, as run does.`,
 		Example: `  meteorbench check --target 127.0.0.1:8080
   meteorbench check --target 127.0.0.1:8080 --proto all --http-version 1.1,2
   meteorbench check --target rest=127.0.0.1:8080,grpc=127.0.0.1:9090
@@ -62,7 +63,7 @@ lists them as not served, as run does.`,
 			return jobError(job.Check(cmd.Context(), c, cmd.OutOrStdout()))
 		},
 	}
-	cmd.Flags().Var(&target, "target", "the server to check (required): host:port of one port serving REST and gRPC, or rest=HOST:PORT,grpc=HOST:PORT for servers on ports of their own (either alone)")
+	cmd.Flags().Var(&target, "target", "the server to check (required): host:port of one port serving REST and gRPC, or rest=HOST:PORT,grpc=HOST:PORT for servers on ports of their own (either alone; grpc-web= and connect= give those theirs)")
 	cmd.Flags().StringVar(&token, "token", "", "bearer token for a protected server (default $"+server.TokenEnv+")")
 	cmd.Flags().StringVar(&format, "format", "table", "table or json")
 	registerProtocols(cmd.Flags(), &protocols) // run's --proto and --http-version

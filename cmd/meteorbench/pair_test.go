@@ -128,7 +128,8 @@ func TestPairOnTwoPorts(t *testing.T) {
 		session.NoGRPCHealth)
 
 	// Asked for everything: the web protocols have no address in this
-	// form (run's reason), REST over HTTP/2 is not served by http.server;
+	// form (run's reason, naming the key to add), REST over HTTP/2 is not
+	// served by http.server;
 	// gRPC is served once, exit 0.
 	stdout, _, err = execute(t, "check", "--target", p.target(), "--proto", "all", "--http-version", "1.1,2")
 	if err != nil {
@@ -148,7 +149,7 @@ func TestPairOnTwoPorts(t *testing.T) {
 		}
 		if f := strings.Fields(line); len(f) > 1 && (f[1] == string(api.GRPCWeb) || f[1] == string(api.Connect)) {
 			web++
-			if !strings.HasSuffix(line, "  NO: the per-protocol --target gives it no address: it is served on one port with REST (--target HOST:PORT)") {
+			if !strings.HasSuffix(line, "  NO: the per-protocol --target gives it no address (add "+f[1]+"=HOST:PORT, or give one port for every protocol: --target HOST:PORT)") {
 				t.Errorf("a web protocol against the per-protocol --target: %s", line)
 			}
 		}

@@ -105,7 +105,7 @@ stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
 
 // addFlags defines run's flags on fl (capacity shares them).
 func (f *runFlags) addFlags(fl *pflag.FlagSet) {
-	fl.Var(&f.Target, "target", "the server to measure: host:port of one port serving REST and gRPC (meteorbench serve), or rest=HOST:PORT,grpc=HOST:PORT for servers on ports of their own (either alone; rest-protobuf= follows rest unless given); default: start one on 127.0.0.1")
+	fl.Var(&f.Target, "target", "the server to measure: host:port of one port serving REST and gRPC (meteorbench serve), or rest=HOST:PORT,grpc=HOST:PORT for servers on ports of their own (either alone; rest-protobuf= follows rest unless given; grpc-web= and connect= give those theirs); default: start one on 127.0.0.1")
 	fl.Var(&f.ServerPID, "server-pid", "server CPU per call from /proc/PID/stat of this process (any server on this machine; Docker's: docker inspect -f '{{.State.Pid}}'), or rest=PID,grpc=PID; 10 ms clock ticks")
 	fl.StringVar(&f.Token, "token", "", "bearer token for a protected server (default $"+server.TokenEnv+")")
 	registerProtocols(fl, &f.ProtocolFlags)

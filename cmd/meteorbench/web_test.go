@@ -10,6 +10,8 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/server"
+	"github.com/meteorbench/meteorbench/internal/server/servertest"
 )
 
 // Issue 32's matrix with run's own server: every protocol at both HTTP
@@ -166,5 +168,41 @@ func TestWebBadFlags(t *testing.T) {
 		if code := exitCodeQuiet(err); code != 2 || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q: exit %d, %v; want 2 and one line with %q", tc.args, code, err, tc.want)
 		}
+	}
+}
+
+// gRPC-Web and Connect at an address of their own, as behind a proxy or
+// a server of their own (--target rest=A,grpc=A,grpc-web=B,connect=B):
+// without --proto every protocol given an address is measured, each cell
+// at its protocol's address, without an error; check asks each protocol
+// there, and the document keeps every address.
+func TestWebOnAnAddressOfItsOwn(t *testing.T) {
+	a, b := servertest.Start(t, server.Config{}), servertest.Start(t, server.Config{})
+	tgt := "rest=" + a + ",grpc=" + a + ",grpc-web=" + b + ",connect=" + b
+	stdout, _, err := execute(t, "check", "--target", tgt)
+	if err != nil {
+		t.Fatalf("check: %v\n%s", err, stdout)
+	}
+	wantIn(t, "check's table", stdout, "  grpc-web       "+b+"\n", "  connect        "+b+"\n", "serves 20 of 20")
+
+	res := runJSON(t, "--target", tgt, "--scenario", "small,stream", "--duration", "200ms", "--warmup", "50ms", "--repeat", "1")
+	want := map[api.Protocol]string{api.REST: a, api.RESTProtobuf: a, api.GRPC: a, api.GRPCWeb: b, api.Connect: b}
+	seen := map[api.Protocol]int{}
+	for _, c := range res.Cells {
+		seen[c.Protocol]++
+		if c.Calls == 0 || c.Errors != 0 || c.Target != want[c.Protocol] {
+			t.Errorf("%s: %d calls, %d errors %v, target %q (want %q)", c.Key(), c.Calls, c.Errors, c.ErrorClasses, c.Target, want[c.Protocol])
+		}
+	}
+	for p := range want {
+		if seen[p] != 2 {
+			t.Errorf("%s: %d cells, want one per scenario (cells %v)", p, seen[p], seen)
+		}
+		if res.Env.Targets[string(p)] != want[p] {
+			t.Errorf("env targets %v: %s at %q, want %q", res.Env.Targets, p, res.Env.Targets[string(p)], want[p])
+		}
+	}
+	if len(res.NotServed) != 0 {
+		t.Errorf("not served: %+v", res.NotServed)
 	}
 }

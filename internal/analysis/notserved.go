@@ -3,20 +3,32 @@ package analysis
 import (
 	"strings"
 
+	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
 // notServedNote notes on a verdict the protocols of its scenario (and
-// HTTP version) the target did not serve (Result.NotServed): why a
+// HTTP version) the target did not serve (Result.NotServed), and those a
+// per-protocol --target gave no address, with the keys that would: why a
 // protocol is missing from the comparison.
 func notServedNote(r *results.Result, v *results.Verdict) {
-	var names []string
+	var names, unaddressed, keys []string
 	for _, n := range r.NotServed {
-		if n.Scenario == v.Scenario && (n.HTTPVersion == "" || n.HTTPVersion == v.Condition.HTTPVersion) {
-			names = append(names, n.Protocol.Title())
+		// gRPC is asked once, over HTTP/2: its verdict at either version.
+		if n.Scenario != v.Scenario || n.HTTPVersion != v.Condition.HTTPVersion && n.Protocol != api.GRPC {
+			continue
 		}
+		if strings.HasPrefix(n.Why, results.WhyNoAddress) {
+			unaddressed = append(unaddressed, n.Protocol.Title())
+			keys = append(keys, string(n.Protocol)+"=HOST:PORT")
+			continue
+		}
+		names = append(names, n.Protocol.Title())
 	}
 	if len(names) > 0 {
 		v.Notes = append(v.Notes, strings.Join(names, ", ")+" not served by the target: not measured")
+	}
+	if len(unaddressed) > 0 {
+		v.Notes = append(v.Notes, strings.Join(unaddressed, ", ")+" not measured: --target gives no address (add "+strings.Join(keys, ",")+")")
 	}
 }

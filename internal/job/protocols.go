@@ -2,7 +2,6 @@ package job
 
 import (
 	"errors"
-	"slices"
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/flagvalue"
@@ -39,7 +38,7 @@ func (p ProtocolFlags) Apply(cfg *plan.Config, changed func(name string) bool) e
 		cfg.Sweeps = map[string][]string{"http_version": p.HTTPVersions}
 	}
 	if cfg.Target.Split() && !changed("proto") && cfg.Endpoints == nil {
-		cfg.Protocols = slices.DeleteFunc(cfg.Protocols, func(p api.Protocol) bool { return cfg.Target.For(p) == "" })
+		cfg.Protocols = cfg.Target.Protocols()
 	}
 	return nil
 }

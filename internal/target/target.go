@@ -2,8 +2,10 @@
 // capacity's and fit's --target, given once for every protocol
 // ("HOST:PORT", one port serving both HTTP/1.1 and gRPC, as `meteorbench
 // serve` does) or per protocol ("rest=HOST:PORT,grpc=HOST:PORT", the REST
-// and gRPC servers of most deployments, on ports of their own); and
-// --server-pid, given the same two ways. Parsed once, asked one way: For(p).
+// and gRPC servers of most deployments, on ports of their own; gRPC-Web
+// and Connect, when a proxy or a server of their own serves them, with
+// grpc-web= and connect=); and --server-pid, given the same two ways.
+// Parsed once, asked one way: For(p).
 package target
 
 import (
@@ -17,11 +19,29 @@ import (
 )
 
 // PerProtocol is a value given once for every protocol (All) or per
-// protocol. In the per-protocol form rest-protobuf follows rest unless
-// given; a protocol not given has the zero value.
+// protocol, keyed by the protocols' names (api.Protocols). In the
+// per-protocol form rest-protobuf follows rest unless given; a protocol
+// not given has the zero value.
 type PerProtocol[T comparable] struct {
-	All                      T
-	REST, RESTProtobuf, GRPC T
+	All                                        T
+	REST, RESTProtobuf, GRPC, GRPCWeb, Connect T
+}
+
+// field is protocol p's own field (nil for an unknown protocol).
+func (v *PerProtocol[T]) field(p api.Protocol) *T {
+	switch p {
+	case api.REST:
+		return &v.REST
+	case api.RESTProtobuf:
+		return &v.RESTProtobuf
+	case api.GRPC:
+		return &v.GRPC
+	case api.GRPCWeb:
+		return &v.GRPCWeb
+	case api.Connect:
+		return &v.Connect
+	}
+	return nil
 }
 
 // For is protocol p's value.
@@ -30,16 +50,11 @@ func (v PerProtocol[T]) For(p api.Protocol) T {
 	if v.All != zero {
 		return v.All
 	}
-	switch p {
-	case api.REST:
+	if p == api.RESTProtobuf && v.RESTProtobuf == zero {
 		return v.REST
-	case api.RESTProtobuf:
-		if v.RESTProtobuf == zero {
-			return v.REST
-		}
-		return v.RESTProtobuf
-	case api.GRPC:
-		return v.GRPC
+	}
+	if f := v.field(p); f != nil {
+		return *f
 	}
 	return zero
 }
@@ -82,21 +97,18 @@ func (v PerProtocol[T]) String() string {
 		return fmt.Sprint(v.All)
 	}
 	var parts []string
-	for _, kv := range []struct {
-		key string
-		v   T
-	}{{string(api.REST), v.REST}, {string(api.RESTProtobuf), v.RESTProtobuf}, {string(api.GRPC), v.GRPC}} {
-		if kv.v != zero {
-			parts = append(parts, kv.key+"="+fmt.Sprint(kv.v))
+	for _, p := range api.Protocols() {
+		if f := v.field(p); *f != zero {
+			parts = append(parts, string(p)+"="+fmt.Sprint(*f))
 		}
 	}
 	return strings.Join(parts, ",")
 }
 
 // Parse reads a flag's value s: one value for every protocol, or
-// KEY=VALUE,... with the keys rest, rest-protobuf and grpc, each at most
-// once. parse reads one value. The errors are one line, for the flag
-// parser to prefix with the flag's name.
+// KEY=VALUE,... whose keys are protocols' names (rest, rest-protobuf,
+// grpc, grpc-web, connect), each at most once. parse reads one value. The
+// errors are one line, for the flag parser to prefix with the flag's name.
 func Parse[T comparable](s string, parse func(string) (T, error)) (PerProtocol[T], error) {
 	var out PerProtocol[T]
 	s = strings.TrimSpace(s)
@@ -115,20 +127,12 @@ func Parse[T comparable](s string, parse func(string) (T, error)) (PerProtocol[T
 	for _, part := range strings.Split(s, ",") {
 		key, value, ok := strings.Cut(strings.TrimSpace(part), "=")
 		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
-		var dst *T
-		switch api.Protocol(key) {
-		case api.REST:
-			dst = &out.REST
-		case api.RESTProtobuf:
-			dst = &out.RESTProtobuf
-		case api.GRPC:
-			dst = &out.GRPC
-		}
+		dst := out.field(api.Protocol(key))
 		switch {
 		case !ok:
 			return out, fmt.Errorf("%q is not KEY=VALUE (give one value, or rest=...,grpc=...)", part)
 		case dst == nil:
-			return out, fmt.Errorf("unknown key %q (want rest, rest-protobuf or grpc)", key)
+			return out, fmt.Errorf("unknown key %q (want rest, rest-protobuf, grpc, grpc-web or connect)", key)
 		case seen[key]:
 			return out, fmt.Errorf("%s= given twice", key)
 		case value == "":
@@ -159,7 +163,7 @@ func ParseTargets(s string, checkAddr func(string) error) (Targets, error) {
 // HTTP/1.1 side (REST: /healthz, /metrics) and the gRPC side.
 type Address struct {
 	Addr      string
-	HTTP1     bool // a REST protocol's address, or the single form's
+	HTTP1     bool // the address of a protocol other than gRPC (REST, gRPC-Web, Connect: plain HTTP), or the single form's
 	GRPC      bool // gRPC's address, or the single form's
 	Protocols []api.Protocol
 	Single    bool // the single form: one port serves both

@@ -2,6 +2,7 @@ package target
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,6 +28,7 @@ func TestParseTargets(t *testing.T) {
 		{"grpc=b:2", "", "", "b:2", true, 1},
 		{"rest=a:1", "a:1", "a:1", "", true, 2},
 		{" rest = a:1 , rest-protobuf=c:3 ", "a:1", "c:3", "", true, 2},
+		{"rest=a:1,grpc=b:2,grpc-web=c:3,connect=d:4", "a:1", "a:1", "b:2", true, 5},
 	} {
 		got, err := ParseTargets(c.in, checkAddr)
 		if err != nil {
@@ -42,7 +44,16 @@ func TestParseTargets(t *testing.T) {
 			t.Errorf("%q: String %q parses to %+v, %v", c.in, got.String(), again, err)
 		}
 	}
+	web, _ := ParseTargets("grpc=b:2,connect=d:4,grpc-web=c:3", checkAddr)
+	if web.For(api.GRPCWeb) != "c:3" || web.For(api.Connect) != "d:4" || web.For(api.REST) != "" ||
+		web.String() != "grpc=b:2,grpc-web=c:3,connect=d:4" || !slices.Equal(web.Protocols(), []api.Protocol{api.GRPC, api.GRPCWeb, api.Connect}) {
+		t.Errorf("web keys: %+v, %q, %v", web, web.String(), web.Protocols())
+	}
+	if rest, _ := ParseTargets("rest=a:1", checkAddr); rest.For(api.GRPCWeb) != "" || rest.For(api.Connect) != "" {
+		t.Errorf("rest=a:1 gives the web protocols %q, %q; want no address", rest.For(api.GRPCWeb), rest.For(api.Connect))
+	}
 	for in, want := range map[string]string{
+		"connect=a:1,connect=b:2": "connect= given twice",
 		"":                  "no value",
 		"rest=a:1,soap=b:2": `unknown key "soap"`,
 		"rest=a:1,rest=b:2": "rest= given twice",
@@ -66,6 +77,11 @@ func TestAddresses(t *testing.T) {
 	as := Addresses(two, api.Protocols())
 	if len(as) != 2 || !as[0].HTTP1 || as[0].GRPC || as[1].HTTP1 || !as[1].GRPC || as[1].Addr != "h:2" {
 		t.Errorf("two ports: %+v", as)
+	}
+	// A web protocol's address is plain HTTP, as REST's: HTTP/1.1 asked.
+	web, _ := ParseTargets("grpc=h:2,grpc-web=h:3", checkAddr)
+	if as := Addresses(web, api.Protocols()); len(as) != 2 || as[0].HTTP1 || !as[0].GRPC || !as[1].HTTP1 || as[1].GRPC || as[1].Addr != "h:3" {
+		t.Errorf("gRPC and gRPC-Web apart: %+v", as)
 	}
 	same, _ := ParseTargets("rest=h:1,grpc=h:1", checkAddr)
 	if as := Addresses(same, api.Protocols()); len(as) != 1 || !as[0].HTTP1 || !as[0].GRPC {

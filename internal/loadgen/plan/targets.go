@@ -13,9 +13,8 @@ func (c Config) Addresses(protocols []api.Protocol) []target.Address {
 }
 
 // validateTarget refuses a protocol with no address in the per-protocol
-// form, but gRPC-Web and Connect, which the per-protocol form never
-// gives one (they follow the one-port form only): those are not served
-// (BrowserProtocol).
+// form, but gRPC-Web and Connect, which most such forms leave out: those
+// are listed as not served, with the key to add (BrowserProtocol).
 func (c Config) validateTarget() error {
 	if c.Endpoints != nil || !c.Target.Split() {
 		return nil
@@ -29,8 +28,9 @@ func (c Config) validateTarget() error {
 }
 
 // BrowserProtocol reports whether p is a browser's gRPC: gRPC-Web or
-// Connect. They carry the meteorites only (no --payload), and have no
-// address in the per-protocol form of --target (rest=…,grpc=…): served
-// on the one port of `meteorbench serve`, a run against the other form
-// lists them as not served.
+// Connect. They carry the meteorites only (no --payload). `meteorbench
+// serve` serves them on its one port; against the per-protocol form of
+// --target they are measured where it gives them an address (grpc-web=,
+// connect=: a proxy, a server of their own), and listed as not served
+// where it gives none (rest=…,grpc=… with --proto all).
 func BrowserProtocol(p api.Protocol) bool { return p == api.GRPCWeb || p == api.Connect }

@@ -91,11 +91,11 @@ func (r *Session) ask(ctx context.Context, spec plan.Spec, speaks map[string]int
 }
 
 // unaddressed is why spec's protocol is not asked at all, "" when it is:
-// gRPC-Web and Connect against the per-protocol form of --target, which
-// gives them no address (plan.BrowserProtocol).
+// gRPC-Web or Connect against a per-protocol --target that gives it no
+// address (plan.BrowserProtocol).
 func (r *Session) unaddressed(spec plan.Spec) string {
-	if r.cfg.Endpoints == nil && r.cfg.Target.Split() && plan.BrowserProtocol(spec.Protocol) {
-		return "the per-protocol --target gives it no address: it is served on one port with REST (--target HOST:PORT)"
+	if r.cfg.Endpoints == nil && r.cfg.Target.Split() && r.cfg.Target.For(spec.Protocol) == "" {
+		return fmt.Sprintf("%s (add %s=HOST:PORT, or give one port for every protocol: --target HOST:PORT)", results.WhyNoAddress, spec.Protocol)
 	}
 	return ""
 }
