@@ -54,13 +54,13 @@ func TestParseTargets(t *testing.T) {
 	}
 	for in, want := range map[string]string{
 		"connect=a:1,connect=b:2": "connect= given twice",
-		"":                  "no value",
-		"rest=a:1,soap=b:2": `unknown key "soap"`,
-		"rest=a:1,rest=b:2": "rest= given twice",
-		"grpc=":             "grpc= has no value",
-		"grpc=nohost":       "grpc=: not host:port",
-		"rest=a:1,b:2":      `"b:2" is not KEY=VALUE`,
-		"nohost":            "not host:port",
+		"":                        "no value",
+		"rest=a:1,soap=b:2":       `unknown key "soap"`,
+		"rest=a:1,rest=b:2":       "rest= given twice",
+		"grpc=":                   "grpc= has no value",
+		"grpc=nohost":             "grpc=: not host:port",
+		"rest=a:1,b:2":            `"b:2" is not KEY=VALUE`,
+		"nohost":                  "not host:port",
 	} {
 		if _, err := ParseTargets(in, checkAddr); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)
