@@ -85,7 +85,7 @@ func sameFiles(paths []string) error {
 		}
 		fi, err := os.Stat(p)
 		if err != nil {
-			return fmt.Errorf("merge: %w", err)
+			return usageError{fmt.Errorf("merge: %w", err)}
 		}
 		for j := range i {
 			if os.SameFile(infos[j], fi) {

@@ -78,21 +78,23 @@ func TestReportAndCompareBadArguments(t *testing.T) {
 	cases := []struct {
 		name  string
 		args  []string
-		usage bool   // a bad flag, argument or document: exit status 2
+		usage bool   // a bad flag, argument, file or document: exit status 2
 		want  string // in the error
 	}{
 		{"report no file", []string{"report"}, true, "want one RESULT.json"},
 		{"report two files", []string{"report", good, good}, true, "want one RESULT.json"},
 		{"report unknown format", []string{"report", good, "--format", "yaml"}, true, `unknown format "yaml"`},
 		{"report unknown flag", []string{"report", good, "--colour"}, true, "unknown flag"},
-		{"report missing file", []string{"report", missing}, false, "no such file"},
+		{"report missing file", []string{"report", missing}, true, "no such file"},
+		{"report a folder", []string{"report", t.TempDir()}, true, "is a directory"},
+		{"merge missing file", []string{"merge", missing}, true, "no such file"},
 		{"report bad schema", []string{"report", badSchema}, true, `old.json: not a meteorbench result (schema "meteorbench/v0", want "meteorbench/v1")`},
 		{"report not json", []string{"report", notJSON}, true, "junk.json: not a meteorbench result (not JSON: invalid character"},
 		{"report empty", []string{"report", empty}, true, "empty.json: not a meteorbench result (empty file)"},
 		{"report unwritable out", []string{"report", good, "--out", "/proc/version/x.html"}, true, "--out /proc/version: cannot create the folder"},
 		{"compare one file", []string{"compare", good}, true, "want OLD.json and NEW.json"},
 		{"compare unknown format", []string{"compare", good, good, "--format", "html"}, true, `--format "html"`},
-		{"compare missing old", []string{"compare", missing, good}, false, "no such file"},
+		{"compare missing old", []string{"compare", missing, good}, true, "no such file"},
 		{"compare bad schema new", []string{"compare", good, badSchema}, true, "old.json: not a meteorbench result (schema"},
 		{"compare not json", []string{"compare", notJSON, good}, true, "compare: " + notJSON + ": not a meteorbench result (not JSON"},
 	}

@@ -2,12 +2,12 @@ package job
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
-	"strings"
+	"syscall"
 
 	"github.com/meteorbench/meteorbench/internal/analysis"
 	"github.com/meteorbench/meteorbench/internal/merge"
@@ -113,7 +113,8 @@ func ReadAll(ctx context.Context, path string, stdin io.Reader) ([]merge.Input, 
 }
 
 // badDocument is err, met reading the document called name (and naming
-// it), as a BadDocumentError where the document is at fault.
+// it), as a BadDocumentError where the document is at fault, or the file
+// argument: one that does not exist, is a folder or may not be read.
 func badDocument(ctx context.Context, name string, err error) error {
 	var nr *results.NotResultError
 	var bad *results.InvalidError
@@ -121,29 +122,11 @@ func badDocument(ctx context.Context, name string, err error) error {
 	case ctx.Err() != nil:
 		return context.Cause(ctx)
 	case errors.As(err, &nr):
-		return &BadDocumentError{fmt.Errorf("%s: not a meteorbench result (%s)", name, notResultReason(nr.Err))}
-	case errors.As(err, &bad), errors.Is(err, results.ErrTooLarge):
+		return &BadDocumentError{fmt.Errorf("%s: %w", name, nr)}
+	case errors.As(err, &bad), errors.Is(err, results.ErrTooLarge),
+		errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EISDIR):
 		return &BadDocumentError{err}
 	default:
 		return err
 	}
-}
-
-// notResultReason says why a document is no result, without the package
-// prefixes.
-func notResultReason(err error) string {
-	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.Is(err, io.EOF):
-		return "empty file"
-	case errors.Is(err, io.ErrUnexpectedEOF),
-		errors.As(err, &syntax) && syntax.Error() == "unexpected end of JSON input":
-		return "truncated JSON"
-	case errors.As(err, &syntax):
-		return fmt.Sprintf("not JSON: %v at byte %d", syntax, syntax.Offset)
-	case errors.As(err, &typ):
-		return fmt.Sprintf("JSON of another shape: %v", typ)
-	}
-	return strings.TrimPrefix(err.Error(), "decode: ")
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // MaxDocumentSize bounds a result document read by Load: 64 MiB, hundreds
@@ -166,7 +168,11 @@ func checkShape(data []byte) error {
 // bad value (InvalidError) or one too large (ErrTooLarge).
 type NotResultError struct{ Err error }
 
-func (e *NotResultError) Error() string { return "results: " + e.Err.Error() }
+// Error says why, without the package's words: "not a meteorbench result
+// (truncated JSON)".
+func (e *NotResultError) Error() string {
+	return "not a meteorbench result (" + notResultReason(e.Err) + ")"
+}
 
 func (e *NotResultError) Unwrap() error { return e.Err }
 
@@ -201,4 +207,22 @@ func (c *Cell) UnmarshalJSON(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// notResultReason says why a document is no result, in a reader's words.
+func notResultReason(err error) string {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.EOF):
+		return "empty file"
+	case errors.Is(err, io.ErrUnexpectedEOF),
+		errors.As(err, &syntax) && syntax.Error() == "unexpected end of JSON input":
+		return "truncated JSON"
+	case errors.As(err, &syntax):
+		return fmt.Sprintf("not JSON: %v at byte %d", syntax, syntax.Offset)
+	case errors.As(err, &typ):
+		return fmt.Sprintf("JSON of another shape: %v", typ)
+	}
+	return strings.TrimPrefix(err.Error(), "decode: ")
 }

@@ -2,6 +2,10 @@ package results
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -49,5 +53,27 @@ func TestGeneratorBottleneckOldAndNew(t *testing.T) {
 	}
 	if _, err := Read(strings.NewReader(`{"schema": "` + Schema + `", "cells": [{"generator_bottleneck": 3}]}`)); err == nil {
 		t.Error("a number as generator_bottleneck read")
+	}
+}
+
+// A file that is no result document says why in a reader's words, named
+// with its path, whoever reads it (report, compare, merge, fit --from).
+func TestLoadSaysWhyNotAResult(t *testing.T) {
+	dir := t.TempDir()
+	for content, want := range map[string]string{
+		"":                            "not a meteorbench result (empty file)",
+		`{"cells":[`:                  "not a meteorbench result (truncated JSON)",
+		"not json":                    "not a meteorbench result (not JSON: invalid character 'o' in literal null (expecting 'u') at byte 2)",
+		`{"schema":"meteorbench/v0"}`: `not a meteorbench result (schema "meteorbench/v0", want "meteorbench/v1")`,
+	} {
+		path := filepath.Join(dir, "doc.json")
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(context.Background(), path)
+		var nr *NotResultError
+		if !errors.As(err, &nr) || err.Error() != path+": "+want {
+			t.Errorf("%q: %v, want a NotResultError %q", content, err, path+": "+want)
+		}
 	}
 }
