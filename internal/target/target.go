@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/format"
 )
 
 // PerProtocol is a value given once for every protocol (All) or per
@@ -132,7 +133,7 @@ func Parse[T comparable](s string, parse func(string) (T, error)) (PerProtocol[T
 		case !ok:
 			return out, fmt.Errorf("%q is not KEY=VALUE (give one value, or rest=...,grpc=...)", part)
 		case dst == nil:
-			return out, fmt.Errorf("unknown key %q (want rest, rest-protobuf, grpc, grpc-web or connect)", key)
+			return out, fmt.Errorf("unknown key %q (want %s)", key, format.Names(api.Protocols()))
 		case seen[key]:
 			return out, fmt.Errorf("%s= given twice", key)
 		case value == "":
