@@ -9,8 +9,9 @@ import (
 
 // notServedNote notes on a verdict the protocols of its scenario (and
 // HTTP version) the target did not serve (Result.NotServed), and those a
-// per-protocol --target gave no address, with the keys that would: why a
-// protocol is missing from the comparison.
+// per-protocol --target gave no address (none in Env.Targets: never
+// asked), with the keys that would: why a protocol is missing from the
+// comparison.
 func notServedNote(r *results.Result, v *results.Verdict) {
 	var names, unaddressed, keys []string
 	for _, n := range r.NotServed {
@@ -18,7 +19,7 @@ func notServedNote(r *results.Result, v *results.Verdict) {
 		if n.Scenario != v.Scenario || n.HTTPVersion != v.Condition.HTTPVersion && n.Protocol != api.GRPC {
 			continue
 		}
-		if strings.HasPrefix(n.Why, results.WhyNoAddress) {
+		if len(r.Env.Targets) > 0 && r.Env.Targets[string(n.Protocol)] == "" {
 			unaddressed = append(unaddressed, n.Protocol.Title())
 			keys = append(keys, string(n.Protocol)+"=HOST:PORT")
 			continue

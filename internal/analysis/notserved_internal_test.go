@@ -13,8 +13,8 @@ import (
 // no address, with the keys to add; another scenario's or HTTP version's
 // are not its.
 func TestNotServedNote(t *testing.T) {
-	noAddress := results.WhyNoAddress + " (add ...)"
-	r := &results.Result{NotServed: []results.NotServed{
+	noAddress := "the per-protocol --target gives it no address (add ...)"
+	r := &results.Result{Env: results.Env{Targets: map[string]string{"rest": "h:1", "rest-protobuf": "h:1", "grpc": "h:2"}}, NotServed: []results.NotServed{
 		{Scenario: api.Small, Protocol: api.RESTProtobuf, Why: "http-404: status 404"},
 		{Scenario: api.Small, Protocol: api.GRPCWeb, Why: noAddress},
 		{Scenario: api.Small, Protocol: api.Connect, Why: noAddress},

@@ -13,13 +13,9 @@ type NotServed struct {
 	// (Condition.HTTPVersion): "2", or "" for HTTP/1.1 and gRPC.
 	HTTPVersion string `json:"http_version,omitempty"`
 	// Why is what the probe call got: "http-404: status 404"; or, for a
-	// protocol never asked, WhyNoAddress and the key to add.
+	// protocol never asked, why not.
 	Why string `json:"why"`
 }
-
-// WhyNoAddress starts the Why of a protocol that a per-protocol --target
-// gives no address (gRPC-Web and Connect, not asked).
-const WhyNoAddress = "the per-protocol --target gives it no address"
 
 // Contract is what `meteorbench check` found a target serves of the
 // contract (docs/contract.md): one probe call per scenario, protocol and

@@ -95,7 +95,7 @@ func (r *Session) ask(ctx context.Context, spec plan.Spec, speaks map[string]int
 // address (plan.BrowserProtocol).
 func (r *Session) unaddressed(spec plan.Spec) string {
 	if r.cfg.Endpoints == nil && r.cfg.Target.Split() && r.cfg.Target.For(spec.Protocol) == "" {
-		return fmt.Sprintf("%s (add %s=HOST:PORT, or give one port for every protocol: --target HOST:PORT)", results.WhyNoAddress, spec.Protocol)
+		return fmt.Sprintf("the per-protocol --target gives it no address (add %s=HOST:PORT, or give one port for every protocol: --target HOST:PORT)", spec.Protocol)
 	}
 	return ""
 }
