@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -87,6 +86,9 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 			}
 			if !cmd.Flags().Changed("token") {
 				cfg.Token = os.Getenv(server.TokenEnv)
+				if err := server.CheckToken(cfg.Token); err != nil { // named as the variable it came from
+					return usageError{fmt.Errorf("$%s: %w", server.TokenEnv, err)}
+				}
 			}
 			if err := tlsFlags.Check(); err != nil {
 				return usageError{err}
@@ -98,10 +100,6 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 			}
 			cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 			if err := cfg.Validate(); err != nil {
-				// Named as serve's flag, or as the variable a token came from.
-				if rest, ok := strings.CutPrefix(err.Error(), "token:"); ok && !cmd.Flags().Changed("token") {
-					return usageError{fmt.Errorf("$%s:%s", server.TokenEnv, rest)}
-				}
 				return usageError{fmt.Errorf("--%w", err)}
 			}
 			// The process-wide settings, here in main's package: pin first,

@@ -126,10 +126,8 @@ func (c Config) Validate() error {
 	if err := c.validateTLS(); err != nil { // tls.go
 		return err
 	}
-	for i := 0; i < len(c.Token); i++ {
-		if b := c.Token[i]; b <= ' ' || b > '~' {
-			return fmt.Errorf("token: must be printable ASCII without spaces (byte %d is %#x)", i, b)
-		}
+	if err := CheckToken(c.Token); err != nil {
+		return fmt.Errorf("token: %w", err)
 	}
 	switch {
 	case c.MaxBody < 0:
@@ -157,6 +155,17 @@ func (c Config) Validate() error {
 	} {
 		if d.v < 0 {
 			return fmt.Errorf("%s %v: must not be negative", d.name, d.v)
+		}
+	}
+	return nil
+}
+
+// CheckToken refuses a bearer token a client could not send as given:
+// only printable ASCII without spaces.
+func CheckToken(token string) error {
+	for i := 0; i < len(token); i++ {
+		if b := token[i]; b <= ' ' || b > '~' {
+			return fmt.Errorf("must be printable ASCII without spaces (byte %d is %#x)", i, b)
 		}
 	}
 	return nil
