@@ -13,9 +13,10 @@ package server
 //
 // What connect does its own way: it marshals a unary answer into a pooled
 // buffer and writes it (a second copy of a list answer, which the charge
-// covers); it keeps buffers up to 8 MiB in its pool across calls; it
-// serves gRPC too, so a gRPC call on an HTTP/2 connection whose first
-// request was not gRPC is answered here (counted as grpc), not by grpc-go.
+// covers); it keeps buffers up to 8 MiB in its pool across calls. It
+// speaks gRPC too, but a gRPC call on an HTTP/2 connection net/http serves
+// goes to grpc-go (serveGRPC, h2route.go), which also serves health,
+// reflection and the payload's service.
 
 import (
 	"context"
@@ -220,11 +221,7 @@ func (c *connectHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			n = 1 // connect answers the error
 		}
-		// The message, and connect's copy of it in its envelope.
-		charge = callOverhead + 2*int64(n)*estRecordBytes
-		if gz {
-			charge += gzipStateBytes + int64(n)*estRecordBytes
-		}
+		charge = listCharge(int64(n)*estRecordBytes, gz)
 	case methodGetLargePayload:
 		charge = streamCharge(gz)
 	case methodPostLargePayload:

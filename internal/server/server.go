@@ -49,6 +49,7 @@ type Server struct {
 	generated func() (*generated, error)
 
 	rest    *restHandler
+	grpc    *grpc.Server    // set by Serve: gRPC calls net/http receives go to it (h2route.go)
 	connect *connectHandler // nil with a payload
 	health  *health.Server
 	mem     *memBudget               // the server-wide budget (membudget.go)
@@ -124,6 +125,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	m, grpcL, httpL := s.listeners(ln) // tls.go
 
 	gs := s.newGRPCServer()
+	s.grpc = gs
 	hs := s.newHTTPServer()
 
 	type result struct {
