@@ -157,6 +157,8 @@ func bearerIn(vs []string, token []byte) bool {
 // unaryInterceptor does, for unary calls, what the REST handler does around
 // its routes: auth, counting, and turning a panic into codes.Internal.
 func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	s.mem.begin() // membudget.go: no relief while calls come
+	defer s.mem.end()
 	if err := s.codec.check(req); err != nil { // codec.go
 		return nil, err
 	}
@@ -189,6 +191,8 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 // streams (health Watch, reflection) end when the drain starts, so a client
 // that keeps one open cannot hold up the shutdown.
 func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+	s.mem.begin()
+	defer s.mem.end()
 	ss = &checkedStream{ServerStream: ss, codec: s.codec} // codec.go
 	m := grpcMethod(info.FullMethod)
 	if m == noMethod {

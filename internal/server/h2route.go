@@ -170,7 +170,9 @@ func (s *Server) sniffH2(c net.Conn, deadline time.Time) (net.Conn, h2Route, err
 			// A header list over the bound is cut short (Truncated):
 			// its content-type, if it came before the cut, still
 			// decides, and the chosen server refuses the request as it
-			// would have (grpc-go RST_STREAM, net/http 431).
+			// would have (grpc-go RST_STREAM, net/http 431). One field
+			// longer than the whole bound is an HPACK error above: a
+			// close (TestH2RouterBounds).
 			route, proxy := routeHTTP, false
 			for _, hf := range f.Fields {
 				switch {
