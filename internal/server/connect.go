@@ -14,9 +14,11 @@ package server
 // What connect does its own way: it marshals a unary answer into a pooled
 // buffer and writes it (a second copy of a list answer, which the charge
 // covers); it keeps buffers up to 8 MiB in its pool across calls. It
-// speaks gRPC too, but a gRPC call on an HTTP/2 connection net/http serves
-// goes to grpc-go (serveGRPC, h2route.go), which also serves health,
-// reflection and the payload's service.
+// speaks gRPC too: a gRPC call of the contract's service on an HTTP/2
+// connection net/http serves is answered here (counted as grpc), at about
+// three quarters of the CPU grpc-go's ServeHTTP takes for a small call
+// (h2route.go); any other gRPC call there (health, reflection) goes to
+// grpc-go through ServeHTTP (serveGRPC).
 
 import (
 	"context"
@@ -183,6 +185,15 @@ func connectRecords(h http.Header) (int, error) {
 		return n, nil
 	}
 	return 0, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("header %s: %w", api.MetadataRecords, errRecordsTwice))
+}
+
+// serves reports whether c has a route for path (false when c is nil).
+func (c *connectHandler) serves(path string) bool {
+	if c == nil {
+		return false
+	}
+	_, ok := c.routes[path]
+	return ok
 }
 
 // connectTypes are the content-types served: gRPC-Web and Connect with

@@ -21,10 +21,13 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	reflectpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
 	"github.com/meteorbench/meteorbench/internal/data"
+	"github.com/meteorbench/meteorbench/internal/payload"
+	"github.com/meteorbench/meteorbench/internal/payload/payloadtest"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
 	"github.com/meteorbench/meteorbench/internal/testmode"
@@ -187,6 +190,23 @@ func TestH2OneConnectionEveryProtocol(t *testing.T) {
 		}
 		if s := o.rest(api.PathVersion); s != http.StatusUnsupportedMediaType {
 			t.Errorf("REST after gRPC on a direct connection: %d, want grpc-go's 415 (the native transport)", s)
+		}
+	})
+	// The payload's service is grpc-go's alone (connect serves the
+	// contract's): through ServeHTTP, admitted and charged there.
+	t.Run("payload service, REST first", func(t *testing.T) {
+		p := payloadtest.Load(t, shapeFile(shapes[0]), payload.Options{})
+		o := dialOne(t, servertest.Start(t, server.Config{Payload: p}))
+		if s := o.rest(api.PathList); s != http.StatusOK {
+			t.Fatalf("REST list of the payload: %d", s)
+		}
+		for _, m := range []string{"GetVersion", "GetLargePayloadAsList"} {
+			var answer emptypb.Empty // keeps the fields it does not know
+			if code, msg := o.grpc("/"+payload.ServiceName+"/"+m, &pb.EmptyRequest{}, &answer); code != "0" {
+				t.Errorf("gRPC %s of the payload after REST: grpc-status %q %q", m, code, msg)
+			} else if m == "GetLargePayloadAsList" && len(answer.ProtoReflect().GetUnknown()) < 100 {
+				t.Errorf("gRPC %s of the payload: %d bytes", m, len(answer.ProtoReflect().GetUnknown()))
+			}
 		}
 	})
 	// Counted as gRPC, whichever server's side served them.

@@ -6,9 +6,14 @@ package server
 // one port: a connection whose first request is gRPC goes to the native
 // grpc.Server (its own fast transport, grpc.Server.Serve), any other to the
 // net/http server (h2c). On net/http's side every request is served
-// whatever came first: a gRPC call there goes to the same grpc.Server
-// through grpc.Server.ServeHTTP (serveGRPC), with its health, reflection
-// and payload services. The native side cannot do the same: grpc-go's
+// whatever came first: a gRPC call of the contract's service goes to
+// connect's handlers (connect.go), which speak gRPC too, and any other
+// (health, reflection, the payload's service) to the same grpc.Server
+// through grpc.Server.ServeHTTP (serveGRPC). Measured on one connection,
+// server pinned to one CPU, 5 interleaved rounds: a small call through
+// ServeHTTP took 1.33x (1.24-1.63) the server CPU of connect's and 3.0x
+// (2.7-3.8) the native transport's; a 1000-record list, ServeHTTP and
+// connect alike, 1.8x native. The native side cannot do the same: grpc-go's
 // transport answers a request that is not gRPC itself, 415, before any
 // hook of ours (tap, interceptor, unknown-service handler) sees it, and
 // a connection cannot change servers once one has its HTTP/2 state
@@ -295,9 +300,10 @@ type readerFunc func([]byte) (int, error)
 func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
 
 // serveGRPC serves a gRPC call that came on an HTTP/2 connection net/http
-// serves with the one grpc.Server, through grpc.Server.ServeHTTP: the same
-// services (health, reflection, the payload's), interceptors, counting and
-// answers as on a native connection. grpc-go's tap and send budget belong
+// serves, and that connect does not, with the one grpc.Server, through
+// grpc.Server.ServeHTTP: the same services (health, reflection, the
+// payload's), interceptors, counting and answers as on a native
+// connection. grpc-go's tap and send budget belong
 // to its native transport and do not run there, so a large call is
 // admitted here as a REST call over HTTP/2 is (admitCtx): counted with
 // gRPC's calls, its answer charged to its connection and to the budget up

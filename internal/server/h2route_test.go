@@ -303,10 +303,11 @@ func TestH2RouterBounds(t *testing.T) {
 }
 
 // TestH2RouteIsPerConnection: later requests go where a connection's first
-// went. On a REST connection a gRPC call is answered too (by grpc-go through
-// net/http's HTTP/2, ServeHTTP: counted as grpc); on a connection a client
-// opened directly with gRPC, a REST request gets grpc-go's 415
-// (TestH2OneConnectionEveryProtocol has the proxies' case).
+// went. On a REST connection a gRPC call is answered too (by connect, over
+// net/http's HTTP/2: counted as grpc); on a connection a client opened
+// directly with gRPC, a REST request gets grpc-go's 415
+// (TestH2OneConnectionEveryProtocol has health, reflection, the payload's
+// service and the proxies' case).
 func TestH2RouteIsPerConnection(t *testing.T) {
 	addr := servertest.Start(t, server.Config{})
 	x := newH2Exchange(t, addr)

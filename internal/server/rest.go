@@ -118,7 +118,7 @@ func (w *respWriter) flush() error {
 func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.s.mem.begin() // membudget.go: no relief while calls come
 	defer h.s.mem.end()
-	if r.ProtoMajor == 2 && routeFor(r.Header.Get("Content-Type")) == routeGRPC {
+	if r.ProtoMajor == 2 && routeFor(r.Header.Get("Content-Type")) == routeGRPC && !h.s.connect.serves(r.URL.Path) {
 		h.s.serveGRPC(w, r) // h2route.go: gRPC on a connection net/http serves
 		return
 	}
