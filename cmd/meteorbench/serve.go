@@ -48,9 +48,10 @@ func newServeCmd() *cobra.Command {
 		Long: `Serve the 1000 meteorite landings on ONE port: REST with JSON or protobuf
 bodies over HTTP/1.1 or HTTP/2 (h2c with prior knowledge; ALPN h2 with
 --tls), gRPC (with health and reflection) over HTTP/2, and gRPC-Web and
-Connect over either. An HTTP/2 connection goes to the native gRPC server
-when its first request is gRPC (content-type application/grpc...), to the
-HTTP server otherwise.
+Connect over either. Any request works on any HTTP/2 connection: one a
+client opens with a gRPC call goes to the native gRPC server, any other
+(and any through a proxy: Forwarded, Via, X-Forwarded-* headers) to the
+HTTP server, which hands its gRPC calls to the same gRPC server.
 
 REST:  GET  /api/MeteoriteLandings                      the version string
        GET  /api/MeteoriteLandings/LargePayload         the 1000 records

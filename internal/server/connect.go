@@ -13,9 +13,12 @@ package server
 //
 // What connect does its own way: it marshals a unary answer into a pooled
 // buffer and writes it (a second copy of a list answer, which the charge
-// covers); it keeps buffers up to 8 MiB in its pool across calls; it
-// serves gRPC too, so a gRPC call on an HTTP/2 connection whose first
-// request was not gRPC is answered here (counted as grpc), not by grpc-go.
+// covers); it keeps buffers up to 8 MiB in its pool across calls. It
+// speaks gRPC too: a gRPC call of the contract's service on an HTTP/2
+// connection net/http serves is answered here (counted as grpc), at about
+// three quarters of the CPU grpc-go's ServeHTTP takes for a small call
+// (h2route.go); any other gRPC call there (health, reflection) goes to
+// grpc-go through ServeHTTP (serveGRPC).
 
 import (
 	"context"
@@ -184,6 +187,15 @@ func connectRecords(h http.Header) (int, error) {
 	return 0, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("header %s: %w", api.MetadataRecords, errRecordsTwice))
 }
 
+// serves reports whether c has a route for path (false when c is nil).
+func (c *connectHandler) serves(path string) bool {
+	if c == nil {
+		return false
+	}
+	_, ok := c.routes[path]
+	return ok
+}
+
 // connectTypes are the content-types served: gRPC-Web and Connect with
 // protobuf, and gRPC (which connect also speaks).
 var connectTypes = []string{api.TypeGRPCWeb, api.TypeGRPCWebProto, api.TypeConnectProto, api.TypeConnectStreamProto, api.TypeGRPC, api.TypeGRPCProto}
@@ -220,11 +232,7 @@ func (c *connectHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			n = 1 // connect answers the error
 		}
-		// The message, and connect's copy of it in its envelope.
-		charge = callOverhead + 2*int64(n)*estRecordBytes
-		if gz {
-			charge += gzipStateBytes + int64(n)*estRecordBytes
-		}
+		charge = listCharge(int64(n)*estRecordBytes, gz)
 	case methodGetLargePayload:
 		charge = streamCharge(gz)
 	case methodPostLargePayload:

@@ -90,14 +90,9 @@ func (s *Server) newGRPCServer() *grpc.Server {
 // counted as a request and an error, as the interceptor counts the calls
 // it refuses.
 func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
-	m := grpcMethod(info.FullMethodName)
-	switch m {
-	case methodGetLargePayloadAsList, methodGetLargePayload, methodPostLargePayload:
-	default:
+	m, ok := s.chargedMethod(info.FullMethodName)
+	if !ok {
 		return ctx, nil
-	}
-	if (s.payload != nil) != strings.HasPrefix(info.FullMethodName, "/"+payload.ServiceName+"/") {
-		return ctx, nil // not served: Unimplemented
 	}
 	if s.token != nil && !s.grpcAuthorized(ctx) {
 		return ctx, nil
@@ -108,6 +103,20 @@ func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, erro
 		return ctx, grpcBusy(s.mem.busy())
 	}
 	return withTapCharge(ctx, s.mem), nil
+}
+
+// chargedMethod maps a full method name to its data method, and reports
+// whether it is a large call of the service served, the calls that are
+// charged to the budget: not a small or auxiliary call, nor one of a
+// service not served (Unimplemented).
+func (s *Server) chargedMethod(fullMethod string) (method, bool) {
+	m := grpcMethod(fullMethod)
+	switch m {
+	case methodGetLargePayloadAsList, methodGetLargePayload, methodPostLargePayload:
+	default:
+		return m, false
+	}
+	return m, (s.payload != nil) == strings.HasPrefix(fullMethod, "/"+payload.ServiceName+"/")
 }
 
 // grpcServices are the prefixes of the full method names whose RPCs are
@@ -148,6 +157,8 @@ func bearerIn(vs []string, token []byte) bool {
 // unaryInterceptor does, for unary calls, what the REST handler does around
 // its routes: auth, counting, and turning a panic into codes.Internal.
 func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	s.mem.begin() // membudget.go: no relief while calls come
+	defer s.mem.end()
 	if err := s.codec.check(req); err != nil { // codec.go
 		return nil, err
 	}
@@ -180,6 +191,8 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 // streams (health Watch, reflection) end when the drain starts, so a client
 // that keeps one open cannot hold up the shutdown.
 func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+	s.mem.begin()
+	defer s.mem.end()
 	ss = &checkedStream{ServerStream: ss, codec: s.codec} // codec.go
 	m := grpcMethod(info.FullMethod)
 	if m == noMethod {

@@ -28,13 +28,19 @@ package server
 // write its error (grpc-go's refusal is a HEADERS frame, which flow control
 // does not hold; REST's 503 body, gRPC-Web's trailers and Connect's error
 // are DATA): so when the calls' share is spent and the refused call's own
-// connection already has calls waiting for its answers to be read, the
-// connection is closed, as a stalled one is after WriteTimeout.
+// connection is stalled (calls on it wait for room and none of its answers
+// has been written out for stallAfter), the connection is closed, as it
+// would be after WriteTimeout anyway. A connection whose answers are being
+// read is never closed for the budget: its lane may be full (a client
+// asking for more than its lane at once, as a capacity probe does) while
+// the budget is spent by others; its call then gets the busy refusal on its
+// own stream, and the client's other calls go on.
 
 import (
 	"context"
 	"errors"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -46,7 +52,16 @@ type connAnswers struct {
 	limit int64
 	stall time.Duration
 	conn  net.Conn
+	// written is when an answer of this connection was last written out
+	// (its charge given back), or when the connection came (unix ns).
+	written atomic.Int64
 }
+
+// stallAfter is how long a connection whose calls wait for room may go
+// without an answer written before a budget refusal takes it for stalled:
+// as long as a call waits for the budget (a client that reads, on
+// loopback or a VPS's link, takes milliseconds to read a list answer).
+const stallAfter = budgetWait
 
 type connAnswersKey struct{}
 
@@ -60,8 +75,23 @@ func (s *Server) connContext(ctx context.Context, c net.Conn) context.Context {
 		return ctx
 	}
 	limit := laneLimits[laneList]
-	return context.WithValue(ctx, connAnswersKey{}, &connAnswers{
-		sem: semaphore.NewWeighted(limit), limit: limit, stall: s.cfg.WriteTimeout, conn: c})
+	a := &connAnswers{sem: semaphore.NewWeighted(limit), limit: limit, stall: s.cfg.WriteTimeout, conn: c}
+	a.written.Store(time.Now().UnixNano())
+	return context.WithValue(ctx, connAnswersKey{}, a)
+}
+
+// stalled reports whether the connection's client looks like it stopped
+// reading: calls wait for room for their answers (TryAcquire fails while
+// any waits) and no answer was written out for stallAfter.
+func (a *connAnswers) stalled() bool {
+	if time.Since(time.Unix(0, a.written.Load())) < stallAfter {
+		return false
+	}
+	if a.sem.TryAcquire(1) { // nobody waits
+		a.sem.Release(1)
+		return false
+	}
+	return true
 }
 
 // admitH2Call admits a large call that came over HTTP/2 (its connection
@@ -76,12 +106,10 @@ func (s *Server) admitH2Call(ctx context.Context) (end func(), err error) {
 		return func() {}, nil
 	}
 	if !s.mem.admitCall() {
-		// TryAcquire fails while calls wait for room.
-		if !a.sem.TryAcquire(1) {
+		if a.stalled() {
 			_ = a.conn.Close()
 			return nil, errConnStalled
 		}
-		a.sem.Release(1)
 		return nil, s.mem.busy()
 	}
 	return s.mem.endCall, nil
@@ -108,5 +136,8 @@ func acquireConn(ctx context.Context, n int64) (release func(), err error) {
 			return nil, errConnStalled
 		}
 	}
-	return func() { a.sem.Release(n) }, nil
+	return func() {
+		a.written.Store(time.Now().UnixNano())
+		a.sem.Release(n)
+	}, nil
 }

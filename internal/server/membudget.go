@@ -3,11 +3,13 @@ package server
 // One memory budget for the whole server.
 //
 // Every other limit is per connection (a gRPC connection's send budget,
-// limits.go; one HTTP/1.1 answer at a time per connection), and the number
-// of connections is not limited, so without this a few dozen clients that
-// ask for large answers and do not read them could take any amount of
-// memory (issue 20: 50 REST clients of ?records=100000 reached 3.5 GiB, 40
-// gRPC connections of zero-window streams were OOM-killed in 1 GiB).
+// limits.go; an HTTP/2 REST connection's answers, h2limits.go; one HTTP/1.1
+// answer at a time per connection), and the connection gate (conngate.go)
+// bounds how many connections are open, not what they hold together, so
+// without this a few dozen clients that ask for large answers and do not
+// read them could take any amount of memory (issue 20: 50 REST clients of
+// ?records=100000 reached 3.5 GiB, 40 gRPC connections of zero-window
+// streams were OOM-killed in 1 GiB).
 //
 // memBudget counts, in bytes, what the server's large calls hold: answers
 // queued for a client or being written (gRPC list and stream answers until
@@ -73,10 +75,11 @@ type memBudget struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed (and replaced) on release while someone waits
 
-	// For relieve: bytes admitted since the last relief, and when the
-	// last charge was admitted (unix nanoseconds).
-	admitted  atomic.Int64
-	lastAdmit atomic.Int64
+	// For relieve: bytes admitted since the last relief; calls of any
+	// kind started, and in flight (begin, end).
+	admitted atomic.Int64
+	started  atomic.Int64
+	active   atomic.Int64
 }
 
 func newMemBudget(limit int64) *memBudget {
@@ -97,7 +100,6 @@ func (m *memBudget) tryAcquire(n int64) bool {
 		}
 		if m.used.CompareAndSwap(u, u+n) {
 			m.admitted.Add(n)
-			m.lastAdmit.Store(time.Now().UnixNano())
 			return true
 		}
 	}
@@ -190,16 +192,35 @@ func (m *memBudget) acquire(ctx context.Context, n int64, wait time.Duration) er
 	}
 }
 
+// begin counts a call of any kind (REST, gRPC, /metrics...) as started and
+// in flight, until end: relieve waits for none.
+func (m *memBudget) begin() {
+	if m != nil {
+		m.started.Add(1)
+		m.active.Add(1)
+	}
+}
+
+func (m *memBudget) end() {
+	if m != nil {
+		m.active.Add(-1)
+	}
+}
+
 // Returning memory after a burst. Go's soft memory limit makes the
 // collector work harder near the limit, but an idle server allocates
 // nothing, so nothing collects the garbage a burst left (until the forced
 // collection every two minutes) and its pages stay resident. relieve, run
 // while the server serves, looks once a second: when at least a 32nd of
-// the budget was admitted since the last relief, no charge was admitted for
-// reliefQuiet and almost nothing is held, it has the runtime collect and
-// return its free memory to the system (runtime.GC, for the pools, then
-// debug.FreeOSMemory: two collections, on no call's path), at most once every reliefInterval. Between the cells
-// of a benchmark this can run once the server has been idle for reliefQuiet.
+// the budget was admitted since the last relief, no call of any kind
+// started or ran for reliefQuiet and almost nothing is held, it has the
+// runtime collect and return its free memory to the system (runtime.GC,
+// for the pools, then debug.FreeOSMemory: two collections, on no call's
+// path), at most once every reliefInterval. Between the cells of a
+// benchmark this can run once the server has been idle for reliefQuiet;
+// not while small calls go on after large ones (a `small` cell right after
+// a `large` one: TestReliefWaitsForEveryCall), whose latencies the
+// collections would land in.
 const (
 	reliefQuiet    = 2 * time.Second
 	reliefInterval = 10 * time.Second
@@ -209,13 +230,18 @@ func (m *memBudget) relieve(ctx context.Context) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	var last time.Time
+	quiet, started := time.Now(), m.started.Load() // since when no call came, and the count then
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-tick.C:
+			if n := m.started.Load(); n != started || m.active.Load() > 0 {
+				quiet, started = now, n
+				continue
+			}
 			if m.admitted.Load() >= m.limit/32 && m.used.Load() <= m.limit/64 &&
-				now.Sub(time.Unix(0, m.lastAdmit.Load())) >= reliefQuiet && now.Sub(last) >= reliefInterval {
+				now.Sub(quiet) >= reliefQuiet && now.Sub(last) >= reliefInterval {
 				m.admitted.Store(0)
 				// Two collections: the first only moves the pooled
 				// buffers (sync.Pool) to their victim cache.

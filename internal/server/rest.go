@@ -116,6 +116,12 @@ func (w *respWriter) flush() error {
 
 // ServeHTTP routes one request.
 func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.s.mem.begin() // membudget.go: no relief while calls come
+	defer h.s.mem.end()
+	if r.ProtoMajor == 2 && routeFor(r.Header.Get("Content-Type")) == routeGRPC && !h.s.connect.serves(r.URL.Path) {
+		h.s.serveGRPC(w, r) // h2route.go: gRPC on a connection net/http serves
+		return
+	}
 	if h.s.connect != nil && strings.HasPrefix(r.URL.Path, api.PathRPCPrefix) {
 		h.s.connect.ServeHTTP(w, r) // connect.go: gRPC-Web and Connect
 		return
@@ -130,7 +136,7 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// chunked request's connection is closed after its answer:
 		// chunked uploads are rare, and meteorbench's clients send a
 		// length.
-		rw.Header()["Connection"] = hdrClose
+		closeAfter(rw, r)
 	}
 
 	var m method

@@ -55,6 +55,18 @@ func answerCharge(gz bool) int64 {
 	return n
 }
 
+// listCharge is what a list answer of about b bytes holds while an RPC
+// served through net/http (connect's, or grpc-go's ServeHTTP) writes it:
+// the message and the framework's copy of it in its envelope, and with
+// gzip the compressor and its output.
+func listCharge(b int64, gz bool) int64 {
+	n := callOverhead + 2*b
+	if gz {
+		n += gzipStateBytes + b
+	}
+	return n
+}
+
 // streamCharge is what a streamed answer (NDJSON or delimited protobuf)
 // holds while it is written.
 func streamCharge(gz bool) int64 {
@@ -75,11 +87,23 @@ func (h *restHandler) admit(w http.ResponseWriter, r *http.Request, n int64, clo
 		return release, true
 	}
 	if closeConn {
-		w.Header()["Connection"] = hdrClose
+		closeAfter(w, r)
 	}
 	w.Header()["Retry-After"] = []string{"1"}
 	writeError(w, http.StatusServiceUnavailable, err.Error())
 	return nil, false
+}
+
+// closeAfter has net/http close the connection after this answer, over
+// HTTP/1.x only (a request body left unread cannot be skipped there). Over
+// HTTP/2 net/http takes an answer's Connection: close as "close this
+// connection": it sends GOAWAY and every other stream on it ends, where a
+// refused call should end its own stream, which net/http resets when the
+// handler returns with the body unread.
+func closeAfter(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor == 1 {
+		w.Header()["Connection"] = hdrClose
+	}
 }
 
 // admitCtx charges n to the server's budget, and first, when the request

@@ -36,7 +36,7 @@ func (h *restHandler) post(w http.ResponseWriter, rw *respWriter, r *http.Reques
 		return
 	}
 	if r.ContentLength > h.maxBody {
-		rw.Header()["Connection"] = hdrClose
+		closeAfter(rw, r)
 		writeError(rw, http.StatusRequestEntityTooLarge,
 			fmt.Sprintf("request body is %d bytes; the limit is %d", r.ContentLength, h.maxBody))
 		return
@@ -72,7 +72,7 @@ func (h *restHandler) post(w http.ResponseWriter, rw *respWriter, r *http.Reques
 	if err != nil {
 		if _, ok := errors.AsType[*readError](err); ok {
 			msg, timeout := readFailure(err) // echo.go: no addresses
-			rw.Header()["Connection"] = hdrClose
+			closeAfter(rw, r)
 			code := http.StatusBadRequest
 			if timeout {
 				code = http.StatusRequestTimeout
@@ -81,14 +81,14 @@ func (h *restHandler) post(w http.ResponseWriter, rw *respWriter, r *http.Reques
 			return
 		}
 		if be, ok := busyRead(err); ok {
-			rw.Header()["Connection"] = hdrClose // the rest of the body is unread
+			closeAfter(rw, r) // the rest of the body is unread
 			rw.Header()["Retry-After"] = []string{"1"}
 			writeError(rw, http.StatusServiceUnavailable, be.Error())
 			return
 		}
 		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			if gz { // the raw body may be unread: do not wait for the rest of it
-				rw.Header()["Connection"] = hdrClose
+				closeAfter(rw, r)
 			}
 			writeError(rw, http.StatusRequestEntityTooLarge,
 				fmt.Sprintf("request body is over the %d-byte limit", mbe.Limit))

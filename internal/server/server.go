@@ -1,8 +1,12 @@
 // Package server is meteorbench's system under test: one listener, one port,
-// split with cmux into a native grpc.Server (HTTP/2, gRPC) and an http.Server
-// (HTTP/1.1, REST with JSON or protobuf bodies), both serving the same 1000
-// meteorite landings, or, when a client asks for a payload size, N records
-// generated from them (records.go).
+// split with cmux (and, with TLS, by ALPN: tls.go) into HTTP/1.1, served by
+// an http.Server, and HTTP/2, whose connections the HTTP/2 router
+// (h2route.go) gives to the native grpc.Server when they open with a gRPC
+// call and to the http.Server (h2c) otherwise. The http.Server serves REST
+// (JSON or protobuf bodies), gRPC-Web and Connect (connect.go), and gRPC
+// calls on its HTTP/2 connections through the grpc.Server; all of them
+// serve the same 1000 meteorite landings, or, when a client asks for a
+// payload size, N records generated from them (records.go).
 //
 // The data are held in memory as typed values ([]data.Landing for JSON, the
 // contract's messages for protobuf); every response is serialised afresh for
@@ -49,6 +53,7 @@ type Server struct {
 	generated func() (*generated, error)
 
 	rest    *restHandler
+	grpc    *grpc.Server    // set by Serve: gRPC calls net/http receives go to it (h2route.go)
 	connect *connectHandler // nil with a payload
 	health  *health.Server
 	mem     *memBudget               // the server-wide budget (membudget.go)
@@ -124,6 +129,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	m, grpcL, httpL := s.listeners(ln) // tls.go
 
 	gs := s.newGRPCServer()
+	s.grpc = gs
 	hs := s.newHTTPServer()
 
 	type result struct {

@@ -165,7 +165,7 @@ type Config struct {
 	Rate float64
 	// MaxWorkers, when > 0 in open loop, makes the workers grow from the
 	// concurrency as calls would otherwise start late, up to MaxWorkers
-	// (grow.go; DefaultMaxWorkers is run's default); each cell records
+	// (engine/grow.go; DefaultMaxWorkers is run's default); each cell records
 	// how many it used (Cell.WorkersUsed). Zero: the workers are fixed.
 	MaxWorkers int
 	// Repeat is how many times each cell is measured (interleaved with the
@@ -204,7 +204,7 @@ type Config struct {
 
 	// Logger receives warnings (also kept in the results). Nil discards them.
 	Logger *slog.Logger
-	// NoProbe skips the contract probe before the first cell (probe.go):
+	// NoProbe skips the contract probe before the first cell (session/probe.go):
 	// for a target known to fail every call on purpose (fault-injection
 	// tests measure how cells classify those failures). The commands never
 	// set it.

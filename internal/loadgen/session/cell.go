@@ -24,7 +24,7 @@ func (r *Session) measureCell(ctx context.Context, spec plan.Spec, b plan.Bounds
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", spec, err)
 	}
-	sh := shareOf(cfg, spec, b) // segment.go
+	sh := shareOf(cfg, spec, b) // engine/segment.go
 	if sh.Empty {
 		return r.emptyShare(spec, sh), nil
 	}
@@ -131,7 +131,7 @@ func (r *Session) phase(spec plan.Spec, mix results.Mix, sh engine.Share, ph eng
 }
 
 // emptyShare is the cell of an instance whose share of it is nothing: no
-// call, no client opened, and a warning that says so (segment.go).
+// call, no client opened, and a warning that says so (engine/segment.go).
 func (r *Session) emptyShare(spec plan.Spec, sh engine.Share) *summary.Measured {
 	c := results.Cell{CellKey: spec.CellKey, Mode: plan.ModeOf(spec.RateRequested), Share: sh.Result(r.cfg.Segment)}
 	c.Warnings = []string{fmt.Sprintf("segment %s has no share of this cell's %s: not measured here (the other segments measure it)", r.cfg.Segment, sh.Why)}

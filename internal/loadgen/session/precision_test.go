@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"testing"
 	"time"
 
@@ -61,17 +62,24 @@ func TestOpenLoopPrecision(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// One cell per protocol asked: with none, the checks below would
+		// compare nothing and pass.
+		var got []api.Protocol
+		for _, c := range res.Cells {
+			got = append(got, c.Protocol)
+		}
+		if len(got) != len(cfg.Protocols) || !slices.Contains(got, api.REST) || !slices.Contains(got, api.GRPC) {
+			t.Fatalf("cells of %v, want one of each of %v", got, cfg.Protocols)
+		}
 		idle := engine.MeasureScheduling(context.Background(), 400)
 		noise := lateShare(idle)
 		var problems []string
 		for _, c := range res.Cells {
-			if c.LatencyUncorrectedUS != nil {
-				var wake, handoff float64
-				if g := c.GeneratorDelayUS; g != nil && g.Handoff != nil {
-					wake, handoff = g.Wake.P50, g.Handoff.P50
-				}
-				t.Logf("attempt %d, %s: corrected p50 %.0f µs, uncorrected %.0f µs (generator wake-up p50 %.0f µs, hand-off %.0f µs); %d of %d calls late, %d by the generator's own wait", attempt, c.Protocol, c.LatencyUS.P50, c.LatencyUncorrectedUS.P50, wake, handoff, c.LateCalls, c.Calls+c.Errors, c.GeneratorLateCalls)
+			var wake, handoff float64
+			if g := c.GeneratorDelayUS; g != nil && g.Handoff != nil {
+				wake, handoff = g.Wake.P50, g.Handoff.P50
 			}
+			t.Logf("attempt %d, %s: corrected p50 %.0f µs, uncorrected %.0f µs (generator wake-up p50 %.0f µs, hand-off %.0f µs); %d of %d calls late, %d by the generator's own wait", attempt, c.Protocol, c.LatencyUS.P50, c.LatencyUncorrectedUS.P50, wake, handoff, c.LateCalls, c.Calls+c.Errors, c.GeneratorLateCalls)
 			problems = append(problems, openLoopProblems(c, max(0.01, 2*noise))...)
 		}
 		p99 := idle[len(idle)*99/100]

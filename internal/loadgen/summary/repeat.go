@@ -134,8 +134,8 @@ func mergeCell(cs []results.Cell) results.Cell {
 		k.Set(&m, mergeLatency(cs, k.Get))
 	}
 	m.Distribution = mergeDistribution(cs)
-	m.Mix = mergeMix(cs)                   // mix.go
-	m.ServerMemory = mergeServerMemory(cs) // memory.go
+	m.Mix = mergeMix(cs)
+	m.ServerMemory = mergeServerMemory(cs)
 	// Time per batch only from the repeats that completed a batch: a repeat
 	// too short for one has no figure, which is not a figure of 0.
 	var withBatches []results.Cell
