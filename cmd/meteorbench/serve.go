@@ -148,6 +148,7 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 	registerTLSFlags(f, &tlsFlags)
 	registerPayload(f, &payloadF)
 	f.StringVar(&logLevel, "log-level", "info", "stderr log level: debug|info|warn|error (nothing is logged per request)")
+	f.BoolVar(&cfg.ProxiedGRPCNative, "proxied-grpc-native", false, "keep a connection that opens with gRPC on grpc-go's native transport even when a reverse proxy's headers (X-Forwarded-For, Via, Forwarded) show it pooled; for a proxy that keeps gRPC on connections of its own (REST on such a connection gets 415). Default: such a connection goes to net/http, where any request works and gRPC costs connect's server CPU (about 2.8x native per small call)")
 	return cmd
 }
 

@@ -108,6 +108,18 @@ type Config struct {
 	// 768 MiB limit.
 	MaxConns int
 
+	// ProxiedGRPCNative keeps a connection whose first request is gRPC
+	// on grpc-go's native transport even when that request bears a
+	// reverse proxy's headers (Forwarded, Via, X-Forwarded-*). Off (the
+	// default), such a connection goes to net/http (h2route.go), so that a
+	// proxy pooling every client's requests over it may send REST on it
+	// too, at connect's cost per gRPC call (2.8x the native transport's
+	// server CPU per small call, 1.8x per 1000 records, measured). On, a
+	// proxy must keep gRPC on connections of its own (meteorbench's
+	// deploy/proxy configs do), and gRPC behind it costs what it costs
+	// direct: run --proxy sets it for its own server.
+	ProxiedGRPCNative bool
+
 	// Payload, when set, is served instead of the meteorites (payload.go):
 	// the REST routes answer its items, and the gRPC service is
 	// meteorbench.payload.Payload instead of MeteoriteLandingsService.

@@ -219,6 +219,24 @@ func TestH2OneConnectionEveryProtocol(t *testing.T) {
 	}
 }
 
+// TestH2ProxiedGRPCNative: with Config.ProxiedGRPCNative, a connection
+// opened by gRPC with a proxy's headers stays on grpc-go's native
+// transport (REST on it gets 415, as direct), which run --proxy's own
+// server uses so that gRPC behind its proxy costs what it costs direct;
+// a REST-first connection still carries both.
+func TestH2ProxiedGRPCNative(t *testing.T) {
+	c := startClient(t, server.Config{ProxiedGRPCNative: true})
+	o := dialOne(t, c.addr)
+	var v pb.Version
+	if code, msg := o.grpc(pb.MeteoriteLandingsService_GetVersion_FullMethodName, &pb.EmptyRequest{}, &v, "X-Forwarded-For", "203.0.113.9"); code != "0" {
+		t.Fatalf("gRPC first with X-Forwarded-For: grpc-status %q %q", code, msg)
+	}
+	if s := o.rest(api.PathVersion); s != http.StatusUnsupportedMediaType {
+		t.Errorf("REST after proxied gRPC with ProxiedGRPCNative: %d, want grpc-go's 415 (the native transport)", s)
+	}
+	dialOne(t, c.addr).mixed()
+}
+
 // TestH2RefusalEndsItsStreamOnly: a POST refused on an HTTP/2 connection
 // (over the size limit, declared or once inflated) ends its own stream;
 // the connection's other streams (an answer being read) go on and new

@@ -21,7 +21,8 @@ package server
 // may carry both goes to net/http from its first request on: one whose
 // first request bears a header a reverse proxy adds (Forwarded, Via,
 // X-Forwarded-*), as Caddy, Envoy and Traefik do on the pooled
-// connections they send every client's requests over. A client that
+// connections they send every client's requests over (unless
+// Config.ProxiedGRPCNative: the proxy keeps gRPC apart). A client that
 // connects directly and opens with gRPC keeps the native transport and
 // its cost; if it then sends REST on the same connection, grpc-go answers
 // 415.
@@ -187,7 +188,7 @@ func (s *Server) sniffH2(c net.Conn, deadline time.Time) (net.Conn, h2Route, err
 					proxy = true
 				}
 			}
-			if proxy {
+			if proxy && !s.cfg.ProxiedGRPCNative {
 				route = routeHTTP // a pooled connection: any request may follow
 			}
 			// What the reader holds beyond the HEADERS is replayed too.
