@@ -66,6 +66,15 @@ func sampleTypes(p *profile.Profile) []string {
 	return out
 }
 
+// Window is one measured window's CPU profiles: the server's and the load
+// generator's, or why either is missing.
+type Window struct {
+	Server, Client       *profile.Profile
+	ServerWhy, ClientWhy string
+	// ServerSource is the URL the server's profile came from.
+	ServerSource string
+}
+
 // Tally is a profile's CPU by category.
 type Tally struct {
 	CPU     map[Category]time.Duration
