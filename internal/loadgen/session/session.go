@@ -112,6 +112,12 @@ func Open(ctx context.Context, cfg plan.Config) (*Session, error) {
 			warn(n)
 		}
 	}
+	if cfg.Profile { // before any call: a --server-pprof that does not answer stops the run here
+		if err := s.openProfiler(ctx, warn); err != nil { // profile.go
+			s.Close()
+			return nil, err
+		}
+	}
 	if !cfg.NoProbe {
 		not, err := s.probeContract(ctx) // probe.go
 		if err != nil {
@@ -132,12 +138,6 @@ func Open(ctx context.Context, cfg plan.Config) (*Session, error) {
 	} else if err := s.openSamplers(ctx, warn); err != nil { // targets.go
 		s.Close()
 		return nil, err
-	}
-	if cfg.Profile {
-		if err := s.openProfiler(ctx, warn); err != nil { // profile.go
-			s.Close()
-			return nil, err
-		}
 	}
 	return s, nil
 }
