@@ -1,6 +1,8 @@
 package report
 
 import (
+	"fmt"
+
 	"github.com/meteorbench/meteorbench/internal/cpubreakdown"
 	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/results"
@@ -68,4 +70,21 @@ func breakdownRows(g *group) []rowDef {
 		}
 	}
 	return defs
+}
+
+// profilingCostNote says what --profile cost the run, as measured in it.
+func profilingCostNote(pc *results.ProfilingCost) string {
+	if pc.ServerCPUPerCall == nil && pc.ClientCPUPerCall == nil && pc.P50 == nil {
+		return "profiling cost: " + pc.Note
+	}
+	signed := func(v *float64) string {
+		if v == nil {
+			return "unknown"
+		}
+		if *v >= 0 {
+			return "+" + format.Percent(*v)
+		}
+		return "-" + format.Percent(-*v)
+	}
+	return fmt.Sprintf("profiling cost (--profile; profiled windows against the others, interleaved, median of %d cells): server CPU/call %s, client CPU/call %s, p50 %s", pc.Cells, signed(pc.ServerCPUPerCall), signed(pc.ClientCPUPerCall), signed(pc.P50))
 }
