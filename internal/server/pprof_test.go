@@ -10,6 +10,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/cpubreakdown"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
+	"github.com/meteorbench/meteorbench/internal/testmode"
 )
 
 // pprofGet asks path of the server at addr, with token when not empty.
@@ -80,7 +81,11 @@ func TestPprofCPUProfile(t *testing.T) {
 		t.Errorf("a second CPU profile while one runs: status %d (%s), want 429", code, body)
 	}
 	// Some work for the profile to see.
-	for range 200 {
+	n := 200
+	if testmode.UnderRace(t, "10 large calls, each several times dearer under the detector") {
+		n = 10
+	}
+	for range n {
 		pprofDo(t, http.MethodGet, base+"/api/MeteoriteLandings/LargePayload", token)
 	}
 	if code, body := pprofDo(t, http.MethodPost, base+server.PprofStopPath, token); code != http.StatusNoContent {
