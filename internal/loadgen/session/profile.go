@@ -31,6 +31,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/meteorbench/meteorbench/internal/cpubreakdown"
+	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/loadgen/summary"
 	"github.com/meteorbench/meteorbench/internal/results"
@@ -42,6 +43,10 @@ import (
 // not answer as a profiling endpoint: a usage error (exit 2), before
 // anything is measured.
 var ErrServerPprof = errors.New("no profiling endpoint")
+
+// FewSamples is the fewest samples a breakdown is given without a warning:
+// 100 samples know the total to about ±10%.
+const FewSamples = 100
 
 // ClientSource is a client breakdown's Source.
 const ClientSource = "load generator (runtime/pprof)"
@@ -315,6 +320,11 @@ func (r *Session) breakdowns(ms []summary.Measured, cells []results.Cell, warn f
 		}
 		c.ServerCPUBreakdown = r.breakdown(c.CellKey, on, true, warn)
 		c.ClientCPUBreakdown = r.breakdown(c.CellKey, on, false, warn)
+		for i, b := range []*results.CPUBreakdown{c.ServerCPUBreakdown, c.ClientCPUBreakdown} {
+			if b.Known() && b.Samples < FewSamples {
+				c.Warnings = append(c.Warnings, fmt.Sprintf("%s CPU breakdown from %d samples (one per 10 ms of CPU): its total is known to about ±%s; measure longer (--duration)", [2]string{"server", "client"}[i], b.Samples, format.Percent(1/math.Sqrt(float64(b.Samples)))))
+			}
+		}
 		if len(off) > 0 {
 			r.prof.costs = append(r.prof.costs, costOf(on, off))
 		}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -110,6 +111,32 @@ func TestRunProfile(t *testing.T) {
 	}
 	if pc := res.ProfilingCost; pc == nil || pc.Cells != 2 || pc.ServerCPUPerCall == nil {
 		t.Errorf("profiling cost: %+v, want it over 2 cells", pc)
+	}
+}
+
+// TestMeasureProfile: a capacity or fit probe (Session.Measure) is
+// profiled too, every probe.
+func TestMeasureProfile(t *testing.T) {
+	addr := pprofServer(t)
+	cfg := quick(addr)
+	cfg.Scenarios, cfg.Protocols = []api.Scenario{api.Large}, []api.Protocol{api.GRPC}
+	cfg.Iterations, cfg.Duration = 0, 300*time.Millisecond
+	cfg.Profile = true
+	s, err := session.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	k := results.CellKey{Scenario: api.Large, Protocol: api.GRPC, Batch: 3}
+	k.Concurrency = 1
+	c, err := s.Measure(context.Background(), k, cfg.WithDefaults().Bounds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAddsUp(t, "probe server", c.ServerCPUBreakdown)
+	checkAddsUp(t, "probe client", c.ClientCPUBreakdown)
+	if !slices.ContainsFunc(c.Warnings, func(w string) bool { return strings.Contains(w, "CPU breakdown from") }) && c.ServerCPUBreakdown.Samples < session.FewSamples {
+		t.Errorf("a breakdown of %d samples without a warning: %q", c.ServerCPUBreakdown.Samples, c.Warnings)
 	}
 }
 
