@@ -48,7 +48,8 @@ workers follows the rate (twice the calls in flight at the bound).`,
   meteorbench capacity --scenario post --server-cpus 1 --repeat 3
   meteorbench capacity --scenario large --link 100mbit/20ms --format json --out results/cap`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if args = f.TLS.Mode.TakeArg(cmd.Flags(), args); len(args) > 0 {
+			args = f.TLS.Mode.TakeArg(cmd.Flags(), args)
+			if args = f.Profile.TakeArg(cmd.Flags(), args); len(args) > 0 {
 				return usageError{fmt.Errorf("capacity takes no arguments, got %q", args[0])}
 			}
 			return nil

@@ -51,8 +51,8 @@ the verdict says so instead of claiming a fit.`,
   meteorbench fit --tier 1cpu --traffic post=50 --verify
   meteorbench fit --tier 1cpu --traffic post=10 --verify
   meteorbench fit --tier 1cpu/100mbit --traffic large=20 --from results/run1.json`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) > 0 {
+		Args: func(cmd *cobra.Command, args []string) error {
+			if args = f.Profile.TakeArg(cmd.Flags(), args); len(args) > 0 {
 				return usageError{fmt.Errorf("fit takes no arguments, got %q", args[0])}
 			}
 			return nil

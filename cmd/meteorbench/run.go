@@ -83,7 +83,8 @@ stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
   meteorbench run --target rest=127.0.0.1:8080,grpc=127.0.0.1:9090 --server-pid "$(pgrep -f my-server)"
   meteorbench run --repeat 5 --scenario large --format markdown`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if args = f.TLS.Mode.TakeArg(cmd.Flags(), args); len(args) > 0 {
+			args = f.TLS.Mode.TakeArg(cmd.Flags(), args)
+			if args = f.Profile.TakeArg(cmd.Flags(), args); len(args) > 0 {
 				return usageError{fmt.Errorf("run takes no arguments, got %q", args[0])}
 			}
 			return nil
@@ -136,6 +137,9 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.BoolVarP(&f.Quiet, "quiet", "q", false, "no progress bar, no warnings or notes on stderr (only errors)")
 	fl.StringVar(&f.CPUProfile, "cpuprofile", "", "write the load generator's CPU profile to this file (for tuning the harness)")
 	fl.MarkHidden("cpuprofile")
+	fl.Var(&f.Profile, "profile", "record CPU profiles of every cell's measured windows, the server's and the load generator's, and say where each one's CPU goes (encoding, decoding, HTTP/1.1, HTTP/2, gRPC, TLS, compression, syscalls, GC, scheduler, other) per call; --profile DIR also saves each cell's profiles there for go tool pprof. The server's come from its /debug/pprof/ (the own server's, serve --pprof) or --server-pprof. With --repeat >= 2 every other window is profiled, so the run measures what profiling costs")
+	fl.Lookup("profile").NoOptDefVal = flagvalue.ProfileOn
+	fl.StringVar(&f.ServerPprof, "server-pprof", "", "with --profile: the server's CPU profile URL, net/http/pprof's (http://HOST:PORT/debug/pprof/profile, or its folder): a profile is taken over each cell's window")
 }
 
 // registerProtocols defines --proto and --http-version on fl: run's
@@ -173,8 +177,8 @@ func jobError(err error) error {
 	if ie, ok := err.(*job.InterruptedError); ok {
 		return &exitError{130, ie}
 	}
-	if errors.Is(err, session.ErrWrongProtocol) || errors.Is(err, session.ErrNoProcess) {
-		return usageError{err} // a target given as the wrong protocol, a --server-pid gone: the flag's to fix
+	if errors.Is(err, session.ErrWrongProtocol) || errors.Is(err, session.ErrNoProcess) || errors.Is(err, session.ErrServerPprof) {
+		return usageError{err} // a target given as the wrong protocol, a --server-pid gone, a --server-pprof that is none: the flag's to fix
 	}
 	return err
 }

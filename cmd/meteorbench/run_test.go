@@ -69,6 +69,10 @@ func TestRunBadFlags(t *testing.T) {
 		{"--engine", "lean", "--compress", "gzip"},
 		{"--max-workers", "100"},
 		{"--rate", "100", "--max-workers", "-1"},
+		{"--server-pprof", "http://127.0.0.1:1/debug/pprof/"},
+		{"--profile", "--server-pprof", "ftp://127.0.0.1:1/"},
+		{"--profile", "--server-pprof", "http://127.0.0.1:1/metrics"},
+		{"--profile=/proc/version"},
 		{"--frobnicate"},
 		{"extra-argument"},
 	} {

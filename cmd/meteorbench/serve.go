@@ -58,6 +58,7 @@ REST:  GET  /api/MeteoriteLandings                      the version string
        POST /api/MeteoriteLandings/LargePayload         upload records -> "SUCCESS"
        GET  /api/MeteoriteLandings/LargePayload/stream  NDJSON, one record a line
        GET  /healthz, GET /metrics (Prometheus)
+       GET  /debug/pprof/... with --pprof only (Go's profiles, behind --token)
        Send "Accept: application/x-protobuf" (and, to POST, "Content-Type:
        application/x-protobuf") for protobuf bodies.
 gRPC:  MeteoriteLandingsService.MeteoriteLandingsService, grpc.health.v1,
@@ -103,6 +104,11 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 			if err := cfg.Validate(); err != nil {
 				return usageError{fmt.Errorf("--%w", err)}
 			}
+			if cfg.Pprof {
+				if err := server.CheckPprof(addr.Addr, cfg.Token); err != nil {
+					return usageError{fmt.Errorf("--%w", err)}
+				}
+			}
 			// The process-wide settings, here in main's package: pin first,
 			// so every thread started from here on inherits the mask.
 			if cpus.List.Len() > 0 {
@@ -147,6 +153,7 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 	f.Var(&cpus, "cpus", "pin the server to these CPUs, a Linux CPU `list` such as 0, 0-1 or 0,2-3 (GOMAXPROCS becomes their number); default: unpinned")
 	registerTLSFlags(f, &tlsFlags)
 	registerPayload(f, &payloadF)
+	f.BoolVar(&cfg.Pprof, "pprof", false, "serve Go's profiles at /debug/pprof/ (CPU: /debug/pprof/profile?seconds=N, one at a time; for run --profile and go tool pprof), behind --token when one is set; refused on a non-loopback --addr without a token")
 	f.StringVar(&logLevel, "log-level", "info", "stderr log level: debug|info|warn|error (nothing is logged per request)")
 	f.BoolVar(&cfg.ProxiedGRPCNative, "proxied-grpc-native", false, "keep a connection that opens with gRPC on grpc-go's native transport even when a reverse proxy's headers (X-Forwarded-For, Via, Forwarded) show it pooled; for a proxy that keeps gRPC on connections of its own (REST on such a connection gets 415). Default: such a connection goes to net/http, where any request works and gRPC costs connect's server CPU (about 2.8x native per small call)")
 	return cmd

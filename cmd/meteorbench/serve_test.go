@@ -162,6 +162,8 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"serve", "--nope"}, 2, nil, "--nope"},
 		{[]string{"serve", "extra-arg"}, 2, nil, "extra-arg"},
 		{[]string{"serve", "--addr", ln.Addr().String()}, 1, nil, ln.Addr().String()}, // the port is taken
+		// A profiling endpoint everyone can reach, without a token.
+		{[]string{"serve", "--pprof", "--addr", ":0"}, 2, []string{server.TokenEnv + "="}, "--pprof"},
 	}
 	// Each value is a usage error for its flag.
 	for _, f := range []struct {

@@ -118,6 +118,11 @@ func (g *cellGroup) verdict(nameCondition bool) results.Verdict {
 		}
 	}
 	v.Summary = g.prefix(nameCondition) + summary(&v)
+	if len(v.Versus) > 0 {
+		if b := breakdownClause(v.Baseline, headVersus(&v).Protocol, g.byProto); b != "" { // breakdown.go
+			v.Summary += "; " + b
+		}
+	}
 	if d := genericDecoding(ok, g.byProto); d != "" {
 		v.Summary += "; " + d
 	}

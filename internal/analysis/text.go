@@ -116,12 +116,7 @@ func summary(v *results.Verdict) string {
 	if len(v.Versus) == 0 {
 		return "only " + v.Baseline.Title() + " had successful calls: nothing to compare"
 	}
-	head := v.Versus[len(v.Versus)-1]
-	for _, vs := range v.Versus {
-		if vs.Protocol == api.GRPC {
-			head = vs
-		}
-	}
+	head := headVersus(v)
 	var parts []string
 	for _, r := range head.Ratios {
 		if !summaryFigures[r.Figure] {
@@ -153,6 +148,18 @@ func summary(v *results.Verdict) string {
 		}
 	}
 	return s
+}
+
+// headVersus is the protocol a verdict's line is about: gRPC, else the
+// last compared. v has a Versus.
+func headVersus(v *results.Verdict) results.Versus {
+	head := v.Versus[len(v.Versus)-1]
+	for _, vs := range v.Versus {
+		if vs.Protocol == api.GRPC {
+			head = vs
+		}
+	}
+	return head
 }
 
 // shareText says the encoding's part of gRPC's latency gain.

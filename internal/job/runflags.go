@@ -62,6 +62,9 @@ type RunFlags struct {
 	TLS       ClientTLS
 	Payload   payload.Flags
 	Endpoints Endpoints // run's own endpoints
+	// Profile is --profile [DIR], ServerPprof --server-pprof URL.
+	Profile     flagvalue.Profile
+	ServerPprof string
 	// Changed reports whether the flag of that name was given.
 	Changed func(name string) bool
 	// CommandLine is the command line as the document records it.
@@ -210,6 +213,9 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (plan.C
 	if err := f.applyTarget(&cfg); err != nil {
 		return cfg, o, err
 	}
+	if err := f.applyProfile(&cfg); err != nil {
+		return cfg, o, err
+	}
 	check := cfg
 	if check.Target.IsZero() {
 		check.Target = target.One("127.0.0.1:0") // the own server's address replaces it
@@ -246,6 +252,32 @@ func (f *RunFlags) applyTarget(cfg *plan.Config) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// applyProfile reads --profile and --server-pprof into cfg.
+func (f *RunFlags) applyProfile(cfg *plan.Config) error {
+	switch {
+	case f.ServerPprof != "" && !f.Profile.On():
+		return errors.New("--server-pprof takes the server's profiles for --profile: give --profile too")
+	case !f.Profile.On():
+		return nil
+	case f.CPUProfile != "":
+		return errors.New("--profile and --cpuprofile: a process has one CPU profiler; give one")
+	case f.ServerPprof != "" && cfg.Target.IsZero():
+		return errors.New("--server-pprof profiles the server of --target: run's own server is profiled without it")
+	}
+	if f.ServerPprof != "" {
+		u, err := session.ProfileURL(f.ServerPprof)
+		if err != nil {
+			return err
+		}
+		cfg.ServerPprof = u
+	}
+	if err := f.Profile.MakeDir(); err != nil {
+		return err
+	}
+	cfg.Profile, cfg.ProfileDir = true, f.Profile.Dir()
 	return nil
 }
 

@@ -77,6 +77,9 @@ func Start(ctx context.Context, cfg *plan.Config, note func(format string, args 
 		return nil, fmt.Errorf("start own server: %w", err)
 	}
 	cfg.Target = target.One(s.srv.Addr)
+	if cfg.Profile {
+		cfg.ServerPprof = "http://" + s.srv.Addr + server.PprofProfilePath
+	}
 	if certFile != "" {
 		pool, err := tlsutil.CertPool(certFile)
 		if err != nil {
@@ -129,6 +132,9 @@ func tlsArgs(modes []bool, certFile string) []string {
 // other.
 func Args(cfg plan.Config) []string {
 	args := []string{"serve", "--addr", "127.0.0.1:0"}
+	if cfg.Profile {
+		args = append(args, "--pprof") // on loopback only
+	}
 	if cfg.ServerCPUList != "" {
 		args = append(args, "--cpus", cfg.ServerCPUList)
 	}

@@ -13,6 +13,8 @@ import (
 
 // htmlPage is what the html template sees.
 type htmlPage struct {
+	Breakdowns  []htmlBreakdown // htmlbreakdown.go
+	Legend      []htmlSegment
 	Title       string
 	Interrupted bool
 	StopReason  string
@@ -68,6 +70,7 @@ func writeHTML(ctx context.Context, w io.Writer, r *results.Result) error {
 		lines, note := verdictLines(r, groups, i)
 		page.Groups = append(page.Groups, htmlGroup{Title: g.title(), Protos: g.protos(), Rows: cellRows(g), Lines: lines, Pooled: note, Notes: groupNotes(g)})
 	}
+	page.Breakdowns, page.Legend = htmlBreakdowns(groups), htmlLegend() // htmlbreakdown.go
 	for _, f := range figures(r) {
 		b, err := chart.FigureSVG(ctx, f, htmlCols)
 		if err != nil {
@@ -106,6 +109,11 @@ ul.summary { padding-left: 1.2rem; } ul.summary li { margin: .3rem 0; }
 figure { margin: 1rem 0; }
 figure svg { max-width: 100%; height: auto; }
 code { font-size: .85rem; }
+table.bars { width: 100%; } table.bars caption { text-align: left; font-weight: bold; font-size: .85rem; }
+table.bars th { width: 8rem; } td.bar { width: 100%; white-space: nowrap; font-size: 0; }
+td.bar span { display: inline-block; height: 1.1rem; }
+.legend { font-size: .8rem; } .key { margin-right: .8rem; white-space: nowrap; }
+.swatch { display: inline-block; width: .8rem; height: .8rem; margin-right: .25rem; vertical-align: middle; }
 footer { color: #777; font-size: .8rem; margin-top: 3rem; }
 </style>
 </head>
@@ -134,6 +142,15 @@ footer { color: #777; font-size: .8rem; margin-top: 3rem; }
 {{.SVG}}<figcaption class="note">{{.Title}}</figcaption>
 </figure>
 {{end}}{{end -}}
+{{if .Breakdowns}}<h2>Where the CPU goes</h2>
+<p class="note">CPU profiles of the measured windows (run --profile), 100 samples per CPU-second: a bar's length is its CPU per call against the section's longest, a segment a category's share (hover for figures).</p>
+<p class="legend">{{range .Legend}}<span class="key"><span class="swatch" style="{{.Style}}"></span>{{.Title}}</span> {{end}}</p>
+{{range .Breakdowns}}<h3>{{.Title}}</h3>
+{{range .Sides}}<table class="bars"><caption>{{.Name}} CPU</caption>
+{{range .Bars}}<tr><th class="{{.Proto}}">{{.Proto}}</th><td class="bar">{{range .Segments}}<span style="{{.Style}}" title="{{.Title}}"></span>{{end}}</td></tr>
+<tr><td></td><td class="note">{{.Text}}</td></tr>
+{{end}}</table>
+{{end}}{{end}}{{end -}}
 {{with .Fit}}<h2>{{.Title}}</h2>
 <p class="verdict">{{.Verdict}}</p>
 <table class="cells fit">

@@ -168,7 +168,8 @@ func cellRows(g *group) []row {
 			return ""
 		}},
 	}
-	defs = insertAfter(defs, "late calls", mixRows(g)) // mixrows.go
+	defs = insertAfter(defs, "late calls", mixRows(g))            // mixrows.go
+	defs = insertAfter(defs, "server CPU busy", breakdownRows(g)) // breakdownrows.go
 	var rows []row
 	for _, d := range defs {
 		r := row{Label: d.label, Vals: make([]string, len(g.Cells))}

@@ -60,6 +60,9 @@ func crossoverLines(r *results.Result) []string {
 // ratios carry no test.
 func summaryNotes(r *results.Result) []string {
 	out := sharedNotes(r.Verdicts)
+	if pc := r.ProfilingCost; pc != nil {
+		out = append(out, profilingCostNote(pc)) // breakdownrows.go
+	}
 	if bs, ok := sameBatches(r.Verdicts); ok {
 		out = append(out, "each verdict pools batches "+bs)
 	}

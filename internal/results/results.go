@@ -56,6 +56,9 @@ type Result struct {
 	// Merged is set on a document `meteorbench merge` made: the inputs
 	// and which segments they were.
 	Merged *Merged `json:"merged,omitempty"`
+	// ProfilingCost is what run --profile cost, measured in the run; nil
+	// without --profile.
+	ProfilingCost *ProfilingCost `json:"profiling_cost,omitempty"`
 }
 
 // Env describes where and with what the run was made.
@@ -265,6 +268,10 @@ type Cell struct {
 	// ServerMemory is the server's memory read at the cell's end; nil when
 	// unknown. With repeats, the largest of each figure.
 	ServerMemory *ServerMemory `json:"server_memory,omitempty"`
+	// ServerCPUBreakdown and ClientCPUBreakdown are where the server's and
+	// the load generator's CPU went (run --profile); nil without it.
+	ServerCPUBreakdown *CPUBreakdown `json:"server_cpu_breakdown,omitempty"`
+	ClientCPUBreakdown *CPUBreakdown `json:"client_cpu_breakdown,omitempty"`
 
 	// Mix is each scenario's rates and latency in a mixed-traffic cell
 	// (Scenario MixScenario, run --mix); the cell's own figures are those

@@ -125,6 +125,10 @@ type Config struct {
 	// meteorbench.payload.Payload instead of MeteoriteLandingsService.
 	Payload *payload.Payload
 
+	// Pprof serves the profiling endpoint (pprof.go) at /debug/pprof/,
+	// behind Token when one is set. Off: no profiling endpoint.
+	Pprof bool
+
 	// Logger receives start-up, shutdown and connection-level debug
 	// messages, never one per request. Nil discards them.
 	Logger *slog.Logger

@@ -172,6 +172,10 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	default:
+		if h.s.pprof != nil && strings.HasPrefix(r.URL.Path, PprofPrefix) {
+			h.s.pprof.ServeHTTP(rw, r) // pprof.go
+			return
+		}
 		writeError(rw, http.StatusNotFound, "no such path: "+r.URL.Path+" (the paths: "+restPaths+")")
 		return
 	}

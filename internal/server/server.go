@@ -59,6 +59,7 @@ type Server struct {
 	mem     *memBudget               // the server-wide budget (membudget.go)
 	conns   atomic.Pointer[connGate] // set by Serve (conngate.go)
 	codec   *checkedCodec
+	pprof   *pprofHandler // nil unless Config.Pprof (pprof.go)
 	// encoders bounds the large answers being encoded at once, REST and
 	// gRPC (restanswer.go).
 	encoders encodeSlots
@@ -108,6 +109,9 @@ func New(cfg Config) (*Server, error) {
 		s.token = []byte(cfg.Token)
 	}
 	s.generated = newGeneratedOnce(s)
+	if cfg.Pprof {
+		s.pprof = newPprofHandler(s.token, s.drainCtx.Done())
+	}
 	s.rest = newRESTHandler(s)
 	s.connect = newConnectHandler(s) // connect.go
 	return s, nil

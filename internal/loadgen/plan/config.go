@@ -195,6 +195,19 @@ type Config struct {
 	// records how late it actually started (results.Env.StartOffsetUS).
 	StartAt time.Time
 
+	// Profile records CPU profiles over the cells' measured windows (run
+	// --profile): the load generator's own (runtime/pprof) and the
+	// server's, from ServerPprof, and puts each cell's CPU in categories
+	// (package cpubreakdown). With Repeat > 1 the windows alternate
+	// profiled and not, so the run measures what profiling costs.
+	// ProfileDir, when set, is where each cell's profiles are saved.
+	// ServerPprof is the server's CPU profile URL (net/http/pprof's
+	// /debug/pprof/profile); empty: the target's own /debug/pprof/ if it
+	// serves one (meteorbench serve --pprof; the own server does).
+	Profile     bool
+	ProfileDir  string
+	ServerPprof string
+
 	// CommandLine, OwnServer and GOGC (the load generator's own
 	// garbage-collection target, set by the command) are recorded in
 	// results.Env.

@@ -69,14 +69,19 @@ func (r *Session) measureCell(ctx context.Context, spec plan.Spec, b plan.Bounds
 	// from a loaded server, stays out of the client's window, which is the
 	// phase's (the CPU per call and the generator's share of its cores
 	// divide by the phase's time).
+	// With --profile, the server's profile spans both scrapes, the
+	// client's the phase (profile.go).
 	var before, after summary.Snapshot
+	prof := r.startProfiles(ctx, spec, soft)
 	r.scrapeInto(ctx, spec, &before)
 	before.ReadClient(dialer)
 	ph := engine.Run(ctx, callers, spec.Batch, cfg.Timeout, scheds, engine.Bounds{Soft: soft, Hard: soft + grace, Iterations: sh.Iterations})
 	after.ReadClient(dialer)
+	prof.stopClient()
 	r.scrapeInto(ctx, spec, &after)
 
 	m := &summary.Measured{Spec: spec, Cell: summary.Cell(r.phase(spec, mix, sh, ph, before, after, dialer.Stats().Dials)), Hists: ph.Tally.Hists()}
+	m.Profile = prof.stopServer(ctx)
 	if sh.MaxWorkers > 0 {
 		m.Cell.WorkersUsed = len(callers.List)
 	}

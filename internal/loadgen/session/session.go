@@ -62,6 +62,9 @@ type Session struct {
 	// answer correctly when probed: left out of every plan (probe.go).
 	notServed  []results.NotServed
 	scheduling *results.Scheduling
+	// prof profiles the cells' windows (profile.go); nil without
+	// Config.Profile.
+	prof *profiler
 }
 
 // newSession is a session of cfg, not yet opened.
@@ -109,6 +112,12 @@ func Open(ctx context.Context, cfg plan.Config) (*Session, error) {
 			warn(n)
 		}
 	}
+	if cfg.Profile { // before any call: a --server-pprof that does not answer stops the run here
+		if err := s.openProfiler(ctx, warn); err != nil { // profile.go
+			s.Close()
+			return nil, err
+		}
+	}
 	if !cfg.NoProbe {
 		not, err := s.probeContract(ctx) // probe.go
 		if err != nil {
@@ -134,7 +143,10 @@ func Open(ctx context.Context, cfg plan.Config) (*Session, error) {
 }
 
 // Close releases the session's connections.
-func (s *Session) Close() { s.closeSamplers() }
+func (s *Session) Close() {
+	s.closeSamplers()
+	s.closeProfiler()
+}
 
 // Run measures every cell of the plan and returns the result document: a
 // session opened for it, then closed.
@@ -215,6 +227,7 @@ func (s *Session) Run(ctx context.Context, cfg plan.Config) (*results.Result, er
 			return
 		}
 		cells := summary.Repeats(done)
+		r.breakdowns(done, cells, warn) // profile.go
 		res.Cells = append(res.Cells, cells...)
 		done = done[:0]
 		if cfg.Measured != nil {
@@ -261,6 +274,7 @@ func (s *Session) Run(ctx context.Context, cfg plan.Config) (*results.Result, er
 		cfg.Progress(plan.Progress{Done: measuredN, Total: len(specs)})
 	}
 
+	res.ProfilingCost = r.prof.cost(cfg.Repeat) // profile.go
 	res.Finished = time.Now().UTC().Round(0)
 	switch {
 	case runErr == nil:
@@ -305,7 +319,9 @@ func (s *Session) Measure(ctx context.Context, k results.CellKey, b plan.Bounds)
 	for _, why := range m.Cell.Suspect {
 		r.cfg.Logger.Warn(spec.String() + ": suspect: " + why)
 	}
-	c := &summary.Repeats([]summary.Measured{*m})[0]
+	cells := summary.Repeats([]summary.Measured{*m})
+	r.breakdowns([]summary.Measured{*m}, cells, func(msg string) { r.cfg.Logger.Warn(msg) }) // profile.go
+	c := &cells[0]
 	switch {
 	case ctx.Err() != nil:
 		return c, ErrInterrupted

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/meteorbench/meteorbench/internal/cpubreakdown"
 	"github.com/meteorbench/meteorbench/internal/loadgen/engine"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/results"
@@ -24,6 +25,9 @@ type Measured struct {
 	Spec  plan.Spec
 	Cell  results.Cell
 	Hists engine.Hists
+	// Profile is the window's CPU profiles (run --profile); nil when the
+	// window was not profiled.
+	Profile *cpubreakdown.Window
 }
 
 // Repeats groups measurements by cell, in the order cells were first
