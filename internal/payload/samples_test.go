@@ -14,7 +14,7 @@ import (
 )
 
 // allCodecs is every JSON codec of this build.
-func allCodecs(t *testing.T) []*jsoncodec.Codec {
+func allCodecs(t testing.TB) []*jsoncodec.Codec {
 	t.Helper()
 	var out []*jsoncodec.Codec
 	for _, name := range jsoncodec.Names() {
