@@ -18,19 +18,34 @@ import (
 // shared by every caller.
 type Compiled struct {
 	m *msgType
+	// quoted is the same message whose 64-bit integers read and write
+	// JSON strings (the protobuf JSON mapping's "123"); nil in it.
+	quoted *Compiled
 }
 
-// Compile builds md's Go type and codec. It fails (one line) on what the
-// compiled codec does not handle: map fields, groups, recursive messages
-// and field numbers above 4096; a caller then decodes with dynamicpb.
+// Compile builds md's Go type and codec: proto3 as generated code has it
+// (maps, oneofs, optional, recursive messages, enums, the well-known
+// types). It fails (one line) on what the compiled codec does not handle:
+// proto2 groups and field numbers above 4096; a caller then decodes with
+// dynamicpb. Extensions are not decoded (kept out, as unknown fields).
 func Compile(md protoreflect.MessageDescriptor) (*Compiled, error) {
-	b := &builder{types: map[protoreflect.FullName]*msgType{}, building: map[protoreflect.FullName]bool{}}
-	m, err := b.build(md)
+	m, err := newBuilder().build(md)
 	if err != nil {
 		return nil, err
 	}
-	return &Compiled{m: m}, nil
+	b := newBuilder()
+	b.quoted64 = true
+	q, err := b.build(md)
+	if err != nil {
+		return nil, err
+	}
+	return &Compiled{m: m, quoted: &Compiled{m: q}}, nil
 }
+
+// Quoted is the same message whose 64-bit integers are JSON strings, as
+// the protobuf JSON mapping writes them (protojson, Python's json_format):
+// its JSONTarget reads "123" and 123 alike. Nil on a Quoted.
+func (c *Compiled) Quoted() *Compiled { return c.quoted }
 
 // Name is the message's full name.
 func (c *Compiled) Name() protoreflect.FullName { return c.m.desc.FullName() }
@@ -89,4 +104,14 @@ func (c *Compiled) JSONTarget(first byte) (v any, ok bool) {
 		return nil, false // bytes are a base64 string
 	}
 	return reflect.New(f.Type).Interface(), true
+}
+
+// AppendValue appends the protobuf encoding of v, a *T (of New's Value or
+// JSONTarget's '{').
+func (c *Compiled) AppendValue(b []byte, v any) ([]byte, error) {
+	rv := reflect.ValueOf(v)
+	if rv.Type() != reflect.PointerTo(c.m.typ) {
+		return b, fmt.Errorf("%s: %T is not its compiled type", c.Name(), v)
+	}
+	return c.m.append(b, rv.UnsafePointer())
 }

@@ -116,8 +116,8 @@ func Load(file string, o Options) (*Payload, error) {
 		return nil, errors.New("payload: the service file has no Payload service or List message")
 	}
 	itemDesc := list.Fields().ByNumber(1).Message()
-	b := &builder{types: map[protoreflect.FullName]*msgType{}, building: map[protoreflect.FullName]bool{},
-		written: derivd.written, numbers: derivd.numbers}
+	b := newBuilder()
+	b.written, b.numbers = derivd.written, derivd.numbers
 	if p.item, err = b.build(itemDesc); err != nil {
 		return nil, fmt.Errorf("payload %s: %w", o.Schema, err)
 	}
