@@ -107,6 +107,9 @@ func Load(file string, o Options) (*Payload, error) {
 	svcFile := files[0]
 	p := &Payload{Name: baseName(file), File: file, Source: o}
 	p.Proto, p.Warnings, p.Notes = derivd.Proto, derivd.Warnings, s.notes
+	if o.Schema == "" {
+		p.Notes = derivd.Notes
+	}
 	if p.Files, err = registry(svcFile); err != nil {
 		return nil, fmt.Errorf("payload: %w", err)
 	}
@@ -117,7 +120,7 @@ func Load(file string, o Options) (*Payload, error) {
 	}
 	itemDesc := list.Fields().ByNumber(1).Message()
 	b := newBuilder()
-	b.written, b.numbers = derivd.written, derivd.numbers
+	b.written, b.numbers, b.bare = derivd.written, derivd.numbers, derivd.bare
 	if p.item, err = b.build(itemDesc); err != nil {
 		return nil, fmt.Errorf("payload %s: %w", o.Schema, err)
 	}

@@ -203,6 +203,9 @@ type builder struct {
 	// written and numbers are Derived's: the fields written even when
 	// empty, and the string fields written as JSON numbers.
 	written, numbers map[protoreflect.FullName]bool
+	// bare are Derived's wrapper messages, whose Go type is their only
+	// field's (their JSON is the array or the map itself).
+	bare map[protoreflect.FullName]bool
 	// quoted64 makes 64-bit integers read JSON strings too ("123", as
 	// the protobuf JSON mapping writes them), and write them so.
 	quoted64 bool
@@ -234,6 +237,22 @@ func (b *builder) build(md protoreflect.MessageDescriptor) (*msgType, error) {
 	defer delete(b.building, md.FullName())
 	fds := md.Fields()
 	m := b.pending(md)
+	if b.bare[md.FullName()] && fds.Len() == 1 {
+		f, gt, err := b.field(fds.Get(0))
+		if err != nil {
+			return nil, err
+		}
+		f.offset = 0
+		m.typ, m.fields, m.byNum = gt, []field{f}, make([]int16, f.num+1)
+		m.byNum[f.num] = 1
+		if f.repeated {
+			m.arrays = []int{0} // [] when empty
+		} else if f.kind == kMap {
+			m.maps = []int{0}
+		}
+		b.types[md.FullName()] = m
+		return m, nil
+	}
 	var sfs []reflect.StructField
 	maxNum := 0
 	for i := range fds.Len() {
