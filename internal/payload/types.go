@@ -233,6 +233,9 @@ func (b *builder) build(md protoreflect.MessageDescriptor) (*msgType, error) {
 	if t := b.types[md.FullName()]; t != nil {
 		return t, nil
 	}
+	if md.ExtensionRanges().Len() > 0 {
+		return nil, fmt.Errorf("message %s has extensions (proto2): dynamicpb decodes them", md.FullName())
+	}
 	b.building[md.FullName()] = true
 	defer delete(b.building, md.FullName())
 	fds := md.Fields()
