@@ -212,10 +212,10 @@ func (f *field) named(p unsafe.Pointer) {
 // a message value missing from it is an empty message, as generated code
 // makes it.
 func (f *field) decodeEntry(b []byte, p unsafe.Pointer, depth int) error {
-	e := f.entries.Get().(reflect.Value) // a zero entry
+	e := reflect.NewAt(f.msg.typ, f.entries.Get().(unsafe.Pointer)) // a zero entry
 	defer func() {
 		e.Elem().SetZero()
-		f.entries.Put(e)
+		f.entries.Put(e.UnsafePointer()) // a pointer: no allocation to hold it
 	}()
 	if err := f.msg.unmarshalAt(b, e.UnsafePointer(), depth); err != nil {
 		return err

@@ -80,7 +80,7 @@ type field struct {
 	// enum is an enum field's values (its Go type enumValue).
 	enum *enumInfo
 	// mapType and msg (the entry: key, value) of a map field, and zero
-	// entries to decode one into (reflect.Values of *entry).
+	// entries to decode one into (unsafe.Pointers to entries).
 	mapType reflect.Type
 	entries *sync.Pool
 	// oneof are the other members of the field's oneof, cleared when it
@@ -430,7 +430,7 @@ func (b *builder) mapField(fd protoreflect.FieldDescriptor) (field, reflect.Type
 	kf.offset, vf.offset = et.Field(0).Offset, et.Field(1).Offset
 	f.msg = &msgType{desc: fd.Message(), typ: et, fields: []field{kf, vf}, byNum: []int16{0, 1, 2}, key: -1}
 	f.mapType = reflect.MapOf(kt, vt)
-	f.entries = &sync.Pool{New: func() any { return reflect.New(et) }}
+	f.entries = &sync.Pool{New: func() any { return reflect.New(et).UnsafePointer() }}
 	f.tag = protowire.AppendTag(nil, f.num, protowire.BytesType)
 	return f, f.mapType, nil
 }
