@@ -108,7 +108,16 @@ func (f *field) decode(b []byte, wt protowire.Type, p unsafe.Pointer, depth int)
 		if n < 0 {
 			return nil, errTruncated
 		}
-		f.grow(p, packedCount(v, wt2(f.kind)))
+		w := wt2(f.kind)
+		f.grow(p, packedCount(v, w))
+		if littleEndian && w != protowire.VarintType && len(v)%int(f.elemSize) == 0 {
+			// Fixed-size numbers: their bytes are the elements', little
+			// endian, as the slice holds them.
+			h := (*sliceHeader)(p)
+			copy(unsafe.Slice((*byte)(unsafe.Add(h.data, uintptr(h.len)*f.elemSize)), len(v)), v)
+			h.len += len(v) / int(f.elemSize)
+			return b[n:], nil
+		}
 		for len(v) > 0 {
 			e := f.appendElem(p)
 			k, err := f.scalar(v, wt2(f.kind), e)
@@ -595,3 +604,7 @@ func decodeStruct(b []byte, depth int) (map[string]any, error) {
 	})
 	return out, err
 }
+
+// littleEndian: the platform holds numbers as protobuf writes fixed-size
+// ones, so packed ones can be copied as they are (decode).
+var littleEndian = func() bool { x := uint16(1); return *(*byte)(unsafe.Pointer(&x)) == 1 }()

@@ -445,7 +445,12 @@ type sliceHeader struct {
 // grow makes room in the slice at p (of type f.slice) for n more
 // elements, at once.
 func (f *field) grow(p unsafe.Pointer, n int) {
-	if h := (*sliceHeader)(p); h.cap-h.len < n {
+	h := (*sliceHeader)(p)
+	if h.cap == 0 {
+		h.data, h.cap = newArray(f.slice.Elem(), n), n
+		return
+	}
+	if h.cap-h.len < n {
 		s := reflect.NewAt(f.slice, p).Elem()
 		ns := reflect.MakeSlice(f.slice, h.len, h.len+n)
 		reflect.Copy(ns, s)
