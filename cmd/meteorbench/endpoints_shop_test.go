@@ -23,7 +23,8 @@ import (
 // A shop's own API in another language (testdata/shop_server.py: Python's
 // http.server and grpcio, JSON by protobuf's json_format), whose schema has
 // maps (of strings, of messages), a oneof, a recursive message, an enum, a
-// Timestamp, a proto3 optional and 64-bit integers written as strings: both
+// Timestamp, a proto3 optional and 64-bit integers written as strings, the
+// order under its .proto field names (card_last4, tracking_ids): both
 // pairs of its endpoints file decode compiled on gRPC and typed JSON on
 // REST, no errors, and --server-pid rest=P,grpc=P (the one process serving
 // both) reads the server's CPU.

@@ -9,6 +9,7 @@ package payload
 import (
 	"fmt"
 	"reflect"
+	"sync"
 	"unsafe"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -18,9 +19,15 @@ import (
 // shared by every caller.
 type Compiled struct {
 	m *msgType
-	// quoted is the same message whose 64-bit integers read and write
-	// JSON strings (the protobuf JSON mapping's "123"); nil in it.
-	quoted *Compiled
+	// others are the same message read from JSON another way (Others),
+	// built when first asked for; nil in one of them.
+	others *others
+}
+
+// others are a message's other JSON readings, each built once.
+type others struct {
+	once sync.Once
+	list []*Compiled
 }
 
 // Compile builds md's Go type and codec: proto3 as generated code has it
@@ -33,19 +40,30 @@ func Compile(md protoreflect.MessageDescriptor) (*Compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := newBuilder()
-	b.quoted64 = true
-	q, err := b.build(md)
-	if err != nil {
-		return nil, err
-	}
-	return &Compiled{m: m, quoted: &Compiled{m: q}}, nil
+	return &Compiled{m: m, others: &others{}}, nil
 }
 
-// Quoted is the same message whose 64-bit integers are JSON strings, as
-// the protobuf JSON mapping writes them (protojson, Python's json_format):
-// its JSONTarget reads "123" and 123 alike. Nil on a Quoted.
-func (c *Compiled) Quoted() *Compiled { return c.quoted }
+// Others are the same message read from JSON the other ways the protobuf
+// JSON mapping allows a server to write it, built when first asked for:
+// 64-bit integers as strings ("123", as protojson and Python's json_format
+// write them; 123 is read too), the fields under their .proto names
+// ("card_last4" instead of "cardLast4", as protojson's UseProtoNames and
+// many REST frameworks write them), and both. Nil on one of them.
+func (c *Compiled) Others() []*Compiled {
+	if c.others == nil {
+		return nil
+	}
+	c.others.once.Do(func() {
+		for _, o := range []struct{ quoted, names bool }{{true, false}, {false, true}, {true, true}} {
+			b := newBuilder()
+			b.quoted64, b.protoNames = o.quoted, o.names
+			if m, err := b.build(c.m.desc); err == nil {
+				c.others.list = append(c.others.list, &Compiled{m: m})
+			}
+		}
+	})
+	return c.others.list
+}
 
 // Name is the message's full name.
 func (c *Compiled) Name() protoreflect.FullName { return c.m.desc.FullName() }

@@ -124,7 +124,7 @@ func shapes() []shape {
 // encoded again, the same message; and the protobuf JSON mapping of it
 // (protojson, as a REST answer would be: enum names, 64-bit integers as
 // strings, durations, wrappers' bare values, map keys as strings) decodes
-// strictly into the compiled type's JSON mapping (Quoted), and that,
+// strictly into the compiled type's JSON mapping (Others), and that,
 // encoded as protobuf, is the same message again.
 func TestCompiledShapes(t *testing.T) {
 	for _, s := range shapes() {
@@ -157,7 +157,7 @@ func TestCompiledShapes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			q := c.Quoted()
+			q := c.Others()[0] // 64-bit integers as strings
 			v, ok := q.JSONTarget('{')
 			dec := json.NewDecoder(bytes.NewReader(js))
 			dec.DisallowUnknownFields()
@@ -181,6 +181,15 @@ func TestCompiledShapes(t *testing.T) {
 			fromJSON := s.list.ProtoReflect().New().Interface()
 			if err := proto.Unmarshal(pb, fromJSON); err != nil || !proto.Equal(fromJSON, s.list) {
 				t.Errorf("JSON -> compiled type -> protobuf is not the message (err %v)", err)
+			}
+			// Under the .proto field names (protojson's UseProtoNames): the
+			// same message, read so.
+			byName, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(s.list)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, _ := c.Others()[2].JSONTarget('{'); decodeStrict(byName, n) != nil {
+				t.Errorf("the JSON under .proto names does not decode: %v", decodeStrict(byName, n))
 			}
 			// The compiled type written as JSON reads back with protojson.
 			out, err := json.Marshal(v)
@@ -243,4 +252,11 @@ func BenchmarkDecode(b *testing.B) {
 			b.ReportMetric(float64(rusage.CPU()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
+}
+
+// decodeStrict decodes js into v with no member v lacks.
+func decodeStrict(js []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
 }

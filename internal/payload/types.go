@@ -209,6 +209,9 @@ type builder struct {
 	// quoted64 makes 64-bit integers read JSON strings too ("123", as
 	// the protobuf JSON mapping writes them), and write them so.
 	quoted64 bool
+	// protoNames tags the fields with their .proto names (card_last4),
+	// not their JSON names (cardLast4).
+	protoNames bool
 }
 
 // newBuilder is a builder with nothing built.
@@ -265,7 +268,11 @@ func (b *builder) build(md protoreflect.MessageDescriptor) (*msgType, error) {
 			return nil, err
 		}
 		name := "F" + strconv.Itoa(int(fd.Number()))
-		tag := `json:"` + fd.JSONName()
+		jsonName := fd.JSONName()
+		if b.protoNames {
+			jsonName = string(fd.Name())
+		}
+		tag := `json:"` + jsonName
 		if (f.ptr || f.repeated || f.kind >= kMessage) && !b.written[fd.FullName()] {
 			tag += ",omitempty"
 			if f.kind == kMessage && !f.repeated && gt.Kind() == reflect.Struct {

@@ -2,8 +2,9 @@
 """A shop's REST and gRPC API (testdata/shop/shop.proto), written apart from
 meteorbench for its endpoints test: REST JSON on http.server, gRPC on
 grpcio (C-core HTTP/2), both in this one process. The JSON is what
-protobuf's own json_format writes for the same messages (lowerCamelCase
-names, enum names, 64-bit integers as strings, RFC 3339 times). No
+protobuf's own json_format writes for the same messages (the order
+under its .proto field names, the tree under lowerCamelCase ones; enum
+names, 64-bit integers as strings, RFC 3339 times). No
 generated code: the message classes come from a FileDescriptorSet.
 
 Usage: shop_server.py DESCRIPTORS.pb
@@ -71,7 +72,10 @@ def make_tree(c, depth, fanout=3, slug="root"):
 def main():
     c = classes(sys.argv[1])
     order, tree = make_order(c), make_tree(c, 4)
-    rest = {"/orders/1": json_format.MessageToJson(order).encode(), "/categories": json_format.MessageToJson(tree).encode()}
+    # The order under its .proto field names (card_last4), as many REST
+    # frameworks write them; the tree under the JSON names (lowerCamelCase).
+    rest = {"/orders/1": json_format.MessageToJson(order, preserving_proto_field_name=True).encode(),
+            "/categories": json_format.MessageToJson(tree).encode()}
     grpc_answers = {"/shop.v1.Shop/GetOrder": order.SerializeToString(), "/shop.v1.Shop/GetCategories": tree.SerializeToString()}
 
     class Handler(BaseHTTPRequestHandler):

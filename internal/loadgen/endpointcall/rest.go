@@ -44,8 +44,8 @@ type REST struct {
 	generic  atomic.Bool
 	whyNotTy string
 	// typed is the type the answers decode into, once settled: Answer,
-	// or Answer.Quoted() when the answers write 64-bit integers as
-	// strings (the protobuf JSON mapping).
+	// or one of Answer.Others() when the answers write 64-bit integers as
+	// strings or the fields under their .proto names.
 	typed atomic.Pointer[payload.Compiled]
 }
 
@@ -89,11 +89,13 @@ func (r *REST) settle(body []byte) {
 		why = fmt.Sprintf("the answer (%s) is not the JSON of a %s", payload.JSONKind(firstByte(body)), r.Answer.Name())
 	} else if err := decodeStrict(body, v); err != nil {
 		why = fmt.Sprintf("the answer is not the JSON of a %s: %v", r.Answer.Name(), err)
-		// 64-bit integers written as strings, as the protobuf JSON
-		// mapping writes them ("123"): the same message, read so.
-		if q := r.Answer.Quoted(); q != nil {
-			if v, _ := q.JSONTarget(firstByte(body)); decodeStrict(body, v) == nil {
-				why, typed = "", q
+		// 64-bit integers written as strings ("123"), or the fields
+		// under their .proto names, as the protobuf JSON mapping allows:
+		// the same message, read so.
+		for _, o := range r.Answer.Others() {
+			if v, _ := o.JSONTarget(firstByte(body)); decodeStrict(body, v) == nil {
+				why, typed = "", o
+				break
 			}
 		}
 	}
