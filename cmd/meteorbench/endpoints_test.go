@@ -395,8 +395,8 @@ service Health { rpc Check(HealthCheckRequest) returns (HealthCheckResponse); }
 	if c := res.Cells[0]; c.Protocol != api.REST || c.ClientDecoding != results.DecodeGenericJSON {
 		t.Errorf("%s decoded %q, want generic JSON", c.Protocol, c.ClientDecoding)
 	}
-	if s := res.Verdicts[0].Summary; !strings.Contains(s, "REST decoded generic JSON values") {
-		t.Errorf("verdict %q: does not say REST decoded generically", s)
+	if s := res.Verdicts[0].Summary; !strings.Contains(s, "REST decoded generic JSON values (the answer (an array) is not the JSON of a grpc.health.v1.HealthCheckResponse)") {
+		t.Errorf("verdict %q: does not say REST decoded generically, and why", s)
 	}
 }
 

@@ -184,11 +184,13 @@ func TestSchemaCheck(t *testing.T) {
 	}
 }
 
-// The real responses kept in examples/payloads run as they are, wrapped
-// list and all, on every protocol and scenario: no errors, every call's
-// answer checked, the payload named in every cell.
+// The real responses and documents kept in examples/payloads (a catalog
+// keyed by ids, GeoJSON, a dependency tree: maps, wrapper messages and a
+// recursive message) run as they are, wrapped list and all, on every
+// protocol and scenario: no errors, every call's answer checked, the
+// payload named in every cell.
 func TestRunRealSamples(t *testing.T) {
-	for _, name := range []string{"twitter-search.json.gz", "fhir-bundle.json.gz"} {
+	for _, name := range []string{"twitter-search.json.gz", "fhir-bundle.json.gz", "citm-catalog.json.gz", "geojson-polygons.json", "npm-dependency-tree.json"} {
 		t.Run(name, func(t *testing.T) {
 			file := payloadtest.Example(t, name)
 			p := payloadtest.Load(t, file, payload.Options{})

@@ -140,15 +140,20 @@ func (g *cellGroup) verdict(nameCondition bool) results.Verdict {
 }
 
 // genericDecoding says, for a user's endpoints, which protocols' clients
-// decoded the answers without a schema's types ("REST decoded generic
-// JSON values (no schema matches its answers)"): their client decode time,
-// and latency, are then not what a client with generated code would see.
+// decoded the answers without a schema's types, and why ("REST decoded
+// generic JSON values (the answer is not the JSON of a shop.v1.Order:
+// ...)"): their client decode time, and latency, are then not what a
+// client with generated code would see.
 func genericDecoding(ps []api.Protocol, byProto map[api.Protocol][]*results.Cell) string {
 	var out []string
 	for _, p := range ps {
 		for _, c := range byProto[p] {
 			if c.ClientDecoding.Generic() {
-				out = append(out, p.Title()+" decoded "+c.ClientDecoding.Phrase())
+				s := p.Title() + " decoded " + c.ClientDecoding.Phrase()
+				if c.ClientDecodingWhy != "" {
+					s += " (" + c.ClientDecodingWhy + ")"
+				}
+				out = append(out, s)
 				break
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/meteorbench/meteorbench/api"
@@ -241,7 +242,9 @@ func (f *RunFlags) applyTarget(cfg *plan.Config) error {
 	for _, p := range pids.Protocols() {
 		switch {
 		case cfg.Endpoints != nil && !slices.Contains(cfg.Endpoints.Protocols(), p):
-			if pids.Split() {
+			// rest-protobuf follows rest=P unless named: endpoints have
+			// no rest-protobuf side, and rest=P,grpc=P names their two.
+			if pids.Split() && (p != api.RESTProtobuf || strings.Contains(pids.String(), string(api.RESTProtobuf)+"=")) {
 				return fmt.Errorf("--server-pid %s: your endpoints have no %s side", pids, p)
 			}
 			continue

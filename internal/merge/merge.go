@@ -226,7 +226,7 @@ func mergeCells(ctx context.Context, inputs []Input) ([]results.Cell, error) {
 
 // mergeCell merges one cell's parts (see the package comment).
 func mergeCell(ps []part, inputs int) (results.Cell, error) {
-	m := results.Cell{CellKey: ps[0].cell.CellKey, Mode: ps[0].cell.Mode, ClientDecoding: ps[0].cell.ClientDecoding}
+	m := results.Cell{CellKey: ps[0].cell.CellKey, Mode: ps[0].cell.Mode, ClientDecoding: ps[0].cell.ClientDecoding, ClientDecodingWhy: ps[0].cell.ClientDecodingWhy}
 	warn := func(format string, args ...any) { m.Warnings = append(m.Warnings, fmt.Sprintf(format, args...)) }
 	if len(ps) < inputs {
 		var names []string

@@ -9,6 +9,7 @@ package payload
 import (
 	"fmt"
 	"reflect"
+	"sync"
 	"unsafe"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -18,18 +19,50 @@ import (
 // shared by every caller.
 type Compiled struct {
 	m *msgType
+	// others are the same message read from JSON another way (Others),
+	// built when first asked for; nil in one of them.
+	others *others
 }
 
-// Compile builds md's Go type and codec. It fails (one line) on what the
-// compiled codec does not handle: map fields, groups, recursive messages
-// and field numbers above 4096; a caller then decodes with dynamicpb.
+// others are a message's other JSON readings, each built once.
+type others struct {
+	once sync.Once
+	list []*Compiled
+}
+
+// Compile builds md's Go type and codec: proto3 as generated code has it
+// (maps, oneofs, optional, recursive messages, enums, the well-known
+// types). It fails (one line) on what the compiled codec does not handle:
+// proto2 groups and field numbers above 4096; a caller then decodes with
+// dynamicpb. Extensions are not decoded (kept out, as unknown fields).
 func Compile(md protoreflect.MessageDescriptor) (*Compiled, error) {
-	b := &builder{types: map[protoreflect.FullName]*msgType{}, building: map[protoreflect.FullName]bool{}}
-	m, err := b.build(md)
+	m, err := newBuilder().build(md)
 	if err != nil {
 		return nil, err
 	}
-	return &Compiled{m: m}, nil
+	return &Compiled{m: m, others: &others{}}, nil
+}
+
+// Others are the same message read from JSON the other ways the protobuf
+// JSON mapping allows a server to write it, built when first asked for:
+// 64-bit integers as strings ("123", as protojson and Python's json_format
+// write them; 123 is read too), the fields under their .proto names
+// ("card_last4" instead of "cardLast4", as protojson's UseProtoNames and
+// many REST frameworks write them), and both. Nil on one of them.
+func (c *Compiled) Others() []*Compiled {
+	if c.others == nil {
+		return nil
+	}
+	c.others.once.Do(func() {
+		for _, o := range []struct{ quoted, names bool }{{true, false}, {false, true}, {true, true}} {
+			b := newBuilder()
+			b.quoted64, b.protoNames = o.quoted, o.names
+			if m, err := b.build(c.m.desc); err == nil {
+				c.others.list = append(c.others.list, &Compiled{m: m})
+			}
+		}
+	})
+	return c.others.list
 }
 
 // Name is the message's full name.
@@ -89,4 +122,14 @@ func (c *Compiled) JSONTarget(first byte) (v any, ok bool) {
 		return nil, false // bytes are a base64 string
 	}
 	return reflect.New(f.Type).Interface(), true
+}
+
+// AppendValue appends the protobuf encoding of v, a *T (of New's Value or
+// JSONTarget's '{').
+func (c *Compiled) AppendValue(b []byte, v any) ([]byte, error) {
+	rv := reflect.ValueOf(v)
+	if rv.Type() != reflect.PointerTo(c.m.typ) {
+		return b, fmt.Errorf("%s: %T is not its compiled type", c.Name(), v)
+	}
+	return c.m.append(b, rv.UnsafePointer())
 }

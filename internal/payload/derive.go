@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -54,6 +55,9 @@ type shape struct {
 	inexact bool   // an integer beyond 2^53 seen (not exact as a double)
 	obj     *objShape
 	elem    *shape // the elements of arrays
+	// rec is the object, an ancestor, whose message this place's objects
+	// are: a recursive message (fold).
+	rec *objShape
 }
 
 // objShape is the merged shape of objects at one place.
@@ -61,6 +65,12 @@ type objShape struct {
 	count  int // objects merged
 	keys   []string
 	fields map[string]*shape
+	// values are all the values of its keys, merged: a map's values.
+	values *shape
+	// isMap: the objects are a map<string, T> (classify).
+	isMap bool
+	// full is its message's full name, once printed.
+	full string
 }
 
 // node is a decoded JSON value that keeps its objects' key order:
@@ -150,6 +160,226 @@ func (s *shape) merge(v node, path string) {
 	s.present++
 }
 
+// absorb merges the values of g, seen at another place, into s.
+func (s *shape) absorb(g *shape) {
+	if s == g || g == nil {
+		return
+	}
+	s.types |= g.types
+	s.null = s.null || g.null
+	s.present += g.present
+	s.keyed += g.keyed
+	s.neg = s.neg || g.neg
+	s.inexact = s.inexact || g.inexact
+	switch {
+	case g.obj == nil:
+	case s.obj == nil:
+		s.obj = g.obj
+	default:
+		s.obj.absorb(g.obj, "")
+	}
+	switch {
+	case g.elem == nil:
+	case s.elem == nil:
+		s.elem = g.elem
+	default:
+		s.elem.absorb(g.elem)
+	}
+}
+
+// absorb merges the objects of g into o; the values of key skip only as
+// far as their counts (their objects are another level, absorbed apart).
+func (o *objShape) absorb(g *objShape, skip string) {
+	if o == g {
+		return
+	}
+	o.count += g.count
+	o.isMap = o.isMap || g.isMap
+	if o.values == nil {
+		o.values = g.values
+	} else {
+		o.values.absorb(g.values)
+	}
+	for _, k := range g.keys {
+		f, gf := o.fields[k], g.fields[k]
+		if f == nil {
+			if k == skip {
+				f = &shape{path: gf.path}
+			} else {
+				f = gf
+			}
+			o.fields[k] = f
+			o.keys = append(o.keys, k)
+			if k != skip {
+				continue
+			}
+		}
+		if k == skip {
+			f.types |= gf.types
+			f.null = f.null || gf.null
+			f.present += gf.present
+			f.keyed += gf.keyed
+			continue
+		}
+		f.absorb(gf)
+	}
+}
+
+// mapLike: objects whose keys are not identifiers (ids, dates, codes), or
+// with many keys whose values are objects of one shape, are a map, as a
+// person would write them: map<string, T>.
+const mapKeys = 8
+
+// classify decides, at every place, which objects are maps.
+func (s *shape) classify() {
+	if s == nil {
+		return
+	}
+	if o := s.obj; o != nil && !o.isMap {
+		o.isMap = o.looksLikeMap()
+		for _, k := range o.keys {
+			o.fields[k].classify()
+		}
+		if o.isMap {
+			o.values.classify()
+		}
+	}
+	s.elem.classify()
+}
+
+func (o *objShape) looksLikeMap() bool {
+	if len(o.keys) == 0 || o.values == nil {
+		return false
+	}
+	ids := true
+	for _, k := range o.keys {
+		if isIdent(k) {
+			ids = false
+			break
+		}
+	}
+	if ids {
+		return o.values.null || !mixed(o.values.types)
+	}
+	if len(o.keys) < mapKeys || o.values.types != tObject || o.values.null {
+		return false
+	}
+	// One shape: every value's keys mostly the keys of all of them.
+	all := len(o.values.obj.keys)
+	for _, k := range o.keys {
+		if f := o.fields[k]; len(f.obj.keys)*2 < all {
+			return false
+		}
+	}
+	return true
+}
+
+// How a field holds objects: as its value, as the elements of an array,
+// as the values of a map.
+const (
+	asValue = iota
+	asElems
+	asMapValues
+)
+
+// place is where the objects of field f are, and how it holds them: f
+// (an object), its elements (an array of objects), or a map's values;
+// nil for none.
+func place(f *shape) (*shape, int) {
+	s, how := f, asValue
+	if f.types == tArray && f.elem != nil {
+		s, how = f.elem, asElems
+	}
+	if s.types != tObject || s.obj == nil {
+		return nil, 0
+	}
+	if s.obj.isMap && how == asValue {
+		return placeAs(f, asMapValues), asMapValues
+	}
+	return s, how
+}
+
+// placeAs is where the objects of field f are when it holds them as
+// another level of a recursive message held them (how), or nil.
+func placeAs(f *shape, how int) *shape {
+	s := f
+	switch how {
+	case asElems:
+		s = f.elem
+	case asMapValues:
+		if f.types != tObject || f.obj == nil {
+			return nil
+		}
+		s = f.obj.values
+	}
+	if s == nil || s.types != tObject || s.obj == nil {
+		return nil
+	}
+	return s
+}
+
+// fold makes objects that hold themselves (a tree: children of the same
+// shape as their parent, at any depth) one recursive message: at every
+// level below o down key k whose objects mostly have o's keys and k
+// again, their fields are merged into o's, and the place refers to o.
+func (o *objShape) fold(done map[*objShape]bool, notes *[]string) {
+	if done[o] {
+		return
+	}
+	done[o] = true
+	for _, k := range o.keys {
+		f := o.fields[k]
+		pl, how := place(f)
+		if pl == nil || pl.rec != nil || !o.holds(pl.obj, k) {
+			continue
+		}
+		for lvl := pl.obj; lvl != nil && lvl != o; {
+			o.absorb(lvl, k)
+			next := lvl.fields[k]
+			if next == nil {
+				break
+			}
+			np := placeAs(next, how)
+			if np == nil {
+				break
+			}
+			lvl = np.obj
+		}
+		if how == asMapValues {
+			f.obj.isMap = true // every level's map, whatever its keys
+		}
+		pl.rec = o
+		if !slices.ContainsFunc(*notes, func(n string) bool { return strings.HasPrefix(pl.path, n) }) {
+			*notes = append(*notes, pl.path) // not a level inside one noted
+		}
+	}
+	for _, k := range o.keys {
+		for s := o.fields[k]; s != nil; s = s.elem {
+			if s.obj != nil && s.rec == nil {
+				s.obj.fold(done, notes)
+				if s.obj.values != nil && s.obj.values.obj != nil && s.obj.values.rec == nil {
+					s.obj.values.obj.fold(done, notes)
+				}
+			}
+		}
+	}
+}
+
+// holds reports whether objects s, under o's key k, are o's again: they
+// have key k too, and at least half their keys are o's.
+func (o *objShape) holds(s *objShape, k string) bool {
+	if s == o || s.fields[k] == nil {
+		return false
+	}
+	in := 0
+	for _, j := range s.keys {
+		if o.fields[j] != nil {
+			in++
+		}
+	}
+	return in*2 >= len(s.keys)
+}
+
 // number adds a number, written as n, to s.
 func (s *shape) number(n string) {
 	if strings.ContainsAny(n, ".eE") {
@@ -172,7 +402,11 @@ func (s *shape) number(n string) {
 
 func (o *objShape) merge(v *object, path string) {
 	o.count++
+	if o.values == nil {
+		o.values = &shape{}
+	}
 	for i, k := range v.keys {
+		o.values.merge(v.vals[i], path+"[*]")
 		f := o.fields[k]
 		if f == nil {
 			f = &shape{}
@@ -228,6 +462,8 @@ type Derived struct {
 	// written even when empty, as null or []. numbers are the string
 	// fields that hold integers beyond 64 bits, written as JSON numbers.
 	written, numbers map[protoreflect.FullName]bool
+	// bare are the wrapper messages whose JSON is their only field's.
+	bare map[protoreflect.FullName]bool
 }
 
 // decodeItem decodes one item keeping its key order.
@@ -252,8 +488,13 @@ func derive(file string, s *sample) (*Derived, error) {
 		}
 		root.merge(o, s.itemPath(i))
 	}
-	p := &printer{file: file, imports: map[string]bool{}, written: map[protoreflect.FullName]bool{}, numbers: map[protoreflect.FullName]bool{}}
+	p := &printer{file: file, imports: map[string]bool{}, written: map[protoreflect.FullName]bool{}, numbers: map[protoreflect.FullName]bool{},
+		bare: map[protoreflect.FullName]bool{}}
 	var body strings.Builder
+	var recursive []string
+	done := map[*objShape]bool{}
+	(&shape{types: tObject, obj: root}).classify()
+	root.fold(done, &recursive)
 	if err := p.message(&body, "Item", Package+".Item", root, "", ""); err != nil {
 		return nil, err
 	}
@@ -273,6 +514,8 @@ func derive(file string, s *sample) (*Derived, error) {
 			wo.keys, wo.vals = append(wo.keys, k), append(wo.vals, v)
 		}
 		list.merge(wo, "$")
+		(&shape{types: tObject, obj: list}).classify()
+		list.fold(done, &recursive)
 		body.WriteString("\n// The object around the items, as the sample has it.\n")
 		if err := p.message(&body, "List", Package+".List", list, "", w.Key()); err != nil {
 			return nil, err
@@ -295,7 +538,28 @@ func derive(file string, s *sample) (*Derived, error) {
 	}
 	b.WriteString(body.String())
 	b.WriteString(serviceText("Item", s.wrap == nil))
-	return &Derived{Proto: b.String(), Warnings: p.warnings, Notes: s.notes, written: p.written, numbers: p.numbers}, nil
+	notes := s.notes
+	for _, n := range []struct {
+		at   []string
+		what string
+	}{
+		{p.mapped, "objects whose keys are not identifiers (ids, dates, codes), or whose many values share one shape, are map<string, T>"},
+		{p.wrapped, "arrays of arrays are repeated wrapper messages (named from the field, their JSON the inner array itself)"},
+		{recursive, "objects that hold objects of their own shape are one recursive message"},
+	} {
+		if len(n.at) > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %s", n.what, strings.Join(firstFew(n.at), ", ")))
+		}
+	}
+	return &Derived{Proto: b.String(), Warnings: p.warnings, Notes: notes, written: p.written, numbers: p.numbers, bare: p.bare}, nil
+}
+
+// firstFew is at most five of places, and how many more.
+func firstFew(places []string) []string {
+	if len(places) <= 5 {
+		return places
+	}
+	return append(places[:5:5], fmt.Sprintf("and %d more", len(places)-5))
 }
 
 const (
@@ -310,12 +574,18 @@ type printer struct {
 	warnings []string
 	written  map[protoreflect.FullName]bool
 	numbers  map[protoreflect.FullName]bool
+	// bare are the wrapper messages, whose JSON is their only field's.
+	bare map[protoreflect.FullName]bool
+	// mapped and wrapped are the places made maps and wrappers, for the
+	// notes.
+	mapped, wrapped []string
 }
 
 // message writes message name (full name full) for the objects of o,
 // indented. The field of key items, if named, is the list of the items,
 // field 1; the others are numbered after it.
 func (p *printer) message(b *strings.Builder, name, full string, o *objShape, indent, items string) error {
+	o.full = full
 	fmt.Fprintf(b, "%smessage %s {\n", indent, name)
 	names := map[string]bool{}
 	jsonNames := map[string]bool{} // protoc refuses two fields whose default JSON names differ only in case
@@ -345,7 +615,7 @@ func (p *printer) message(b *strings.Builder, name, full string, o *objShape, in
 			fmt.Fprintf(b, "%s  repeated .%s.Item %s = 1%s;\n", indent, Package, field, opt)
 			continue
 		}
-		typ, label, obj, err := p.fieldType(f, o)
+		typ, label, err := p.typeOf(b, f, o, field, full, names, indent, &nested)
 		if err != nil {
 			return err
 		}
@@ -357,14 +627,92 @@ func (p *printer) message(b *strings.Builder, name, full string, o *objShape, in
 				p.numbers[fn] = true // integers beyond 64 bits: still JSON numbers
 			}
 		}
-		if obj != nil { // a nested message
-			typ = uniqueName(messageName(field), names)
-			sub, in := typ, indent+"  "
-			nested = append(nested, func() error { return p.message(b, sub, full+"."+sub, obj, in, "") })
-		}
 		fmt.Fprintf(b, "%s  %s%s %s = %d%s;\n", indent, label, typ, field, num, opt)
 		num++
 	}
+	for _, n := range nested {
+		if err := n(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(b, "%s}\n", indent)
+	return nil
+}
+
+// typeOf is the type and label of field (its values f, in message full,
+// whose objects are parent), and the messages it needs nested, to print
+// after the fields: a message for objects, a map's, a wrapper of an array
+// of arrays.
+func (p *printer) typeOf(b *strings.Builder, f *shape, parent *objShape, field, full string, names map[string]bool, indent string, nested *[]func() error) (typ, label string, err error) {
+	s, label := f, ""
+	if f.types == tArray && f.elem != nil && f.elem.types != 0 && !f.elem.null && !mixed(f.elem.types) {
+		s, label = f.elem, "repeated "
+	}
+	if s.rec != nil {
+		return "." + s.rec.full, label, nil
+	}
+	// nest prints a message for s, named from the field.
+	nest := func(suffix string, print func(name, full, indent string) error) string {
+		name := uniqueName(messageName(field)+suffix, names)
+		in := indent + "  "
+		*nested = append(*nested, func() error { return print(name, full+"."+name, in) })
+		return name
+	}
+	switch {
+	case label != "" && (s.types == tArray || s.types == tObject && s.obj.isMap):
+		// An array of arrays (or of maps): a wrapper message each, its
+		// JSON the array (map) itself.
+		p.wrapped = append(p.wrapped, f.path)
+		return nest("Elem", func(name, full, indent string) error { return p.wrapper(b, name, full, s, indent) }), label, nil
+	case s.types == tObject && s.obj.isMap:
+		if label == "" {
+			p.mapped = append(p.mapped, f.path)
+		}
+		v := s.obj.values
+		vt := ""
+		switch {
+		case v.rec != nil:
+			vt = "." + v.rec.full
+		case v.null || v.types == 0 || mixed(v.types):
+			vt = p.value(v.path, "its values are "+elemKinds(v))
+		case v.types == tObject && !v.obj.isMap:
+			vt = nest("Value", func(name, full, indent string) error { return p.message(b, name, full, v.obj, indent, "") })
+		case v.types == tArray || v.types == tObject:
+			vt = nest("Value", func(name, full, indent string) error { return p.wrapper(b, name, full, v, indent) })
+		default:
+			if vt, _, _, err = p.fieldType(v, &objShape{count: v.present}); err != nil {
+				return "", "", err
+			}
+		}
+		return "map<string, " + vt + ">", "", nil
+	}
+	typ, label, obj, err := p.fieldType(f, parent)
+	if err != nil || obj == nil {
+		return typ, label, err
+	}
+	return nest("", func(name, full, indent string) error { return p.message(b, name, full, obj, indent, "") }), label, nil
+}
+
+// wrapper writes a message whose JSON is its only field's (bare), v: the
+// elements of an array of arrays (each a wrapper), or maps in an array.
+func (p *printer) wrapper(b *strings.Builder, name, full string, s *shape, indent string) error {
+	p.bare[protoreflect.FullName(full)] = true
+	what := "array"
+	if s.types != tArray {
+		what = "object"
+	}
+	fmt.Fprintf(b, "%s// Its JSON is the %s itself, not an object around it.\n%smessage %s {\n", indent, what, indent, name)
+	var nested []func() error
+	names := map[string]bool{"v": true}
+	p.written[protoreflect.FullName(full+".v")] = true
+	typ, label, err := p.typeOf(b, s, &objShape{count: s.present}, name, full, names, indent, &nested)
+	if err != nil {
+		return err
+	}
+	if typ == "string" && s.elem != nil && s.elem.types != 0 && s.elem.types&^tInteger == 0 {
+		p.numbers[protoreflect.FullName(full+".v")] = true
+	}
+	fmt.Fprintf(b, "%s  %s%s v = 1;\n", indent, label, typ)
 	for _, n := range nested {
 		if err := n(); err != nil {
 			return err

@@ -7,11 +7,14 @@ package payload
 // as the generated code does for proto3.
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -39,6 +42,8 @@ func (m *msgType) appendExcept(b []byte, p unsafe.Pointer, skip int) ([]byte, er
 		switch {
 		case f.repeated:
 			b, err = f.appendRepeated(b, fp)
+		case f.kind == kMap:
+			b, err = f.appendMap(b, fp)
 		case f.ptr:
 			if vp := *(*unsafe.Pointer)(fp); vp != nil {
 				b, err = f.appendOne(b, vp, true)
@@ -63,7 +68,14 @@ func (f *field) appendOne(b []byte, p unsafe.Pointer, always bool) ([]byte, erro
 			b = protowire.AppendVarint(b, protowire.EncodeBool(v))
 		}
 	case kInt32, kSint32, kSfixed32:
-		if v := *(*int32)(p); v != 0 || always {
+		v := *(*int32)(p)
+		if f.enum != nil {
+			var err error
+			if v, err = f.enum.numberOf((*enumValue)(p)); err != nil {
+				return b, err
+			}
+		}
+		if v != 0 || always {
 			b = appendInt32(append(b, f.tag...), f.kind, v)
 		}
 	case kInt64, kSint64, kSfixed64:
@@ -105,12 +117,149 @@ func (f *field) appendOne(b []byte, p unsafe.Pointer, always bool) ([]byte, erro
 		if tp := *(**time.Time)(p); tp != nil {
 			b = appendTimestamp(append(b, f.tag...), tp)
 		}
+	case kDuration:
+		if dp := *(**duration)(p); dp != nil {
+			return appendDuration(append(b, f.tag...), dp)
+		}
 	case kValue:
 		if v := *(*any)(p); v != nil {
 			return appendNested(append(b, f.tag...), func(b []byte) ([]byte, error) { return appendValue(b, v) })
 		}
+	case kStruct:
+		if v := *(*map[string]any)(p); v != nil {
+			return appendNested(append(b, f.tag...), func(b []byte) ([]byte, error) { return appendStruct(b, v) })
+		}
+	case kList:
+		if v := *(*[]any)(p); v != nil {
+			return appendNested(append(b, f.tag...), func(b []byte) ([]byte, error) { return appendListValue(b, v) })
+		}
+	case kAny:
+		if a := *(**anyValue)(p); a != nil {
+			return appendAny(append(b, f.tag...), a)
+		}
 	}
 	return b, nil
+}
+
+// appendRecord appends one element of a repeated field of a message kind,
+// key first; e points at the element.
+func (f *field) appendRecord(b []byte, e unsafe.Pointer) ([]byte, error) {
+	b = append(b, f.tag...)
+	switch f.kind {
+	case kMessage:
+		if f.indirect {
+			if e = *(*unsafe.Pointer)(e); e == nil {
+				return append(b, 0), nil // a nil element: an empty message
+			}
+		}
+		return appendNested(b, func(b []byte) ([]byte, error) { return f.msg.append(b, e) })
+	case kTimestamp:
+		return appendTimestamp(b, (*time.Time)(e)), nil
+	case kDuration:
+		return appendDuration(b, (*duration)(e))
+	case kValue:
+		v := *(*any)(e)
+		return appendNested(b, func(b []byte) ([]byte, error) { return appendValue(b, v) })
+	case kStruct:
+		v := *(*map[string]any)(e)
+		return appendNested(b, func(b []byte) ([]byte, error) { return appendStruct(b, v) })
+	case kList:
+		v := *(*[]any)(e)
+		return appendNested(b, func(b []byte) ([]byte, error) { return appendListValue(b, v) })
+	}
+	return appendAny(b, (*anyValue)(e)) // kAny
+}
+
+// appendMap appends a map field: an entry (key 1, value 2) per key, in
+// key order (the same map is always the same bytes: the payload's hash),
+// its key and value written even when zero, as generated code does.
+func (f *field) appendMap(b []byte, p unsafe.Pointer) ([]byte, error) {
+	mv := reflect.NewAt(f.mapType, p).Elem()
+	if mv.Len() == 0 {
+		return b, nil
+	}
+	keys := mv.MapKeys()
+	slices.SortFunc(keys, compareKeys)
+	entry := reflect.New(f.msg.typ)
+	ep := entry.UnsafePointer()
+	kf, vf := &f.msg.fields[0], &f.msg.fields[1]
+	var err error
+	for _, k := range keys {
+		entry.Elem().Field(0).Set(k)
+		entry.Elem().Field(1).Set(mv.MapIndex(k))
+		b, err = appendNested(append(b, f.tag...), func(b []byte) ([]byte, error) {
+			b, err := kf.appendOne(b, unsafe.Add(ep, kf.offset), true)
+			if err != nil {
+				return b, err
+			}
+			vp := unsafe.Add(ep, vf.offset)
+			if vf.kind >= kMessage && vf.kind != kStruct && vf.kind != kList && *(*unsafe.Pointer)(vp) == nil {
+				return append(append(b, vf.tag...), 0), nil // an empty message
+			}
+			return vf.appendOne(b, vp, true)
+		})
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
+}
+
+// compareKeys orders map keys.
+func compareKeys(a, b reflect.Value) int {
+	switch a.Kind() {
+	case reflect.String:
+		return strings.Compare(a.String(), b.String())
+	case reflect.Bool:
+		return cmpBool(a.Bool(), b.Bool())
+	case reflect.Uint32, reflect.Uint64:
+		return cmp.Compare(a.Uint(), b.Uint())
+	}
+	return cmp.Compare(a.Int(), b.Int())
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// appendDuration appends d as a google.protobuf.Duration (its length
+// and fields; the key is the caller's).
+func appendDuration(b []byte, d *duration) ([]byte, error) {
+	if !d.valid() {
+		return b, fmt.Errorf("invalid duration (seconds %d, nanos %d)", d.Seconds, d.Nanos)
+	}
+	return appendNested(b, func(b []byte) ([]byte, error) {
+		if d.Seconds != 0 {
+			b = protowire.AppendVarint(append(b, 0x08), uint64(d.Seconds))
+		}
+		if d.Nanos != 0 {
+			b = protowire.AppendVarint(append(b, 0x10), uint64(int64(d.Nanos)))
+		}
+		return b, nil
+	})
+}
+
+// appendAny appends a google.protobuf.Any kept as its bytes (its length
+// and fields; the key is the caller's).
+func appendAny(b []byte, a *anyValue) ([]byte, error) {
+	if a.JSON != nil {
+		return b, errors.New("a google.protobuf.Any read from JSON has no protobuf encoding here (its type is not known)")
+	}
+	return appendNested(b, func(b []byte) ([]byte, error) {
+		if a.TypeURL != "" {
+			b = protowire.AppendString(append(b, 0x0a), a.TypeURL)
+		}
+		if len(a.Value) > 0 {
+			b = protowire.AppendBytes(append(b, 0x12), a.Value)
+		}
+		return b, nil
+	})
 }
 
 // appendRepeated appends a repeated field: packed scalars in one record,
@@ -123,8 +272,11 @@ func (f *field) appendRepeated(b []byte, p unsafe.Pointer) ([]byte, error) {
 	if f.packed {
 		b = append(b, f.tag...)
 		return appendNested(b, func(b []byte) ([]byte, error) {
+			var err error
 			for i := range h.len {
-				b = f.appendPacked(b, unsafe.Add(h.data, uintptr(i)*f.elemSize))
+				if b, err = f.appendPacked(b, unsafe.Add(h.data, uintptr(i)*f.elemSize)); err != nil {
+					return b, err
+				}
 			}
 			return b, nil
 		})
@@ -132,15 +284,9 @@ func (f *field) appendRepeated(b []byte, p unsafe.Pointer) ([]byte, error) {
 	var err error
 	for i := range h.len {
 		e := unsafe.Add(h.data, uintptr(i)*f.elemSize)
-		switch f.kind {
-		case kMessage:
-			b, err = appendNested(append(b, f.tag...), func(b []byte) ([]byte, error) { return f.msg.append(b, e) })
-		case kTimestamp:
-			b = appendTimestamp(append(b, f.tag...), (*time.Time)(e))
-		case kValue:
-			v := *(*any)(e)
-			b, err = appendNested(append(b, f.tag...), func(b []byte) ([]byte, error) { return appendValue(b, v) })
-		default:
+		if f.kind >= kMessage {
+			b, err = f.appendRecord(b, e)
+		} else {
 			b, err = f.appendOne(b, e, true)
 		}
 		if err != nil {
@@ -151,22 +297,29 @@ func (f *field) appendRepeated(b []byte, p unsafe.Pointer) ([]byte, error) {
 }
 
 // appendPacked appends one element of a packed field, without a key.
-func (f *field) appendPacked(b []byte, p unsafe.Pointer) []byte {
+func (f *field) appendPacked(b []byte, p unsafe.Pointer) ([]byte, error) {
 	switch f.kind {
 	case kBool:
-		return protowire.AppendVarint(b, protowire.EncodeBool(*(*bool)(p)))
+		return protowire.AppendVarint(b, protowire.EncodeBool(*(*bool)(p))), nil
 	case kInt32, kSint32, kSfixed32:
-		return appendInt32(b, f.kind, *(*int32)(p))
+		v := *(*int32)(p)
+		if f.enum != nil {
+			var err error
+			if v, err = f.enum.numberOf((*enumValue)(p)); err != nil {
+				return b, err
+			}
+		}
+		return appendInt32(b, f.kind, v), nil
 	case kInt64, kSint64, kSfixed64:
-		return appendInt64(b, f.kind, *(*int64)(p))
+		return appendInt64(b, f.kind, *(*int64)(p)), nil
 	case kUint32, kFixed32:
-		return appendUint32(b, f.kind, *(*uint32)(p))
+		return appendUint32(b, f.kind, *(*uint32)(p)), nil
 	case kUint64, kFixed64:
-		return appendUint64(b, f.kind, *(*uint64)(p))
+		return appendUint64(b, f.kind, *(*uint64)(p)), nil
 	case kFloat:
-		return protowire.AppendFixed32(b, math.Float32bits(*(*float32)(p)))
+		return protowire.AppendFixed32(b, math.Float32bits(*(*float32)(p))), nil
 	}
-	return protowire.AppendFixed64(b, math.Float64bits(*(*float64)(p)))
+	return protowire.AppendFixed64(b, math.Float64bits(*(*float64)(p))), nil
 }
 
 func appendInt32(b []byte, k kind, v int32) []byte {
@@ -262,33 +415,44 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		return protowire.AppendString(append(b, 0x1a), v), nil
 	case bool:
 		return protowire.AppendVarint(append(b, 0x20), protowire.EncodeBool(v)), nil
-	case map[string]any: // struct_value: Struct{map<string, Value> fields = 1}
-		return appendNested(append(b, 0x2a), func(b []byte) ([]byte, error) {
-			var err error
-			// In key order, as encoding/json writes a map: the same
-			// object is always the same bytes (the payload's hash).
-			for _, k := range slices.Sorted(maps.Keys(v)) {
-				e := v[k]
-				b, err = appendNested(append(b, 0x0a), func(b []byte) ([]byte, error) {
-					b = protowire.AppendString(append(b, 0x0a), k)
-					return appendNested(append(b, 0x12), func(b []byte) ([]byte, error) { return appendValue(b, e) })
-				})
-				if err != nil {
-					return b, err
-				}
-			}
-			return b, nil
-		})
-	case []any: // list_value: ListValue{repeated Value values = 1}
-		return appendNested(append(b, 0x32), func(b []byte) ([]byte, error) {
-			var err error
-			for _, e := range v {
-				if b, err = appendNested(append(b, 0x0a), func(b []byte) ([]byte, error) { return appendValue(b, e) }); err != nil {
-					return b, err
-				}
-			}
-			return b, nil
-		})
+	case map[string]any: // struct_value
+		return appendNested(append(b, 0x2a), func(b []byte) ([]byte, error) { return appendStruct(b, v) })
+	case []any: // list_value
+		return appendNested(append(b, 0x32), func(b []byte) ([]byte, error) { return appendListValue(b, v) })
 	}
 	return b, fmt.Errorf("a google.protobuf.Value cannot hold %T", v)
+}
+
+// appendStruct appends the fields of a google.protobuf.Struct,
+// Struct{map<string, Value> fields = 1}, in key order, as encoding/json
+// writes a map: the same object is always the same bytes (the payload's
+// hash).
+func appendStruct(b []byte, v map[string]any) ([]byte, error) {
+	var err error
+	for _, k := range slices.Sorted(maps.Keys(v)) {
+		e := v[k]
+		if !utf8.ValidString(k) {
+			return b, errUTF8
+		}
+		b, err = appendNested(append(b, 0x0a), func(b []byte) ([]byte, error) {
+			b = protowire.AppendString(append(b, 0x0a), k)
+			return appendNested(append(b, 0x12), func(b []byte) ([]byte, error) { return appendValue(b, e) })
+		})
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
+}
+
+// appendListValue appends the fields of a google.protobuf.ListValue,
+// ListValue{repeated Value values = 1}.
+func appendListValue(b []byte, v []any) ([]byte, error) {
+	var err error
+	for _, e := range v {
+		if b, err = appendNested(append(b, 0x0a), func(b []byte) ([]byte, error) { return appendValue(b, e) }); err != nil {
+			return b, err
+		}
+	}
+	return b, nil
 }

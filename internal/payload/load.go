@@ -107,6 +107,9 @@ func Load(file string, o Options) (*Payload, error) {
 	svcFile := files[0]
 	p := &Payload{Name: baseName(file), File: file, Source: o}
 	p.Proto, p.Warnings, p.Notes = derivd.Proto, derivd.Warnings, s.notes
+	if o.Schema == "" {
+		p.Notes = derivd.Notes
+	}
 	if p.Files, err = registry(svcFile); err != nil {
 		return nil, fmt.Errorf("payload: %w", err)
 	}
@@ -116,8 +119,8 @@ func Load(file string, o Options) (*Payload, error) {
 		return nil, errors.New("payload: the service file has no Payload service or List message")
 	}
 	itemDesc := list.Fields().ByNumber(1).Message()
-	b := &builder{types: map[protoreflect.FullName]*msgType{}, building: map[protoreflect.FullName]bool{},
-		written: derivd.written, numbers: derivd.numbers}
+	b := newBuilder()
+	b.written, b.numbers, b.bare = derivd.written, derivd.numbers, derivd.bare
 	if p.item, err = b.build(itemDesc); err != nil {
 		return nil, fmt.Errorf("payload %s: %w", o.Schema, err)
 	}

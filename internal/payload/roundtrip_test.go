@@ -105,8 +105,9 @@ func TestSchemaErrors(t *testing.T) {
 	sample := write("s.json", `[{"a": 1}]`)
 	for _, c := range []struct{ proto, message, want string }{
 		{`syntax = "proto3"; message A { int64 a = 1; }`, "B", `has no message "B"`},
-		{`syntax = "proto3"; message A { A next = 1; }`, "A", "message A contains itself: recursive messages are not supported"},
-		{`syntax = "proto3"; message A { map<string, int64> m = 1; }`, "A", "map fields are not supported"},
+		{`syntax = "proto2"; message A { optional group G = 1 { optional int64 a = 2; } }`, "A", "field A.g: groups are not supported"},
+		{`syntax = "proto3"; message A { map<double, int64> m = 1; }`, "A", "schema: a.proto:1:36: syntax error"},
+		{`syntax = "proto3"; message A { map<string, int64> m = 1 }`, "A", "schema: a.proto:1:"},
 		{`syntax = "proto3"; message A { int64 a = 1 }`, "A", "schema: "},
 		{`syntax = "proto3"; message A { string a = 1; }`, "A", "$[0]: does not match the schema"},
 	} {

@@ -14,7 +14,7 @@ import (
 )
 
 // allCodecs is every JSON codec of this build.
-func allCodecs(t *testing.T) []*jsoncodec.Codec {
+func allCodecs(t testing.TB) []*jsoncodec.Codec {
 	t.Helper()
 	var out []*jsoncodec.Codec
 	for _, name := range jsoncodec.Names() {
@@ -38,8 +38,8 @@ func keptSamples(t *testing.T) []string {
 		}
 		files = append(files, m...)
 	}
-	if len(files) < 5 {
-		t.Fatalf("%d samples in examples/payloads, want the 3 shapes and the 2 real responses: %v", len(files), files)
+	if len(files) < 8 {
+		t.Fatalf("%d samples in examples/payloads, want the 3 shapes, the 2 real responses and the 3 real documents of issue 39: %v", len(files), files)
 	}
 	return files
 }
@@ -206,5 +206,36 @@ func wantWarnings(t *testing.T, p *payload.Payload, want ...string) {
 		if !slices.ContainsFunc(p.Warnings, func(s string) bool { return strings.Contains(s, w) }) {
 			t.Errorf("no warning %q in %q", w, p.Warnings)
 		}
+	}
+}
+
+// The three real documents of issue 39 derive as a person would write
+// their schemas: maps for objects keyed by ids, wrapper messages for arrays
+// of arrays, one recursive message for a tree; one note per rule, and few
+// warnings (no field per id).
+func TestRealShapesDerive(t *testing.T) {
+	for _, c := range []struct {
+		file  string
+		want  []string
+		notes int
+	}{
+		{"citm-catalog.json.gz", []string{"map<string, EventsValue> events = ", "map<string, string> areaNames = ", "map<string, TopicSubTopicsValue> topicSubTopics = "}, 2},
+		{"geojson-polygons.json", []string{"repeated CoordinatesElem coordinates = ", "message CoordinatesElemElem {\n        repeated double v = 1;"}, 2},
+		{"npm-dependency-tree.json", []string{"map<string, .meteorbench.payload.Item> dependencies = "}, 2},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			d, err := payload.Derive(payloadtest.Example(t, c.file), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(d.Proto, w) {
+					t.Errorf("schema lacks %q:\n%s", w, d.Proto)
+				}
+			}
+			if len(d.Notes) != c.notes || len(d.Warnings) > 6 || strings.Contains(d.Proto, "f_1385") {
+				t.Errorf("%d notes (want %d), %d warnings: %q %q", len(d.Notes), c.notes, len(d.Warnings), d.Notes, d.Warnings)
+			}
+		})
 	}
 }

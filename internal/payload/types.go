@@ -4,19 +4,30 @@ package payload
 // message (reflect.StructOf), its fields tagged with their JSON names, and
 // beside it the table the protobuf codec walks (encode.go, decode.go).
 //
-//	scalar            T (bool, int32, int64, uint32, uint64, float32, float64, string, []byte; enums int32)
-//	optional scalar   *T
+//	scalar            T (bool, int32, int64, uint32, uint64, float32, float64, string, []byte)
+//	enum              enumValue (its number, and its name: JSON writes the name, reads either)
+//	optional scalar   *T            (proto3 optional, a oneof's member)
 //	message           *S            repeated: []S
+//	map<K, V>         map[K]V       (bool keys: boolKey; message values *S)
 //	Timestamp         *time.Time    repeated: []time.Time
+//	Duration          *duration     repeated: []duration
+//	wrappers          *T            repeated: []T   (Int64Value: *int64...)
 //	Value             any           repeated: []any
+//	Struct, ListValue map[string]any, []any
+//	Any               *anyValue     (its protobuf bytes as they came)
+//
+// A recursive message (one that holds itself, maybe through others) is
+// held, where it refers back to itself, by a recRef (recursive.go): a *S
+// to the codec, [] of them repeated.
 
 import (
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"strconv"
+	"sync"
 	"time"
-	"unsafe"
+	"unsafe" // and go:linkname
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -42,9 +53,14 @@ const (
 	kDouble
 	kString
 	kBytes
-	kMessage
+	kMessage // also a wrapper (its type the scalar's) and a map's entry
 	kTimestamp
+	kDuration
 	kValue
+	kStruct
+	kList
+	kAny
+	kMap
 )
 
 // field is one field of a message, as the codec walks it.
@@ -59,6 +75,23 @@ type field struct {
 	msg      *msgType
 	slice    reflect.Type // repeated: the slice type
 	elemSize uintptr
+	// indirect: a repeated recRef, its elements pointers to messages.
+	indirect bool
+	// enum is an enum field's values (its Go type enumValue).
+	enum *enumInfo
+	// mapType and msg (the entry: key, value) of a map field, and zero
+	// entries to decode one into (unsafe.Pointers to entries).
+	mapType reflect.Type
+	entries *sync.Pool
+	// oneof are the other members of the field's oneof, cleared when it
+	// is decoded (the last member read wins).
+	oneof []sibling
+}
+
+// sibling is another member of a oneof: where it is, and its Go type.
+type sibling struct {
+	offset uintptr
+	typ    reflect.Type
 }
 
 // msgType is a message's Go type and codec table.
@@ -70,6 +103,8 @@ type msgType struct {
 	// arrays are the repeated fields written as [] when empty (Derived's
 	// written): a decoded message's empty ones are made non-nil.
 	arrays []int
+	// maps are the map fields written as {} when empty: made non-nil.
+	maps []int
 	// key is the field answers are checked by (checkItem): the first
 	// singular scalar field, or -1.
 	key int
@@ -111,6 +146,26 @@ const (
 	valueName     = "google.protobuf.Value"
 )
 
+// wellKnown are the well-known messages the codec maps to Go values of
+// their own (the wrappers are below).
+var wellKnown = map[protoreflect.FullName]struct {
+	kind kind
+	typ  reflect.Type // singular; repeated: []typ, except Timestamp and Duration ([]T of *T)
+}{
+	timestampName:               {kTimestamp, reflect.PointerTo(timeType)},
+	"google.protobuf.Duration":  {kDuration, reflect.PointerTo(durationType)},
+	valueName:                   {kValue, anyType},
+	"google.protobuf.Struct":    {kStruct, reflect.TypeFor[map[string]any]()},
+	"google.protobuf.ListValue": {kList, reflect.TypeFor[[]any]()},
+	"google.protobuf.Any":       {kAny, reflect.TypeFor[*anyValue]()},
+}
+
+// isWrapper reports whether md is one of wrappers.proto's messages, whose
+// JSON is their value: a *T of their one field's type.
+func isWrapper(md protoreflect.MessageDescriptor) bool {
+	return md.ParentFile().Path() == "google/protobuf/wrappers.proto"
+}
+
 // scalars are the codec kind, Go type and wire type (unpacked) of each
 // scalar protobuf kind.
 var scalars = map[protoreflect.Kind]struct {
@@ -140,9 +195,40 @@ var scalars = map[protoreflect.Kind]struct {
 type builder struct {
 	types    map[protoreflect.FullName]*msgType
 	building map[protoreflect.FullName]bool
+	// slots are the recRef slots of the recursive messages: those a
+	// field refers to while they are being built.
+	slots map[protoreflect.FullName]int
+	// pend are the types being built, for the recRefs to them.
+	pend map[protoreflect.FullName]*msgType
 	// written and numbers are Derived's: the fields written even when
 	// empty, and the string fields written as JSON numbers.
 	written, numbers map[protoreflect.FullName]bool
+	// bare are Derived's wrapper messages, whose Go type is their only
+	// field's (their JSON is the array or the map itself).
+	bare map[protoreflect.FullName]bool
+	// quoted64 makes 64-bit integers read JSON strings too ("123", as
+	// the protobuf JSON mapping writes them), and write them so.
+	quoted64 bool
+	// protoNames tags the fields with their .proto names (card_last4),
+	// not their JSON names (cardLast4).
+	protoNames bool
+}
+
+// newBuilder is a builder with nothing built.
+func newBuilder() *builder {
+	return &builder{types: map[protoreflect.FullName]*msgType{}, building: map[protoreflect.FullName]bool{},
+		slots: map[protoreflect.FullName]int{}, pend: map[protoreflect.FullName]*msgType{}}
+}
+
+// pending is the type of md, maybe not built yet (its fields are set
+// when it is).
+func (b *builder) pending(md protoreflect.MessageDescriptor) *msgType {
+	m := b.pend[md.FullName()]
+	if m == nil {
+		m = &msgType{desc: md, key: -1}
+		b.pend[md.FullName()] = m
+	}
+	return m
 }
 
 // build returns the type of message md.
@@ -150,13 +236,29 @@ func (b *builder) build(md protoreflect.MessageDescriptor) (*msgType, error) {
 	if t := b.types[md.FullName()]; t != nil {
 		return t, nil
 	}
-	if b.building[md.FullName()] {
-		return nil, fmt.Errorf("message %s contains itself: recursive messages are not supported", md.FullName())
+	if md.ExtensionRanges().Len() > 0 {
+		return nil, fmt.Errorf("message %s has extensions (proto2): dynamicpb decodes them", md.FullName())
 	}
 	b.building[md.FullName()] = true
 	defer delete(b.building, md.FullName())
 	fds := md.Fields()
-	m := &msgType{desc: md, key: -1}
+	m := b.pending(md)
+	if b.bare[md.FullName()] && fds.Len() == 1 {
+		f, gt, err := b.field(fds.Get(0))
+		if err != nil {
+			return nil, err
+		}
+		f.offset = 0
+		m.typ, m.fields, m.byNum = gt, []field{f}, make([]int16, f.num+1)
+		m.byNum[f.num] = 1
+		if f.repeated {
+			m.arrays = []int{0} // [] when empty
+		} else if f.kind == kMap {
+			m.maps = []int{0}
+		}
+		b.types[md.FullName()] = m
+		return m, nil
+	}
 	var sfs []reflect.StructField
 	maxNum := 0
 	for i := range fds.Len() {
@@ -166,23 +268,44 @@ func (b *builder) build(md protoreflect.MessageDescriptor) (*msgType, error) {
 			return nil, err
 		}
 		name := "F" + strconv.Itoa(int(fd.Number()))
-		tag := `json:"` + fd.JSONName()
-		if (f.ptr || f.repeated || f.kind == kMessage || f.kind == kTimestamp || f.kind == kValue) && !b.written[fd.FullName()] {
+		jsonName := fd.JSONName()
+		if b.protoNames {
+			jsonName = string(fd.Name())
+		}
+		tag := `json:"` + jsonName
+		if (f.ptr || f.repeated || f.kind >= kMessage) && !b.written[fd.FullName()] {
 			tag += ",omitempty"
+			if f.kind == kMessage && !f.repeated && gt.Kind() == reflect.Struct {
+				tag += ",omitzero" // a recRef: a struct, zero when nil
+			}
 		}
 		if f.repeated && b.written[fd.FullName()] {
 			m.arrays = append(m.arrays, i)
 		}
+		if f.kind == kMap && b.written[fd.FullName()] {
+			m.maps = append(m.maps, i)
+		}
 		sfs = append(sfs, reflect.StructField{Name: name, Type: gt, Tag: reflect.StructTag(tag + `"`)})
 		m.fields = append(m.fields, f)
 		maxNum = max(maxNum, int(fd.Number()))
-		if m.key < 0 && !f.repeated && !f.ptr && f.kind <= kString {
+		if m.key < 0 && !f.repeated && !f.ptr && f.kind <= kString && f.enum == nil {
 			m.key = i
 		}
 	}
 	m.typ = reflect.StructOf(sfs)
 	for i := range m.fields {
 		m.fields[i].offset = m.typ.Field(i).Offset
+	}
+	for i := range fds.Len() {
+		// A oneof's member clears the others when decoded.
+		fd := fds.Get(i)
+		if o := fd.ContainingOneof(); o != nil && !o.IsSynthetic() {
+			for j := range fds.Len() {
+				if j != i && fds.Get(j).ContainingOneof() == o {
+					m.fields[i].oneof = append(m.fields[i].oneof, sibling{m.fields[j].offset, m.typ.Field(j).Type})
+				}
+			}
+		}
 	}
 	if maxNum <= 1<<12 {
 		m.byNum = make([]int16, maxNum+1)
@@ -193,6 +316,9 @@ func (b *builder) build(md protoreflect.MessageDescriptor) (*msgType, error) {
 		return nil, fmt.Errorf("message %s: field number %d is over the %d supported", md.FullName(), maxNum, 1<<12)
 	}
 	b.types[md.FullName()] = m
+	if s, ok := b.slots[md.FullName()]; ok {
+		setSlot(s, m)
+	}
 	return m, nil
 }
 
@@ -200,26 +326,54 @@ func (b *builder) build(md protoreflect.MessageDescriptor) (*msgType, error) {
 func (b *builder) field(fd protoreflect.FieldDescriptor) (field, reflect.Type, error) {
 	f := field{num: fd.Number(), repeated: fd.IsList()}
 	if fd.IsMap() {
-		return f, nil, fmt.Errorf("field %s: map fields are not supported", fd.FullName())
+		return b.mapField(fd)
 	}
 	var gt reflect.Type
 	var wt protowire.Type
 	switch fd.Kind() {
-	case protoreflect.MessageKind, protoreflect.GroupKind:
-		if fd.Kind() == protoreflect.GroupKind {
-			return f, nil, fmt.Errorf("field %s: groups are not supported", fd.FullName())
-		}
+	case protoreflect.GroupKind:
+		return f, nil, fmt.Errorf("field %s: groups are not supported", fd.FullName())
+	case protoreflect.MessageKind:
 		wt = protowire.BytesType
-		switch fd.Message().FullName() {
-		case timestampName:
-			f.kind, gt = kTimestamp, timeType
+		sub := fd.Message()
+		wk, known := wellKnown[sub.FullName()]
+		switch {
+		case known:
+			f.kind, gt = wk.kind, wk.typ
+			if f.repeated && (f.kind == kTimestamp || f.kind == kDuration || f.kind == kAny) {
+				gt = gt.Elem()
+			}
+		case isWrapper(sub):
+			// Its JSON is its value: a *T whose message is its one field.
+			vf, vt, err := b.field(sub.Fields().ByNumber(1))
+			if err != nil {
+				return f, nil, err
+			}
+			vf.offset = 0
+			f.kind, f.msg, gt = kMessage, &msgType{desc: sub, typ: vt, fields: []field{vf}, byNum: []int16{0, 1}, key: -1}, vt
 			if !f.repeated {
 				gt = reflect.PointerTo(gt)
 			}
-		case valueName:
-			f.kind, gt = kValue, anyType
+		case b.building[sub.FullName()]:
+			// A message that holds itself: a recRef to it, a *S the
+			// codec reads through (repeated: a []*S).
+			s, ok := b.slots[sub.FullName()]
+			if !ok {
+				var err error
+				if s, err = b.recSlotFor(sub); err != nil {
+					return f, nil, err
+				}
+				b.slots[sub.FullName()] = s
+			}
+			single, repeated := recTypes[s]()
+			f.kind, f.msg, f.indirect, gt = kMessage, b.pending(sub), f.repeated, single
+			if f.repeated {
+				f.slice, f.elemSize = repeated, single.Size()
+				f.tag = protowire.AppendTag(nil, f.num, protowire.BytesType)
+				return f, repeated, nil
+			}
 		default:
-			m, err := b.build(fd.Message())
+			m, err := b.build(sub)
 			if err != nil {
 				return f, nil, err
 			}
@@ -237,6 +391,12 @@ func (b *builder) field(fd protoreflect.FieldDescriptor) (field, reflect.Type, e
 		if f.kind == kString && b.numbers[fd.FullName()] {
 			gt = numberType
 		}
+		if fd.Kind() == protoreflect.EnumKind {
+			f.enum, gt = newEnumInfo(fd.Enum()), enumType
+		}
+		if b.quoted64 && gt.Size() == 8 && gt.Kind() != reflect.Float64 {
+			gt = quotedType[gt.Kind() == reflect.Uint64]
+		}
 	}
 	switch {
 	case f.repeated:
@@ -253,6 +413,35 @@ func (b *builder) field(fd protoreflect.FieldDescriptor) (field, reflect.Type, e
 	return f, gt, nil
 }
 
+// mapField is a map field's entry: a map[K]V, and the entry message
+// (key, value) it is written as.
+func (b *builder) mapField(fd protoreflect.FieldDescriptor) (field, reflect.Type, error) {
+	f := field{num: fd.Number(), kind: kMap}
+	kf, kt, err := b.field(fd.MapKey())
+	if err != nil {
+		return f, nil, err
+	}
+	switch kf.kind {
+	case kFloat, kDouble, kBytes, kMessage:
+		return f, nil, fmt.Errorf("field %s: a map key cannot be %v", fd.FullName(), fd.MapKey().Kind())
+	case kBool:
+		kt = boolKeyType // JSON keys are strings: "true"
+	default:
+		kt = scalars[fd.MapKey().Kind()].goType // JSON keys are strings already
+	}
+	vf, vt, err := b.field(fd.MapValue())
+	if err != nil {
+		return f, nil, err
+	}
+	et := reflect.StructOf([]reflect.StructField{{Name: "K", Type: kt}, {Name: "V", Type: vt}})
+	kf.offset, vf.offset = et.Field(0).Offset, et.Field(1).Offset
+	f.msg = &msgType{desc: fd.Message(), typ: et, fields: []field{kf, vf}, byNum: []int16{0, 1, 2}, key: -1}
+	f.mapType = reflect.MapOf(kt, vt)
+	f.entries = &sync.Pool{New: func() any { return reflect.New(et).UnsafePointer() }}
+	f.tag = protowire.AppendTag(nil, f.num, protowire.BytesType)
+	return f, f.mapType, nil
+}
+
 // sliceHeader is a slice's representation, for appending to a slice of a
 // type built at run time.
 type sliceHeader struct {
@@ -260,10 +449,40 @@ type sliceHeader struct {
 	len, cap int
 }
 
+// grow makes room in the slice at p (of type f.slice) for n more
+// elements, at once.
+func (f *field) grow(p unsafe.Pointer, n int) {
+	h := (*sliceHeader)(p)
+	if h.cap == 0 {
+		h.data, h.cap = newArray(f.slice.Elem(), n), n
+		return
+	}
+	if h.cap-h.len < n {
+		s := reflect.NewAt(f.slice, p).Elem()
+		ns := reflect.MakeSlice(f.slice, h.len, h.len+n)
+		reflect.Copy(ns, s)
+		s.Set(ns)
+	}
+}
+
 // reserve makes the empty slice at p (of type f.slice) room for n
 // elements.
 func (f *field) reserve(p unsafe.Pointer, n int) {
-	reflect.NewAt(f.slice, p).Elem().Set(reflect.MakeSlice(f.slice, 0, n))
+	h := (*sliceHeader)(p)
+	h.data = newArray(f.slice.Elem(), n) // reflect.MakeSlice would allocate its Value's header too
+	h.len, h.cap = 0, n
+}
+
+// unsafeNewArray allocates an array of n elements of a type, as
+// reflect.MakeSlice does, without the slice header MakeSlice allocates
+// for its Value.
+//
+//go:linkname unsafeNewArray reflect.unsafe_NewArray
+func unsafeNewArray(typ unsafe.Pointer, n int) unsafe.Pointer
+
+// newArray allocates n zero elements of type t.
+func newArray(t reflect.Type, n int) unsafe.Pointer {
+	return unsafeNewArray((*[2]unsafe.Pointer)(unsafe.Pointer(&t))[1], n) // the *rtype in t
 }
 
 // appendElem grows the slice at p (of type f.slice) by one zero element

@@ -29,7 +29,7 @@ func (d Decoding) Phrase() string {
 	case DecodeDynamic:
 		return "dynamicpb messages"
 	case DecodeGenericJSON:
-		return "generic JSON values (no schema matches its answers)"
+		return "generic JSON values"
 	case DecodeTypedJSON:
 		return "typed JSON values"
 	}

@@ -218,6 +218,10 @@ type Cell struct {
 	// answers (run --grpc-method, --rest-url, --endpoints); empty for the
 	// contract's calls, which decode into generated types.
 	ClientDecoding Decoding `json:"client_decoding,omitempty"`
+	// ClientDecodingWhy is why a generic decoding was taken ("field
+	// shop.v1.Legacy.g: groups are not supported", "the answer is not
+	// the JSON of a shop.v1.Order: ..."): the verdict names it.
+	ClientDecodingWhy string `json:"client_decoding_why,omitempty"`
 
 	// TLSHandshakeUS is the client's TLS handshake time per connection the
 	// cell opened (warm-up included, as Connections); TLS cells only.

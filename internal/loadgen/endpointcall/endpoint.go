@@ -197,6 +197,24 @@ func (e *Endpoints) Decoding(pr api.Protocol, sc api.Scenario) results.Decoding 
 	return out
 }
 
+// DecodingWhy is why protocol pr's client decodes pair sc's answers (or,
+// for a mix, the first generic pair's) generically; "" when typed.
+func (e *Endpoints) DecodingWhy(pr api.Protocol, sc api.Scenario) string {
+	pairs := e.Pairs
+	if p := e.Pair(sc); p != nil {
+		pairs = []*Pair{p}
+	}
+	for _, p := range pairs {
+		switch {
+		case pr == api.REST && p.REST != nil && p.REST.Decoding().Generic():
+			return p.REST.GenericWhy()
+		case pr == api.GRPC && p.GRPC != nil && p.GRPC.dynamic != "":
+			return p.GRPC.dynamic
+		}
+	}
+	return ""
+}
+
 // Notes say how each pair's answers are decoded where that is not typed:
 // for the run's warnings, once its probe calls settled it.
 func (e *Endpoints) Notes() []string {

@@ -43,6 +43,10 @@ type REST struct {
 	settled  atomic.Bool // the first answer has decided typed or generic
 	generic  atomic.Bool
 	whyNotTy string
+	// typed is the type the answers decode into, once settled: Answer,
+	// or one of Answer.Others() when the answers write 64-bit integers as
+	// strings or the fields under their .proto names.
+	typed atomic.Pointer[payload.Compiled]
 }
 
 // Name is "GET http://127.0.0.1:8080/items".
@@ -79,14 +83,20 @@ func (r *REST) settle(body []byte) {
 		return
 	}
 	why := ""
+	typed := r.Answer
 	v, ok := r.Answer.JSONTarget(firstByte(body))
 	if !ok {
 		why = fmt.Sprintf("the answer (%s) is not the JSON of a %s", payload.JSONKind(firstByte(body)), r.Answer.Name())
-	} else {
-		dec := json.NewDecoder(bytes.NewReader(body))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(v); err != nil {
-			why = fmt.Sprintf("the answer is not the JSON of a %s: %v", r.Answer.Name(), err)
+	} else if err := decodeStrict(body, v); err != nil {
+		why = fmt.Sprintf("the answer is not the JSON of a %s: %v", r.Answer.Name(), err)
+		// 64-bit integers written as strings ("123"), or the fields
+		// under their .proto names, as the protobuf JSON mapping allows:
+		// the same message, read so.
+		for _, o := range r.Answer.Others() {
+			if v, _ := o.JSONTarget(firstByte(body)); decodeStrict(body, v) == nil {
+				why, typed = "", o
+				break
+			}
 		}
 	}
 	r.mu.Lock()
@@ -98,7 +108,16 @@ func (r *REST) settle(body []byte) {
 		r.whyNotTy = why
 		r.generic.Store(true)
 	}
+	r.typed.Store(typed)
 	r.settled.Store(true)
+}
+
+// decodeStrict decodes a JSON answer into v with no member v lacks, as
+// protojson reads a message.
+func decodeStrict(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
 }
 
 // firstByte is the first byte of a JSON text that is not white space.
@@ -295,7 +314,7 @@ func (a *restCaller) Call(ctx context.Context) (call.Outcome, error) {
 	}
 	t0 := time.Now()
 	if a.ep.Decoding() == results.DecodeTypedJSON {
-		v, ok := a.ep.Answer.JSONTarget(firstByte(body))
+		v, ok := a.ep.typed.Load().JSONTarget(firstByte(body))
 		if ok {
 			err = a.c.codec.Unmarshal(body, v)
 		}

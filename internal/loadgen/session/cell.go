@@ -131,6 +131,7 @@ func (r *Session) phase(spec plan.Spec, mix results.Mix, sh engine.Share, ph eng
 	}
 	if r.cfg.Endpoints != nil {
 		p.Decoding = r.cfg.Endpoints.Decoding(spec.Protocol, spec.Scenario) // settled by the probe calls
+		p.DecodingWhy = r.cfg.Endpoints.DecodingWhy(spec.Protocol, spec.Scenario)
 	}
 	return p
 }

@@ -162,6 +162,8 @@ type Phase struct {
 	// Decoding is how the user's endpoint's answers were decoded (the
 	// probe calls settled it); "" for the contract's calls.
 	Decoding results.Decoding
+	// DecodingWhy is why Decoding is generic ("" when typed).
+	DecodingWhy string
 }
 
 // Cell turns a measured phase into the cell's figures, warnings and
@@ -184,7 +186,7 @@ func Cell(in Phase) results.Cell {
 		Errors:      t.Errors,
 		DurationS:   secs,
 	}
-	c.ClientDecoding = in.Decoding
+	c.ClientDecoding, c.ClientDecodingWhy = in.Decoding, in.DecodingWhy
 	if !open { // open-loop cells have no time per batch
 		c.Batches = t.Batch.N
 		c.BatchMS = results.Spread{Mean: t.Batch.Mean / 1e6, Stddev: t.Batch.Stddev() / 1e6}

@@ -98,7 +98,7 @@ func mergeLatency(cs []results.Cell, f func(*results.Cell) *results.Latency) *re
 }
 
 func mergeCell(cs []results.Cell) results.Cell {
-	m := results.Cell{CellKey: cs[0].CellKey, Mode: cs[0].Mode, Share: cs[0].Share, Target: cs[0].Target, ClientDecoding: cs[0].ClientDecoding}
+	m := results.Cell{CellKey: cs[0].CellKey, Mode: cs[0].Mode, Share: cs[0].Share, Target: cs[0].Target, ClientDecoding: cs[0].ClientDecoding, ClientDecodingWhy: cs[0].ClientDecodingWhy}
 	m.Connections = int(math.Round(medianOf(cs, func(c *results.Cell) float64 { return float64(c.Connections) })))
 	for i := range cs { // the most any repeat needed
 		m.WorkersUsed = max(m.WorkersUsed, cs[i].WorkersUsed)
