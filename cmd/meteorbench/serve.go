@@ -147,6 +147,8 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 	registerTLSFlags(f, &tlsFlags)
 	registerPayload(f, &payloadF)
 	f.StringVar(&logLevel, "log-level", "info", "stderr log level: debug|info|warn|error (nothing is logged per request)")
+	f.StringVar(&proc.NetNS, "netns", "", "also listen on the same port inside this network `namespace` (run's packet link makes it)")
+	f.MarkHidden("netns")
 	return cmd
 }
 

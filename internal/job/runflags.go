@@ -97,6 +97,9 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (plan.C
 		}
 		links = append(links, l)
 	}
+	// A lossy link is measured beside the same link without loss, which
+	// the verdict's loss clause compares with.
+	links = link.WithBaselines(links)
 	if !f.Changed("repeat") && f.Iterations > 0 {
 		f.Repeat = 1 // --iterations asks for a count of batches, not five times it
 	}

@@ -42,7 +42,7 @@ const (
 // of 10%, where ±10% of the rate over 10,000 packets is 3.3 standard
 // deviations of a fair coin (at 1% it is one: a third of honest runs would
 // fail it).
-const DefaultCheck = "100mbit/20ms/10%loss"
+const DefaultCheck = "20mbit/20ms/10%loss"
 
 // CheckResult is what the link delivered, measured through it, against
 // what it was set to. The JSON is results' env.link_fidelity entry.
@@ -57,7 +57,11 @@ type CheckResult struct {
 	LossSet     float64 `json:"loss_set"`
 	Loss        float64 `json:"loss"`
 	LossPackets int     `json:"loss_packets"`
-	LossOK      bool    `json:"loss_ok"`
+	// LossBound is the bound judged, relative to LossSet: LossBound, or
+	// three standard deviations of the loss count when that is wider (at
+	// 1% over 10,000 packets ±10% is one: a third of fair coins miss it).
+	LossBound float64 `json:"loss_bound"`
+	LossOK    bool    `json:"loss_ok"`
 	// The rate UDP datagrams sent at 1.25x the link's rate arrived at, IP
 	// bytes, Mbit/s.
 	RateSetMbit float64 `json:"rate_set_mbit"`
@@ -93,9 +97,9 @@ func (r CheckResult) String() string {
 		}
 		return "OUT OF BOUNDS"
 	}
-	s := fmt.Sprintf("%s: delay p50 %.3f ms (set %.3f, ±%.1f: %s); loss %.2f%% of %d (set %.2f%%, ±%g%%: %s); rate %.2f Mbit/s (set %.2f, ±%g%%: %s)",
+	s := fmt.Sprintf("%s: delay p50 %.3f ms (set %.3f, ±%.1f: %s); loss %.2f%% of %d (set %.2f%%, ±%.3g%%: %s); rate %.2f Mbit/s (set %.2f, ±%g%%: %s)",
 		r.Link, r.DelayP50MS, r.DelaySetMS, DelayBound.Seconds()*1e3, mark(r.DelayOK),
-		r.Loss*100, r.LossPackets, r.LossSet*100, LossBound*100, mark(r.LossOK),
+		r.Loss*100, r.LossPackets, r.LossSet*100, r.LossBound*100, mark(r.LossOK),
 		r.RateMbit, r.RateSetMbit, RateBound*100, mark(r.RateOK))
 	if r.MathisMbit > 0 {
 		s += fmt.Sprintf("; TCP (reno) at %g%% loss %.2f Mbit/s over %.0f s, %.2fx the Mathis bound %.2f (±%g%%: %s)", MathisLoss*100, r.TCPGoodputMbit, r.TCPSeconds, r.MathisRatio, r.MathisMbit, MathisBound*100, mark(r.TCPOK))
@@ -160,7 +164,8 @@ func Check(ctx context.Context, p *Packet, s Spec, o CheckOptions) (CheckResult,
 	}
 	r.LossPackets = n
 	r.Loss = 1 - float64(d.received)/float64(n)
-	r.LossOK = math.Abs(r.Loss-r.LossSet) <= LossBound*r.LossSet || (r.LossSet == 0 && d.received == n)
+	r.LossBound = lossBound(r.LossSet, n)
+	r.LossOK = math.Abs(r.Loss-r.LossSet) <= r.LossBound*r.LossSet || (r.LossSet == 0 && d.received == n)
 
 	// Rate: full-size datagrams at 1.25x the link's rate for 1 s; the rate
 	// is what arrived between the first and the last.
@@ -398,4 +403,15 @@ func setCongestion(c net.Conn, name string) error {
 		return err
 	}
 	return netns.ControlCongestion(name)("tcp", "", raw)
+}
+
+// lossBound is the relative bound a measured loss rate is judged by:
+// LossBound, or three standard deviations of a binomial count of n
+// packets at rate p when that is wider.
+func lossBound(p float64, n int) float64 {
+	if p <= 0 || n <= 0 {
+		return LossBound
+	}
+	sigma := math.Sqrt(p*(1-p)/float64(n)) / p
+	return max(LossBound, 3*sigma)
 }

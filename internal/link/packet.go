@@ -118,6 +118,9 @@ func NewPacket() (p *Packet, swept []string, err error) {
 // ServerNS is the name of the server's namespace (serve --netns).
 func (p *Packet) ServerNS() string { return p.server.Name }
 
+// ClientNS is the name of the load generator's namespace.
+func (p *Packet) ClientNS() string { return p.client.Name }
+
 // Set makes the link s from now on, in both directions: packets already
 // on their way arrive as the previous link had them. The bottleneck and
 // the loss chain start afresh, and the counters (Stats) restart.

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -371,3 +372,17 @@ func Compare(a, b Spec) int {
 
 // ErrNoTarget is returned by Listen without a target address.
 var ErrNoTarget = errors.New("link: no target")
+
+// WithBaselines is specs with, before each impaired link (loss, jitter,
+// reordering), the same link without its impairments unless specs has it:
+// what the impairment did is told against it.
+func WithBaselines(specs []Spec) []Spec {
+	var out []Spec
+	for _, s := range specs {
+		if c := s.Clean(); s.Impaired() && !slices.Contains(specs, c) && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+		out = append(out, s)
+	}
+	return out
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/link"
 )
 
 // Schema names this document's format. A change that breaks readers bumps it.
@@ -98,7 +99,24 @@ type Env struct {
 	// StartOffsetUS is how late, in microseconds, the first cell started
 	// after Settings.StartAt (negative: early); nil without --start-at.
 	StartOffsetUS *float64 `json:"start_offset_us,omitempty"`
+	// LinkEmulator is what carried the cells' --link: LinkPacket or
+	// LinkRelay; "" without a link. LinkFidelity is what the packet link
+	// delivered of each link, measured through it before the run
+	// (link.Check, without its TCP flow).
+	LinkEmulator string             `json:"link_emulator,omitempty"`
+	LinkFidelity []link.CheckResult `json:"link_fidelity,omitempty"`
 }
+
+// The link emulators (Env.LinkEmulator).
+const (
+	// LinkPacket: the kernel's TCP and QUIC over TUN devices between two
+	// network namespaces, through a forwarder that loses, queues and
+	// delays packets (link.Packet).
+	LinkPacket = "packet"
+	// LinkRelay: a TCP relay that paces and delays bytes, losing none
+	// (link.Relay).
+	LinkRelay = "relay"
+)
 
 // Scheduling is the measured lateness of the open-loop wait: how long after
 // a due time a call could actually start, with no load running.

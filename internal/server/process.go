@@ -37,6 +37,9 @@ type Process struct {
 	// MemoryLimitFrom says where Config.MemoryLimit came from, for the
 	// debug log.
 	MemoryLimitFrom string
+	// NetNS, when set, names a network namespace (run's packet link) the
+	// server also listens in, on the same port (netns.go).
+	NetNS string
 }
 
 // ListenAndServe serves cfg as p says until ctx is cancelled: it listens,
@@ -52,6 +55,14 @@ func ListenAndServe(ctx context.Context, cfg Config, p Process) error {
 	ln, err := lc.Listen(ctx, "tcp", p.Addr)
 	if err != nil {
 		return err
+	}
+	if p.NetNS != "" {
+		inNS, err := listenInNetNS(p.NetNS, ln.Addr().(*net.TCPAddr).Port)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		ln = joinListeners(ln, inNS)
 	}
 	// Written before the start-up line, so it is there once that line is.
 	var fileErr error

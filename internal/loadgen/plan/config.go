@@ -98,8 +98,8 @@ type Config struct {
 	// protocol's default (gRPC 1, REST one per worker).
 	Connections int
 	// Links are the emulated network links between the load generator and
-	// the target (link.Relay); a list sweeps. Default: none (no emulation,
-	// straight to the target).
+	// the target (Packet, else link.Relay); a list sweeps. Default: none
+	// (no emulation, straight to the target).
 	Links []link.Spec
 	// Records are the payload sizes of the large, stream and post
 	// scenarios (1..api.MaxRecords); a list sweeps. Empty means none is
@@ -201,6 +201,13 @@ type Config struct {
 	CommandLine []string
 	OwnServer   bool
 	GOGC        int
+
+	// Packet, when set, is the packet link (own server only): the cells
+	// with a link reach the server through it, set to the cell's link,
+	// instead of through a link.Relay. LinkFidelity is what link.Check
+	// measured of each link at the start (results.Env).
+	Packet       *link.Packet
+	LinkFidelity []link.CheckResult
 
 	// Logger receives warnings (also kept in the results). Nil discards them.
 	Logger *slog.Logger

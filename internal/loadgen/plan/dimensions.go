@@ -76,7 +76,12 @@ var planDimensions = []planDimension{
 			return each(c.Links, func(k *results.Condition, l link.Spec) { k.Link = conditionLink(l) })
 		},
 		settings: func(c Config, s *results.Settings) { s.Links = c.settingsLinks() },
-		validate: func(c Config) error { return unique("link", c.linkNames()) },
+		validate: func(c Config) error {
+			if i := slices.IndexFunc(c.Links, link.Spec.Impaired); i >= 0 && !c.OwnServer {
+				return fmt.Errorf("link %s: loss, jitter and reordering need run's own server (no --target): the packet link runs it in a network namespace of its own; to a target, --link is a TCP relay, which loses nothing", c.Links[i])
+			}
+			return unique("link", c.linkNames())
+		},
 	},
 	{
 		field: "concurrency",

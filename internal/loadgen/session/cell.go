@@ -35,6 +35,13 @@ func (r *Session) measureCell(ctx context.Context, spec plan.Spec, b plan.Bounds
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", spec, err)
 		}
+		if p := cfg.Packet; p != nil {
+			p.Set(l)
+			dialer.Dial = p.DialContext
+		}
+	}
+	if spec.Link != "" && cfg.Packet == nil {
+		l, _ := link.Parse(spec.Link)
 		relay, err := link.Listen(l, r.addrOf(spec)) // endpoints.go
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", spec, err)
