@@ -147,16 +147,25 @@ func (p *Packet) DialContext(ctx context.Context, network, addr string) (net.Con
 	return c, err
 }
 
-// ListenPacket opens a UDP socket in the load generator's namespace (for
-// QUIC); send to ServerAddr's port through it.
-func (p *Packet) ListenPacket() (*net.UDPConn, error) {
+// DialUDP opens a UDP socket in the load generator's namespace (for
+// QUIC) and returns it with the server's address at addr's port, whatever
+// addr's host (it fits wire.Dialer.UDP).
+func (p *Packet) DialUDP(_ context.Context, addr string) (net.PacketConn, *net.UDPAddr, error) {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	raddr, err := net.ResolveUDPAddr("udp4", net.JoinHostPort(ServerIP, port))
+	if err != nil {
+		return nil, nil, err
+	}
 	var c *net.UDPConn
-	err := p.client.Do(func() error {
+	err = p.client.Do(func() error {
 		var err error
 		c, err = net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4zero})
 		return err
 	})
-	return c, err
+	return c, raddr, err
 }
 
 // ServerDo runs fn in the server's namespace (the link's self-test

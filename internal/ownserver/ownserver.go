@@ -26,6 +26,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/cpuset"
 	"github.com/meteorbench/meteorbench/internal/link"
+	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/child"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/server"
@@ -68,7 +69,7 @@ func Start(ctx context.Context, cfg *plan.Config, note func(format string, args 
 		args = append(args, "--netns", cfg.Packet.ServerNS())
 	}
 	var certFile string
-	if len(cfg.TLS) > 0 {
+	if len(cfg.TLS) > 0 || slices.Contains(cfg.Sweeps[call.SettingHTTPVersion], call.HTTP3) {
 		dir, err := os.MkdirTemp("", "meteorbench-tls-*")
 		if err != nil {
 			s.cleanup()
@@ -77,7 +78,12 @@ func Start(ctx context.Context, cfg *plan.Config, note func(format string, args 
 		prev := s.cleanup
 		s.cleanup = func() { os.RemoveAll(dir); prev() }
 		certFile = filepath.Join(dir, "cert.pem")
-		args = append(args, tlsArgs(cfg.TLS, certFile)...)
+		// HTTP/3 is TLS: its cells trust the certificate as TLS cells do.
+		modes := cfg.TLS
+		if len(modes) == 0 {
+			modes = []bool{false}
+		}
+		args = append(args, tlsArgs(modes, certFile)...)
 	}
 	s.srv, err = child.Start(ctx, exe, args, env)
 	if err != nil {

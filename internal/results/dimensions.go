@@ -264,8 +264,9 @@ var Dimensions = []Dimension{
 		Prose: func(c Condition) string { return c.Engine + " engine" },
 	}, func(c Condition) string { return c.Engine }, func(c *Condition, v string) { c.Engine = v }),
 	Swept(Dimension{
-		// gRPC is always HTTP/2: measured once, at the default.
-		Name: "http", Field: "http_version", Default: "1.1", Values: []string{"1.1", "2"},
+		// gRPC is always HTTP/2: measured once, at the default. HTTP/3 is
+		// QUIC on UDP, always TLS.
+		Name: "http", Field: "http_version", Default: "1.1", Values: []string{"1.1", "2", "3"},
 		Protocols: []api.Protocol{api.REST, api.RESTProtobuf, api.GRPCWeb, api.Connect},
 		Get:       func(c Condition) string { return c.HTTPVersion },
 		Set:       func(c *Condition, v string) { c.HTTPVersion = v },

@@ -37,7 +37,7 @@ func (r *Session) measureCell(ctx context.Context, spec plan.Spec, b plan.Bounds
 		}
 		if p := cfg.Packet; p != nil {
 			p.Set(l)
-			dialer.Dial = p.DialContext
+			dialer.Dial, dialer.UDP = p.DialContext, p.DialUDP
 		}
 	}
 	if spec.Link != "" && cfg.Packet == nil {
