@@ -39,7 +39,7 @@ type RunFlags struct {
 	JSONCodecs  []string
 	Engines     []string
 	MaxWorkers  int
-	Connections int
+	Connections []int
 	Duration    time.Duration
 	Iterations  int
 	Warmup      time.Duration

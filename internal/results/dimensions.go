@@ -271,6 +271,20 @@ var Dimensions = []Dimension{
 		Get:       func(c Condition) string { return c.HTTPVersion },
 		Set:       func(c *Condition, v string) { c.HTTPVersion = v },
 	}),
+	// At the end, as every new dimension (its CSV column appended: CSV
+	// headers only grow); the plan walks it right after the concurrency
+	// (loadgen's planDimensions).
+	{
+		Name: "connections", Field: "conns",
+		IsSet:   func(c Condition) bool { return c.Conns > 0 },
+		Clear:   func(c *Condition) { c.Conns = 0 },
+		Key:     func(c Condition) string { return "conn" + strconv.Itoa(c.Conns) },
+		Short:   func(c Condition) string { return plural(c.Conns, "conn") },
+		Unset:   "default connections",
+		Prose:   func(c Condition) string { return plural(c.Conns, "connection") + " per protocol" },
+		Compare: func(a, b Condition) int { return cmp.Compare(a.Conns, b.Conns) },
+		CSV:     func(c Condition) string { return strconv.Itoa(c.Conns) },
+	},
 }
 
 // endpointKey is an endpoint's part of a cell key: "ep-" and a hash of its

@@ -133,15 +133,17 @@ type Settings struct {
 	Scenarios   []api.Scenario `json:"scenarios"`
 	Batches     []int          `json:"batches"`
 	Concurrency []int          `json:"concurrency"`
-	// Connections per protocol; 0 means the default (gRPC 1, REST one per worker).
-	Connections int     `json:"connections"`
-	DurationS   float64 `json:"duration_s,omitempty"` // per cell, when bounded by time
-	Iterations  int     `json:"iterations,omitempty"` // batches per cell, when bounded by count
-	WarmupS     float64 `json:"warmup_s"`
-	TimeoutS    float64 `json:"timeout_s"`
-	Mode        string  `json:"mode"`           // ModeClosed or ModeOpen
-	Rate        float64 `json:"rate,omitempty"` // calls/s per cell in open-loop mode
-	Repeat      int     `json:"repeat"`         // measurements of every cell
+	// Connections per protocol; 0 means the default (gRPC 1, REST one per
+	// worker), or a sweep: ConnectionsSweep.
+	Connections      int     `json:"connections"`
+	ConnectionsSweep []int   `json:"connections_sweep,omitempty"`
+	DurationS        float64 `json:"duration_s,omitempty"` // per cell, when bounded by time
+	Iterations       int     `json:"iterations,omitempty"` // batches per cell, when bounded by count
+	WarmupS          float64 `json:"warmup_s"`
+	TimeoutS         float64 `json:"timeout_s"`
+	Mode             string  `json:"mode"`           // ModeClosed or ModeOpen
+	Rate             float64 `json:"rate,omitempty"` // calls/s per cell in open-loop mode
+	Repeat           int     `json:"repeat"`         // measurements of every cell
 	// Links are the emulated links swept, canonical ("none", "100mbit/20ms");
 	// omitted when the run emulated none.
 	Links []string `json:"links,omitempty"`

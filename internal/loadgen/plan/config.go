@@ -94,9 +94,11 @@ type Config struct {
 	Batches []int
 	// Concurrency is the number of workers; a list sweeps. Default: 1.
 	Concurrency []int
-	// Connections is TCP connections per protocol per cell; 0 means the
-	// protocol's default (gRPC 1, REST one per worker).
-	Connections int
+	// Connections are the TCP (or QUIC) connections per protocol per cell
+	// (gRPC: a pool of ClientConns, the calls spread round-robin); a list
+	// sweeps. Empty means the protocol's default (gRPC and HTTP/2 1,
+	// HTTP/1.1 one per worker).
+	Connections []int
 	// Links are the emulated network links between the load generator and
 	// the target (Packet, else link.Relay); a list sweeps. Default: none
 	// (no emulation, straight to the target).

@@ -99,6 +99,40 @@ var planDimensions = []planDimension{
 		},
 	},
 	{
+		// Connections right after the concurrency: what spreading one
+		// protocol's calls over more connections buys (gRPC's one
+		// connection against REST's one per worker on a lossy link).
+		field: "conns",
+		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
+			if len(c.Connections) == 0 {
+				return one(func(*results.Condition) {})
+			}
+			return each(c.Connections, func(k *results.Condition, n int) { k.Conns = n })
+		},
+		settings: func(c Config, s *results.Settings) {
+			if len(c.Connections) == 1 {
+				s.Connections = c.Connections[0]
+			}
+			if len(c.Connections) > 1 {
+				s.ConnectionsSweep = c.Connections
+			}
+		},
+		option: func(k results.Condition, o *call.Options) { o.Connections = k.Conns },
+		validate: func(c Config) error {
+			seen := map[int]bool{}
+			for _, n := range c.Connections {
+				if n < 1 {
+					return fmt.Errorf("connections %d: must be at least 1", n)
+				}
+				if seen[n] {
+					return fmt.Errorf("connections %d given twice", n)
+				}
+				seen[n] = true
+			}
+			return nil
+		},
+	},
+	{
 		field: "records",
 		values: func(c Config, sc api.Scenario) []func(*results.Condition) {
 			return each(recordsOf(c, sc), func(k *results.Condition, n int) { k.Records = n })

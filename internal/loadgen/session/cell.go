@@ -112,12 +112,11 @@ func shareOf(c plan.Config, spec plan.Spec, b plan.Bounds) engine.Share {
 // cell's condition carries to the client (planDimension.option).
 func (r *Session) options(spec plan.Spec, d *wire.Dialer, workers int) call.Options {
 	o := call.Options{
-		Target:      r.addrOf(spec), // endpoints.go
-		Token:       r.cfg.Token,
-		Workers:     workers,
-		Connections: r.cfg.Connections,
-		Dialer:      d,
-		Payload:     r.cfg.Payload,
+		Target:  r.addrOf(spec), // endpoints.go
+		Token:   r.cfg.Token,
+		Workers: workers,
+		Dialer:  d,
+		Payload: r.cfg.Payload,
 	}
 	plan.ClientSettings(spec.Condition, &o)
 	return o
