@@ -33,7 +33,7 @@ func TestRunLossyLink(t *testing.T) {
 		t.Skipf("packet link not available here: %v", err)
 	}
 	res := runBinaryJSON(t, "--link", "20mbit/20ms/2%loss", "--scenario", "small", "--proto", "rest,grpc", "--concurrency", "4",
-		"--http-version", "1.1,3", "--duration", "1s", "--warmup", "200ms", "--repeat", "1")
+		"--http-version", "1.1,3", "--duration", "500ms", "--warmup", "200ms", "--repeat", "1")
 	if res.Env.LinkEmulator != results.LinkPacket || len(res.Env.LinkFidelity) != 2 {
 		t.Fatalf("link emulator %q, %d fidelity checks: want packet, 2", res.Env.LinkEmulator, len(res.Env.LinkFidelity))
 	}

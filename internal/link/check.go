@@ -137,10 +137,15 @@ func Check(ctx context.Context, p *Packet, s Spec, o CheckOptions) (CheckResult,
 	defer rx.Close()
 	defer tx.Close()
 
+	// The stragglers of each phase arrive within the one-way delay and
+	// jitter, and the queue (the rate phase's, a quarter of a second at
+	// 1.25x the rate).
+	tail := s.rtt/2 + s.jitter + 300*time.Millisecond
+
 	// Delay: 300 small datagrams 2 ms apart.
 	const small = 64
 	p.Set(s.Clean())
-	d, err := sendPaced(ctx, rx, tx, 300, small, 2*time.Millisecond)
+	d, err := sendPaced(ctx, rx, tx, 300, small, 2*time.Millisecond, tail)
 	if err != nil {
 		return r, err
 	}
@@ -166,7 +171,7 @@ func Check(ctx context.Context, p *Packet, s Spec, o CheckOptions) (CheckResult,
 		}
 	}
 	gap := max(4*wireTime(s, small+28), 500*time.Microsecond)
-	d, err = sendPaced(ctx, rx, tx, n, small, gap)
+	d, err = sendPaced(ctx, rx, tx, n, small, gap, tail)
 	if err != nil {
 		return r, err
 	}
@@ -180,7 +185,7 @@ func Check(ctx context.Context, p *Packet, s Spec, o CheckOptions) (CheckResult,
 	p.Set(s.Clean())
 	const big = tunMTU - 28
 	count := int(math.Ceil(1.25 * s.BytesPerSecond() / tunMTU))
-	d, err = sendPaced(ctx, rx, tx, count, big, time.Second/time.Duration(count))
+	d, err = sendPaced(ctx, rx, tx, count, big, time.Second/time.Duration(count), tail+time.Second/4)
 	if err != nil {
 		return r, err
 	}
@@ -235,9 +240,9 @@ type delivery struct {
 }
 
 // sendPaced sends n datagrams of size bytes, gap apart, each with its
-// sequence number and send time, and collects what arrives until a
-// second after the last one was sent (the link's RTT/2 at most 5 s later).
-func sendPaced(ctx context.Context, rx, tx *net.UDPConn, n, size int, gap time.Duration) (delivery, error) {
+// sequence number and send time, and collects what arrives until tail
+// after the last one was sent.
+func sendPaced(ctx context.Context, rx, tx *net.UDPConn, n, size int, gap, tail time.Duration) (delivery, error) {
 	var d delivery
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -295,7 +300,7 @@ func sendPaced(ctx context.Context, rx, tx *net.UDPConn, n, size int, gap time.D
 		}
 	}
 	// Wait for the stragglers: the last datagram's queue and delay.
-	clock.WaitUntil(ctx.Done(), time.Now().Add(time.Second))
+	clock.WaitUntil(ctx.Done(), time.Now().Add(tail))
 	close(stop)
 	rx.SetReadDeadline(time.Now())
 	wg.Wait()

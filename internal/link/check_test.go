@@ -38,6 +38,7 @@ func TestCheckFidelity(t *testing.T) {
 	if testmode.Short(t, "no TCP flow: delay, loss and rate only") {
 		o.Quick = true
 	}
+	judge := !testmode.UnderRace(t, "the link's bounds not judged: the forwarder runs several times slower")
 	timing.Retry(t, 3, func(attempt int) []string {
 		r, err := Check(t.Context(), p, s, o)
 		if err != nil {
@@ -45,6 +46,9 @@ func TestCheckFidelity(t *testing.T) {
 		}
 		t.Logf("timing: attempt %d (load %.2f): %s", attempt, timing.LoadAverage(), r)
 		var misses []string
+		if !judge {
+			return nil
+		}
 		if !r.DelayOK {
 			misses = append(misses, fmt.Sprintf("delay p50 %.3f ms, set %.3f", r.DelayP50MS, r.DelaySetMS))
 		}
