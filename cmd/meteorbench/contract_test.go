@@ -277,7 +277,7 @@ func TestCheckWebAndHTTP2(t *testing.T) {
 		"/GetLargePayload HTTP/2 (Content-Type: application/connect+proto, meteorbench-records: 10)")
 
 	for _, args := range [][]string{
-		{"--http-version", "3"}, {"--http-version", "2,2"}, {"--proto", "soap"}, {"--proto", ""}, {"--proto", "all,rest"},
+		{"--http-version", "4"}, {"--http-version", "2,2"}, {"--proto", "soap"}, {"--proto", ""}, {"--proto", "all,rest"},
 		{"--target", "grpc=" + addr, "--proto", "rest"},
 	} {
 		args = append([]string{"--target", addr}, args...)

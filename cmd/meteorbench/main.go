@@ -89,6 +89,7 @@ func newRootCmd() *cobra.Command {
 		newFitCmd(),
 		newMergeCmd(),
 		newSchemaCmd(), // payload.go
+		newLinkCmd(),
 	)
 	return root
 }

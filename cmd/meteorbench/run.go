@@ -118,7 +118,7 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.StringSliceVar(&f.Compress, "compress", []string{plan.CompressNone}, "compression both ways: none, gzip; a list sweeps (gRPC per-message gzip, REST Content-Encoding gzip)")
 	fl.StringSliceVar(&f.JSONCodecs, "json-codec", []string{"std"}, "JSON library of the rest (JSON) calls, client and server alike: "+strings.Join(plan.JSONCodecs(), ", ")+" (encoding/json, encoding/json/v2, sonic); a list sweeps; rest-protobuf and grpc are measured once")
 	fl.StringSliceVar(&f.Engines, "engine", []string{"standard"}, "load generator engine: standard (net/http and grpc-go, every answer decoded, as your own Go clients) or lean (pre-built requests, answers decoded on a sample: the generator's CPU per call near wrk's and h2load's); a list sweeps")
-	fl.IntVar(&f.Connections, "connections", 0, "TCP connections per protocol (0: gRPC 1, REST one per worker)")
+	fl.IntSliceVar(&f.Connections, "connections", nil, "TCP (or QUIC) connections per protocol, gRPC's a pool of ClientConns with the calls spread round-robin; a list sweeps (default: gRPC, HTTP/2 and HTTP/3 1, HTTP/1.1 one per worker)")
 	fl.DurationVar(&f.Duration, "duration", plan.DefaultDuration, "measured time per window of a cell (see --repeat; exclusive with --iterations)")
 	fl.IntVar(&f.Iterations, "iterations", 0, "batches per cell instead of --duration (each cell is still capped at 10m)")
 	fl.DurationVar(&f.Warmup, "warmup", plan.DefaultWarmup, "unmeasured time before each window, over its fresh connections (0: none)")

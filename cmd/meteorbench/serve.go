@@ -156,6 +156,8 @@ SIGINT or SIGTERM drains in-flight calls (within --shutdown-timeout) and exits 0
 	f.BoolVar(&cfg.Pprof, "pprof", false, "serve Go's profiles at /debug/pprof/ (CPU: /debug/pprof/profile?seconds=N, one at a time; for run --profile and go tool pprof), behind --token when one is set; refused on a non-loopback --addr without a token")
 	f.StringVar(&logLevel, "log-level", "info", "stderr log level: debug|info|warn|error (nothing is logged per request)")
 	f.BoolVar(&cfg.ProxiedGRPCNative, "proxied-grpc-native", false, "keep a connection that opens with gRPC on grpc-go's native transport even when a reverse proxy's headers (X-Forwarded-For, Via, Forwarded) show it pooled; for a proxy that keeps gRPC on connections of its own (REST on such a connection gets 415). Default: such a connection goes to net/http, where any request works and gRPC costs connect's server CPU (about 2.8x native per small call)")
+	f.StringVar(&proc.NetNS, "netns", "", "also listen on the same port inside this network `namespace` (run's packet link makes it)")
+	f.MarkHidden("netns")
 	return cmd
 }
 

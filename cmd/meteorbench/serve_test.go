@@ -90,7 +90,7 @@ func runServeChildEnv(t *testing.T, env []string, args ...string) (code int, std
 	return code, out.String(), errb.String()
 }
 
-var startLine = regexp.MustCompile(`^meteorbench serve: listening on (127\.0\.0\.1:[0-9]+) \(REST over HTTP/1\.1 and HTTP/2, gRPC, gRPC-Web and Connect\)\n$`)
+var startLine = regexp.MustCompile(`^meteorbench serve: listening on (127\.0\.0\.1:[0-9]+) \(REST over HTTP/1\.1 and HTTP/2, gRPC, gRPC-Web and Connect; HTTP/3 on UDP too\)\n$`)
 
 // TestServeProcess runs `meteorbench serve` as a real process: one start-up
 // line naming the bound port, both protocols healthy, a token from the
@@ -341,7 +341,7 @@ func TestServeCPUs(t *testing.T) {
 		_ = cmd.Wait()
 	}()
 	line, err := br.ReadString('\n')
-	want := regexp.MustCompile(`^meteorbench serve: listening on (127\.0\.0\.1:[0-9]+) \(REST over HTTP/1\.1 and HTTP/2, gRPC, gRPC-Web and Connect\), pinned to CPUs ` + cpu + ` \(GOMAXPROCS 1\)\n$`)
+	want := regexp.MustCompile(`^meteorbench serve: listening on (127\.0\.0\.1:[0-9]+) \(REST over HTTP/1\.1 and HTTP/2, gRPC, gRPC-Web and Connect; HTTP/3 on UDP too\), pinned to CPUs ` + cpu + ` \(GOMAXPROCS 1\)\n$`)
 	m := want.FindStringSubmatch(line)
 	if err != nil || m == nil {
 		t.Fatalf("start-up line %q (%v), want it to match %v", line, err, want)

@@ -147,7 +147,7 @@ func runWebSuspect(t *testing.T, bin string, args ...string) (*results.Result, s
 
 // --payload is the meteorites' alternative over rest, rest-protobuf and
 // grpc only: over a web protocol it is refused before any cell, naming
-// the flags; --http-version 3 is unknown.
+// the flags; --http-version 4 is unknown.
 func TestWebBadFlags(t *testing.T) {
 	sample := writeTemp(t, "sample.json", `[{"name": "a", "n": 1}]`)
 	for _, tc := range []struct {
@@ -156,7 +156,7 @@ func TestWebBadFlags(t *testing.T) {
 	}{
 		{[]string{"--proto", "grpc-web", "--payload", sample}, "--payload sample.json: not carried over grpc-web (--proto)"},
 		{[]string{"--proto", "all", "--payload", sample}, "not carried over grpc-web (--proto)"},
-		{[]string{"--http-version", "3"}, `--http-version: unknown value "3" (want 1.1, 2)`},
+		{[]string{"--http-version", "4"}, `--http-version: unknown value "4" (want 1.1, 2, 3)`},
 		{[]string{"--http-version", "2,2"}, "--http-version"},
 		{[]string{"--rest-url", "http://127.0.0.1:1/x", "--http-version", "1.1,2"}, "--http-version: your endpoints (--endpoints, --rest-url) are called over HTTP/1.1 only"},
 	} {

@@ -46,6 +46,7 @@ func Verdicts(r *results.Result) []results.Verdict {
 	compressNotes(groups, out)
 	codecNotes(groups, out)
 	decomposeNotes(groups, out) // decompose.go
+	lossNotes(groups, out)      // loss.go
 	return out
 }
 

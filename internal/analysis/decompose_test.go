@@ -106,3 +106,51 @@ func stepRatio(t *testing.T, st results.Step, f results.Figure) results.Ratio {
 	t.Fatalf("step %s: no %s", st.Name, f)
 	return results.Ratio{}
 }
+
+// With HTTP/3's cells the transport splits again: one decomposition (the
+// HTTP/2 one, steps unchanged) and one line from HTTP/1.1 to 2 to 3.
+func TestDecompositionHTTP3(t *testing.T) {
+	var cells []results.Cell
+	for _, v := range []string{"", "2", "3"} { // REST, REST+protobuf at p50, CPU
+		for p, fig := range map[api.Protocol][2][2]float64{
+			api.REST: {{10000, 800}, {9000, 700}}, api.RESTProtobuf: {{2500, 300}, {2200, 250}},
+		} {
+			p50, cpu := fig[0][0], fig[0][1]
+			switch v {
+			case "2":
+				p50, cpu = fig[1][0], fig[1][1]
+			case "3":
+				p50, cpu = fig[1][0]*8/9, fig[1][1]*9/7
+			}
+			cells = append(cells, decomposeCell(p, v, p50, cpu))
+		}
+	}
+	cells = append(cells, decomposeCell(api.GRPC, "", 2000, 200))
+	vs := analysis.Verdicts(result(cells...))
+	var h1 *results.Verdict
+	for i := range vs {
+		if vs[i].Condition.HTTPVersion == "" {
+			h1 = &vs[i]
+		}
+	}
+	if h1 == nil || h1.Decomposition == nil {
+		t.Fatalf("no decomposition on the HTTP/1.1 verdict: %+v", vs)
+	}
+	if got := h1.Decomposition.Steps[1].To; got != "REST+protobuf/2" {
+		t.Errorf("transport step to %q, want REST+protobuf/2", got)
+	}
+	var lines []string
+	for _, n := range h1.Notes {
+		if strings.Contains(n, "REST→gRPC") || strings.Contains(n, "HTTP/1.1→2→3") {
+			lines = append(lines, n)
+		}
+	}
+	if len(lines) != 2 {
+		t.Fatalf("%d decomposition lines, want 2 (HTTP/2's, then 1.1→2→3): %q", len(lines), lines)
+	}
+	for _, want := range []string{"large, transport HTTP/1.1→2→3", "REST+protobuf 1.14x faster, then 1.12x faster", "REST 1.11x faster, then 1.12x faster", "server CPU"} {
+		if !strings.Contains(lines[1], want) {
+			t.Errorf("%q: no %q", lines[1], want)
+		}
+	}
+}

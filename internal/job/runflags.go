@@ -40,7 +40,7 @@ type RunFlags struct {
 	JSONCodecs  []string
 	Engines     []string
 	MaxWorkers  int
-	Connections int
+	Connections []int
 	Duration    time.Duration
 	Iterations  int
 	Warmup      time.Duration
@@ -101,6 +101,9 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (plan.C
 		}
 		links = append(links, l)
 	}
+	// A lossy link is measured beside the same link without loss, which
+	// the verdict's loss clause compares with.
+	links = link.WithBaselines(links)
 	if !f.Changed("repeat") && f.Iterations > 0 {
 		f.Repeat = 1 // --iterations asks for a count of batches, not five times it
 	}

@@ -23,6 +23,10 @@ func TestParse(t *testing.T) {
 		{"1000kbit/1000ms", "1mbit/1s", 1e6, time.Second},
 		{"10gbit/0s", "10gbit/0us", 1e10, 0},
 		{"64kbit/250us", "64kbit/250us", 64e3, 250 * time.Microsecond},
+		{"50mbit/80ms/1%loss/5msjitter", "50mbit/80ms/1%loss/5msjitter", 5e7, 80 * time.Millisecond},
+		{"20mbit/40ms/0%loss", "20mbit/40ms", 2e7, 40 * time.Millisecond},
+		{"20mbit/40ms/0.5%reorder/2%LOSS/4burst", "20mbit/40ms/2%loss/4burst/0.5%reorder", 2e7, 40 * time.Millisecond},
+		{"20mbit/40ms/1%loss/1burst", "20mbit/40ms/1%loss", 2e7, 40 * time.Millisecond},
 	} {
 		s, err := Parse(tc.in)
 		if err != nil {
@@ -43,6 +47,10 @@ func TestParseErrors(t *testing.T) {
 		"fast", "100mbit", "100/20ms", "100mbit/20", "100mb/20ms", "mbit/20ms",
 		"-1mbit/20ms", "100mbit/-20ms", "0mbit/20ms", "1e3mbit/1ms", "inf/1ms",
 		"100gbit/1ms", "100mbit/11s", "100mbit/0.5us", "0.1kbit/1ms", "100mbit/20ms/x",
+		"63kbit/1ms", "100mbit/20ms/51%loss", "100mbit/20ms/-1%loss", "100mbit/20ms/1%loss/1%loss",
+		"100mbit/20ms/4burst", "100mbit/20ms/1%loss/0.5burst", "100mbit/20ms/11msjitter",
+		"100mbit/20ms/1.5usjitter", "100mbit/20ms/60%reorder", "100mbit/20ms/1%lost", "100mbit/20ms/",
+		"100mbit/20ms/%loss", "100mbit/20ms/nan%loss", "1mbit/10.5s",
 	} {
 		_, err := Parse(in)
 		if err == nil {
@@ -62,13 +70,14 @@ func TestLabelAndCompare(t *testing.T) {
 		"lan":          "1 Gbit/s, 0.5 ms RTT",
 		"1500kbit/2s":  "1.5 Mbit/s, 2 s RTT",
 		"64kbit/250us": "64 kbit/s, 0.25 ms RTT",
+		"50mbit/80ms/1%loss/4burst/5msjitter/0.1%reorder": "50 Mbit/s, 80 ms RTT, 1% loss in bursts of 4, ±5 ms jitter, 0.1% reordered",
 	} {
 		s, _ := Parse(in)
 		if got := s.Label(); got != want {
 			t.Errorf("%s: Label %q, want %q", in, got, want)
 		}
 	}
-	order := []string{"none", "1gbit/1ms", "1gbit/2ms", "100mbit/0us", "1kbit/1s"}
+	order := []string{"none", "1gbit/1ms", "1gbit/2ms", "100mbit/0us", "100mbit/0us/1%loss", "100mbit/0us/2%loss", "100mbit/2ms/2%loss/3burst", "64kbit/1s"}
 	for i := range order {
 		for j := range order {
 			a, _ := Parse(order[i])
@@ -87,7 +96,7 @@ func TestLabelAndCompare(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"none", "vps", "1.5mbit/0.5ms", "10gbit/0s", "3kbit/7us"} {
+	for _, s := range []string{"none", "vps", "1.5mbit/0.5ms", "10gbit/0s", "3kbit/7us", "50mbit/80ms/1%loss/4burst/5msjitter/0.1%reorder"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {

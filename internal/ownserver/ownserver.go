@@ -25,6 +25,8 @@ import (
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/cpuset"
+	"github.com/meteorbench/meteorbench/internal/link"
+	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/child"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/server"
@@ -58,15 +60,30 @@ func Start(ctx context.Context, cfg *plan.Config, note func(format string, args 
 	}
 	s := &Server{cleanup: func() {}}
 	args := Args(*cfg)
+	stopPacket, err := startPacket(cfg, note) // packet.go
+	if err != nil {
+		return nil, err
+	}
+	if stopPacket != nil {
+		s.cleanup = stopPacket
+		args = append(args, "--netns", cfg.Packet.ServerNS())
+	}
 	var certFile string
-	if len(cfg.TLS) > 0 {
+	if len(cfg.TLS) > 0 || slices.Contains(cfg.Sweeps[call.SettingHTTPVersion], call.HTTP3) {
 		dir, err := os.MkdirTemp("", "meteorbench-tls-*")
 		if err != nil {
+			s.cleanup()
 			return nil, fmt.Errorf("--tls: %w", err)
 		}
-		s.cleanup = func() { os.RemoveAll(dir) }
+		prev := s.cleanup
+		s.cleanup = func() { os.RemoveAll(dir); prev() }
 		certFile = filepath.Join(dir, "cert.pem")
-		args = append(args, tlsArgs(cfg.TLS, certFile)...)
+		// HTTP/3 is TLS: its cells trust the certificate as TLS cells do.
+		modes := cfg.TLS
+		if len(modes) == 0 {
+			modes = []bool{false}
+		}
+		args = append(args, tlsArgs(modes, certFile)...)
 	}
 	s.srv, err = child.Start(ctx, exe, args, env)
 	if err != nil {
@@ -89,6 +106,14 @@ func Start(ctx context.Context, cfg *plan.Config, note func(format string, args 
 		cfg.TLSConfig = &tls.Config{RootCAs: pool}
 	}
 	note("started own server (meteorbench serve) on %s", s.srv.Addr)
+	if cfg.Packet != nil {
+		note("packet link: the load generator in network namespace %s reaches the server in %s at %s, port %s, through TUN devices and the forwarder (TCP %s)",
+			cfg.Packet.ClientNS(), cfg.Packet.ServerNS(), link.ServerIP, portOf(s.srv.Addr), link.Congestion)
+		if err := checkLinks(ctx, cfg, note); err != nil {
+			s.Stop(note)
+			return nil, err
+		}
+	}
 	if cfg.ClientCPUList != "" {
 		client, err := cpuset.Parse(cfg.ClientCPUList)
 		if err == nil {

@@ -48,6 +48,15 @@ func envLines(r *results.Result) [][2]string {
 	for _, n := range r.NotServed {
 		lines = append(lines, [2]string{"not served", fmt.Sprintf("%s: not measured (%s)", n.Name(), n.Why)})
 	}
+	switch e.LinkEmulator {
+	case results.LinkPacket:
+		lines = append(lines, [2]string{"link", "packet link: kernel TCP (cubic) and QUIC through TUN devices between two network namespaces and meteorbench's forwarder, measured before the run:"})
+		for _, f := range e.LinkFidelity {
+			lines = append(lines, [2]string{"link check", f.String()})
+		}
+	case results.LinkRelay:
+		lines = append(lines, [2]string{"link", "TCP relay (no packet loss: the packet link needs root and /dev/net/tun)"})
+	}
 	lines = append(lines, [2]string{"plan", planLine(s)})
 	lines = append(lines, [2]string{"load", loadLine(s)})
 	if s.Repeat > 1 {

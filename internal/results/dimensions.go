@@ -264,12 +264,27 @@ var Dimensions = []Dimension{
 		Prose: func(c Condition) string { return c.Engine + " engine" },
 	}, func(c Condition) string { return c.Engine }, func(c *Condition, v string) { c.Engine = v }),
 	Swept(Dimension{
-		// gRPC is always HTTP/2: measured once, at the default.
-		Name: "http", Field: "http_version", Default: "1.1", Values: []string{"1.1", "2"},
+		// gRPC is always HTTP/2: measured once, at the default. HTTP/3 is
+		// QUIC on UDP, always TLS.
+		Name: "http", Field: "http_version", Default: "1.1", Values: []string{"1.1", "2", "3"},
 		Protocols: []api.Protocol{api.REST, api.RESTProtobuf, api.GRPCWeb, api.Connect},
 		Get:       func(c Condition) string { return c.HTTPVersion },
 		Set:       func(c *Condition, v string) { c.HTTPVersion = v },
 	}),
+	// At the end, as every new dimension (its CSV column appended: CSV
+	// headers only grow); the plan walks it right after the concurrency
+	// (loadgen's planDimensions).
+	{
+		Name: "connections", Field: "conns",
+		IsSet:   func(c Condition) bool { return c.Conns > 0 },
+		Clear:   func(c *Condition) { c.Conns = 0 },
+		Key:     func(c Condition) string { return "conn" + strconv.Itoa(c.Conns) },
+		Short:   func(c Condition) string { return plural(c.Conns, "conn") },
+		Unset:   "default connections",
+		Prose:   func(c Condition) string { return plural(c.Conns, "connection") + " per protocol" },
+		Compare: func(a, b Condition) int { return cmp.Compare(a.Conns, b.Conns) },
+		CSV:     func(c Condition) string { return strconv.Itoa(c.Conns) },
+	},
 }
 
 // endpointKey is an endpoint's part of a cell key: "ep-" and a hash of its

@@ -18,6 +18,11 @@ import (
 // default condition", so older documents read the same.
 type Condition struct {
 	Concurrency int `json:"concurrency"`
+	// Conns is the connections per protocol run asked for (run
+	// --connections): gRPC's ClientConns, HTTP/2's and HTTP/3's
+	// connections, HTTP/1.1's pool; 0 for the protocol's default. (A
+	// cell's Connections is how many it opened.)
+	Conns int `json:"conns,omitempty"`
 	// RateRequested is the open-loop rate, calls/s; 0 in closed loop.
 	RateRequested float64 `json:"rate_requested,omitempty"`
 	// ServerCPUs is the number of CPUs the own server was pinned to; 0

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/link"
 )
 
 // Schema names this document's format. A change that breaks readers bumps it.
@@ -101,7 +102,24 @@ type Env struct {
 	// StartOffsetUS is how late, in microseconds, the first cell started
 	// after Settings.StartAt (negative: early); nil without --start-at.
 	StartOffsetUS *float64 `json:"start_offset_us,omitempty"`
+	// LinkEmulator is what carried the cells' --link: LinkPacket or
+	// LinkRelay; "" without a link. LinkFidelity is what the packet link
+	// delivered of each link, measured through it before the run
+	// (link.Check, without its TCP flow).
+	LinkEmulator string             `json:"link_emulator,omitempty"`
+	LinkFidelity []link.CheckResult `json:"link_fidelity,omitempty"`
 }
+
+// The link emulators (Env.LinkEmulator).
+const (
+	// LinkPacket: the kernel's TCP and QUIC over TUN devices between two
+	// network namespaces, through a forwarder that loses, queues and
+	// delays packets (link.Packet).
+	LinkPacket = "packet"
+	// LinkRelay: a TCP relay that paces and delays bytes, losing none
+	// (link.Relay).
+	LinkRelay = "relay"
+)
 
 // Scheduling is the measured lateness of the open-loop wait: how long after
 // a due time a call could actually start, with no load running.
@@ -118,15 +136,17 @@ type Settings struct {
 	Scenarios   []api.Scenario `json:"scenarios"`
 	Batches     []int          `json:"batches"`
 	Concurrency []int          `json:"concurrency"`
-	// Connections per protocol; 0 means the default (gRPC 1, REST one per worker).
-	Connections int     `json:"connections"`
-	DurationS   float64 `json:"duration_s,omitempty"` // per cell, when bounded by time
-	Iterations  int     `json:"iterations,omitempty"` // batches per cell, when bounded by count
-	WarmupS     float64 `json:"warmup_s"`
-	TimeoutS    float64 `json:"timeout_s"`
-	Mode        string  `json:"mode"`           // ModeClosed or ModeOpen
-	Rate        float64 `json:"rate,omitempty"` // calls/s per cell in open-loop mode
-	Repeat      int     `json:"repeat"`         // measurements of every cell
+	// Connections per protocol; 0 means the default (gRPC 1, REST one per
+	// worker), or a sweep: ConnectionsSweep.
+	Connections      int     `json:"connections"`
+	ConnectionsSweep []int   `json:"connections_sweep,omitempty"`
+	DurationS        float64 `json:"duration_s,omitempty"` // per cell, when bounded by time
+	Iterations       int     `json:"iterations,omitempty"` // batches per cell, when bounded by count
+	WarmupS          float64 `json:"warmup_s"`
+	TimeoutS         float64 `json:"timeout_s"`
+	Mode             string  `json:"mode"`           // ModeClosed or ModeOpen
+	Rate             float64 `json:"rate,omitempty"` // calls/s per cell in open-loop mode
+	Repeat           int     `json:"repeat"`         // measurements of every cell
 	// Links are the emulated links swept, canonical ("none", "100mbit/20ms");
 	// omitted when the run emulated none.
 	Links []string `json:"links,omitempty"`

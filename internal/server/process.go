@@ -37,6 +37,9 @@ type Process struct {
 	// MemoryLimitFrom says where Config.MemoryLimit came from, for the
 	// debug log.
 	MemoryLimitFrom string
+	// NetNS, when set, names a network namespace (run's packet link) the
+	// server also listens in, on the same port (netns.go).
+	NetNS string
 }
 
 // ListenAndServe serves cfg as p says until ctx is cancelled: it listens,
@@ -53,6 +56,29 @@ func ListenAndServe(ctx context.Context, cfg Config, p Process) error {
 	if err != nil {
 		return err
 	}
+	if p.NetNS != "" {
+		inNS, err := listenInNetNS(p.NetNS, ln.Addr().(*net.TCPAddr).Port)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		ln = joinListeners(ln, inNS)
+	}
+	// HTTP/3 on the same port number over UDP (http3.go).
+	h3, h3err := listenUDP(ln.Addr(), p.NetNS)
+	var h3TLS *tls.Config
+	if h3err == nil {
+		host, _, _ := net.SplitHostPort(p.Addr)
+		if h3TLS, h3err = srv.http3TLS(host); h3err != nil {
+			for _, pc := range h3 {
+				pc.Close()
+			}
+		}
+	}
+	h3Note := "; HTTP/3 on UDP too"
+	if h3err != nil {
+		h3Note = ""
+	}
 	// Written before the start-up line, so it is there once that line is.
 	var fileErr error
 	if p.AddrFile != "" {
@@ -60,13 +86,16 @@ func ListenAndServe(ctx context.Context, cfg Config, p Process) error {
 			defer os.Remove(p.AddrFile)
 		}
 	}
-	fmt.Fprintf(p.Stderr, "meteorbench serve: listening on %s (REST over HTTP/1.1 and HTTP/2, gRPC, gRPC-Web and Connect%s)%s\n", ln.Addr(), tlsNote(cfg), p.Pinned)
+	fmt.Fprintf(p.Stderr, "meteorbench serve: listening on %s (REST over HTTP/1.1 and HTTP/2, gRPC, gRPC-Web and Connect%s%s)%s\n", ln.Addr(), tlsNote(cfg), h3Note, p.Pinned)
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if tokenExposed(cfg, ln.Addr()) {
 		log.Warn("--token without TLS on a non-loopback address: the token crosses the network in plaintext; add --tls-cert/--tls-key or --tls-self-signed")
+	}
+	if h3err != nil {
+		log.Warn("HTTP/3 not served", "err", h3err)
 	}
 	if fileErr != nil {
 		log.Warn("health --addr-file will not find this server", "err", fmt.Errorf("--addr-file: %w", fileErr))
@@ -76,7 +105,15 @@ func ListenAndServe(ctx context.Context, cfg Config, p Process) error {
 		"write_timeout", cfg.WriteTimeout, "idle_timeout", cfg.IdleTimeout,
 		"shutdown_timeout", cfg.ShutdownTimeout, "max_streams", cfg.MaxConcurrentStreams, "max_conns", cmp.Or(cfg.MaxConns, DefaultMaxConns(cfg.MemoryLimit)),
 		"memory_limit", cfg.MemoryLimit, "memory_limit_from", p.MemoryLimitFrom)
-	return srv.Serve(ctx, ln)
+	if h3err != nil {
+		return srv.Serve(ctx, ln)
+	}
+	h3ctx, stopH3 := context.WithCancel(ctx) // also when Serve fails
+	h3done := make(chan error, 1)
+	go func() { h3done <- srv.serveHTTP3(h3ctx, h3, h3TLS) }()
+	err = srv.Serve(ctx, ln)
+	stopH3()
+	return errors.Join(err, <-h3done)
 }
 
 // TLSFlags are serve's TLS settings: a certificate from files, or an

@@ -120,7 +120,20 @@ const (
 	SettingHTTPVersion = "http_version"
 	HTTP11             = "1.1"
 	HTTP2              = "2"
+	// HTTP3 is HTTP/3 over QUIC (UDP, on the target's port number),
+	// always TLS: the dialer's TLS config, else the system's roots.
+	HTTP3 = "3"
 )
+
+// Scheme is the URL scheme of o's requests: https for HTTP/3, which
+// needs it (QUIC is TLS); http otherwise, also under TLS, where the
+// dialer makes the connection TLS.
+func Scheme(o Options) string {
+	if o.HTTPVersion() == HTTP3 {
+		return "https"
+	}
+	return "http"
+}
 
 // HTTPVersion is the HTTP version the options ask for: HTTP11 unless the
 // cell's settings name another.
@@ -137,8 +150,11 @@ func (o Options) IsHTTP2() bool { return o.HTTPVersion() == HTTP2 }
 // ALPN is the ALPN protocol a client of HTTP version v offers over TLS:
 // h2 for HTTP2, http/1.1 otherwise.
 func ALPN(v string) []string {
-	if v == HTTP2 {
+	switch v {
+	case HTTP2:
 		return []string{"h2"}
+	case HTTP3:
+		return []string{"h3"}
 	}
 	return []string{"http/1.1"}
 }
@@ -167,8 +183,8 @@ func (o Options) Validate() error {
 	if _, err := jsoncodec.Get(o.JSONCodec); err != nil {
 		return fmt.Errorf("call: %w", err)
 	}
-	if v := o.HTTPVersion(); v != HTTP11 && v != HTTP2 {
-		return fmt.Errorf("call: HTTP version %q, want %s or %s", v, HTTP11, HTTP2)
+	if v := o.HTTPVersion(); v != HTTP11 && v != HTTP2 && v != HTTP3 {
+		return fmt.Errorf("call: HTTP version %q, want %s, %s or %s", v, HTTP11, HTTP2, HTTP3)
 	}
 	if o.Compress != "" && o.Compress != CompressGzip {
 		return fmt.Errorf("call: unknown compression %q", o.Compress)

@@ -94,12 +94,14 @@ type Config struct {
 	Batches []int
 	// Concurrency is the number of workers; a list sweeps. Default: 1.
 	Concurrency []int
-	// Connections is TCP connections per protocol per cell; 0 means the
-	// protocol's default (gRPC 1, REST one per worker).
-	Connections int
+	// Connections are the TCP (or QUIC) connections per protocol per cell
+	// (gRPC: a pool of ClientConns, the calls spread round-robin); a list
+	// sweeps. Empty means the protocol's default (gRPC and HTTP/2 1,
+	// HTTP/1.1 one per worker).
+	Connections []int
 	// Links are the emulated network links between the load generator and
-	// the target (link.Relay); a list sweeps. Default: none (no emulation,
-	// straight to the target).
+	// the target (Packet, else link.Relay); a list sweeps. Default: none
+	// (no emulation, straight to the target).
 	Links []link.Spec
 	// Records are the payload sizes of the large, stream and post
 	// scenarios (1..api.MaxRecords); a list sweeps. Empty means none is
@@ -214,6 +216,13 @@ type Config struct {
 	CommandLine []string
 	OwnServer   bool
 	GOGC        int
+
+	// Packet, when set, is the packet link (own server only): the cells
+	// with a link reach the server through it, set to the cell's link,
+	// instead of through a link.Relay. LinkFidelity is what link.Check
+	// measured of each link at the start (results.Env).
+	Packet       *link.Packet
+	LinkFidelity []link.CheckResult
 
 	// Logger receives warnings (also kept in the results). Nil discards them.
 	Logger *slog.Logger

@@ -76,7 +76,12 @@ var planDimensions = []planDimension{
 			return each(c.Links, func(k *results.Condition, l link.Spec) { k.Link = conditionLink(l) })
 		},
 		settings: func(c Config, s *results.Settings) { s.Links = c.settingsLinks() },
-		validate: func(c Config) error { return unique("link", c.linkNames()) },
+		validate: func(c Config) error {
+			if i := slices.IndexFunc(c.Links, link.Spec.Impaired); i >= 0 && !c.OwnServer {
+				return fmt.Errorf("link %s: loss, jitter and reordering need run's own server (no --target): the packet link runs it in a network namespace of its own; to a target, --link is a TCP relay, which loses nothing", c.Links[i])
+			}
+			return unique("link", c.linkNames())
+		},
 	},
 	{
 		field: "concurrency",
@@ -89,6 +94,40 @@ var planDimensions = []planDimension{
 				if n < 1 {
 					return fmt.Errorf("concurrency %d: must be at least 1", n)
 				}
+			}
+			return nil
+		},
+	},
+	{
+		// Connections right after the concurrency: what spreading one
+		// protocol's calls over more connections buys (gRPC's one
+		// connection against REST's one per worker on a lossy link).
+		field: "conns",
+		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
+			if len(c.Connections) == 0 {
+				return one(func(*results.Condition) {})
+			}
+			return each(c.Connections, func(k *results.Condition, n int) { k.Conns = n })
+		},
+		settings: func(c Config, s *results.Settings) {
+			if len(c.Connections) == 1 {
+				s.Connections = c.Connections[0]
+			}
+			if len(c.Connections) > 1 {
+				s.ConnectionsSweep = c.Connections
+			}
+		},
+		option: func(k results.Condition, o *call.Options) { o.Connections = k.Conns },
+		validate: func(c Config) error {
+			seen := map[int]bool{}
+			for _, n := range c.Connections {
+				if n < 1 {
+					return fmt.Errorf("connections %d: must be at least 1", n)
+				}
+				if seen[n] {
+					return fmt.Errorf("connections %d given twice", n)
+				}
+				seen[n] = true
 			}
 			return nil
 		},

@@ -35,6 +35,8 @@ func (cfg Config) Env() results.Env {
 		ServerCPUs:         cfg.ServerCPUList,
 		ClientCPUs:         cfg.ClientCPUList,
 		GOGC:               cfg.GOGC,
+		LinkEmulator:       cfg.linkEmulator(),
+		LinkFidelity:       cfg.LinkFidelity,
 	}
 }
 
@@ -44,4 +46,17 @@ func pidText(p target.PIDs) string {
 		return ""
 	}
 	return p.String()
+}
+
+// linkEmulator names what carried the cells' links: "" without any.
+func (cfg Config) linkEmulator() string {
+	if cfg.Packet != nil {
+		return results.LinkPacket
+	}
+	for _, l := range cfg.Links {
+		if !l.None() {
+			return results.LinkRelay
+		}
+	}
+	return ""
 }

@@ -22,18 +22,17 @@ func ModeOf(rate float64) string {
 // as its planDimensions entry records it.
 func (c Config) Settings() results.Settings {
 	s := results.Settings{
-		Protocols:   c.Protocols,
-		Scenarios:   c.Scenarios,
-		Batches:     c.Batches,
-		Connections: c.Connections,
-		DurationS:   c.Duration.Seconds(),
-		Iterations:  c.Iterations,
-		WarmupS:     c.Warmup.Seconds(),
-		TimeoutS:    c.Timeout.Seconds(),
-		Mode:        c.Mode(),
-		Repeat:      c.Repeat,
-		Segment:     c.settingsSegment(),
-		StartAt:     c.settingsStartAt(),
+		Protocols:  c.Protocols,
+		Scenarios:  c.Scenarios,
+		Batches:    c.Batches,
+		DurationS:  c.Duration.Seconds(),
+		Iterations: c.Iterations,
+		WarmupS:    c.Warmup.Seconds(),
+		TimeoutS:   c.Timeout.Seconds(),
+		Mode:       c.Mode(),
+		Repeat:     c.Repeat,
+		Segment:    c.settingsSegment(),
+		StartAt:    c.settingsStartAt(),
 	}
 	for _, d := range planTable() {
 		if d.settings != nil {

@@ -67,7 +67,6 @@ func (c Config) Validate() error {
 		value    any
 		negative bool
 	}{
-		{"connections", c.Connections, c.Connections < 0},
 		{"duration", c.Duration, c.Duration < 0},
 		{"iterations", c.Iterations, c.Iterations < 0},
 		{"cell limit", c.CellLimit, c.CellLimit < 0},

@@ -1,6 +1,7 @@
 package restcall
 
 import (
+	"io"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -59,26 +60,48 @@ func Transport2(o call.Options) *http.Transport {
 	}
 }
 
+// transport is an HTTP/1.1, HTTP/2 or HTTP/3 transport.
+type transport interface {
+	http.RoundTripper
+	CloseIdleConnections()
+}
+
 // roundTrippers are a client's transports, picked round-robin.
 type roundTrippers struct {
-	trs  []*http.Transport
+	trs  []transport
 	next atomic.Uint64
 }
 
-func newRoundTrippers(trs []*http.Transport) roundTrippers { return roundTrippers{trs: trs} }
+// newRoundTrippers are o's transports: Transports(o), or HTTP/3's.
+func newRoundTrippers(o call.Options) *roundTrippers {
+	r := &roundTrippers{}
+	if o.HTTPVersion() == call.HTTP3 {
+		for _, tr := range Transports3(o) { // http3.go
+			r.trs = append(r.trs, tr)
+		}
+		return r
+	}
+	for _, tr := range Transports(o) {
+		r.trs = append(r.trs, tr)
+	}
+	return r
+}
 
 // pick is the next transport.
-func (r *roundTrippers) pick() *http.Transport {
+func (r *roundTrippers) pick() transport {
 	if len(r.trs) == 1 {
 		return r.trs[0]
 	}
 	return r.trs[r.next.Add(1)%uint64(len(r.trs))]
 }
 
-// close closes every transport's connections.
+// close closes every transport's connections (and HTTP/3's sockets).
 func (r *roundTrippers) close() {
 	for _, tr := range r.trs {
 		tr.CloseIdleConnections()
+		if c, ok := tr.(io.Closer); ok {
+			c.Close()
+		}
 	}
 }
 
@@ -86,7 +109,7 @@ func (r *roundTrippers) close() {
 // round-robin over HTTP/2's connections, for another adapter over HTTP
 // (webcall) to give its http.Client; closeIdle closes their connections.
 func RoundTripper(o call.Options) (rt http.RoundTripper, closeIdle func()) {
-	r := &roundTrippers{trs: Transports(o)}
+	r := newRoundTrippers(o)
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) { return r.pick().RoundTrip(req) }), r.close
 }
 

@@ -65,10 +65,10 @@ func TestHTTP2(t *testing.T) {
 	}
 }
 
-// TestHTTPVersionBad: a version other than 1.1 or 2 is refused.
+// TestHTTPVersionBad: a version other than 1.1, 2 or 3 is refused.
 func TestHTTPVersionBad(t *testing.T) {
-	_, err := restcall.NewJSON(call.Options{Target: "127.0.0.1:1", Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: "3"}})
+	_, err := restcall.NewJSON(call.Options{Target: "127.0.0.1:1", Workers: 1, Dialer: &wire.Dialer{}, Settings: map[string]string{call.SettingHTTPVersion: "4"}})
 	if err == nil {
-		t.Fatal("HTTP version 3 accepted")
+		t.Fatal("HTTP version 4 accepted")
 	}
 }

@@ -38,7 +38,7 @@ const bufferSize = 32 << 10
 // client is what the JSON and protobuf clients share: the transports
 // over counted connections (Transports).
 type client struct {
-	rts     roundTrippers
+	rts     *roundTrippers
 	root    *url.URL
 	auth    string
 	records int  // call.Options.Records
@@ -74,11 +74,11 @@ func newClient(o call.Options) (*client, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	root, err := url.Parse("http://" + o.Target)
+	root, err := url.Parse(call.Scheme(o) + "://" + o.Target)
 	if err != nil || root.Host == "" {
 		return nil, fmt.Errorf("restcall: bad target %q", o.Target)
 	}
-	c := &client{rts: newRoundTrippers(Transports(o)), root: root, records: o.Records, gzip: o.Compress == call.CompressGzip, pl: o.Payload}
+	c := &client{rts: newRoundTrippers(o), root: root, records: o.Records, gzip: o.Compress == call.CompressGzip, pl: o.Payload}
 	if o.Token != "" {
 		c.auth = "Bearer " + o.Token
 	}

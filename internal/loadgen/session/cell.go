@@ -35,6 +35,13 @@ func (r *Session) measureCell(ctx context.Context, spec plan.Spec, b plan.Bounds
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", spec, err)
 		}
+		if p := cfg.Packet; p != nil {
+			p.Set(l)
+			dialer.Dial, dialer.UDP = p.DialContext, p.DialUDP
+		}
+	}
+	if spec.Link != "" && cfg.Packet == nil {
+		l, _ := link.Parse(spec.Link)
 		relay, err := link.Listen(l, r.addrOf(spec)) // endpoints.go
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", spec, err)
@@ -110,12 +117,11 @@ func shareOf(c plan.Config, spec plan.Spec, b plan.Bounds) engine.Share {
 // cell's condition carries to the client (planDimension.option).
 func (r *Session) options(spec plan.Spec, d *wire.Dialer, workers int) call.Options {
 	o := call.Options{
-		Target:      r.addrOf(spec), // endpoints.go
-		Token:       r.cfg.Token,
-		Workers:     workers,
-		Connections: r.cfg.Connections,
-		Dialer:      d,
-		Payload:     r.cfg.Payload,
+		Target:  r.addrOf(spec), // endpoints.go
+		Token:   r.cfg.Token,
+		Workers: workers,
+		Dialer:  d,
+		Payload: r.cfg.Payload,
 	}
 	plan.ClientSettings(spec.Condition, &o)
 	return o

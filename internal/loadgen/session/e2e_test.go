@@ -265,7 +265,7 @@ func TestConfigValidate(t *testing.T) {
 		"negative rate":      func(c *plan.Config) { c.Rate = -1 },
 		"negative duration":  func(c *plan.Config) { c.Duration = -1 },
 		"negative iteration": func(c *plan.Config) { c.Iterations = -1 },
-		"negative conns":     func(c *plan.Config) { c.Connections = -1 },
+		"negative conns":     func(c *plan.Config) { c.Connections = []int{-1} },
 		"negative repeat":    func(c *plan.Config) { c.Repeat = -1 },
 	} {
 		c := good
@@ -297,7 +297,9 @@ func TestRunConnections(t *testing.T) {
 		cfg.Protocols = []api.Protocol{tc.proto}
 		cfg.Scenarios = []api.Scenario{api.Small}
 		cfg.Concurrency = []int{4}
-		cfg.Connections = tc.connections
+		if tc.connections > 0 {
+			cfg.Connections = []int{tc.connections}
+		}
 		cfg.Iterations, cfg.Duration = 0, 200*time.Millisecond
 		res := run(t, cfg)
 		if c := res.Cells[0]; c.Connections != tc.want || c.Errors != 0 {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/engine"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
@@ -13,7 +14,7 @@ import (
 // dialer is a cell's counted dialer, over TLS in a TLS cell.
 func (r *Session) dialer(spec plan.Spec) *wire.Dialer {
 	d := &wire.Dialer{}
-	if spec.TLS {
+	if spec.TLS || spec.HTTPVersion == call.HTTP3 { // QUIC is always TLS
 		d.TLS = r.cfg.ClientTLS(spec.Protocol, spec.HTTPVersion)
 	}
 	return d

@@ -90,7 +90,7 @@ func NewClient(protocol api.Protocol, o call.Options) (*Client, error) {
 	rt, closeIdle := restcall.RoundTripper(o)
 	c := &Client{
 		protocol: protocol, http: &http.Client{Transport: rt}, closeIdle: closeIdle,
-		base: "http://" + o.Target, opts: opts, records: o.Records,
+		base: call.Scheme(o) + "://" + o.Target, opts: opts, records: o.Records,
 	}
 	if o.Token != "" {
 		c.auth = "Bearer " + o.Token

@@ -209,9 +209,9 @@ func TestUnknown(t *testing.T) {
 	if _, err := webcall.NewClient("grpc-webb", o); err == nil || !strings.Contains(err.Error(), "unknown protocol") {
 		t.Errorf("unknown protocol: %v", err)
 	}
-	o.Settings = map[string]string{call.SettingHTTPVersion: "3"}
+	o.Settings = map[string]string{call.SettingHTTPVersion: "4"}
 	if _, err := webcall.NewClient(webcall.Connect, o); err == nil {
-		t.Error("HTTP version 3 accepted")
+		t.Error("HTTP version 4 accepted")
 	}
 }
 

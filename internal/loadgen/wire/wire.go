@@ -34,13 +34,17 @@ type Dialer struct {
 	// an emulated link: link.Relay.DialContext). What it returns is counted
 	// as it is, so the counts stay the application's bytes.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// UDP, when set, opens the UDP sockets of ListenUDP instead of the
+	// host's, and resolves the address to send to (an emulated link:
+	// link.Packet.DialUDP).
+	UDP func(ctx context.Context, addr string) (net.PacketConn, *net.UDPAddr, error)
 	// TLS, when set, makes every connection TLS: the handshake is done in
 	// DialContext, timed (Handshakes) and counted (tls.go). It sets the
 	// ALPN protocols offered.
 	TLS *tls.Config
 
 	mu     sync.Mutex
-	live   map[*Conn]struct{}
+	live   map[*counts]struct{}
 	closed Stats // totals of connections already closed, and all dials
 	hs     handshakes
 }
@@ -56,14 +60,8 @@ func (d *Dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 	if err != nil {
 		return nil, err
 	}
-	cc := &Conn{Conn: c, d: d}
-	d.mu.Lock()
-	if d.live == nil {
-		d.live = make(map[*Conn]struct{})
-	}
-	d.live[cc] = struct{}{}
-	d.closed.Dials++
-	d.mu.Unlock()
+	cc := &Conn{Conn: c}
+	d.track(&cc.counts)
 	if d.TLS != nil {
 		return d.tlsHandshake(ctx, cc, addr)
 	}
@@ -87,14 +85,32 @@ func (d *Dialer) Stats() Stats {
 	return s
 }
 
-// Conn is a counted connection.
-type Conn struct {
-	net.Conn
+// track counts a new connection (or UDP socket) in the dialer's totals.
+func (d *Dialer) track(c *counts) {
+	c.d = d
+	d.mu.Lock()
+	if d.live == nil {
+		d.live = make(map[*counts]struct{})
+	}
+	d.live[c] = struct{}{}
+	d.closed.Dials++
+	d.mu.Unlock()
+}
+
+// counts are one connection's bytes, folded into its dialer's totals at
+// its close.
+type counts struct {
 	d         *Dialer
 	sent      atomic.Int64
 	received  atomic.Int64
-	folded    atomic.Bool // counts moved to the dialer's totals by Close
+	folded    atomic.Bool // counts moved to the dialer's totals by fold
 	closeOnce sync.Once
+}
+
+// Conn is a counted connection.
+type Conn struct {
+	net.Conn
+	counts
 }
 
 // Read reads from the connection and counts the bytes read.
@@ -115,7 +131,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 // into the dialer's totals, a Read or Write that was still returning folds
 // its own bytes in too, so none are lost. Swap hands each byte to exactly
 // one of the two folds.
-func (c *Conn) count(v *atomic.Int64, n int) {
+func (c *counts) count(v *atomic.Int64, n int) {
 	if n == 0 {
 		return
 	}
@@ -136,6 +152,12 @@ func (c *Conn) count(v *atomic.Int64, n int) {
 // Close closes the connection and folds its counts into the dialer's totals.
 func (c *Conn) Close() error {
 	err := c.Conn.Close()
+	c.fold()
+	return err
+}
+
+// fold moves the counts into the dialer's totals, once.
+func (c *counts) fold() {
 	c.closeOnce.Do(func() {
 		c.d.mu.Lock()
 		delete(c.d.live, c)
@@ -144,5 +166,4 @@ func (c *Conn) Close() error {
 		c.d.closed.Received += c.received.Swap(0)
 		c.d.mu.Unlock()
 	})
-	return err
 }
