@@ -290,14 +290,15 @@ func (c *h2conn) emit(f hpack.HeaderField) {
 	}
 }
 
-// appendOwedLocked appends the control frames owed to w and owes none
-// (under mu, and wmu: w is written next); nothing once the connection
-// ended.
-func (c *h2conn) appendOwedLocked(w []byte) []byte {
+// appendOwedLocked appends the control frames owed to w, all of them or
+// all but the resets (all false), and owes no more of them (under mu, and
+// xmu: w is written next); nothing once the connection ended.
+func (c *h2conn) appendOwedLocked(w []byte, all bool) []byte {
 	if c.err != nil {
 		c.ctl = c.ctl[:0]
 		return w
 	}
+	keep := c.ctl[:0] // the resets left, in place
 	for _, o := range c.ctl {
 		switch o.kind {
 		case 'w':
@@ -311,12 +312,16 @@ func (c *h2conn) appendOwedLocked(w []byte) []byte {
 		case 's':
 			w = appendFrame(w, http2.FrameSettings, http2.FlagSettingsAck, 0, nil)
 		case 'r':
+			if !all {
+				keep = append(keep, o)
+				continue
+			}
 			var code [4]byte
 			binary.BigEndian.PutUint32(code[:], o.n)
 			w = appendFrame(w, http2.FrameRSTStream, 0, o.id, code[:])
 		}
 	}
-	c.ctl = c.ctl[:0]
+	c.ctl = keep
 	return w
 }
 
