@@ -13,11 +13,18 @@
 # only (the cell's client_cpu_us_per_call: getrusage deltas around the
 # window, without its start-up, health check, probe and warm-up).
 #
-# Figures need a quiet machine: run nothing else meanwhile.
+# After each round it prints lean's calls/s as a ratio of wrk's (REST) and
+# h2load's (gRPC), scenario by scenario; the last line says whether every
+# round reached MIN_RATIO (0.95) of both, issue 40's bar. Every tool is
+# bounded in time (timeout), and everything targets 127.0.0.1.
+#
+# Figures need a quiet machine: run nothing else meanwhile (the load
+# average is printed with each round).
 #
 #   apt-get install -y wrk nghttp2-client jq
 #   bash tools/anchors.sh                       # 5 s per tool, 2 rounds
 #   DURATION=2 ROUNDS=1 SCENARIOS=small bash tools/anchors.sh   # a quick look
+#   DURATION=10 ROUNDS=2 SCENARIOS=small bash tools/anchors.sh  # issue 40's check, twice in a row
 #   SERVER_CPU=0 CLIENT_CPU=1 bash tools/anchors.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +34,7 @@ SCENARIOS=${SCENARIOS:-small large}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 INFLIGHT=${INFLIGHT:-16}
+MIN_RATIO=${MIN_RATIO:-0.95}
 OUT=${OUT:-$(mktemp -d /tmp/meteorbench-anchors.XXXXXX)}
 for tool in wrk h2load jq taskset; do
 	command -v "$tool" >/dev/null || { echo "anchors: $tool not found (apt-get install -y wrk nghttp2-client jq util-linux)" >&2; exit 2; }
@@ -43,9 +51,13 @@ addr=$(cat "$OUT/addr")
 printf '\0\0\0\0\0' >"$OUT/empty.grpc" # the 5-byte gRPC prefix of an empty request
 
 server_cpu() { curl -s "http://$addr/metrics" | awk '$1 == "meteorbench_cpu_seconds_total" { print $2 }'; }
-client() { taskset -c "$CLIENT_CPU" /usr/bin/time -f '%U %S' -o "$OUT/time" "$@"; }
-# report TOOL SCENARIO CALLS SECONDS CLIENT_CPU_S SERVER_CPU_S
+# Each tool is killed past its duration plus 30 s: no run hangs.
+bound() { timeout -k 5 $((DURATION + 30)) "$@"; }
+client() { bound taskset -c "$CLIENT_CPU" /usr/bin/time -f '%U %S' -o "$OUT/time" "$@"; }
+# report TOOL SCENARIO CALLS SECONDS CLIENT_CPU_S SERVER_CPU_S; the calls/s
+# go to $OUT/rate-TOOL-SCENARIO for the round's ratios.
 report() {
+	awk -v n="$3" -v d="$4" 'BEGIN { print (n > 0 ? n / d : 0) }' >"$OUT/rate-${1// /_}-$2"
 	awk -v t="$1" -v s="$2" -v n="$3" -v d="$4" -v c="$5" -v sv="$6" 'BEGIN {
 		if (n <= 0) { printf "%-22s %-6s no successful calls\n", t, s; exit }
 		printf "%-22s %-6s %10.0f calls/s   client %7.1f us/call   server %7.1f us/call\n", t, s, n / d, c * 1e6 / n, sv * 1e6 / n }'
@@ -81,20 +93,30 @@ run_h2load() {
 run_lean() { # PROTOCOL SCENARIO
 	local extra=(--concurrency "$INFLIGHT")
 	[ "$1" = grpc ] && extra+=(--connections 1)
-	taskset -c "$CLIENT_CPU" "$bin" run --target "$addr" --engine lean --proto "$1" --scenario "$2" "${extra[@]}" \
+	bound taskset -c "$CLIENT_CPU" "$bin" run --target "$addr" --engine lean --proto "$1" --scenario "$2" "${extra[@]}" \
 		--batch 1 --duration "${DURATION}s" --warmup 1s --repeat 1 --format json --quiet >"$OUT/lean-$1-$2.json" || true
 	local n d c sv
 	read -r n d c sv < <(jq -r '.cells[0] | "\(.calls) \(.duration_s) \(.client_cpu_us_per_call * .calls / 1e6) \((.server_cpu_us_per_call // 0) * .calls / 1e6)"' "$OUT/lean-$1-$2.json")
 	report "run --engine lean $1" "$2" "$n" "$d" "$c" "$sv"
 }
 
+# ratio NUM DEN: lean's calls/s over the anchor's, 0 when either is missing.
+ratio() { awk -v a="$(cat "$OUT/rate-$1" 2>/dev/null)" -v b="$(cat "$OUT/rate-$2" 2>/dev/null)" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
+
 echo "server $addr on CPU $SERVER_CPU, tools on CPU $CLIENT_CPU, $INFLIGHT in flight, ${DURATION}s each, load $(cut -d' ' -f1-3 /proc/loadavg); logs in $OUT"
+met=yes
 for round in $(seq "$ROUNDS"); do
-	echo "== round $round"
+	echo "== round $round (load $(cut -d' ' -f1-3 /proc/loadavg))"
 	for sc in $SCENARIOS; do
+		rm -f "$OUT"/rate-*
 		run_wrk "$sc"
 		run_lean rest "$sc"
 		run_h2load "$sc"
 		run_lean grpc "$sc"
+		rest=$(ratio "run_--engine_lean_rest-$sc" "wrk_REST-$sc")
+		grpc=$(ratio "run_--engine_lean_grpc-$sc" "h2load_gRPC-$sc")
+		echo "   $sc: lean/wrk REST ${rest}x, lean/h2load gRPC ${grpc}x"
+		awk -v r="$rest" -v g="$grpc" -v m="$MIN_RATIO" 'BEGIN { exit !(r >= m && g >= m) }' || met=no
 	done
 done
+echo "lean >= ${MIN_RATIO}x wrk (REST) and h2load (gRPC) in every round: $met"

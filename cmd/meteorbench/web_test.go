@@ -154,8 +154,8 @@ func TestWebBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--proto", "grpc-web", "--payload", sample}, "--payload sample.json: not carried over grpc-web (--proto)"},
-		{[]string{"--proto", "all", "--payload", sample}, "not carried over grpc-web (--proto)"},
+		{[]string{"--proto", "grpc-web", "--payload", sample}, "--engine standard: payload sample.json not carried over grpc-web (--payload, --proto)"},
+		{[]string{"--proto", "all", "--payload", sample}, "not carried over grpc-web (--payload, --proto)"},
 		{[]string{"--http-version", "4"}, `--http-version: unknown value "4" (want 1.1, 2, 3)`},
 		{[]string{"--http-version", "2,2"}, "--http-version"},
 		{[]string{"--rest-url", "http://127.0.0.1:1/x", "--http-version", "1.1,2"}, "--http-version: your endpoints (--endpoints, --rest-url) are called over HTTP/1.1 only"},

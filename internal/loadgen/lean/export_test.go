@@ -34,3 +34,7 @@ func RetireIn(c any, n int) {
 		}
 	}
 }
+
+// ControlWriteTimeout bounds a write of control frames (tests of a peer
+// that stops reading).
+const ControlWriteTimeout = controlWriteTimeout

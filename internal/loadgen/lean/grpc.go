@@ -152,7 +152,7 @@ func (c *grpcClient) Caller(scenario api.Scenario) (call.Caller, error) {
 		return nil, fmt.Errorf("lean: unknown scenario %q", scenario)
 	}
 	m := &method{unary: scenario != api.Stream, fields: []hpack.HeaderField{
-		{Name: ":method", Value: "POST"}, {Name: ":scheme", Value: "http"},
+		{Name: ":method", Value: "POST"}, {Name: ":scheme", Value: scheme(c.o)},
 		{Name: ":path", Value: path}, {Name: ":authority", Value: c.o.Target},
 		{Name: "content-type", Value: "application/grpc"},
 		{Name: "user-agent", Value: "grpc-go/" + grpc.Version},
@@ -173,6 +173,15 @@ func (c *grpcClient) Caller(scenario api.Scenario) (call.Caller, error) {
 	a := c.newCaller(m)
 	a.ans = func(s *stream) ([]byte, error) { return s.body, a.answer(s) }
 	return checked(a, check, c.born), nil
+}
+
+// scheme is the :scheme of the requests o's dialer carries: https over
+// TLS (RFC 9113 8.3.1).
+func scheme(o call.Options) string {
+	if o.Dialer.TLS != nil {
+		return "https"
+	}
+	return "http"
 }
 
 // newCaller is the exchanger of method m's calls; its ans is the
@@ -230,7 +239,7 @@ func (a *grpcCaller) exchange(ctx context.Context, _, deadline time.Time) ([]byt
 		case <-s.done:
 		default:
 		}
-		s.body, s.httpStatus, s.grpcStatus, s.grpcMsg, s.typeOK, s.coded, s.ended, s.late, s.headed, s.err, s.unacked = s.body[:0], 0, -1, "", false, false, false, false, false, nil, 0
+		s.late = false // the rest of s starts afresh when it is sent (h2conn.send)
 		if attempt == 0 {
 			a.f.begin(ctx, deadline)
 		}

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,6 +45,17 @@ const recvWindow = 4 << 20
 //   - maxOwed: control frames the peer's frames owe it (SETTINGS and PING
 //     acknowledgements, window updates, resets) not yet written because the
 //     peer does not read: a flood of them past this is a connection error.
+//   - controlWriteTimeout: a write of the control frames owed that makes no
+//     progress for this long ends the connection (errWriteStalled): the
+//     peer stopped reading. A slow link still drains the socket within it
+//     (the peer's flow-control windows bound what is buffered); a write
+//     that makes some progress goes on, with the deadline renewed.
+//   - batchBytes: a request message this large is written by its caller at
+//     once, not batched (flush): large messages are not held in memory
+//     together; frames queued past it are written from where they were
+//     queued.
+//   - goAwayGrace: the time a GOAWAY the client owes a peer that broke the
+//     protocol may take to write before the connection closes anyway.
 //   - maxStreamID: the last stream ID; a connection that used it is
 //     retired (no new stream; a new connection takes the next call) and
 //     closed when its last stream ends.
@@ -52,32 +65,51 @@ const (
 	maxOwed       = 4096
 	maxStreamID   = 1<<31 - 1
 	maxWindow     = 1<<31 - 1
+
+	controlWriteTimeout = 2 * time.Second
+	batchBytes          = 64 << 10
+	goAwayGrace         = 100 * time.Millisecond
 )
 
-// h2conn is one HTTP/2 connection of the lean gRPC client: callers write
-// their requests' frames (under wmu, in stream order), and one reader
-// goroutine reads every frame, hands each stream's answer to the caller
-// waiting for it, and answers the peer's SETTINGS, PING and flow control.
-//
-// A peer that stops reading cannot hold the reader or a caller past its
-// deadline: the frames the reader owes (and callers' resets) are queued
-// under mu and written by whoever holds wmu, or takes it free (kick), so
-// neither ever waits for wmu; a caller waiting for wmu or inside a write
-// when its deadline passes closes the connection (expire), which ends the
-// stalled write, so no write outlives the deadline of the call that made
-// it by more than the watchdog's period.
+// h2conn is one HTTP/2 connection of the lean gRPC client, with two
+// goroutines of its own and its callers:
+//   - the reader reads every frame, hands each stream's answer to the
+//     caller waiting for it, and queues (under mu, at most maxOwed) the
+//     control frames the peer's frames owe it: SETTINGS and PING
+//     acknowledgements, window updates, resets. It never writes, so a peer
+//     that stops reading cannot stop it reading.
+//   - the writer (writeLoop) writes the control frames owed (flush), each
+//     write bounded by controlWriteTimeout, and the GOAWAY owed to a peer
+//     that broke the protocol.
+//   - callers queue their requests' frames (pend, under wmu, in stream
+//     order) and write them themselves: the first caller to queue after a
+//     write lets the other callers ready to run queue theirs
+//     (runtime.Gosched), then writes them all with the control frames owed
+//     (flush, under xmu). A request costs no hand-over to
+//     another goroutine, and one write carries the requests of every
+//     caller an answer woke, as h2load and grpc-go's loopy batch theirs (a
+//     write on loopback was 60% of the client's CPU when each request had
+//     its own). A caller waiting for wmu or xmu, or inside a write, when
+//     its deadline passes closes the connection (expire), which ends the
+//     stalled write, so no write outlives the deadline of the call that
+//     made it by more than the watchdog's period.
 type h2conn struct {
 	nc  net.Conn
-	fr  *http2.Framer // ReadFrame: the reader; Write*: under wmu
+	fr  *http2.Framer // ReadFrame: the reader; Write*: the dial's, before the goroutines start
 	tap *headerTap    // the last frame header read, to name the frame a read error is about
 
-	wmu    sync.Mutex // frames written, henc, blocks, nextID, wbuf, cbuf
-	henc   *hpack.Encoder
-	hbuf   bytes.Buffer
-	epoch  uint64             // bumped whenever an encoding may have changed the dynamic table
-	blocks map[*method]*block // header blocks valid while their epoch is current
-	nextID uint32
-	wbuf   []byte
+	xmu sync.Mutex // the socket's writes, in the order their frames were queued; out
+	out []byte     // the frames being written
+
+	wmu      sync.Mutex // the frames queued (pend, flushing), henc, blocks, epoch, nextID
+	pend     []byte     // frames queued, not yet written
+	flushing bool       // a caller that queued frames will write pend (flush)
+	henc     *hpack.Encoder
+	hbuf     bytes.Buffer
+	epoch    uint64             // bumped whenever an encoding may have changed the dynamic table
+	blocks   map[*method]*block // header blocks valid while their epoch is current
+	nextID   uint32
+	wake     chan struct{} // the writer's: control frames owed, or the connection ended
 
 	mu       sync.Mutex
 	cond     *sync.Cond // a send window grew, a stream ended or the connection did
@@ -85,6 +117,11 @@ type h2conn struct {
 	sendWin  int64 // the connection's send window
 	peerWin  int64 // the peer's SETTINGS_INITIAL_WINDOW_SIZE
 	maxFrame int   // the peer's SETTINGS_MAX_FRAME_SIZE
+	// table is the peer's SETTINGS_HEADER_TABLE_SIZE, the most the
+	// encoder's dynamic table may hold; tableNew: not yet applied to the
+	// encoder (the next header block encoded applies it, under wmu).
+	table    uint32
+	tableNew bool
 	// active counts the streams open or about to be (reserved before
 	// wmu), at most maxStreams, the peer's SETTINGS_MAX_CONCURRENT_STREAMS.
 	active, maxStreams int
@@ -95,18 +132,17 @@ type h2conn struct {
 	err                error         // why the connection ended; nil while it lives
 	recvAvail          int64         // the connection's receive window: what the peer may still send
 	ctl                []control     // frames owed to the peer, not yet written
-	ctlOwed            atomic.Bool   // ctl is not empty (read without mu by the holder of wmu)
+	goAwayOwed         bool          // the writer owes the peer a GOAWAY of goAwayOut before it closes
+	goAwayOut          http2.ErrCode
 
 	// The reader's own.
-	dec      *hpack.Decoder
-	cur      *stream   // whose header block is being decoded (nil: none of ours)
-	contEnd  bool      // the HEADERS being continued ended its stream
-	hblock   int       // bytes of the header block being read (9 per frame plus fragments)
-	hlist    int       // its decoded size so far (RFC 9113 6.5.2)
-	unacked  int       // bytes received on the connection, not yet granted back
-	bdpOut   bool      // a BDP ping is out, not yet acknowledged
-	cbuf     []byte    // the control frames being written (under wmu)
-	ctlSpare []control // ctl's other buffer (under wmu)
+	dec     *hpack.Decoder
+	cur     *stream // whose header block is being decoded (nil: none of ours)
+	contEnd bool    // the HEADERS being continued ended its stream
+	hblock  int     // bytes of the header block being read (9 per frame plus fragments)
+	hlist   int     // its decoded size so far (RFC 9113 6.5.2)
+	unacked int     // bytes received on the connection, not yet granted back
+	bdpOut  bool    // a BDP ping is out, not yet acknowledged
 }
 
 // block is a method's header block as the connection's encoder last wrote
@@ -135,10 +171,11 @@ type stream struct {
 	late       bool // its call's deadline passed while it waited to send (under mu)
 	err        error
 	done       chan struct{} // one token when the stream ended
-	inWrite    atomic.Bool   // its call waits for wmu or writes under it
+	inWrite    atomic.Bool   // its call waits for wmu or xmu, or writes
 }
 
-// control is a frame owed to the peer, written by whoever holds wmu.
+// control is a frame owed to the peer, written with the frames queued by
+// whoever flushes next, the writer or a caller (flush, appendOwedLocked).
 type control struct {
 	kind uint8 // 'w' window update, 'p' ping ack, 'b' BDP ping, 's' settings ack, 'r' reset (n: code)
 	id   uint32
@@ -152,8 +189,9 @@ func dialH2(ctx context.Context, dial func(context.Context, string, string) (net
 		return nil, err
 	}
 	c := &h2conn{
-		nc: nc, blocks: map[*method]*block{}, nextID: 1, recvAvail: recvWindow,
+		nc: nc, blocks: map[*method]*block{}, nextID: 1, recvAvail: recvWindow, wake: make(chan struct{}, 1),
 		streams: map[uint32]*stream{}, sendWin: 65535, peerWin: 65535, maxFrame: 16384, maxStreams: math.MaxInt,
+		table: 4096,
 	}
 	c.cond = sync.NewCond(&c.mu)
 	c.henc = hpack.NewEncoder(&c.hbuf)
@@ -164,7 +202,10 @@ func dialH2(ctx context.Context, dial func(context.Context, string, string) (net
 	c.fr.SetReuseFrames()
 	c.fr.SetMaxReadFrameSize(maxReadFrame)
 	if _, err := nc.Write([]byte(http2.ClientPreface)); err == nil {
-		err = c.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: recvWindow})
+		// No server push (RFC 9113 6.5.2: a server must not push to a
+		// client that said ENABLE_PUSH 0; grpc-go never pushes anyway).
+		err = c.fr.WriteSettings(http2.Setting{ID: http2.SettingEnablePush, Val: 0},
+			http2.Setting{ID: http2.SettingInitialWindowSize, Val: recvWindow})
 		if err == nil {
 			err = c.fr.WriteWindowUpdate(0, recvWindow-65535)
 		}
@@ -174,6 +215,7 @@ func dialH2(ctx context.Context, dial func(context.Context, string, string) (net
 		return nil, err
 	}
 	go c.read()
+	go c.writeLoop()
 	return c, nil
 }
 
@@ -235,8 +277,9 @@ func refused(err error) error  { return &refusedError{err} }
 func isRefused(err error) bool { return errors.Is(err, errRefused) }
 
 // errWriteStalled ends a connection whose writes a call waited for past
-// its deadline: the peer stopped reading.
-var errWriteStalled = errors.New("the server stopped reading: a write outlived a call's deadline")
+// its deadline, or whose control frames could not be written within
+// controlWriteTimeout: the peer stopped reading.
+var errWriteStalled = errors.New("the server stopped reading: a write outlived a call's deadline or its own")
 
 // usable reports whether a new stream may start on the connection.
 func (c *h2conn) usable() bool {
@@ -286,7 +329,12 @@ func (c *h2conn) failLocked(err error) {
 			err = protoErr(c.goawayCode, "connection ended after GOAWAY %v from the server: %v", c.goawayCode, err)
 		}
 		c.err = err
-		c.nc.Close()
+		if c.goAwayOwed { // the writer writes it and closes; this closes if it cannot soon
+			time.AfterFunc(goAwayGrace, func() { c.nc.Close() })
+		} else {
+			c.nc.Close()
+		}
+		c.signal() // the writer ends
 	}
 	for id, s := range c.streams {
 		c.endLocked(id, s, c.err)
@@ -300,21 +348,30 @@ func isProtocol(err error) bool {
 	return errors.As(err, &ce) && ce.Class.Protocol()
 }
 
-// fatal ends the connection for an error of the peer's making, telling
-// the peer with a GOAWAY when the connection is free to write one now.
+// fatal ends the connection for an error of the peer's making; the writer
+// tells the peer with a GOAWAY when the connection is free to write one
+// within goAwayGrace.
 func (c *h2conn) fatal(err error) {
+	c.mu.Lock()
 	var he *h2Error
-	if errors.As(err, &he) && c.wmu.TryLock() {
-		c.nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-		c.fr.WriteGoAway(0, he.code, nil)
-		c.wmu.Unlock()
+	if errors.As(err, &he) && c.err == nil {
+		c.goAwayOwed, c.goAwayOut = true, he.code
 	}
-	c.close(err)
+	c.failLocked(err)
+	c.mu.Unlock()
 }
 
-// endLocked ends a stream: its caller is told.
+// endLocked ends a stream that is open: its caller is told, and the
+// reader lets go of it (a header block of it still being decoded goes to
+// no stream), so that its caller may reuse it for the next call at once.
 func (c *h2conn) endLocked(id uint32, s *stream, err error) {
+	if c.streams[id] != s {
+		return // ended already: the caller may be on its next call with it
+	}
 	delete(c.streams, id)
+	if c.cur == s {
+		c.cur = nil
+	}
 	c.freeLocked()
 	s.ended, s.err = true, err
 	select {
@@ -334,9 +391,9 @@ func (c *h2conn) freeLocked() {
 }
 
 // expire is the watchdog's end of s's call while it waits to send: a wait
-// for a stream slot or send window ends; a wait for wmu, or a write under
-// it, ends the connection (errWriteStalled), since only a peer that stopped
-// reading holds a write that long.
+// for a stream slot or send window ends; a wait for wmu or xmu, or a
+// write, ends the connection (errWriteStalled), since only a peer that
+// stopped reading holds a write that long.
 func (c *h2conn) expire(s *stream) {
 	c.mu.Lock()
 	s.late = true
@@ -348,31 +405,114 @@ func (c *h2conn) expire(s *stream) {
 }
 
 // queueLocked owes the peer a control frame; false (and the connection
-// failed) when the peer owes us the reading of too many already.
+// failed) when the peer owes us the reading of too many already. The
+// writer is told by whoever queued, once mu is let go (signal).
 func (c *h2conn) queueLocked(o control) bool {
 	if len(c.ctl) >= maxOwed {
 		c.failLocked(protoErr(http2.ErrCodeEnhanceYourCalm, "%d frames owed to the server (SETTINGS or PING acknowledgements, window updates, resets) and it reads none of them", len(c.ctl)))
 		return false
 	}
 	c.ctl = append(c.ctl, o)
-	c.ctlOwed.Store(true)
 	return true
 }
 
-// kick writes the control frames owed, unless another goroutine holds wmu:
-// that one writes them when it lets go (unlockW).
-func (c *h2conn) kick() {
-	for c.ctlOwed.Load() && c.wmu.TryLock() {
-		c.writeOwedLocked()
-		c.wmu.Unlock()
+// signal wakes the writer: control frames are owed, or the connection
+// ended.
+func (c *h2conn) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default: // woken already
 	}
 }
 
-// unlockW lets go of wmu, writing the control frames owed meanwhile.
-func (c *h2conn) unlockW() {
+// writeLoop is the connection's writer: it writes the control frames owed
+// that no caller's write carried first, and ends with the connection,
+// writing the GOAWAY owed (within goAwayGrace) and closing it.
+func (c *h2conn) writeLoop() {
+	for range c.wake {
+		c.mu.Lock()
+		failed, goAway, code := c.err != nil, c.goAwayOwed, c.goAwayOut
+		c.mu.Unlock()
+		if failed {
+			if goAway && c.xmu.TryLock() {
+				c.nc.SetWriteDeadline(time.Now().Add(goAwayGrace))
+				c.nc.Write(appendFrame(nil, http2.FrameGoAway, 0, 0, binary.BigEndian.AppendUint32(make([]byte, 4, 8), uint32(code))))
+				c.xmu.Unlock()
+			}
+			c.nc.Close()
+			return
+		}
+		if err := c.flush(true); err != nil {
+			c.close(err)
+		}
+	}
+}
+
+// queue notes that frames were queued (under wmu) and reports whether the
+// caller is the one to write them (flush): no write was due yet.
+func (c *h2conn) queue() (flusher bool) {
+	flusher, c.flushing = !c.flushing, true
+	return flusher
+}
+
+// flush writes the frames queued and the control frames owed, in one
+// write, under xmu: the writes go in the order the frames were queued.
+// The control frames go ahead of the requests, as a request written at
+// once carried them and as grpc-go's loopy writes them (the server's
+// answers to BDP pings come back as grpc-go's would), but resets go
+// behind, after their streams' HEADERS; a large message (batchBytes) is
+// written from where it was queued, the control frames behind it.
+// control bounds the write by controlWriteTimeout (the writer's); a
+// caller's write is bounded by its deadline (expire).
+func (c *h2conn) flush(control bool) error {
+	c.xmu.Lock()
+	defer c.xmu.Unlock()
+	return c.flushLocked(control)
+}
+
+// flushLocked is flush under xmu.
+func (c *h2conn) flushLocked(control bool) error {
+	c.wmu.Lock()
+	c.mu.Lock()
+	var w []byte
+	if len(c.pend) < batchBytes {
+		w = c.appendOwedLocked(c.out[:0], false)
+		w = append(w, c.pend...)
+		c.pend = c.pend[:0]
+	} else {
+		w, c.pend = c.pend, c.out[:0]
+	}
+	c.flushing = false
+	w = c.appendOwedLocked(w, true)
+	c.mu.Unlock()
 	c.wmu.Unlock()
-	if c.ctlOwed.Load() {
-		c.kick()
+	c.out = w[:0]
+	switch {
+	case len(w) == 0:
+		return nil
+	case control:
+		return c.writeControl(w)
+	}
+	_, err := c.nc.Write(w)
+	return err
+}
+
+// writeControl writes control frames (under xmu), as long as the write
+// makes progress within controlWriteTimeout.
+func (c *h2conn) writeControl(w []byte) error {
+	defer c.nc.SetWriteDeadline(time.Time{})
+	for {
+		c.nc.SetWriteDeadline(time.Now().Add(controlWriteTimeout))
+		n, err := c.nc.Write(w)
+		switch {
+		case err == nil:
+			return nil
+		case !errors.Is(err, os.ErrDeadlineExceeded):
+			return err
+		case n == 0:
+			return errWriteStalled
+		}
+		w = w[n:]
 	}
 }
 
@@ -412,13 +552,22 @@ func (c *h2conn) send(ctx context.Context, s *stream, m *method) error {
 		return err
 	}
 	s.inWrite.Store(true)
+	// A large message is written by its caller at once, under xmu from
+	// before it is queued, so that no other large one joins it in memory.
+	direct := len(msg) >= batchBytes
+	if direct {
+		c.xmu.Lock()
+	}
 	c.wmu.Lock()
 	c.mu.Lock()
 	if c.err != nil || c.goaway || c.retired || s.late {
 		err, late, goaway, code, retired := c.err, s.late, c.goaway, c.goawayCode, c.retired
 		c.freeLocked()
 		c.mu.Unlock()
-		c.unlockW()
+		c.wmu.Unlock()
+		if direct {
+			c.xmu.Unlock()
+		}
 		s.inWrite.Store(false)
 		// A call never sent may be made again on another connection
 		// when this one went away or was retired, not when it failed.
@@ -437,22 +586,36 @@ func (c *h2conn) send(ctx context.Context, s *stream, m *method) error {
 	if c.nextID > maxStreamID {
 		c.retired = true // its last stream: the next call opens a new connection
 	}
+	// The stream starts afresh (the reader let go of it when its last
+	// call's stream ended: endLocked).
+	s.body, s.httpStatus, s.grpcStatus, s.grpcMsg, s.typeOK, s.coded, s.ended, s.headed, s.err, s.unacked = s.body[:0], 0, -1, "", false, false, false, false, nil, 0
 	s.sendWin, s.recvAvail, s.unary, s.accept = c.peerWin, recvWindow, m.unary, m.accept
 	c.streams[s.id] = s
 	n := c.grantLocked(s, len(msg))
 	maxFrame := c.maxFrame
+	table, tableNew := c.table, c.tableNew
+	c.tableNew = false
 	c.mu.Unlock()
-	hb := c.headerBlock(m)
-	var w []byte
-	if m.noBody { // a GET: its HEADERS end the stream, as net/http's client sends it
-		w = appendFrame(c.wbuf[:0], http2.FrameHeaders, http2.FlagHeadersEndHeaders|http2.FlagHeadersEndStream, s.id, hb)
-	} else {
-		w = appendFrame(c.wbuf[:0], http2.FrameHeaders, http2.FlagHeadersEndHeaders, s.id, hb)
+	if tableNew {
+		c.henc.SetMaxDynamicTableSizeLimit(table)
+		c.epoch++ // every block kept is encoded again, the first one with the table's new size
+	}
+	w := appendHeaders(c.pend, s.id, c.headerBlock(m), maxFrame, m.noBody) // a GET: its HEADERS end the stream, as net/http's client sends it
+	if !m.noBody {
 		w = appendData(w, s.id, msg[:n], maxFrame, n == len(msg))
 	}
-	c.wbuf = w
-	_, err := c.nc.Write(w)
-	c.unlockW()
+	c.pend = w
+	flusher := c.queue()
+	c.wmu.Unlock()
+	var err error
+	switch {
+	case direct:
+		err = c.flushLocked(false)
+		c.xmu.Unlock()
+	case flusher:
+		runtime.Gosched() // the other callers ready to run queue their requests: one write for all
+		err = c.flush(false)
+	}
 	s.inWrite.Store(false)
 	if err != nil {
 		return c.closeErr(err)
@@ -517,10 +680,13 @@ func (c *h2conn) sendRest(ctx context.Context, s *stream, rest []byte) error {
 			return nil // the stream or the connection ended, or the call did: the wait says why
 		}
 		s.inWrite.Store(true)
+		c.xmu.Lock()
 		c.wmu.Lock()
-		c.wbuf = appendData(c.wbuf[:0], s.id, rest[:n], maxFrame, n == len(rest))
-		_, err := c.nc.Write(c.wbuf)
-		c.unlockW()
+		c.pend = appendData(c.pend, s.id, rest[:n], maxFrame, n == len(rest))
+		c.queue()
+		c.wmu.Unlock()
+		err := c.flushLocked(false)
+		c.xmu.Unlock()
 		s.inWrite.Store(false)
 		if err != nil {
 			return c.closeErr(err)
@@ -531,17 +697,17 @@ func (c *h2conn) sendRest(ctx context.Context, s *stream, rest []byte) error {
 }
 
 // cancel resets a stream whose call ended before its answer did. It never
-// waits for wmu: the reset is owed, written now if wmu is free.
+// waits for wmu: the reset is owed, for the writer to write.
 func (c *h2conn) cancel(s *stream) {
 	c.mu.Lock()
-	_, open := c.streams[s.id]
+	open := c.streams[s.id] == s
 	if open {
 		c.endLocked(s.id, s, context.Canceled)
 		open = c.err == nil && c.queueLocked(control{kind: 'r', id: s.id, n: uint32(http2.ErrCodeCancel)})
 	}
 	c.mu.Unlock()
 	if open {
-		c.kick()
+		c.signal()
 	}
 }
 
@@ -551,6 +717,25 @@ func appendFrame(w []byte, t http2.FrameType, flags http2.Flags, id uint32, p []
 	w = append(w, byte(n>>16), byte(n>>8), byte(n), byte(t), byte(flags))
 	w = binary.BigEndian.AppendUint32(w, id&(1<<31-1))
 	return append(w, p...)
+}
+
+// appendHeaders appends header block hb of stream id as a HEADERS frame
+// and as many CONTINUATION frames as the peer's maxFrame needs (RFC 9113
+// 6.10), the HEADERS ending the stream when end is set.
+func appendHeaders(w []byte, id uint32, hb []byte, maxFrame int, end bool) []byte {
+	var flags http2.Flags
+	if end {
+		flags = http2.FlagHeadersEndStream
+	}
+	t := http2.FrameHeaders
+	for {
+		n := min(len(hb), maxFrame)
+		if n == len(hb) {
+			return appendFrame(w, t, flags|http2.FlagHeadersEndHeaders, id, hb)
+		}
+		w = appendFrame(w, t, flags, id, hb[:n])
+		hb, t, flags = hb[n:], http2.FrameContinuation, 0
+	}
 }
 
 // appendData appends p as DATA frames of at most maxFrame bytes, the last

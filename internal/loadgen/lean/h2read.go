@@ -24,14 +24,14 @@ func (c *h2conn) read() {
 		}
 		c.mu.Lock()
 		err = c.frameLocked(f)
-		owed := c.ctlOwed.Load()
+		owed := len(c.ctl) > 0
 		c.mu.Unlock()
 		if err != nil {
 			c.fatal(err)
 			return
 		}
 		if owed {
-			c.kick()
+			c.signal()
 		}
 	}
 }
@@ -162,6 +162,12 @@ func (c *h2conn) settingLocked(s http2.Setting) error {
 		c.peerWin = int64(s.Val)
 	case http2.SettingMaxFrameSize:
 		c.maxFrame = int(s.Val)
+	case http2.SettingHeaderTableSize:
+		c.table, c.tableNew = s.Val, true
+	case http2.SettingEnablePush:
+		if s.Val != 0 {
+			return protoErr(http2.ErrCodeProtocol, "SETTINGS ENABLE_PUSH=%d from the server: a server must not send 1 (RFC 9113 6.5.2)", s.Val)
+		}
 	case http2.SettingMaxConcurrentStreams:
 		c.maxStreams = int(s.Val)
 	}
@@ -284,20 +290,16 @@ func (c *h2conn) emit(f hpack.HeaderField) {
 	}
 }
 
-// writeOwedLocked writes the control frames owed, in one write (under wmu).
-func (c *h2conn) writeOwedLocked() {
-	c.mu.Lock()
-	owed := c.ctl
-	c.ctl, c.ctlSpare = c.ctlSpare[:0], nil // the queue may grow while owed is written
-	c.ctlOwed.Store(false)
-	failed := c.err != nil
-	c.mu.Unlock()
-	if failed || len(owed) == 0 {
-		c.ctlSpare = owed[:0]
-		return
+// appendOwedLocked appends the control frames owed to w, all of them or
+// all but the resets (all false), and owes no more of them (under mu, and
+// xmu: w is written next); nothing once the connection ended.
+func (c *h2conn) appendOwedLocked(w []byte, all bool) []byte {
+	if c.err != nil {
+		c.ctl = c.ctl[:0]
+		return w
 	}
-	w := c.cbuf[:0]
-	for _, o := range owed {
+	keep := c.ctl[:0] // the resets left, in place
+	for _, o := range c.ctl {
 		switch o.kind {
 		case 'w':
 			var inc [4]byte
@@ -310,15 +312,17 @@ func (c *h2conn) writeOwedLocked() {
 		case 's':
 			w = appendFrame(w, http2.FrameSettings, http2.FlagSettingsAck, 0, nil)
 		case 'r':
+			if !all {
+				keep = append(keep, o)
+				continue
+			}
 			var code [4]byte
 			binary.BigEndian.PutUint32(code[:], o.n)
 			w = appendFrame(w, http2.FrameRSTStream, 0, o.id, code[:])
 		}
 	}
-	c.cbuf, c.ctlSpare = w, owed[:0]
-	if _, err := c.nc.Write(w); err != nil {
-		c.close(err)
-	}
+	c.ctl = keep
+	return w
 }
 
 // bdpPing is the payload of grpc-go's BDP-estimation pings.

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"syscall"
 	"time"
 
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/restcall"
+	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -23,6 +25,18 @@ type h1conn struct {
 	c    net.Conn
 	buf  []byte // read buffer; buf[r:w] is read but not consumed
 	r, w int
+
+	// raw is the TCP socket under c when c is a plain counted TCP
+	// connection (not TLS, not a relay's): a request is written from
+	// inside raw.Read (writeThenWait), so that the first read of its
+	// answer waits for the socket to be readable instead of finding it
+	// empty (Go's netpoller otherwise reads once, gets EAGAIN, parks and
+	// reads again: two reads a call where wrk makes one).
+	raw     syscall.RawConn
+	wait    func(uintptr) bool // writeThenWait, bound once
+	req     []byte             // the request writeThenWait writes
+	sent    bool
+	sendErr error
 }
 
 // bufSize is the read buffer's size, grpc-go's and the standard engine's
@@ -50,7 +64,50 @@ func framing(format string, args ...any) error {
 }
 
 func newH1Conn(c net.Conn) *h1conn {
-	return &h1conn{c: c, buf: make([]byte, bufSize)}
+	h := &h1conn{c: c, buf: make([]byte, bufSize)}
+	if wc, ok := c.(*wire.Conn); ok {
+		if tc, ok := wc.Conn.(*net.TCPConn); ok {
+			if raw, err := tc.SyscallConn(); err == nil {
+				h.raw = raw
+				h.wait = h.writeThenWait
+			}
+		}
+	}
+	return h
+}
+
+// writeThenWait is raw.Read's function: the first time it writes the
+// request (through c, counted) and asks to wait until the socket is
+// readable; then it lets the answer be read through c. RawConn.Read
+// resets the socket's readiness before it calls it the first time, so
+// an answer that arrives after the write is never missed; a deadline
+// (abort) ends the wait.
+func (h *h1conn) writeThenWait(uintptr) bool {
+	if !h.sent {
+		h.sent = true
+		_, h.sendErr = h.c.Write(h.req)
+		return h.sendErr != nil
+	}
+	return true
+}
+
+// send writes req; with raw, it returns once the answer's first bytes
+// can be read.
+func (h *h1conn) send(req []byte) error {
+	if h.raw == nil || h.r < h.w { // bytes already read past the last answer: read them first
+		_, err := h.c.Write(req)
+		return err
+	}
+	h.req, h.sent, h.sendErr = req, false, nil
+	err := h.raw.Read(h.wait)
+	h.req = nil
+	switch {
+	case h.sendErr != nil:
+		return h.sendErr
+	case !h.sent: // the socket failed before the write
+		return err
+	}
+	return nil // written; a wait that failed (a deadline, a closed socket) is the read's to report
 }
 
 // abort ends the round trip in progress now: its reads and writes fail
@@ -260,7 +317,7 @@ func (h *h1conn) roundTrip(req []byte, accept string, body []byte) ([]byte, bool
 // framing's); the answer's status and media type are the caller's to
 // check.
 func (h *h1conn) exchange(req []byte, accept string, body []byte) (head, []byte, error) {
-	if _, err := h.c.Write(req); err != nil {
+	if err := h.send(req); err != nil {
 		return head{}, body, err
 	}
 	hd, err := h.readHead(accept)

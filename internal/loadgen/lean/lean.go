@@ -13,8 +13,10 @@
 //     exactly, in place.
 //   - gRPC: HTTP/2 frames (h2conn.go, grpc.go) with x/net/http2's Framer
 //     and hpack: request frames encoded once, many concurrent streams per
-//     connection, one reader goroutine per connection handing each answer
-//     to the caller waiting for it.
+//     connection, the requests of the callers ready at once written in one
+//     write, one reader goroutine per connection handing each answer to
+//     the caller waiting for it (it never writes), one writer goroutine
+//     for the control frames it owes.
 //   - REST over HTTP/2, gRPC-Web and Connect (call.Options.HTTPVersion,
 //     web.go): over HTTP/1.1, the REST client's connections; over HTTP/2,
 //     the gRPC client's; the framing of gRPC-Web and Connect written and

@@ -419,10 +419,10 @@ func (w *webRequest) serialise(target string) []byte {
 	return []byte(b.String())
 }
 
-// h2method is the request as HTTP/2 sends it to target.
-func (w *webRequest) h2method(target string) *method {
+// h2method is the request as HTTP/2 sends it to target, under scheme.
+func (w *webRequest) h2method(target, scheme string) *method {
 	m := &method{msg: w.body, unary: w.unary, accept: w.accept, noBody: w.method == http.MethodGet, fields: []hpack.HeaderField{
-		{Name: ":method", Value: w.method}, {Name: ":scheme", Value: "http"},
+		{Name: ":method", Value: w.method}, {Name: ":scheme", Value: scheme},
 		{Name: ":path", Value: w.path}, {Name: ":authority", Value: target},
 	}}
 	for k, vs := range w.header {
@@ -451,7 +451,7 @@ func (c *webH2Client) Caller(scenario api.Scenario) (call.Caller, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := c.newCaller(w.h2method(c.o.Target))
+	a := c.newCaller(w.h2method(c.o.Target, scheme(c.o)))
 	a.ans = func(s *stream) ([]byte, error) {
 		r, err := replyOfStream(s)
 		if err != nil {

@@ -60,12 +60,25 @@ const (
 	// UnfinishedFrame sends a DATA frame header that says 16,384 bytes and
 	// 10 bytes of it, then stalls (reading on).
 	UnfinishedFrame Misbehaviour = "unfinished-frame"
+	// StallContinuation answers with HEADERS (END_STREAM, no END_HEADERS)
+	// and sends the CONTINUATION that ends the block only when the next
+	// call's request has come, then answers that call correctly: a client
+	// whose call gave up on the stalled stream must not hand the late
+	// header fields to the next call.
+	StallContinuation Misbehaviour = "stall-continuation"
+	// StopReading reads nothing more and sends PINGs (each owing an
+	// acknowledgement) until HostileMaxBytes or the client hangs up.
+	StopReading Misbehaviour = "stop-reading"
+	// PushEnabled sends SETTINGS_ENABLE_PUSH 1, which a server must not
+	// (RFC 9113 6.5.2), and never answers the call.
+	PushEnabled Misbehaviour = "settings-enable-push-1"
 )
 
 // Misbehaviours lists them all.
 func Misbehaviours() []Misbehaviour {
 	return []Misbehaviour{BadFrameSize, BadWindow, OversizeFrame, EndlessContinuation, HugeHeaderList,
-		DataPastWindow, GoAway, GoAwayError, ResetStream, Silence, UnfinishedFrame}
+		DataPastWindow, GoAway, GoAwayError, ResetStream, Silence, UnfinishedFrame, StallContinuation,
+		StopReading, PushEnabled}
 }
 
 // HostileMaxBytes bounds what a Hostile server sends on one endless
@@ -164,13 +177,14 @@ func serveH1(c net.Conn, br *bufio.Reader) {
 
 // h2server is one HTTP/2 connection of a Hostile server.
 type h2server struct {
-	h      *Hostile
-	c      net.Conn
-	fr     *http2.Framer
-	hbuf   bytes.Buffer
-	henc   *hpack.Encoder
-	calls  int
-	silent bool // write nothing more
+	h       *Hostile
+	c       net.Conn
+	fr      *http2.Framer
+	hbuf    bytes.Buffer
+	henc    *hpack.Encoder
+	calls   int
+	silent  bool   // write nothing more
+	stalled uint32 // the stream whose header block StallContinuation left open
 }
 
 func (h *Hostile) serveH2(c net.Conn, br *bufio.Reader) {
@@ -232,11 +246,17 @@ var versionAnswer = func() []byte {
 func (s *h2server) call(id uint32) bool {
 	s.h.Calls.Add(1)
 	s.calls++
+	fr := s.fr
+	if s.stalled != 0 { // the next call came: the stalled block ends, and this call is answered
+		err := fr.WriteContinuation(s.stalled, true, s.block("grpc-status", "0", "grpc-message", ""))
+		s.stalled = 0
+		s.h.Answered.Add(1)
+		return err == nil && s.answer(id) == nil
+	}
 	if s.calls <= s.h.good {
 		s.h.Answered.Add(1)
 		return s.answer(id) == nil
 	}
-	fr := s.fr
 	head := func() error {
 		return fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, EndHeaders: true,
 			BlockFragment: s.block(":status", "200", "content-type", "application/grpc")})
@@ -286,6 +306,19 @@ func (s *h2server) call(id uint32) bool {
 	case ResetStream:
 		err = fr.WriteRSTStream(id, http2.ErrCodeInternal)
 	case Silence:
+		s.silent = true
+	case StallContinuation:
+		err = fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, EndStream: true,
+			BlockFragment: s.block(":status", "200", "content-type", "application/grpc")})
+		s.stalled = id
+	case StopReading:
+		var data [8]byte
+		for sent := 0; err == nil && sent < HostileMaxBytes; sent += 9 + len(data) {
+			err = fr.WritePing(false, data)
+		}
+		return false
+	case PushEnabled:
+		err = fr.WriteSettings(http2.Setting{ID: http2.SettingEnablePush, Val: 1})
 		s.silent = true
 	case UnfinishedFrame:
 		if err = head(); err == nil {

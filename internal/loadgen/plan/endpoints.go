@@ -9,22 +9,14 @@ import (
 	"github.com/meteorbench/meteorbench/internal/format"
 )
 
-// validateEndpoints refuses what an endpoint run cannot measure: the
-// contract's payload sizes and compression, which a user's own endpoint
-// knows nothing of.
+// validateEndpoints refuses endpoints a run cannot measure; what the
+// endpoint engine measures of the rest of c is its entry's (engine.go).
 func (c Config) validateEndpoints() error {
 	switch {
 	case c.Endpoints == nil:
 		return nil
 	case len(c.Endpoints.Protocols()) == 0:
 		return errors.New("endpoints: neither a REST URL nor a gRPC method")
-	case len(c.Records) > 0:
-		return errors.New("--records sizes the contract's answers: a run of your own endpoints sends what --rest-body and --grpc-request say")
-	}
-	for _, z := range c.Compress {
-		if z != CompressNone {
-			return fmt.Errorf("--compress %s asks the contract's server: not measured on your own endpoints", z)
-		}
 	}
 	names := c.Endpoints.Scenarios()
 	for _, part := range c.Mix {

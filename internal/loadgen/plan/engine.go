@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -14,27 +15,35 @@ import (
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
-// Supports is what an engine can measure. A plan that asks an engine for
-// anything else is refused before its first cell (Config.Validate), never
-// measured as a target that does "not serve" it.
+// Supports is what an engine Config.Engines (run --engine) names can
+// measure, for its entry's refuse.
 type Supports struct {
-	Protocols   []api.Protocol
-	Payload     bool // --payload: the user's payload instead of the meteorites
+	Protocols []api.Protocol
+	// Payload: the protocols over which it carries the user's payload
+	// (--payload) instead of the meteorites.
+	Payload     []api.Protocol
 	Compression bool // --compress gzip
 	Endpoints   bool // --endpoints: the user's own endpoints
 	TLS         bool // --tls
 	HTTP3       bool // --http-version 3 (QUIC)
 }
 
-// An Engine is one entry of the registry: its name, what it supports and
-// how it opens a protocol's client for a run.
+// An Engine is one entry of the registry: its name, what it refuses to
+// measure and how it opens a protocol's client for a run.
 type Engine struct {
-	name     string
-	supports Supports
+	name string
 	// named is true for an engine Config.Engines (run --engine) names; the
 	// endpoint engine is the one a run of Config.Endpoints measures with.
 	named bool
-	open  func(c Config, p api.Protocol, o call.Options) (call.Client, error)
+	// supports is a named engine's, for Supports.refuse and EngineSupports.
+	supports Supports
+	// refuse says what of c (protocol, HTTP version, payload, compression,
+	// records, endpoints, TLS) the engine cannot measure, as one line that
+	// names the flag: a plan that asks it is refused before its first cell
+	// (Config.Validate), never measured as a target that does "not serve"
+	// it. The one place that says what an engine measures.
+	refuse func(c Config) error
+	open   func(c Config, p api.Protocol, o call.Options) (call.Client, error)
 }
 
 // EndpointEngine names the engine of the user's own endpoints
@@ -59,14 +68,15 @@ const EndpointEngine = "endpoint"
 //     gRPC-Web or Connect.
 //
 // gRPC-Web and Connect (standard: package webcall, on connect-go; lean)
-// carry the meteorites only: with --payload they are refused (Validate).
+// carry the meteorites only: with --payload they are refused.
 //
 // Every engine classifies a gRPC status with call.GRPCStatus.
 var engines = []Engine{
 	{
 		name:     lean.Standard,
 		named:    true,
-		supports: Supports{Protocols: api.Protocols(), Payload: true, Compression: true, Endpoints: true, TLS: true, HTTP3: true},
+		supports: standardSupports,
+		refuse:   standardSupports.refuse,
 		open: func(_ Config, p api.Protocol, o call.Options) (call.Client, error) {
 			switch p {
 			case api.REST:
@@ -84,14 +94,45 @@ var engines = []Engine{
 	{
 		name:     lean.Lean,
 		named:    true,
-		supports: Supports{Protocols: api.Protocols(), Payload: true, TLS: true},
+		supports: leanSupports,
+		refuse:   leanSupports.refuse,
 		open:     func(_ Config, p api.Protocol, o call.Options) (call.Client, error) { return lean.New(p, o) },
 	},
 	{
-		name:     EndpointEngine,
-		supports: Supports{Protocols: []api.Protocol{api.REST, api.GRPC}, Endpoints: true, TLS: true},
-		open:     func(c Config, p api.Protocol, o call.Options) (call.Client, error) { return c.Endpoints.Client(p, o) },
+		name:   EndpointEngine,
+		refuse: refuseEndpoint,
+		open:   func(c Config, p api.Protocol, o call.Options) (call.Client, error) { return c.Endpoints.Client(p, o) },
 	},
+}
+
+// What the named engines measure.
+var (
+	standardSupports = Supports{Protocols: api.Protocols(), Payload: contractProtocols, Compression: true, Endpoints: true, TLS: true, HTTP3: true}
+	leanSupports     = Supports{Protocols: api.Protocols(), Payload: contractProtocols, TLS: true}
+)
+
+// contractProtocols are the protocols that carry the user's payload
+// (--payload): not a browser's (BrowserProtocol), whose adapters call the
+// meteorites' methods only.
+var contractProtocols = slices.DeleteFunc(api.Protocols(), BrowserProtocol)
+
+// refuseEndpoint is the endpoint engine's refuse (package endpointcall:
+// net/http and grpc-go over the requests the endpoints describe): REST
+// and gRPC (Config.Endpoints' protocols, checked as --proto's values) over
+// HTTP/1.1, uncompressed, the sizes the endpoints' requests say.
+func refuseEndpoint(c Config) error {
+	switch {
+	case slices.ContainsFunc(c.Sweeps["http_version"], func(v string) bool { return v != call.HTTP11 }):
+		return errors.New("http-version: your endpoints (--endpoints, --rest-url) are called over HTTP/1.1 only")
+	case len(c.Records) > 0:
+		return errors.New("--records sizes the contract's answers: a run of your own endpoints sends what --rest-body and --grpc-request say")
+	}
+	for _, z := range c.Compress {
+		if z != CompressNone {
+			return fmt.Errorf("--compress %s asks the contract's server: not measured on your own endpoints", z)
+		}
+	}
+	return nil
 }
 
 // Engines lists the engines Config.Engines (run --engine) can name, in
@@ -116,17 +157,31 @@ func EngineSupports(name string) (Supports, bool) {
 	return engines[i].supports, true
 }
 
-// validEngines refuses an engine the registry does not have, and an
-// engine asked for what it does not support, naming the engine and the
-// flag.
+// validEngines refuses an engine the registry does not have, and asks
+// each engine of c's cells (the ones named, standard when none is, the
+// endpoint engine for a run of the user's endpoints) what of c it
+// refuses: a named engine's refusal names the engine and the flag.
 func validEngines(c Config) error {
-	for _, name := range c.Engines {
-		s, ok := EngineSupports(name)
-		if !ok {
+	names := c.Engines
+	if len(names) == 0 {
+		names = []string{lean.Standard}
+	}
+	for _, name := range names {
+		i := slices.IndexFunc(engines, func(e Engine) bool { return e.named && e.name == name })
+		if i < 0 {
 			return fmt.Errorf("engine: unknown value %q (want %s)", name, format.Names(Engines()))
 		}
-		if err := s.refuse(c); err != nil {
+		if err := engines[i].refuse(c); err != nil {
 			return fmt.Errorf("engine %s: %w", name, err)
+		}
+	}
+	if c.Endpoints != nil {
+		e, err := EngineOf(c, results.CellKey{})
+		if err != nil {
+			return err
+		}
+		if err := e.refuse(c); err != nil {
+			return err
 		}
 	}
 	return unique("engine", c.Engines)
@@ -140,9 +195,15 @@ func (s Supports) refuse(c Config) error {
 		}
 	}
 	zs := slices.DeleteFunc(slices.Clone(c.Compress), func(z string) bool { return z == CompressNone })
+	if c.Payload != nil {
+		if i := slices.IndexFunc(c.Protocols, func(p api.Protocol) bool { return !slices.Contains(s.Payload, p) }); i >= 0 {
+			if len(s.Payload) == 0 {
+				return fmt.Errorf("no payload of your own (--payload %s): use --engine standard", c.Payload.Name)
+			}
+			return fmt.Errorf("payload %s not carried over %s (--payload, --proto): leave one out", c.Payload.Name, c.Protocols[i])
+		}
+	}
 	switch {
-	case c.Payload != nil && !s.Payload:
-		return fmt.Errorf("no payload of your own (--payload %s): use --engine standard", c.Payload.Name)
 	case len(zs) > 0 && !s.Compression:
 		return fmt.Errorf("no compression (--compress %s): it sends requests built once, uncompressed; use --engine standard", format.Names(zs))
 	case c.Endpoints != nil && !s.Endpoints:

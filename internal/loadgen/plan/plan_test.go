@@ -13,6 +13,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/loadgen/endpointcall"
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
+	"github.com/meteorbench/meteorbench/internal/payload"
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/target"
 )
@@ -136,5 +137,46 @@ func TestEngineOf(t *testing.T) {
 	}
 	if _, ok := EngineSupports(EndpointEngine); ok {
 		t.Error("EngineSupports(endpoint): ok")
+	}
+}
+
+// Each engine's entry is what refuses a plan it cannot measure (protocol
+// x HTTP version x payload x compression x records), and Validate asks
+// it: the engines a plan names, standard when it names none, and the
+// endpoint engine for a run of the user's endpoints.
+func TestEngineRefuse(t *testing.T) {
+	rest, err := endpointcall.ParseREST("http://127.0.0.1:1/x", "GET", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps := endpointcall.Single(rest, nil)
+	p := &payload.Payload{Name: "sample.json"}
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string // "": accepted
+	}{
+		{"standard: gzip", Config{Compress: []string{CompressGzip}}, ""},
+		{"lean: gzip", Config{Engines: []string{lean.Lean}, Compress: []string{CompressGzip}}, "engine lean: no compression (--compress gzip)"},
+		{"standard: payload over grpc", Config{Protocols: []api.Protocol{api.GRPC}, Payload: p}, ""},
+		{"lean: payload over rest", Config{Engines: []string{lean.Lean}, Protocols: []api.Protocol{api.REST}, Payload: p}, ""},
+		{"no engine named: payload over connect", Config{Protocols: []api.Protocol{api.REST, api.Connect}, Payload: p}, "engine standard: payload sample.json not carried over connect (--payload, --proto)"},
+		{"lean: payload over grpc-web", Config{Engines: []string{lean.Lean}, Protocols: []api.Protocol{api.GRPCWeb}, Payload: p}, "engine lean: payload sample.json not carried over grpc-web"},
+		{"standard: HTTP/2", Config{Sweeps: map[string][]string{"http_version": {"1.1", "2"}}}, ""},
+		{"endpoints: HTTP/1.1", Config{Endpoints: eps, Sweeps: map[string][]string{"http_version": {"1.1"}}}, ""},
+		{"endpoints: HTTP/2", Config{Endpoints: eps, Sweeps: map[string][]string{"http_version": {"2"}}}, "http-version: your endpoints (--endpoints, --rest-url) are called over HTTP/1.1 only"},
+		{"endpoints: records", Config{Endpoints: eps, Records: []int{10}}, "--records sizes the contract's answers"},
+		{"endpoints: gzip", Config{Endpoints: eps, Compress: []string{CompressNone, CompressGzip}}, "--compress gzip asks the contract's server"},
+		{"endpoints with lean", Config{Endpoints: eps, Engines: []string{lean.Lean}}, "engine lean: no endpoints of your own (--endpoints)"},
+	} {
+		c := tc.cfg
+		c.Target = target.One("127.0.0.1:1")
+		err := c.Validate()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: Validate() = %v, want it accepted", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: Validate() = %v, want %q", tc.name, err, tc.want)
+		}
 	}
 }

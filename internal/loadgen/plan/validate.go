@@ -13,7 +13,9 @@ import (
 // Validate reports the first bad setting, as one line that starts with
 // the setting's name as run's flag has it ("batch 0: must be at least
 // 1"), so the command prefixes "--" and says no more: every check of a
-// run's settings lives here.
+// run's settings lives here, or in its dimension's validate, or (what an
+// engine measures: protocol, HTTP version, payload, compression, records)
+// in the engine's entry (engine.go).
 func (c Config) Validate() error {
 	if c.Target.IsZero() {
 		return errors.New("no target")
@@ -32,14 +34,6 @@ func (c Config) Validate() error {
 	}
 	if err := unique("proto", c.Protocols); err != nil {
 		return err
-	}
-	if c.Endpoints != nil && slices.ContainsFunc(c.Sweeps["http_version"], func(v string) bool { return v != "1.1" }) {
-		// The endpoint engine (endpointcall) calls them over HTTP/1.1.
-		return errors.New("http-version: your endpoints (--endpoints, --rest-url) are called over HTTP/1.1 only")
-	}
-	if i := slices.IndexFunc(c.Protocols, BrowserProtocol); i >= 0 && c.Payload != nil {
-		// Their adapters (webcall, lean) call the meteorites' methods only.
-		return fmt.Errorf("payload %s: not carried over %s (--proto): leave it out, or --payload", c.Payload.Name, c.Protocols[i])
 	}
 	for _, s := range c.Scenarios {
 		if !slices.Contains(scenarios, s) && (s != results.MixScenario || len(c.Mix) == 0) {

@@ -160,7 +160,7 @@ func TestEngineRefusesWhatItLacks(t *testing.T) {
 		has  func(plan.Supports) bool
 		ask  func(*plan.Config)
 	}{
-		{"--payload", func(s plan.Supports) bool { return s.Payload }, func(c *plan.Config) { c.Payload = p }},
+		{"--payload", func(s plan.Supports) bool { return len(s.Payload) > 0 }, func(c *plan.Config) { c.Payload = p }},
 		{"--compress", func(s plan.Supports) bool { return s.Compression }, func(c *plan.Config) { c.Compress = []string{plan.CompressGzip} }},
 		{"--endpoints", func(s plan.Supports) bool { return s.Endpoints }, func(c *plan.Config) { c.Endpoints = endpointcall.Single(rest, nil) }},
 		{"--tls", func(s plan.Supports) bool { return s.TLS }, func(c *plan.Config) { c.TLS = []bool{true} }},
