@@ -92,7 +92,8 @@ func (s *Server) newGRPCServer() *grpc.Server {
 func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
 	m := grpcMethod(info.FullMethodName)
 	switch m {
-	case methodGetLargePayloadAsList, methodGetLargePayload, methodPostLargePayload:
+	case methodGetLargePayloadAsList, methodGetLargePayload, methodPostLargePayload,
+		methodUploadStream, methodChat, methodFeed: // streams.go
 	default:
 		return ctx, nil
 	}
