@@ -109,7 +109,7 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.Var(&f.ServerPID, "server-pid", "server CPU per call from /proc/PID/stat of this process (any server on this machine; Docker's: docker inspect -f '{{.State.Pid}}'), or rest=PID,grpc=PID; 10 ms clock ticks")
 	fl.StringVar(&f.Token, "token", "", "bearer token for a protected server (default $"+server.TokenEnv+")")
 	registerProtocols(fl, &f.ProtocolFlags)
-	fl.StringSliceVar(&f.Scenarios, "scenario", []string{"all"}, "scenarios: small, large, stream, post, or all")
+	fl.StringSliceVar(&f.Scenarios, "scenario", []string{"all"}, "scenarios: small, large, stream, post, or all (those four); the streams both ways, per message: upload, chat, feed")
 	fl.IntSliceVar(&f.Batches, "batch", []int{100}, "calls per measured batch; a list sweeps (the original experiment: 100,200)")
 	fl.IntSliceVar(&f.Concurrency, "concurrency", []int{1}, "workers running batches in parallel; a list sweeps (e.g. 1,16,64)")
 	fl.StringSliceVar(&f.Links, "link", []string{"none"}, "emulated network link to the target, BANDWIDTH/RTT (kbit|mbit|gbit / us|ms|s, e.g. 100mbit/20ms), a preset (lan = 1gbit/0.5ms, vps = 100mbit/20ms, wan = 20mbit/80ms, mobile = 10mbit/50ms) or none; a list sweeps")
@@ -136,6 +136,9 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.BoolVarP(&f.Quiet, "quiet", "q", false, "no progress bar, no warnings or notes on stderr (only errors)")
 	fl.StringVar(&f.CPUProfile, "cpuprofile", "", "write the load generator's CPU profile to this file (for tuning the harness)")
 	fl.MarkHidden("cpuprofile")
+	// The stream scenarios (upload, chat, feed).
+	fl.IntSliceVar(&f.Messages, "messages", []int{api.DefaultStreamMessages}, fmt.Sprintf("messages per stream of upload, chat and feed, 1..%d; a list sweeps; a new stream opens after them (its setup timed apart)", api.MaxStreamMessages))
+	fl.Float64SliceVar(&f.FeedRates, "feed-rate", []float64{0}, "records/s the server pushes on each feed stream (0: as fast as the client reads); a list sweeps")
 }
 
 // registerProtocols defines --proto and --http-version on fl: run's

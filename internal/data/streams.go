@@ -5,6 +5,10 @@ package data
 // the protobuf messages' (api/meteor.proto) with the JSON field names the
 // other routes use.
 
+// ChatText is the text of every chat message the load generator sends,
+// whatever the protocol: a short line, as chat is.
+const ChatText = "Meteorite sighted over the north ridge, bright green trail"
+
 // ChatMessage is one chat message either way: the sender's sequence
 // number and send time (nanoseconds since the Unix epoch), which the
 // answer carries back, and its text.

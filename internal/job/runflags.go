@@ -52,9 +52,11 @@ type RunFlags struct {
 	Quiet       bool
 	CPUProfile  string
 	ServerCPUs  int
-	Segment     string // --segment i/N
-	StartAt     string // --start-at RFC 3339 or +DURATION
-	Mix         string // run --mix
+	Segment     string    // --segment i/N
+	StartAt     string    // --start-at RFC 3339 or +DURATION
+	Mix         string    // run --mix
+	Messages    []int     // --messages: the stream scenarios'
+	FeedRates   []float64 // --feed-rate
 	// ProtocolFlags are --proto and --http-version.
 	ProtocolFlags
 	// Capacity is a capacity search: its probes are open loop.
@@ -177,6 +179,12 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (plan.C
 		// Only a size asked for is named on the wire and in the cells'
 		// keys: the default run stays the original experiment's.
 		cfg.Records = f.Records
+	}
+	if f.Changed("messages") {
+		cfg.Messages = f.Messages // as --records: only a count asked for is keyed
+	}
+	if f.Changed("feed-rate") {
+		cfg.FeedRates = f.FeedRates
 	}
 	if cfg.Payload, err = f.Payload.Load(f.Changed("grpc-method") || f.Changed("endpoints")); err != nil {
 		return cfg, o, err

@@ -23,6 +23,7 @@ type Supports struct {
 	Compression bool // --compress gzip
 	Endpoints   bool // --endpoints: the user's own endpoints
 	TLS         bool // --tls
+	Streams     bool // the stream scenarios (--scenario upload, chat, feed)
 }
 
 // An Engine is one entry of the registry: its name, what it supports and
@@ -65,7 +66,7 @@ var engines = []Engine{
 	{
 		name:     lean.Standard,
 		named:    true,
-		supports: Supports{Protocols: api.Protocols(), Payload: true, Compression: true, Endpoints: true, TLS: true},
+		supports: Supports{Protocols: api.Protocols(), Payload: true, Compression: true, Endpoints: true, TLS: true, Streams: true},
 		open: func(_ Config, p api.Protocol, o call.Options) (call.Client, error) {
 			switch p {
 			case api.REST:
@@ -148,6 +149,8 @@ func (s Supports) refuse(c Config) error {
 		return fmt.Errorf("no endpoints of your own (--endpoints): it calls the contract only; use --engine standard")
 	case slices.Contains(c.TLS, true) && !s.TLS:
 		return fmt.Errorf("no TLS (--tls): use --engine standard")
+	case slices.ContainsFunc(c.Scenarios, api.Scenario.IsStream) && !s.Streams:
+		return fmt.Errorf("no stream scenarios (--scenario upload, chat, feed): not supported yet; use --engine standard")
 	}
 	return nil
 }
