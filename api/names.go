@@ -78,6 +78,28 @@ func StreamScenarios() []Scenario { return []Scenario{Upload, Chat, Feed} }
 // StreamScenarios.
 func AllScenarios() []Scenario { return append(Scenarios(), StreamScenarios()...) }
 
+// TitleIn names protocol p as scenario s carries it: for the stream
+// scenarios, the transport with the encoding ("WebSocket+JSON",
+// "gRPC bidi stream"), so that a verdict says what was compared; for the
+// others, p.Title().
+func (p Protocol) TitleIn(s Scenario) string {
+	transport := map[Scenario]string{Upload: "chunked POST", Chat: "WebSocket", Feed: "WebSocket"}[s]
+	grpc := map[Scenario]string{Upload: "gRPC client stream", Chat: "gRPC bidi stream", Feed: "gRPC server stream"}[s]
+	switch {
+	case transport == "":
+		return p.Title()
+	case p == GRPC:
+		return grpc
+	case p == REST && s == Upload:
+		return transport + "+NDJSON"
+	case p == REST:
+		return transport + "+JSON"
+	case p == RESTProtobuf:
+		return transport + "+protobuf"
+	}
+	return p.Title()
+}
+
 // IsStream reports whether s is one of the stream scenarios, whose calls
 // are messages.
 func (s Scenario) IsStream() bool { return s == Upload || s == Chat || s == Feed }

@@ -113,8 +113,15 @@ var summaryFigures = map[results.Figure]bool{
 // encoding's share of the gain, and rest-protobuf's p50 when no share was
 // drawn.
 func summary(v *results.Verdict) string {
+	title := func(p api.Protocol) string { return p.TitleIn(v.Scenario) }
 	if len(v.Versus) == 0 {
-		return "only " + v.Baseline.Title() + " had successful calls: nothing to compare"
+		return "only " + title(v.Baseline) + " had successful calls: nothing to compare"
+	}
+	// A stream scenario's calls are messages: its latency is per message,
+	// its rate messages/s.
+	perMessage := strings.NewReplacer(" (p50)", " per message (p50)", "calls/s", "messages/s")
+	if !v.Scenario.IsStream() {
+		perMessage = strings.NewReplacer()
 	}
 	head := v.Versus[len(v.Versus)-1]
 	for _, vs := range v.Versus {
@@ -129,16 +136,16 @@ func summary(v *results.Verdict) string {
 		}
 		d := Describe(r)
 		if r.Figure == results.FigLatencyP50 {
-			d = strings.Replace(d, " (p50)", " than "+v.Baseline.Title()+" (p50)", 1)
-			d = strings.Replace(d, "p50 within noise", "p50 within noise of "+v.Baseline.Title(), 1)
+			d = strings.Replace(d, " (p50)", " than "+title(v.Baseline)+" (p50)", 1)
+			d = strings.Replace(d, "p50 within noise", "p50 within noise of "+title(v.Baseline), 1)
 		}
-		parts = append(parts, d)
+		parts = append(parts, perMessage.Replace(d))
 	}
-	s := head.Protocol.Title() + " " + strings.Join(parts, ", ")
+	s := title(head.Protocol) + " " + strings.Join(parts, ", ")
 	if head.Saturated != "" {
 		s = head.Saturated + ": no latency verdict; " + s
 	}
-	if head.EncodingShare != nil {
+	if head.EncodingShare != nil && !v.Scenario.IsStream() {
 		s += "; " + shareText(*head.EncodingShare)
 	} else {
 		for _, vs := range v.Versus {
@@ -147,12 +154,25 @@ func summary(v *results.Verdict) string {
 			}
 			for _, r := range vs.Ratios {
 				if r.Figure == results.FigLatencyP50 {
-					s += "; " + vs.Protocol.Title() + " " + Describe(r)
+					s += "; " + title(vs.Protocol) + " " + perMessage.Replace(Describe(r)) + encodingAgain(v.Scenario, vs.Protocol, r)
 				}
 			}
 		}
 	}
 	return s
+}
+
+// encodingAgain says, on a stream scenario's verdict, what
+// REST+protobuf's ratio to REST means: the same transport, the encoding
+// changed. Within noise, the encoding again made no difference.
+func encodingAgain(s api.Scenario, p api.Protocol, r results.Ratio) string {
+	switch {
+	case !s.IsStream() || p != api.RESTProtobuf:
+		return ""
+	case r.Significance == results.NotSignificant:
+		return ": the encoding again made no difference"
+	}
+	return ": the encoding's part, on the same transport"
 }
 
 // shareText says the encoding's part of gRPC's latency gain.
