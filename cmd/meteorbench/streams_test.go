@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/meteorbench/meteorbench/api"
+	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
 )
@@ -65,6 +66,39 @@ func TestRunStreams(t *testing.T) {
 	}
 	if verdicts != len(api.StreamScenarios()) {
 		t.Errorf("%d stream verdicts, want %d", verdicts, len(api.StreamScenarios()))
+	}
+}
+
+// TestCheckStreams: check asks one message of each stream scenario:
+// served over rest, rest-protobuf and grpc by meteorbench serve, each with
+// its request (the route and transport, or the RPC), and not served over
+// gRPC-Web and Connect, saying why.
+func TestCheckStreams(t *testing.T) {
+	addr := servertest.Start(t, server.Config{})
+	stdout, _, err := execute(t, "check", "--target", addr, "--scenario", "upload,chat,feed", "--proto", "all", "--format", "json")
+	if err != nil {
+		t.Fatalf("check: %v\n%s", err, stdout)
+	}
+	var c results.Contract
+	if err := json.Unmarshal([]byte(stdout), &c); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, k := range c.Calls {
+		if !k.Scenario.IsStream() || k.HTTPVersion != "" {
+			continue
+		}
+		n++
+		web := k.Protocol == api.GRPCWeb || k.Protocol == api.Connect
+		if k.Served == web || (web && !strings.Contains(k.Why, "not served")) {
+			t.Errorf("%s %s: served %v (%s)", k.Scenario, k.Protocol, k.Served, k.Why)
+		}
+		if !strings.Contains(strings.ToLower(k.Request), string(k.Scenario)) {
+			t.Errorf("%s %s: request %q", k.Scenario, k.Protocol, k.Request)
+		}
+	}
+	if n != 3*5 {
+		t.Errorf("%d stream calls at HTTP/1.1, want 15", n)
 	}
 }
 
