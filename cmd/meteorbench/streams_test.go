@@ -69,6 +69,26 @@ func TestRunStreams(t *testing.T) {
 	}
 }
 
+// TestRunStreamsPythonServer: a server in another language serves the
+// stream methods from api/meteor.proto (testdata/pair_server.py, grpcio's
+// C-core): run measures upload, chat and feed over gRPC against it, every
+// message checked (ids in order, the feed's stamps, the chat's echo), no
+// error.
+func TestRunStreamsPythonServer(t *testing.T) {
+	p := startPair(t)
+	res := runJSON(t, "--target", p.target(), "--scenario", "upload,chat,feed", "--proto", "grpc", "--messages", "20",
+		"--feed-rate", "1000", "--concurrency", "2", "--duration", "300ms", "--warmup", "50ms", "--repeat", "1")
+	if len(res.Cells) != 3 {
+		t.Fatalf("%d cells, want 3 (not served: %v)", len(res.Cells), res.NotServed)
+	}
+	for _, c := range res.Cells {
+		if c.Calls == 0 || c.Errors != 0 {
+			t.Errorf("%s: %d messages, %d errors %v", c.Key(), c.Calls, c.Errors, c.ErrorExamples)
+		}
+		t.Logf("%s: %d messages, p50 %.0f µs", c.Key(), c.Calls, c.LatencyUS.P50)
+	}
+}
+
 // TestCheckStreams: check asks one message of each stream scenario:
 // served over rest, rest-protobuf and grpc by meteorbench serve, each with
 // its request (the route and transport, or the RPC), and not served over
