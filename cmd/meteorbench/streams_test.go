@@ -22,6 +22,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
+	"github.com/meteorbench/meteorbench/internal/testmode"
 )
 
 // TestRunStreams: run --scenario upload,chat,feed over rest,
@@ -186,6 +187,7 @@ ws.onclose = (e) => { if (e.code !== 1000 && e.code !== 1005) report("closed " +
 // talks to chat over WebSocket: its JSON message comes back with the same
 // seq, send time and text.
 func TestChatBrowser(t *testing.T) {
+	testmode.SkipShort(t, "starts Chromium (15 s on a busy machine); runs in the normal step")
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Skip("chromium not installed: apt-get install chromium")

@@ -463,7 +463,7 @@ func TestFeedSlowReaders(t *testing.T) {
 			feeds = append(feeds, f)
 		}
 	}
-	t.Logf("%d WebSocket and %d SSE feeds stalled, %d refused (503); %d gRPC feeds", len(wss), len(sses), refused, len(feeds))
+	t.Logf("%v: %d WebSocket and %d SSE feeds stalled, %d refused (503); %d gRPC feeds", time.Now().Format(time.StampMilli), len(wss), len(sses), refused, len(feeds))
 	for range 3 {
 		time.Sleep(time.Second)
 		if _, err := c.grpc.GetVersion(ctx, &pb.EmptyRequest{}); err != nil {
@@ -548,6 +548,7 @@ func TestFeedSlowReaders(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	t.Logf("%v: every stalled feed read to its end", time.Now().Format(time.StampMilli))
 	if len(whole) > 0 {
 		t.Errorf("stalled feeds delivered whole (the server waited for them instead of closing): %v", whole)
 	}
