@@ -113,14 +113,22 @@ var summaryFigures = map[results.Figure]bool{
 // encoding's share of the gain, and rest-protobuf's p50 when no share was
 // drawn.
 func summary(v *results.Verdict) string {
-	title := func(p api.Protocol) string { return p.TitleIn(v.Scenario) }
+	// A stream scenario of the contract (a user's endpoint pair may share
+	// its name: its cells name their endpoint).
+	stream := v.Scenario.IsStream() && v.Condition.Endpoint == ""
+	title := func(p api.Protocol) string {
+		if !stream {
+			return p.Title()
+		}
+		return p.TitleIn(v.Scenario)
+	}
 	if len(v.Versus) == 0 {
 		return "only " + title(v.Baseline) + " had successful calls: nothing to compare"
 	}
 	// A stream scenario's calls are messages: its latency is per message,
 	// its rate messages/s.
 	perMessage := strings.NewReplacer(" (p50)", " per message (p50)", "calls/s", "messages/s")
-	if !v.Scenario.IsStream() {
+	if !stream {
 		perMessage = strings.NewReplacer()
 	}
 	head := v.Versus[len(v.Versus)-1]
@@ -145,7 +153,7 @@ func summary(v *results.Verdict) string {
 	if head.Saturated != "" {
 		s = head.Saturated + ": no latency verdict; " + s
 	}
-	if head.EncodingShare != nil && !v.Scenario.IsStream() {
+	if head.EncodingShare != nil && !stream {
 		s += "; " + shareText(*head.EncodingShare)
 	} else {
 		for _, vs := range v.Versus {
@@ -154,7 +162,7 @@ func summary(v *results.Verdict) string {
 			}
 			for _, r := range vs.Ratios {
 				if r.Figure == results.FigLatencyP50 {
-					s += "; " + title(vs.Protocol) + " " + perMessage.Replace(Describe(r)) + encodingAgain(v.Scenario, vs.Protocol, r)
+					s += "; " + title(vs.Protocol) + " " + perMessage.Replace(Describe(r)) + encodingAgain(stream, vs.Protocol, r)
 				}
 			}
 		}
@@ -165,9 +173,9 @@ func summary(v *results.Verdict) string {
 // encodingAgain says, on a stream scenario's verdict, what
 // REST+protobuf's ratio to REST means: the same transport, the encoding
 // changed. Within noise, the encoding again made no difference.
-func encodingAgain(s api.Scenario, p api.Protocol, r results.Ratio) string {
+func encodingAgain(stream bool, p api.Protocol, r results.Ratio) string {
 	switch {
-	case !s.IsStream() || p != api.RESTProtobuf:
+	case !stream || p != api.RESTProtobuf:
 		return ""
 	case r.Significance == results.NotSignificant:
 		return ": the encoding again made no difference"

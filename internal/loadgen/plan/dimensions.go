@@ -122,8 +122,9 @@ var planDimensions = []planDimension{
 		settings: func(c Config, s *results.Settings) { s.Messages = c.Messages },
 		option:   func(k results.Condition, o *call.Options) { o.Messages = k.Messages },
 		validate: func(c Config) error {
-			if i := slices.IndexFunc(c.Scenarios, api.Scenario.IsStream); i >= 0 && (c.Payload != nil || c.Endpoints != nil) {
-				return fmt.Errorf("scenario %s: the stream scenarios carry the meteorites, not --payload or --endpoints", c.Scenarios[i])
+			// (With --endpoints the scenarios are the pairs' names.)
+			if i := slices.IndexFunc(c.Scenarios, api.Scenario.IsStream); i >= 0 && c.Payload != nil && c.Endpoints == nil {
+				return fmt.Errorf("scenario %s: the stream scenarios carry the meteorites, not --payload", c.Scenarios[i])
 			}
 			for _, n := range c.Messages {
 				if n < 1 || n > api.MaxStreamMessages {
@@ -349,7 +350,7 @@ func texts[T any](vs []T) []string {
 // recordsOf is the payload sizes a scenario is measured at: every one of
 // c.Records, or just the unnamed default (0); small has no payload.
 func recordsOf(c Config, sc api.Scenario) []int {
-	if len(c.Records) == 0 || sc == api.Small || sc.IsStream() {
+	if len(c.Records) == 0 || sc == api.Small || (sc.IsStream() && c.Endpoints == nil) {
 		return []int{0}
 	}
 	return c.Records

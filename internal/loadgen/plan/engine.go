@@ -149,7 +149,7 @@ func (s Supports) refuse(c Config) error {
 		return fmt.Errorf("no endpoints of your own (--endpoints): it calls the contract only; use --engine standard")
 	case slices.Contains(c.TLS, true) && !s.TLS:
 		return fmt.Errorf("no TLS (--tls): use --engine standard")
-	case slices.ContainsFunc(c.Scenarios, api.Scenario.IsStream) && !s.Streams:
+	case c.Endpoints == nil && slices.ContainsFunc(c.Scenarios, api.Scenario.IsStream) && !s.Streams: // (with --endpoints, the scenarios are the pairs' names)
 		return fmt.Errorf("no stream scenarios (--scenario upload, chat, feed): not supported yet; use --engine standard")
 	}
 	return nil
