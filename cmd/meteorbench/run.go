@@ -139,6 +139,7 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	// The stream scenarios (upload, chat, feed).
 	fl.IntSliceVar(&f.Messages, "messages", []int{api.DefaultStreamMessages}, fmt.Sprintf("messages per stream of upload, chat and feed, 1..%d; a list sweeps; a new stream opens after them (its setup timed apart)", api.MaxStreamMessages))
 	fl.Float64SliceVar(&f.FeedRates, "feed-rate", []float64{0}, "records/s the server pushes on each feed stream (0: as fast as the client reads); a list sweeps")
+	fl.StringSliceVar(&f.FeedTransports, "feed-transport", []string{"websocket"}, "transport of the rest (JSON) feed: websocket, sse (Server-Sent Events); a list sweeps; rest-protobuf and grpc are measured once")
 }
 
 // registerProtocols defines --proto and --http-version on fl: run's

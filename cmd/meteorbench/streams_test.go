@@ -26,16 +26,17 @@ import (
 )
 
 // TestRunStreams: run --scenario upload,chat,feed over rest,
-// rest-protobuf and grpc measures every cell with calls (messages) and no
-// error, each with its streams' setup time, a feed at a rate asked for,
-// and a verdict per scenario that says it is per message.
+// rest-protobuf and grpc (and the rest feed over SSE too) measures every
+// cell with calls (messages) and no error, each with its streams' setup
+// time, a feed at a rate asked for, and a verdict per scenario and feed
+// transport that says it is per message.
 func TestRunStreams(t *testing.T) {
 	addr := servertest.Start(t, server.Config{})
 	res := runJSON(t, "--target", addr, "--scenario", "upload,chat,feed", "--proto", "rest,rest-protobuf,grpc", "--messages", "50",
-		"--feed-rate", "2000", "--concurrency", "2", "--duration", "300ms", "--warmup", "50ms", "--repeat", "1")
+		"--feed-rate", "2000", "--feed-transport", "websocket,sse", "--concurrency", "2", "--duration", "300ms", "--warmup", "50ms", "--repeat", "1")
 	cells := map[string]bool{}
 	for _, c := range res.Cells {
-		cells[string(c.Scenario)+" "+string(c.Protocol)] = true
+		cells[string(c.Scenario)+" "+string(c.Protocol)+" "+c.FeedTransport] = true
 		if c.Calls == 0 || c.Errors != 0 {
 			t.Errorf("%s: %d messages, %d errors %v", c.Key(), c.Calls, c.Errors, c.ErrorExamples)
 		}
@@ -48,10 +49,13 @@ func TestRunStreams(t *testing.T) {
 	}
 	for _, sc := range api.StreamScenarios() {
 		for _, p := range api.DefaultProtocols() {
-			if !cells[string(sc)+" "+string(p)] {
+			if !cells[string(sc)+" "+string(p)+" "] {
 				t.Errorf("no %s %s cell", sc, p)
 			}
 		}
+	}
+	if !cells["feed rest sse"] || len(res.Cells) != 10 {
+		t.Errorf("%d cells, want 10 with the rest feed over SSE: %v", len(res.Cells), cells)
 	}
 	verdicts := 0
 	for _, v := range res.Verdicts {
@@ -65,8 +69,8 @@ func TestRunStreams(t *testing.T) {
 			t.Errorf("verdict %q: not per message", v.Summary)
 		}
 	}
-	if verdicts != len(api.StreamScenarios()) {
-		t.Errorf("%d stream verdicts, want %d", verdicts, len(api.StreamScenarios()))
+	if verdicts != len(api.StreamScenarios())+1 { // and the feed over SSE
+		t.Errorf("%d stream verdicts, want %d", verdicts, len(api.StreamScenarios())+1)
 	}
 }
 

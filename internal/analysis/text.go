@@ -117,8 +117,11 @@ func summary(v *results.Verdict) string {
 	// its name: its cells name their endpoint).
 	stream := v.Scenario.IsStream() && v.Condition.Endpoint == ""
 	title := func(p api.Protocol) string {
-		if !stream {
+		switch {
+		case !stream:
 			return p.Title()
+		case p == api.REST && v.Condition.FeedTransport == "sse":
+			return "SSE+JSON"
 		}
 		return p.TitleIn(v.Scenario)
 	}
@@ -162,7 +165,7 @@ func summary(v *results.Verdict) string {
 			}
 			for _, r := range vs.Ratios {
 				if r.Figure == results.FigLatencyP50 {
-					s += "; " + title(vs.Protocol) + " " + perMessage.Replace(Describe(r)) + encodingAgain(stream, vs.Protocol, r)
+					s += "; " + title(vs.Protocol) + " " + perMessage.Replace(Describe(r)) + encodingAgain(stream, v.Condition.FeedTransport == "sse", vs.Protocol, r)
 				}
 			}
 		}
@@ -173,10 +176,12 @@ func summary(v *results.Verdict) string {
 // encodingAgain says, on a stream scenario's verdict, what
 // REST+protobuf's ratio to REST means: the same transport, the encoding
 // changed. Within noise, the encoding again made no difference.
-func encodingAgain(stream bool, p api.Protocol, r results.Ratio) string {
+func encodingAgain(stream, sse bool, p api.Protocol, r results.Ratio) string {
 	switch {
 	case !stream || p != api.RESTProtobuf:
 		return ""
+	case sse:
+		return ": against SSE+JSON, the transport changed too"
 	case r.Significance == results.NotSignificant:
 		return ": the encoding again made no difference"
 	}

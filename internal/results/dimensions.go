@@ -52,6 +52,10 @@ type Dimension struct {
 	// default only, and a verdict at another value compares with those
 	// cells (analysis); the load generator's plan reads it from here.
 	Protocols []api.Protocol
+	// Scenarios, when set, are the only scenarios the dimension changes
+	// anything for (the feed's transport: feed); the others are measured
+	// at its default only.
+	Scenarios []api.Scenario
 
 	// Values, when set, make the dimension one the load generator runs
 	// from this entry alone (loadgen's plan derives the rest): the names
@@ -300,6 +304,14 @@ var Dimensions = []Dimension{
 			return strconv.FormatFloat(c.FeedRate, 'f', -1, 64)
 		},
 	},
+	Swept(Dimension{
+		// The rest feed over Server-Sent Events instead of a WebSocket
+		// (SSE carries text: JSON only, so rest alone).
+		Name: "feed transport", Field: "feed_transport", Default: "websocket", Values: []string{"websocket", "sse"},
+		Protocols: []api.Protocol{api.REST}, Scenarios: []api.Scenario{api.Feed},
+		Get: func(c Condition) string { return c.FeedTransport },
+		Set: func(c *Condition, v string) { c.FeedTransport = v },
+	}),
 }
 
 // endpointKey is an endpoint's part of a cell key: "ep-" and a hash of its

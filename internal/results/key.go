@@ -40,6 +40,10 @@ type Condition struct {
 	// to push on each stream (run --feed-rate); 0 for as fast as the
 	// client reads, and for every other scenario.
 	FeedRate float64 `json:"feed_rate,omitempty"`
+	// FeedTransport is the transport of the rest feed (run
+	// --feed-transport): "sse" for Server-Sent Events; "" for WebSocket,
+	// and for every other scenario and protocol.
+	FeedTransport string `json:"feed_transport,omitempty"`
 	// Compress is the compression both ways ("gzip"); "" for none.
 	Compress string `json:"compress,omitempty"`
 	// TLS is true when the calls went over TLS (run --tls).

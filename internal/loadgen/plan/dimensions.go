@@ -252,8 +252,12 @@ func sweptDimension(rd results.Dimension) planDimension {
 	}
 	return planDimension{
 		field: rd.Field,
-		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
-			return each(values(c), func(k *results.Condition, v string) { rd.Set(k, unlessDefault(v, rd.Default)) })
+		values: func(c Config, sc api.Scenario) []func(*results.Condition) {
+			vs := values(c)
+			if rd.Scenarios != nil && !slices.Contains(rd.Scenarios, sc) {
+				vs = []string{rd.Default} // measured at the default only
+			}
+			return each(vs, func(k *results.Condition, v string) { rd.Set(k, unlessDefault(v, rd.Default)) })
 		},
 		settings: func(c Config, s *results.Settings) {
 			if vs := sweepUnlessDefault(values(c), rd.Default); vs != nil {

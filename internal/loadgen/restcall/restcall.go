@@ -89,7 +89,7 @@ func newClient(o call.Options) (*client, error) {
 		return nil, fmt.Errorf("restcall: bad target %q", o.Target)
 	}
 	c := &client{rts: newRoundTrippers(Transports(o)), root: root, records: o.Records, gzip: o.Compress == call.CompressGzip, pl: o.Payload,
-		so: streamOptions{messages: o.MessagesPer(), feedRate: o.FeedRate, http2: o.IsHTTP2()},
+		so: streamOptions{messages: o.MessagesPer(), feedRate: o.FeedRate, http2: o.IsHTTP2(), sse: o.Settings[SettingFeedTransport] == FeedSSE},
 		ws: &streams{http: &http.Client{Transport: &http.Transport{DialContext: o.Dialer.DialContext}}, open: map[*websocket.Conn]bool{}}}
 	if o.Token != "" {
 		c.auth = "Bearer " + o.Token

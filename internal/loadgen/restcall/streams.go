@@ -18,6 +18,7 @@ package restcall
 // supported by it), so a cell at --http-version 2 is not served.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -82,7 +83,11 @@ func (c *client) streamCaller(o streamOptions, scenario api.Scenario, isProto bo
 		if o.feedRate > 0 {
 			q.Set(api.QueryRate, strconv.FormatFloat(o.feedRate, 'g', -1, 64))
 		}
-		return &feed{c: c, st: st, isProto: isProto, jc: jc, want: want, path: api.PathFeed + "?" + q.Encode(), in: &pb.MeteoriteLanding{}}, nil
+		path := api.PathFeed + "?" + q.Encode()
+		if o.sse && !isProto {
+			return &sseFeed{c: c, st: st, jc: jc, want: want, path: path}, nil
+		}
+		return &feed{c: c, st: st, isProto: isProto, jc: jc, want: want, path: path, in: &pb.MeteoriteLanding{}}, nil
 	}
 	return nil, fmt.Errorf("restcall: unknown scenario %q", scenario)
 }
@@ -92,7 +97,15 @@ type streamOptions struct {
 	messages int
 	feedRate float64
 	http2    bool
+	sse      bool // the feed over Server-Sent Events (the feed_transport setting)
 }
+
+// SettingFeedTransport is the feed's transport setting (results'
+// feed_transport dimension): FeedSSE, or the default, WebSocket.
+const (
+	SettingFeedTransport = "feed_transport"
+	FeedSSE              = "sse"
+)
 
 // dialWS opens a WebSocket to path, with the client's token, offering
 // subprotocol sub (none when ""), and keeps it to close with the client.
@@ -433,4 +446,101 @@ func (a *upload) result(ctx context.Context, werr error) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// sseFeed: the feed as Server-Sent Events, one "data:" event a call, over
+// the client's HTTP/1.1 transport; the latency is from the server's stamp.
+type sseFeed struct {
+	c    *client
+	st   call.Stream
+	jc   *jsoncodec.Codec
+	want *call.Records
+	path string
+	resp *http.Response
+	br   *bufio.Reader
+}
+
+func (a *sseFeed) Call(ctx context.Context) (call.Outcome, error) {
+	setup, err := a.st.Open(a.end, func(sctx context.Context) error {
+		u := *a.c.root
+		req := a.c.template(http.MethodGet, api.PathFeed, api.TypeEventStream, "")
+		req.URL, _ = u.Parse(a.path)
+		resp, err := a.c.do(req.WithContext(sctx), api.TypeEventStream)
+		if err != nil {
+			return err
+		}
+		a.resp, a.br = resp, resetReader(a.br, resp.Body)
+		return nil
+	})
+	if err != nil {
+		return call.Outcome{}, err
+	}
+	defer a.st.Guard(ctx)()
+	ev, err := a.event()
+	now := time.Now()
+	if err != nil {
+		a.close()
+		if err == io.EOF {
+			return call.Outcome{}, a.want.CheckCount(a.st.Done)
+		}
+		return call.Outcome{}, err
+	}
+	var r data.FeedRecord
+	if err := a.jc.Unmarshal(ev, &r); err != nil {
+		a.close()
+		return call.Outcome{}, call.Invalid("feed: event %d: %v", a.st.Done, err)
+	}
+	if err := a.want.CheckID(a.st.Done, r.ID); err != nil {
+		a.close()
+		return call.Outcome{}, err
+	}
+	sent := time.Unix(0, r.SentUnixNano)
+	if r.SentUnixNano == 0 || sent.After(now) {
+		a.close()
+		return call.Outcome{}, call.Invalid("feed: record %d stamped %d, after its receipt: the server's clock is not this machine's (feed latency is measured from the server's stamp)", a.st.Done, r.SentUnixNano)
+	}
+	a.st.Done++
+	return call.Outcome{Setup: setup, Sent: sent}, nil
+}
+
+// event reads the next event's data (one "data:" line, then a blank line).
+func (a *sseFeed) event() ([]byte, error) {
+	var ev []byte
+	for {
+		line, err := a.br.ReadSlice('\n')
+		if err != nil {
+			if err == io.EOF && len(line) == 0 && ev == nil {
+				return nil, io.EOF
+			}
+			return nil, fmt.Errorf("feed: reading an event: %w", err)
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		switch {
+		case len(line) == 0 && ev != nil:
+			return ev, nil
+		case bytes.HasPrefix(line, []byte("data:")):
+			ev = append(ev[:0], bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))...)
+		}
+	}
+}
+
+// end reads the end of a feed after its last event.
+func (a *sseFeed) end() error {
+	_, err := a.event()
+	a.close()
+	if err == io.EOF {
+		return nil
+	}
+	if err == nil {
+		return a.want.CheckCount(a.st.Done + 1)
+	}
+	return err
+}
+
+func (a *sseFeed) close() {
+	if a.resp != nil {
+		a.resp.Body.Close()
+		a.resp = nil
+	}
+	a.st.Close()
 }
