@@ -9,6 +9,9 @@ const (
 	PathVersion = "/api/MeteoriteLandings"                     // GET: GetVersion
 	PathList    = "/api/MeteoriteLandings/LargePayload"        // GET: GetLargePayloadAsList; POST: PostLargePayload
 	PathStream  = "/api/MeteoriteLandings/LargePayload/stream" // GET: GetLargePayload
+	PathUpload  = "/api/MeteoriteLandings/upload"              // POST, chunked NDJSON or delimited protobuf: UploadStream
+	PathChat    = "/api/MeteoriteLandings/chat"                // GET, WebSocket: Chat
+	PathFeed    = "/api/MeteoriteLandings/feed"                // GET, WebSocket or Server-Sent Events: Feed
 	PathHealth  = "/healthz"
 	PathMetrics = "/metrics"
 )
@@ -56,6 +59,50 @@ const (
 	MethodGetLargePayloadAsList = "GetLargePayloadAsList"
 	MethodGetLargePayload       = "GetLargePayload"
 	MethodPostLargePayload      = "PostLargePayload"
+	MethodUploadStream          = "UploadStream"
+	MethodChat                  = "Chat"
+	MethodFeed                  = "Feed"
+)
+
+// The streams both ways (UploadStream, Chat, Feed) in the REST world: a
+// chunked POST for the upload, WebSocket for chat and feed, Server-Sent
+// Events for feed. The messages are the gRPC methods' (api/meteor.proto);
+// in JSON, a record as the other routes write it, and the fields below.
+const (
+	// TypeEventStream is Server-Sent Events: GET PathFeed with this
+	// Accept answers "data: <record as JSON>" events (JSON only: SSE
+	// carries text).
+	TypeEventStream = "text/event-stream"
+	// QueryMessages and QueryRate are the feed's FeedRequest on REST:
+	// GET PathFeed?messages=N&rate=R (records per second; 0 or absent:
+	// as fast as the client reads).
+	QueryMessages = "messages"
+	QueryRate     = "rate"
+	// QueryAccessToken carries the bearer token of a WebSocket or SSE
+	// request from a browser, which cannot set Authorization on them
+	// (RFC 6750 §2.3); the header works too.
+	QueryAccessToken = "access_token"
+	// SubprotocolProtobuf, offered in Sec-WebSocket-Protocol on PathFeed,
+	// asks for binary frames of protobuf MeteoriteLanding messages;
+	// without it the frames are text, JSON. On PathChat each message is
+	// answered in its own frame type: text frames are JSON ChatMessages,
+	// binary frames protobuf ones.
+	SubprotocolProtobuf = "meteorbench.protobuf"
+	SubprotocolJSON     = "meteorbench.json"
+	// FieldSentUnixNano is the JSON field of the send time a feed record
+	// and a chat message carry (the protobuf field sent_unix_nano).
+	FieldSentUnixNano = "sent_unix_nano"
+	// MaxStreamMessages bounds FeedRequest.messages and a chat or upload
+	// stream's messages; DefaultStreamMessages is a feed's without one.
+	MaxStreamMessages     = 100000
+	DefaultStreamMessages = 1000
+	// MaxFeedRate bounds FeedRequest.rate (records per second).
+	MaxFeedRate = 1e6
+	// MaxChatMessageBytes is the largest chat message (a WebSocket frame
+	// or a gRPC message) the server reads; a larger one closes a
+	// WebSocket with 1009 (message too big), a gRPC stream with
+	// RESOURCE_EXHAUSTED.
+	MaxChatMessageBytes = 64 << 10
 )
 
 // Metric names served at PathMetrics; the load generator scrapes them.

@@ -55,8 +55,54 @@ const (
 	Post   Scenario = "post"   // PostLargePayload / POST .../LargePayload
 )
 
-// Scenarios returns every scenario in display order.
+// The stream scenarios (issue 42), in display order (StreamScenarios):
+// one call is one message of a stream that carries Options.Messages of
+// them. On rest and rest-protobuf the transport is the scenario's:
+// upload a chunked POST of NDJSON or delimited protobuf, chat and feed a
+// WebSocket with JSON text frames or protobuf binary ones.
+const (
+	Upload Scenario = "upload" // UploadStream (client stream) / chunked POST .../upload
+	Chat   Scenario = "chat"   // Chat (bidirectional) / WebSocket .../chat
+	Feed   Scenario = "feed"   // Feed (paced server push) / WebSocket .../feed
+)
+
+// Scenarios returns the contract's four calls in display order: what a
+// run measures when it names none (and --scenario all).
 func Scenarios() []Scenario { return []Scenario{Small, Large, Stream, Post} }
+
+// StreamScenarios returns the stream scenarios in display order: measured
+// when named (--scenario upload,chat,feed).
+func StreamScenarios() []Scenario { return []Scenario{Upload, Chat, Feed} }
+
+// AllScenarios returns every scenario run accepts: Scenarios, then
+// StreamScenarios.
+func AllScenarios() []Scenario { return append(Scenarios(), StreamScenarios()...) }
+
+// TitleIn names protocol p as scenario s carries it: for the stream
+// scenarios, the transport with the encoding ("WebSocket+JSON",
+// "gRPC bidi stream"), so that a verdict says what was compared; for the
+// others, p.Title().
+func (p Protocol) TitleIn(s Scenario) string {
+	transport := map[Scenario]string{Upload: "chunked POST", Chat: "WebSocket", Feed: "WebSocket"}[s]
+	grpc := map[Scenario]string{Upload: "gRPC client stream", Chat: "gRPC bidi stream", Feed: "gRPC server stream"}[s]
+	switch {
+	case transport == "":
+		return p.Title()
+	case p == GRPC:
+		return grpc
+	case p == REST && s == Upload:
+		return transport + "+NDJSON"
+	case p == REST:
+		return transport + "+JSON"
+	case p == RESTProtobuf:
+		return transport + "+protobuf"
+	}
+	return p.Title()
+}
+
+// IsStream reports whether s is one of the stream scenarios, whose calls
+// are messages.
+func (s Scenario) IsStream() bool { return s == Upload || s == Chat || s == Feed }
 
 // Method is the RPC the scenario calls (also the method label of the
 // server's request counters for it); "" for an unknown scenario.
@@ -70,6 +116,12 @@ func (s Scenario) Method() string {
 		return MethodGetLargePayload
 	case Post:
 		return MethodPostLargePayload
+	case Upload:
+		return MethodUploadStream
+	case Chat:
+		return MethodChat
+	case Feed:
+		return MethodFeed
 	}
 	return ""
 }
@@ -83,6 +135,8 @@ func (s Scenario) Title() string {
 		return string(s)
 	case s == Stream:
 		m += ", streamed"
+	case s.IsStream():
+		m += ", per message"
 	}
 	return string(s) + " (" + m + ")"
 }

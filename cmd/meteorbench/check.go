@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/flagvalue"
 	"github.com/meteorbench/meteorbench/internal/job"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
@@ -15,13 +16,14 @@ import (
 func newCheckCmd() *cobra.Command {
 	var target flagvalue.Targets
 	var token, format string
+	var scenarios []string
 	var tlsFlags job.ClientTLS
 	var protocols job.ProtocolFlags
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Say which scenarios and protocols a target serves of the contract (exit 0 something, 1 nothing)",
 		Long: `Ask a server every call of the contract once (docs/contract.md): the four
-scenarios over each protocol of --proto (as run takes it: by default rest
+scenarios (or those of --scenario: upload, chat, feed ask one message of a stream), over each protocol of --proto (as run takes it: by default rest
 (JSON), rest-protobuf and grpc; also grpc-web and connect, or all), REST,
 gRPC-Web and Connect at each HTTP version of --http-version (default 1.1;
 2 is h2c with prior knowledge, ALPN h2 under --tls; grpc is asked once),
@@ -50,7 +52,7 @@ own), and without one check lists them as not served, as run does.`,
 			if !cmd.Flags().Changed("token") {
 				token = os.Getenv(server.TokenEnv)
 			}
-			c := job.CheckConfig{Config: plan.Config{Target: target.T, Token: token}, Format: format}
+			c := job.CheckConfig{Config: plan.Config{Target: target.T, Token: token, Scenarios: flagvalue.ExpandAll(scenarios, api.Scenarios())}, Format: format}
 			if err := protocols.Apply(&c.Config, cmd.Flags().Changed); err != nil {
 				return usageError{err}
 			}
@@ -66,6 +68,7 @@ own), and without one check lists them as not served, as run does.`,
 	cmd.Flags().Var(&target, "target", "the server to check (required): host:port of one port serving REST and gRPC, or rest=HOST:PORT,grpc=HOST:PORT for servers on ports of their own (either alone; grpc-web= and connect= give those theirs)")
 	cmd.Flags().StringVar(&token, "token", "", "bearer token for a protected server (default $"+server.TokenEnv+")")
 	cmd.Flags().StringVar(&format, "format", "table", "table or json")
+	cmd.Flags().StringSliceVar(&scenarios, "scenario", []string{"all"}, "scenarios, as run takes them: all (the four calls), or names: small, large, stream, post, upload, chat, feed (the streams: one message each)")
 	registerProtocols(cmd.Flags(), &protocols) // run's --proto and --http-version
 	registerClientTLS(cmd.Flags(), &tlsFlags)
 	return cmd

@@ -110,7 +110,7 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.Var(&f.ServerPID, "server-pid", "server CPU per call from /proc/PID/stat of this process (any server on this machine; Docker's: docker inspect -f '{{.State.Pid}}'), or rest=PID,grpc=PID; 10 ms clock ticks")
 	fl.StringVar(&f.Token, "token", "", "bearer token for a protected server (default $"+server.TokenEnv+")")
 	registerProtocols(fl, &f.ProtocolFlags)
-	fl.StringSliceVar(&f.Scenarios, "scenario", []string{"all"}, "scenarios: small, large, stream, post, or all")
+	fl.StringSliceVar(&f.Scenarios, "scenario", []string{"all"}, "scenarios: small, large, stream, post, or all (those four); the streams both ways, per message: upload, chat, feed")
 	fl.IntSliceVar(&f.Batches, "batch", []int{100}, "calls per measured batch; a list sweeps (the original experiment: 100,200)")
 	fl.IntSliceVar(&f.Concurrency, "concurrency", []int{1}, "workers running batches in parallel; a list sweeps (e.g. 1,16,64)")
 	fl.StringSliceVar(&f.Links, "link", []string{"none"}, "emulated network link to the target, BANDWIDTH/RTT (kbit|mbit|gbit / us|ms|s, e.g. 100mbit/20ms), a preset (lan = 1gbit/0.5ms, vps = 100mbit/20ms, wan = 20mbit/80ms, mobile = 10mbit/50ms) or none; a list sweeps")
@@ -140,6 +140,10 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.Var(&f.Profile, "profile", "record CPU profiles of every cell's measured windows, the server's and the load generator's, and say where each one's CPU goes (encoding, decoding, HTTP/1.1, HTTP/2, gRPC, TLS, compression, syscalls, GC, scheduler, other) per call; --profile DIR also saves each cell's profiles there for go tool pprof. The server's come from its /debug/pprof/ (the own server's, serve --pprof) or --server-pprof. With --repeat >= 2 every other window is profiled, so the run measures what profiling costs")
 	fl.Lookup("profile").NoOptDefVal = flagvalue.ProfileOn
 	fl.StringVar(&f.ServerPprof, "server-pprof", "", "with --profile: the server's CPU profile URL, net/http/pprof's (http://HOST:PORT/debug/pprof/profile, or its folder): a profile is taken over each cell's window")
+	// The stream scenarios (upload, chat, feed).
+	fl.IntSliceVar(&f.Messages, "messages", []int{api.DefaultStreamMessages}, fmt.Sprintf("messages per stream of upload, chat and feed, 1..%d; a list sweeps; a new stream opens after them (its setup timed apart)", api.MaxStreamMessages))
+	fl.Float64SliceVar(&f.FeedRates, "feed-rate", []float64{0}, "records/s the server pushes on each feed stream (0: as fast as the client reads); a list sweeps")
+	fl.StringSliceVar(&f.FeedTransports, "feed-transport", []string{"websocket"}, "transport of the rest (JSON) feed: websocket, sse (Server-Sent Events); a list sweeps; rest-protobuf and grpc are measured once")
 }
 
 // registerProtocols defines --proto and --http-version on fl: run's

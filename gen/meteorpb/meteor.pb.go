@@ -221,7 +221,12 @@ type MeteoriteLanding struct {
 	Reclat   *float64 `protobuf:"fixed64,8,opt,name=reclat,proto3,oneof" json:"reclat,omitempty"`
 	Reclong  *float64 `protobuf:"fixed64,9,opt,name=reclong,proto3,oneof" json:"reclong,omitempty"`
 	// 1 January of the year, UTC; absent for 1 record.
-	Year          *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=year,proto3" json:"year,omitempty"`
+	Year *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=year,proto3" json:"year,omitempty"`
+	// Feed only: when the server sent the message, in nanoseconds since
+	// the Unix epoch (its wall clock). A new field number: the other
+	// methods never set it, so their wire is the original's byte for byte,
+	// and a client built from the original .proto skips it as unknown.
+	SentUnixNano  int64 `protobuf:"varint,11,opt,name=sent_unix_nano,json=sentUnixNano,proto3" json:"sent_unix_nano,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -326,6 +331,13 @@ func (x *MeteoriteLanding) GetYear() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *MeteoriteLanding) GetSentUnixNano() int64 {
+	if x != nil {
+		return x.SentUnixNano
+	}
+	return 0
+}
+
 type MeteoriteLandingList struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The field name is the original's (capitalised) so its JSON form matches.
@@ -371,6 +383,125 @@ func (x *MeteoriteLandingList) GetMeteoriteLandings() []*MeteoriteLanding {
 	return nil
 }
 
+// One message of Chat, either way.
+type ChatMessage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The sender's sequence number; the answer carries the same.
+	Seq uint64 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	// The sender's send time, nanoseconds since the Unix epoch; the answer
+	// carries the same value back.
+	SentUnixNano int64 `protobuf:"varint,2,opt,name=sent_unix_nano,json=sentUnixNano,proto3" json:"sent_unix_nano,omitempty"`
+	// The message's text (the answer: the same text).
+	Text          string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChatMessage) Reset() {
+	*x = ChatMessage{}
+	mi := &file_meteor_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChatMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChatMessage) ProtoMessage() {}
+
+func (x *ChatMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_meteor_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChatMessage.ProtoReflect.Descriptor instead.
+func (*ChatMessage) Descriptor() ([]byte, []int) {
+	return file_meteor_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ChatMessage) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *ChatMessage) GetSentUnixNano() int64 {
+	if x != nil {
+		return x.SentUnixNano
+	}
+	return 0
+}
+
+func (x *ChatMessage) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+type FeedRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How many records to push (1..100000); 0: 1000.
+	Messages uint32 `protobuf:"varint,1,opt,name=messages,proto3" json:"messages,omitempty"`
+	// Records per second; 0: as fast as the stream takes them.
+	Rate          float64 `protobuf:"fixed64,2,opt,name=rate,proto3" json:"rate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FeedRequest) Reset() {
+	*x = FeedRequest{}
+	mi := &file_meteor_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FeedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FeedRequest) ProtoMessage() {}
+
+func (x *FeedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_meteor_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FeedRequest.ProtoReflect.Descriptor instead.
+func (*FeedRequest) Descriptor() ([]byte, []int) {
+	return file_meteor_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *FeedRequest) GetMessages() uint32 {
+	if x != nil {
+		return x.Messages
+	}
+	return 0
+}
+
+func (x *FeedRequest) GetRate() float64 {
+	if x != nil {
+		return x.Rate
+	}
+	return 0
+}
+
 var File_meteor_proto protoreflect.FileDescriptor
 
 const file_meteor_proto_rawDesc = "" +
@@ -384,7 +515,7 @@ const file_meteor_proto_rawDesc = "" +
 	"apiVersion\"C\n" +
 	"\vGeoLocation\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12 \n" +
-	"\vcoordinates\x18\x02 \x03(\x01R\vcoordinates\"\xf0\x02\n" +
+	"\vcoordinates\x18\x02 \x03(\x01R\vcoordinates\"\x96\x03\n" +
 	"\x10MeteoriteLanding\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\rR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -396,19 +527,30 @@ const file_meteor_proto_rawDesc = "" +
 	"\x06reclat\x18\b \x01(\x01H\x01R\x06reclat\x88\x01\x01\x12\x1d\n" +
 	"\areclong\x18\t \x01(\x01H\x02R\areclong\x88\x01\x01\x12.\n" +
 	"\x04year\x18\n" +
-	" \x01(\v2\x1a.google.protobuf.TimestampR\x04yearB\a\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\x04year\x12$\n" +
+	"\x0esent_unix_nano\x18\v \x01(\x03R\fsentUnixNanoB\a\n" +
 	"\x05_massB\t\n" +
 	"\a_reclatB\n" +
 	"\n" +
 	"\b_reclong\"p\n" +
 	"\x14MeteoriteLandingList\x12X\n" +
-	"\x11MeteoriteLandings\x18\x01 \x03(\v2*.MeteoriteLandingsService.MeteoriteLandingR\x11MeteoriteLandings2\xc3\x03\n" +
+	"\x11MeteoriteLandings\x18\x01 \x03(\v2*.MeteoriteLandingsService.MeteoriteLandingR\x11MeteoriteLandings\"Y\n" +
+	"\vChatMessage\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12$\n" +
+	"\x0esent_unix_nano\x18\x02 \x01(\x03R\fsentUnixNano\x12\x12\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\"=\n" +
+	"\vFeedRequest\x12\x1a\n" +
+	"\bmessages\x18\x01 \x01(\rR\bmessages\x12\x12\n" +
+	"\x04rate\x18\x02 \x01(\x01R\x04rate2\xe8\x05\n" +
 	"\x18MeteoriteLandingsService\x12Y\n" +
 	"\n" +
 	"GetVersion\x12&.MeteoriteLandingsService.EmptyRequest\x1a!.MeteoriteLandingsService.Version\"\x00\x12i\n" +
 	"\x0fGetLargePayload\x12&.MeteoriteLandingsService.EmptyRequest\x1a*.MeteoriteLandingsService.MeteoriteLanding\"\x000\x01\x12q\n" +
 	"\x15GetLargePayloadAsList\x12&.MeteoriteLandingsService.EmptyRequest\x1a..MeteoriteLandingsService.MeteoriteLandingList\"\x00\x12n\n" +
-	"\x10PostLargePayload\x12..MeteoriteLandingsService.MeteoriteLandingList\x1a(.MeteoriteLandingsService.StatusResponse\"\x00B:Z8github.com/meteorbench/meteorbench/gen/meteorpb;meteorpbb\x06proto3"
+	"\x10PostLargePayload\x12..MeteoriteLandingsService.MeteoriteLandingList\x1a(.MeteoriteLandingsService.StatusResponse\"\x00\x12h\n" +
+	"\fUploadStream\x12*.MeteoriteLandingsService.MeteoriteLanding\x1a(.MeteoriteLandingsService.StatusResponse\"\x00(\x01\x12Z\n" +
+	"\x04Chat\x12%.MeteoriteLandingsService.ChatMessage\x1a%.MeteoriteLandingsService.ChatMessage\"\x00(\x010\x01\x12]\n" +
+	"\x04Feed\x12%.MeteoriteLandingsService.FeedRequest\x1a*.MeteoriteLandingsService.MeteoriteLanding\"\x000\x01B:Z8github.com/meteorbench/meteorbench/gen/meteorpb;meteorpbb\x06proto3"
 
 var (
 	file_meteor_proto_rawDescOnce sync.Once
@@ -422,7 +564,7 @@ func file_meteor_proto_rawDescGZIP() []byte {
 	return file_meteor_proto_rawDescData
 }
 
-var file_meteor_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_meteor_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_meteor_proto_goTypes = []any{
 	(*EmptyRequest)(nil),          // 0: MeteoriteLandingsService.EmptyRequest
 	(*StatusResponse)(nil),        // 1: MeteoriteLandingsService.StatusResponse
@@ -430,25 +572,33 @@ var file_meteor_proto_goTypes = []any{
 	(*GeoLocation)(nil),           // 3: MeteoriteLandingsService.GeoLocation
 	(*MeteoriteLanding)(nil),      // 4: MeteoriteLandingsService.MeteoriteLanding
 	(*MeteoriteLandingList)(nil),  // 5: MeteoriteLandingsService.MeteoriteLandingList
-	(*timestamppb.Timestamp)(nil), // 6: google.protobuf.Timestamp
+	(*ChatMessage)(nil),           // 6: MeteoriteLandingsService.ChatMessage
+	(*FeedRequest)(nil),           // 7: MeteoriteLandingsService.FeedRequest
+	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
 }
 var file_meteor_proto_depIdxs = []int32{
-	3, // 0: MeteoriteLandingsService.MeteoriteLanding.geolocation:type_name -> MeteoriteLandingsService.GeoLocation
-	6, // 1: MeteoriteLandingsService.MeteoriteLanding.year:type_name -> google.protobuf.Timestamp
-	4, // 2: MeteoriteLandingsService.MeteoriteLandingList.MeteoriteLandings:type_name -> MeteoriteLandingsService.MeteoriteLanding
-	0, // 3: MeteoriteLandingsService.MeteoriteLandingsService.GetVersion:input_type -> MeteoriteLandingsService.EmptyRequest
-	0, // 4: MeteoriteLandingsService.MeteoriteLandingsService.GetLargePayload:input_type -> MeteoriteLandingsService.EmptyRequest
-	0, // 5: MeteoriteLandingsService.MeteoriteLandingsService.GetLargePayloadAsList:input_type -> MeteoriteLandingsService.EmptyRequest
-	5, // 6: MeteoriteLandingsService.MeteoriteLandingsService.PostLargePayload:input_type -> MeteoriteLandingsService.MeteoriteLandingList
-	2, // 7: MeteoriteLandingsService.MeteoriteLandingsService.GetVersion:output_type -> MeteoriteLandingsService.Version
-	4, // 8: MeteoriteLandingsService.MeteoriteLandingsService.GetLargePayload:output_type -> MeteoriteLandingsService.MeteoriteLanding
-	5, // 9: MeteoriteLandingsService.MeteoriteLandingsService.GetLargePayloadAsList:output_type -> MeteoriteLandingsService.MeteoriteLandingList
-	1, // 10: MeteoriteLandingsService.MeteoriteLandingsService.PostLargePayload:output_type -> MeteoriteLandingsService.StatusResponse
-	7, // [7:11] is the sub-list for method output_type
-	3, // [3:7] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	3,  // 0: MeteoriteLandingsService.MeteoriteLanding.geolocation:type_name -> MeteoriteLandingsService.GeoLocation
+	8,  // 1: MeteoriteLandingsService.MeteoriteLanding.year:type_name -> google.protobuf.Timestamp
+	4,  // 2: MeteoriteLandingsService.MeteoriteLandingList.MeteoriteLandings:type_name -> MeteoriteLandingsService.MeteoriteLanding
+	0,  // 3: MeteoriteLandingsService.MeteoriteLandingsService.GetVersion:input_type -> MeteoriteLandingsService.EmptyRequest
+	0,  // 4: MeteoriteLandingsService.MeteoriteLandingsService.GetLargePayload:input_type -> MeteoriteLandingsService.EmptyRequest
+	0,  // 5: MeteoriteLandingsService.MeteoriteLandingsService.GetLargePayloadAsList:input_type -> MeteoriteLandingsService.EmptyRequest
+	5,  // 6: MeteoriteLandingsService.MeteoriteLandingsService.PostLargePayload:input_type -> MeteoriteLandingsService.MeteoriteLandingList
+	4,  // 7: MeteoriteLandingsService.MeteoriteLandingsService.UploadStream:input_type -> MeteoriteLandingsService.MeteoriteLanding
+	6,  // 8: MeteoriteLandingsService.MeteoriteLandingsService.Chat:input_type -> MeteoriteLandingsService.ChatMessage
+	7,  // 9: MeteoriteLandingsService.MeteoriteLandingsService.Feed:input_type -> MeteoriteLandingsService.FeedRequest
+	2,  // 10: MeteoriteLandingsService.MeteoriteLandingsService.GetVersion:output_type -> MeteoriteLandingsService.Version
+	4,  // 11: MeteoriteLandingsService.MeteoriteLandingsService.GetLargePayload:output_type -> MeteoriteLandingsService.MeteoriteLanding
+	5,  // 12: MeteoriteLandingsService.MeteoriteLandingsService.GetLargePayloadAsList:output_type -> MeteoriteLandingsService.MeteoriteLandingList
+	1,  // 13: MeteoriteLandingsService.MeteoriteLandingsService.PostLargePayload:output_type -> MeteoriteLandingsService.StatusResponse
+	1,  // 14: MeteoriteLandingsService.MeteoriteLandingsService.UploadStream:output_type -> MeteoriteLandingsService.StatusResponse
+	6,  // 15: MeteoriteLandingsService.MeteoriteLandingsService.Chat:output_type -> MeteoriteLandingsService.ChatMessage
+	4,  // 16: MeteoriteLandingsService.MeteoriteLandingsService.Feed:output_type -> MeteoriteLandingsService.MeteoriteLanding
+	10, // [10:17] is the sub-list for method output_type
+	3,  // [3:10] is the sub-list for method input_type
+	3,  // [3:3] is the sub-list for extension type_name
+	3,  // [3:3] is the sub-list for extension extendee
+	0,  // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_meteor_proto_init() }
@@ -463,7 +613,7 @@ func file_meteor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_meteor_proto_rawDesc), len(file_meteor_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

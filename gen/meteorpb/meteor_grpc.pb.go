@@ -32,6 +32,9 @@ const (
 	MeteoriteLandingsService_GetLargePayload_FullMethodName       = "/MeteoriteLandingsService.MeteoriteLandingsService/GetLargePayload"
 	MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName = "/MeteoriteLandingsService.MeteoriteLandingsService/GetLargePayloadAsList"
 	MeteoriteLandingsService_PostLargePayload_FullMethodName      = "/MeteoriteLandingsService.MeteoriteLandingsService/PostLargePayload"
+	MeteoriteLandingsService_UploadStream_FullMethodName          = "/MeteoriteLandingsService.MeteoriteLandingsService/UploadStream"
+	MeteoriteLandingsService_Chat_FullMethodName                  = "/MeteoriteLandingsService.MeteoriteLandingsService/Chat"
+	MeteoriteLandingsService_Feed_FullMethodName                  = "/MeteoriteLandingsService.MeteoriteLandingsService/Feed"
 )
 
 // MeteoriteLandingsServiceClient is the client API for MeteoriteLandingsService service.
@@ -46,6 +49,20 @@ type MeteoriteLandingsServiceClient interface {
 	GetLargePayloadAsList(ctx context.Context, in *EmptyRequest, opts ...grpc.CallOption) (*MeteoriteLandingList, error)
 	// Uploads records; answers "SUCCESS" once all of them are decoded.
 	PostLargePayload(ctx context.Context, in *MeteoriteLandingList, opts ...grpc.CallOption) (*StatusResponse, error)
+	// The streams both ways (meteorbench's additions; the four methods
+	// above and their messages are unchanged, so the original's clients
+	// and servers interoperate with the methods they know).
+	//
+	// Uploads records one message each; answers "SUCCESS" once the client
+	// has closed its side and every record decoded.
+	UploadStream(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[MeteoriteLanding, StatusResponse], error)
+	// Answers each message with one, in order, carrying the same seq and
+	// the sender's sent_unix_nano back (so the sender times the round trip
+	// on its own clock).
+	Chat(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ChatMessage, ChatMessage], error)
+	// Pushes FeedRequest.messages records at FeedRequest.rate, each stamped
+	// with the server's send time (MeteoriteLanding.sent_unix_nano).
+	Feed(ctx context.Context, in *FeedRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[MeteoriteLanding], error)
 }
 
 type meteoriteLandingsServiceClient struct {
@@ -105,6 +122,51 @@ func (c *meteoriteLandingsServiceClient) PostLargePayload(ctx context.Context, i
 	return out, nil
 }
 
+func (c *meteoriteLandingsServiceClient) UploadStream(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[MeteoriteLanding, StatusResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &MeteoriteLandingsService_ServiceDesc.Streams[1], MeteoriteLandingsService_UploadStream_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[MeteoriteLanding, StatusResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MeteoriteLandingsService_UploadStreamClient = grpc.ClientStreamingClient[MeteoriteLanding, StatusResponse]
+
+func (c *meteoriteLandingsServiceClient) Chat(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ChatMessage, ChatMessage], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &MeteoriteLandingsService_ServiceDesc.Streams[2], MeteoriteLandingsService_Chat_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ChatMessage, ChatMessage]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MeteoriteLandingsService_ChatClient = grpc.BidiStreamingClient[ChatMessage, ChatMessage]
+
+func (c *meteoriteLandingsServiceClient) Feed(ctx context.Context, in *FeedRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[MeteoriteLanding], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &MeteoriteLandingsService_ServiceDesc.Streams[3], MeteoriteLandingsService_Feed_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[FeedRequest, MeteoriteLanding]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MeteoriteLandingsService_FeedClient = grpc.ServerStreamingClient[MeteoriteLanding]
+
 // MeteoriteLandingsServiceServer is the server API for MeteoriteLandingsService service.
 // All implementations must embed UnimplementedMeteoriteLandingsServiceServer
 // for forward compatibility.
@@ -117,6 +179,20 @@ type MeteoriteLandingsServiceServer interface {
 	GetLargePayloadAsList(context.Context, *EmptyRequest) (*MeteoriteLandingList, error)
 	// Uploads records; answers "SUCCESS" once all of them are decoded.
 	PostLargePayload(context.Context, *MeteoriteLandingList) (*StatusResponse, error)
+	// The streams both ways (meteorbench's additions; the four methods
+	// above and their messages are unchanged, so the original's clients
+	// and servers interoperate with the methods they know).
+	//
+	// Uploads records one message each; answers "SUCCESS" once the client
+	// has closed its side and every record decoded.
+	UploadStream(grpc.ClientStreamingServer[MeteoriteLanding, StatusResponse]) error
+	// Answers each message with one, in order, carrying the same seq and
+	// the sender's sent_unix_nano back (so the sender times the round trip
+	// on its own clock).
+	Chat(grpc.BidiStreamingServer[ChatMessage, ChatMessage]) error
+	// Pushes FeedRequest.messages records at FeedRequest.rate, each stamped
+	// with the server's send time (MeteoriteLanding.sent_unix_nano).
+	Feed(*FeedRequest, grpc.ServerStreamingServer[MeteoriteLanding]) error
 	mustEmbedUnimplementedMeteoriteLandingsServiceServer()
 }
 
@@ -138,6 +214,15 @@ func (UnimplementedMeteoriteLandingsServiceServer) GetLargePayloadAsList(context
 }
 func (UnimplementedMeteoriteLandingsServiceServer) PostLargePayload(context.Context, *MeteoriteLandingList) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PostLargePayload not implemented")
+}
+func (UnimplementedMeteoriteLandingsServiceServer) UploadStream(grpc.ClientStreamingServer[MeteoriteLanding, StatusResponse]) error {
+	return status.Error(codes.Unimplemented, "method UploadStream not implemented")
+}
+func (UnimplementedMeteoriteLandingsServiceServer) Chat(grpc.BidiStreamingServer[ChatMessage, ChatMessage]) error {
+	return status.Error(codes.Unimplemented, "method Chat not implemented")
+}
+func (UnimplementedMeteoriteLandingsServiceServer) Feed(*FeedRequest, grpc.ServerStreamingServer[MeteoriteLanding]) error {
+	return status.Error(codes.Unimplemented, "method Feed not implemented")
 }
 func (UnimplementedMeteoriteLandingsServiceServer) mustEmbedUnimplementedMeteoriteLandingsServiceServer() {
 }
@@ -226,6 +311,31 @@ func _MeteoriteLandingsService_PostLargePayload_Handler(srv interface{}, ctx con
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MeteoriteLandingsService_UploadStream_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(MeteoriteLandingsServiceServer).UploadStream(&grpc.GenericServerStream[MeteoriteLanding, StatusResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MeteoriteLandingsService_UploadStreamServer = grpc.ClientStreamingServer[MeteoriteLanding, StatusResponse]
+
+func _MeteoriteLandingsService_Chat_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(MeteoriteLandingsServiceServer).Chat(&grpc.GenericServerStream[ChatMessage, ChatMessage]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MeteoriteLandingsService_ChatServer = grpc.BidiStreamingServer[ChatMessage, ChatMessage]
+
+func _MeteoriteLandingsService_Feed_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(FeedRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(MeteoriteLandingsServiceServer).Feed(m, &grpc.GenericServerStream[FeedRequest, MeteoriteLanding]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MeteoriteLandingsService_FeedServer = grpc.ServerStreamingServer[MeteoriteLanding]
+
 // MeteoriteLandingsService_ServiceDesc is the grpc.ServiceDesc for MeteoriteLandingsService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -250,6 +360,22 @@ var MeteoriteLandingsService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "GetLargePayload",
 			Handler:       _MeteoriteLandingsService_GetLargePayload_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "UploadStream",
+			Handler:       _MeteoriteLandingsService_UploadStream_Handler,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "Chat",
+			Handler:       _MeteoriteLandingsService_Chat_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "Feed",
+			Handler:       _MeteoriteLandingsService_Feed_Handler,
 			ServerStreams: true,
 		},
 	},

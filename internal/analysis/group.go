@@ -40,7 +40,7 @@ func group(r *results.Result) []*cellGroup {
 		g.byProto[c.Protocol] = append(g.byProto[c.Protocol], c)
 	}
 	borrow(out, byKey)
-	scenOrder := append(slices.Clone(r.Settings.Scenarios), api.Scenarios()...)
+	scenOrder := append(slices.Clone(r.Settings.Scenarios), api.AllScenarios()...)
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i].key, out[j].key
 		if ra, rb := rank(scenOrder, a.scenario), rank(scenOrder, b.scenario); ra != rb {

@@ -113,8 +113,26 @@ var summaryFigures = map[results.Figure]bool{
 // encoding's share of the gain, and rest-protobuf's p50 when no share was
 // drawn.
 func summary(v *results.Verdict) string {
+	// A stream scenario of the contract (a user's endpoint pair may share
+	// its name: its cells name their endpoint).
+	stream := v.Scenario.IsStream() && v.Condition.Endpoint == ""
+	title := func(p api.Protocol) string {
+		switch {
+		case !stream:
+			return p.Title()
+		case p == api.REST && v.Condition.FeedTransport == "sse":
+			return "SSE+JSON"
+		}
+		return p.TitleIn(v.Scenario)
+	}
 	if len(v.Versus) == 0 {
-		return "only " + v.Baseline.Title() + " had successful calls: nothing to compare"
+		return "only " + title(v.Baseline) + " had successful calls: nothing to compare"
+	}
+	// A stream scenario's calls are messages: its latency is per message,
+	// its rate messages/s.
+	perMessage := strings.NewReplacer(" (p50)", " per message (p50)", "calls/s", "messages/s")
+	if !stream {
+		perMessage = strings.NewReplacer()
 	}
 	head := headVersus(v)
 	var parts []string
@@ -124,16 +142,16 @@ func summary(v *results.Verdict) string {
 		}
 		d := Describe(r)
 		if r.Figure == results.FigLatencyP50 {
-			d = strings.Replace(d, " (p50)", " than "+v.Baseline.Title()+" (p50)", 1)
-			d = strings.Replace(d, "p50 within noise", "p50 within noise of "+v.Baseline.Title(), 1)
+			d = strings.Replace(d, " (p50)", " than "+title(v.Baseline)+" (p50)", 1)
+			d = strings.Replace(d, "p50 within noise", "p50 within noise of "+title(v.Baseline), 1)
 		}
-		parts = append(parts, d)
+		parts = append(parts, perMessage.Replace(d))
 	}
-	s := head.Protocol.Title() + " " + strings.Join(parts, ", ")
+	s := title(head.Protocol) + " " + strings.Join(parts, ", ")
 	if head.Saturated != "" {
 		s = head.Saturated + ": no latency verdict; " + s
 	}
-	if head.EncodingShare != nil {
+	if head.EncodingShare != nil && !stream {
 		s += "; " + shareText(*head.EncodingShare)
 	} else {
 		for _, vs := range v.Versus {
@@ -142,7 +160,7 @@ func summary(v *results.Verdict) string {
 			}
 			for _, r := range vs.Ratios {
 				if r.Figure == results.FigLatencyP50 {
-					s += "; " + vs.Protocol.Title() + " " + Describe(r)
+					s += "; " + title(vs.Protocol) + " " + perMessage.Replace(Describe(r)) + encodingAgain(stream, v.Condition.FeedTransport == "sse", vs.Protocol, r)
 				}
 			}
 		}
@@ -160,6 +178,21 @@ func headVersus(v *results.Verdict) results.Versus {
 		}
 	}
 	return head
+}
+
+// encodingAgain says, on a stream scenario's verdict, what
+// REST+protobuf's ratio to REST means: the same transport, the encoding
+// changed. Within noise, the encoding again made no difference.
+func encodingAgain(stream, sse bool, p api.Protocol, r results.Ratio) string {
+	switch {
+	case !stream || p != api.RESTProtobuf:
+		return ""
+	case sse:
+		return ": against SSE+JSON, the transport changed too"
+	case r.Significance == results.NotSignificant:
+		return ": the encoding again made no difference"
+	}
+	return ": the encoding's part, on the same transport"
 }
 
 // shareText says the encoding's part of gRPC's latency gain.

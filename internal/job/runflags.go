@@ -28,34 +28,37 @@ import (
 // Config turns them into the load generator's config and the job's
 // options. The messages name the flags.
 type RunFlags struct {
-	Target      flagvalue.Targets // checked when parsed: addresses to dial
-	ServerPID   flagvalue.PIDs    // --server-pid: server CPU from /proc
-	Token       string
-	Scenarios   []string
-	Batches     []int
-	Concurrency []int
-	Links       []string
-	Records     []int
-	Compress    []string
-	JSONCodecs  []string
-	Engines     []string
-	MaxWorkers  int
-	Connections []int
-	Duration    time.Duration
-	Iterations  int
-	Warmup      time.Duration
-	Timeout     time.Duration
-	Rate        float64
-	Repeat      int
-	Formats     []string
-	Out         string
-	Report      string
-	Quiet       bool
-	CPUProfile  string
-	ServerCPUs  int
-	Segment     string // --segment i/N
-	StartAt     string // --start-at RFC 3339 or +DURATION
-	Mix         string // run --mix
+	Target         flagvalue.Targets // checked when parsed: addresses to dial
+	ServerPID      flagvalue.PIDs    // --server-pid: server CPU from /proc
+	Token          string
+	Scenarios      []string
+	Batches        []int
+	Concurrency    []int
+	Links          []string
+	Records        []int
+	Compress       []string
+	JSONCodecs     []string
+	Engines        []string
+	MaxWorkers     int
+	Connections    []int
+	Duration       time.Duration
+	Iterations     int
+	Warmup         time.Duration
+	Timeout        time.Duration
+	Rate           float64
+	Repeat         int
+	Formats        []string
+	Out            string
+	Report         string
+	Quiet          bool
+	CPUProfile     string
+	ServerCPUs     int
+	Segment        string    // --segment i/N
+	StartAt        string    // --start-at RFC 3339 or +DURATION
+	Mix            string    // run --mix
+	Messages       []int     // --messages: the stream scenarios'
+	FeedRates      []float64 // --feed-rate
+	FeedTransports []string  // --feed-transport
 	// ProtocolFlags are --proto and --http-version.
 	ProtocolFlags
 	// Capacity is a capacity search: its probes are open loop.
@@ -184,6 +187,18 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (plan.C
 		// Only a size asked for is named on the wire and in the cells'
 		// keys: the default run stays the original experiment's.
 		cfg.Records = f.Records
+	}
+	if f.Changed("messages") {
+		cfg.Messages = f.Messages // as --records: only a count asked for is keyed
+	}
+	if f.Changed("feed-rate") {
+		cfg.FeedRates = f.FeedRates
+	}
+	if f.Changed("feed-transport") {
+		if cfg.Sweeps == nil {
+			cfg.Sweeps = map[string][]string{}
+		}
+		cfg.Sweeps["feed_transport"] = f.FeedTransports
 	}
 	if cfg.Payload, err = f.Payload.Load(f.Changed("grpc-method") || f.Changed("endpoints")); err != nil {
 		return cfg, o, err

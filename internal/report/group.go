@@ -94,7 +94,7 @@ func scenarioLess(order []api.Scenario) func(a, b api.Scenario) bool {
 		if ra != rb {
 			return ra < rb
 		}
-		ra, rb = rank(api.Scenarios(), a), rank(api.Scenarios(), b)
+		ra, rb = rank(api.AllScenarios(), a), rank(api.AllScenarios(), b)
 		if ra != rb {
 			return ra < rb
 		}

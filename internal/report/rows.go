@@ -136,6 +136,8 @@ func cellRows(g *group) []row {
 		latRow("uncorrected p99", func(c *results.Cell) *results.Latency { return c.LatencyUncorrectedUS }, p99),
 		latRow("first record p50", func(c *results.Cell) *results.Latency { return c.FirstRecordUS }, p50),
 		latRow("first record p99", func(c *results.Cell) *results.Latency { return c.FirstRecordUS }, p99),
+		latRow("stream setup p50", func(c *results.Cell) *results.Latency { return c.StreamSetupUS }, p50),
+		latRow("stream setup p99", func(c *results.Cell) *results.Latency { return c.StreamSetupUS }, p99),
 		figRow(results.FigLastByteP50, true),
 		figRow(results.FigDecodeMean, true),
 		batchRow(g.Batch),

@@ -47,6 +47,8 @@ type Histograms struct {
 	Decode      string `json:"decode,omitempty"`       // DecodeUS
 	// TLSHandshake counts one value per connection, not per call.
 	TLSHandshake string `json:"tls_handshake,omitempty"` // TLSHandshakeUS
+	// StreamSetup counts one value per stream (stream scenarios).
+	StreamSetup string `json:"stream_setup,omitempty"` // StreamSetupUS
 }
 
 // EncodeHistogram is h in the V2 compressed encoding, as base64 text; ""

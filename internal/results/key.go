@@ -37,6 +37,18 @@ type Condition struct {
 	// generator sets it only when --records was given: a default run keys
 	// and reads exactly as before.
 	Records int `json:"records,omitempty"`
+	// Messages is the messages per stream of the stream scenarios
+	// (upload, chat, feed; run --messages); 0 for
+	// api.DefaultStreamMessages, and for every other scenario.
+	Messages int `json:"messages,omitempty"`
+	// FeedRate is the records a second the feed scenario asked the server
+	// to push on each stream (run --feed-rate); 0 for as fast as the
+	// client reads, and for every other scenario.
+	FeedRate float64 `json:"feed_rate,omitempty"`
+	// FeedTransport is the transport of the rest feed (run
+	// --feed-transport): "sse" for Server-Sent Events; "" for WebSocket,
+	// and for every other scenario and protocol.
+	FeedTransport string `json:"feed_transport,omitempty"`
 	// Compress is the compression both ways ("gzip"); "" for none.
 	Compress string `json:"compress,omitempty"`
 	// TLS is true when the calls went over TLS (run --tls).

@@ -22,6 +22,10 @@ const (
 	KindDecode
 	// KindTLSHandshake is the TLS handshake time, one per connection.
 	KindTLSHandshake
+	// KindStreamSetup is the stream scenarios' time to open a stream (and
+	// end the one before), one per stream, left out of the latency of
+	// the message whose call opened it.
+	KindStreamSetup
 
 	NumLatencyKinds = iota
 )
@@ -78,6 +82,8 @@ var LatencyKinds = [NumLatencyKinds]LatencyKindInfo{
 		func(c *Cell) **Latency { return &c.DecodeUS }),
 	KindTLSHandshake: optionalKind("tls_handshake", "tls_handshake_us", CountConnections, func(h *Histograms) *string { return &h.TLSHandshake },
 		func(c *Cell) **Latency { return &c.TLSHandshakeUS }),
+	KindStreamSetup: optionalKind("stream_setup", "stream_setup_us", CountAtMostCalls, func(h *Histograms) *string { return &h.StreamSetup },
+		func(c *Cell) **Latency { return &c.StreamSetupUS }),
 }
 
 // optionalKind is a kind a cell may lack: a *Latency field, nil when absent.

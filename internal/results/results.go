@@ -154,6 +154,10 @@ type Settings struct {
 	// named (every call then carries api.DefaultRecords). The small
 	// scenario has no payload and is measured once.
 	Records []int `json:"records,omitempty"`
+	// Messages and FeedRates are the stream scenarios' sweeps (--messages,
+	// --feed-rate); empty when none was named.
+	Messages  []int     `json:"messages,omitempty"`
+	FeedRates []float64 `json:"feed_rates,omitempty"`
 	// Compress lists the compressions swept ("none", "gzip"); omitted when
 	// only none.
 	Compress []string `json:"compress,omitempty"`
@@ -246,6 +250,12 @@ type Cell struct {
 	// TLSHandshakeUS is the client's TLS handshake time per connection the
 	// cell opened (warm-up included, as Connections); TLS cells only.
 	TLSHandshakeUS *Latency `json:"tls_handshake_us,omitempty"`
+	// StreamSetupUS is the time to open each stream of the stream
+	// scenarios (upload, chat, feed), with ending the one before: a
+	// cell's LatencyUS is then per message, without it. gRPC opens a
+	// stream without a round trip (its headers go with the first
+	// message); a WebSocket's upgrade and an upload's POST wait for one.
+	StreamSetupUS *Latency `json:"stream_setup_us,omitempty"`
 
 	// Closed loop only: batches completed without error and the time per
 	// batch of Batch calls. Open-loop cells have no time per batch.

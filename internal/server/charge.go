@@ -101,7 +101,8 @@ func (chargeStats) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.C
 	switch info.FullMethodName {
 	case pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName,
 		pb.MeteoriteLandingsService_GetLargePayload_FullMethodName,
-		pb.MeteoriteLandingsService_PostLargePayload_FullMethodName:
+		pb.MeteoriteLandingsService_PostLargePayload_FullMethodName,
+		pb.MeteoriteLandingsService_Feed_FullMethodName: // streams.go
 		return context.WithValue(ctx, chargeKey{}, &callCharge{})
 	}
 	return ctx

@@ -112,7 +112,8 @@ func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, erro
 func (s *Server) chargedMethod(fullMethod string) (method, bool) {
 	m := grpcMethod(fullMethod)
 	switch m {
-	case methodGetLargePayloadAsList, methodGetLargePayload, methodPostLargePayload:
+	case methodGetLargePayloadAsList, methodGetLargePayload, methodPostLargePayload,
+		methodUploadStream, methodChat, methodFeed: // streams.go
 	default:
 		return m, false
 	}

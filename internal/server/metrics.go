@@ -35,11 +35,15 @@ const (
 	methodGetLargePayloadAsList
 	methodGetLargePayload
 	methodPostLargePayload
+	methodUploadStream // the streams both ways (streams.go)
+	methodChat
+	methodFeed
 	numMethods
-	noMethod = numMethods // not one of the four data calls
+	noMethod = numMethods // not one of the data calls
 )
 
-var methodNames = [numMethods]string{api.MethodGetVersion, api.MethodGetLargePayloadAsList, api.MethodGetLargePayload, api.MethodPostLargePayload}
+var methodNames = [numMethods]string{api.MethodGetVersion, api.MethodGetLargePayloadAsList, api.MethodGetLargePayload, api.MethodPostLargePayload,
+	api.MethodUploadStream, api.MethodChat, api.MethodFeed}
 
 // metrics is the server's own registry, with every counter the request path
 // touches resolved once, at start-up.
@@ -57,7 +61,7 @@ func newMetrics() *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: api.MetricRequests,
-		Help: "Calls of the four data routes/RPCs that reached their handler (after auth), whatever their outcome.",
+		Help: "Calls of the data routes/RPCs that reached their handler (after auth), whatever their outcome.",
 	}, []string{"protocol", "method"})
 	errs := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: api.MetricErrors,

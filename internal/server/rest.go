@@ -29,6 +29,7 @@ var (
 // restPaths is what a 404 lists: the REST routes and their methods, so a
 // person trying the server with curl finds them.
 const restPaths = "GET " + api.PathVersion + ", GET|POST " + api.PathList + ", GET " + api.PathStream +
+	", POST " + api.PathUpload + ", GET " + api.PathChat + " (WebSocket), GET " + api.PathFeed + " (WebSocket, SSE)" +
 	", GET " + api.PathHealth + ", GET " + api.PathMetrics
 
 // Allow header values.
@@ -161,6 +162,9 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		m = methodGetLargePayload
+	case api.PathUpload, api.PathChat, api.PathFeed:
+		h.serveStream(rw, r) // streamrest.go
+		return
 	case api.PathHealth:
 		if methodAllowed(rw, r, allowGet) {
 			h.healthz(rw)

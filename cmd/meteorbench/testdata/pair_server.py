@@ -11,7 +11,10 @@ one the Go test writes from the generated package).
 Serves, all four scenarios: REST JSON small, large, stream (NDJSON) and
 post, with ?records=N up to the file's records; gRPC GetVersion,
 GetLargePayloadAsList, GetLargePayload (server stream) and
-PostLargePayload, with the metadata meteorbench-records: N. /healthz on the
+PostLargePayload, with the metadata meteorbench-records: N; and the
+streams both ways over gRPC: UploadStream, Chat (each message echoed) and
+Feed (records at the rate asked for, each with sent_unix_nano, field 11,
+appended to its encoded bytes). /healthz on the
 REST port. Lacks, on purpose: rest-protobuf (406/415), meteorbench's
 /metrics, and grpc.health.v1 (Debian ships no grpc_health module).
 
@@ -22,6 +25,7 @@ import json
 import signal
 import sys
 import threading
+import time
 from concurrent import futures
 from http.server import ThreadingHTTPServer
 
@@ -60,7 +64,7 @@ def message_classes(path):
             return message_factory.GetMessageClass(desc)
         return message_factory.MessageFactory(pool).GetPrototype(desc)
 
-    return {n: cls(n) for n in ("Version", "MeteoriteLanding", "MeteoriteLandingList", "StatusResponse")}
+    return {n: cls(n) for n in ("Version", "MeteoriteLanding", "MeteoriteLandingList", "StatusResponse", "FeedRequest")}
 
 
 def varint(n):
@@ -90,6 +94,8 @@ class Data:
         self.version = classes["Version"](api_version="API Version 1.0").SerializeToString()
         self.success = classes["StatusResponse"](status="SUCCESS").SerializeToString()
         self.list_class = classes["MeteoriteLandingList"]
+        self.landing_class = classes["MeteoriteLanding"]
+        self.feed_class = classes["FeedRequest"]
 
 
 def records_asked(value, total):
@@ -179,9 +185,34 @@ def grpc_handlers(data):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "no records")
         return data.success
 
+    def upload(request_iterator, context):
+        for _ in request_iterator:  # each record decoded as it arrives
+            pass
+        return data.success
+
+    def chat(request_iterator, context):
+        for message in request_iterator:  # bytes: the same seq, send time and text back
+            yield message
+
+    def feed(request, context):
+        n = request.messages or 1000
+        if n > len(data.records) or request.rate < 0:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "messages 1..%d, rate >= 0" % len(data.records))
+        start = time.monotonic()
+        for i, b in enumerate(data.pb_records[:n]):
+            if request.rate > 0:
+                wait = start + i / request.rate - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)
+            yield b + b"\x58" + varint(time.time_ns())  # field 11, varint: the send time
+
     # Answers are bytes encoded once (no serializer); requests are not
     # decoded, except the post's, which the contract says is decoded whole.
     return grpc.method_handlers_generic_handler(SERVICE, {
+        "UploadStream": grpc.stream_unary_rpc_method_handler(
+            upload, request_deserializer=data.landing_class.FromString),
+        "Chat": grpc.stream_stream_rpc_method_handler(chat),
+        "Feed": grpc.unary_stream_rpc_method_handler(feed, request_deserializer=data.feed_class.FromString),
         "GetVersion": grpc.unary_unary_rpc_method_handler(get_version),
         "GetLargePayloadAsList": grpc.unary_unary_rpc_method_handler(get_list),
         "GetLargePayload": grpc.unary_stream_rpc_method_handler(get_stream),

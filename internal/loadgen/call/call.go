@@ -64,6 +64,16 @@ type Outcome struct {
 	LastByte time.Duration
 	// Decode is the client's time decoding the response.
 	Decode time.Duration
+	// Setup is, for a call of a stream scenario (upload, chat, feed) that
+	// opened its stream, the time that took (ending the stream before
+	// included): recorded on its own (results.KindStreamSetup) and left
+	// out of the call's latency, which is then the message's.
+	Setup time.Duration
+	// Sent, when set, is when the message the call received was sent, by
+	// the server's clock (feed: its stamp): the latency is measured from
+	// it rather than from the call's start. On one machine the two clocks
+	// are one (offset zero); across machines their offset is in it.
+	Sent time.Time
 }
 
 // Client is one protocol's connections to the target.
@@ -92,6 +102,12 @@ type Options struct {
 	// stream calls always name it (?records=N, or the meteorbench-records
 	// metadata), 1000 included.
 	Records int
+	// Messages is the messages per stream of the stream scenarios
+	// (upload, chat, feed); 0: api.DefaultStreamMessages.
+	Messages int
+	// FeedRate is the records a second the feed asks for on each stream;
+	// 0: as fast as the client reads.
+	FeedRate float64
 	// Dialer opens and counts the client's connections. Required.
 	Dialer *wire.Dialer
 	// Compress is the compression to ask for both ways: "" (none) or

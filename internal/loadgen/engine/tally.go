@@ -122,9 +122,17 @@ func (t *Tally) add(r *record) {
 		return
 	}
 	t.Calls++
-	t.record(results.KindLatency, r.end.Sub(r.intended))
+	lat, unc := r.end.Sub(r.intended)-r.out.Setup, took-r.out.Setup
+	if !r.out.Sent.IsZero() {
+		lat = r.end.Sub(r.out.Sent) // the feed: from the server's stamp
+		unc = lat
+	}
+	if r.out.Setup > 0 {
+		t.record(results.KindStreamSetup, r.out.Setup)
+	}
+	t.record(results.KindLatency, lat)
 	if t.H[results.KindUncorrected] != nil {
-		t.record(results.KindUncorrected, took)
+		t.record(results.KindUncorrected, unc)
 	}
 	if f := r.out.FirstRecord; f > 0 {
 		t.record(results.KindFirstRecord, f)

@@ -41,6 +41,9 @@ type Client struct {
 	next    atomic.Uint64
 	records int              // call.Options.Records
 	payload *payload.Payload // call.Options.Payload (payload.go)
+	// The stream scenarios' (streams.go): messages per stream, the feed's rate.
+	messages int
+	feedRate float64
 }
 
 // New opens Connections ClientConns (default 1) to the target and starts
@@ -50,7 +53,7 @@ func New(o call.Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{records: o.Records, conns: conns, payload: o.Payload}
+	c := &Client{records: o.Records, conns: conns, payload: o.Payload, messages: o.MessagesPer(), feedRate: o.FeedRate}
 	for _, cc := range conns {
 		c.stubs = append(c.stubs, pb.NewMeteoriteLandingsServiceClient(cc))
 	}
@@ -207,6 +210,9 @@ func newListCaller(c *Client) (caller, *call.Records, error) {
 
 // Caller implements call.Client.
 func (c *Client) Caller(scenario api.Scenario) (call.Caller, error) {
+	if scenario.IsStream() {
+		return c.streamCaller(scenario) // streams.go
+	}
 	if c.payload != nil {
 		return c.payloadCaller(scenario) // payload.go
 	}

@@ -109,6 +109,15 @@ type Config struct {
 	// cells' Condition.Records stays 0. The small scenario has no payload
 	// and is measured once whatever the list.
 	Records []int
+	// Messages are the messages per stream of the stream scenarios
+	// (upload, chat, feed: 1..api.MaxStreamMessages); a list sweeps.
+	// Empty: api.DefaultStreamMessages, the cells' Condition.Messages 0.
+	// The other scenarios are measured once whatever the list.
+	Messages []int
+	// FeedRates are the records a second the feed asks the server to push
+	// on each stream (0: as fast as the client reads); a list sweeps.
+	// Empty: 0. The other scenarios are measured once whatever the list.
+	FeedRates []float64
 	// Compress is the compression asked for both ways, CompressNone or
 	// CompressGzip; a list sweeps (compress.go). Default: none.
 	Compress []string

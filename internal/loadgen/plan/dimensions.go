@@ -154,6 +154,42 @@ var planDimensions = []planDimension{
 		},
 	},
 	{
+		field: "messages",
+		values: func(c Config, sc api.Scenario) []func(*results.Condition) {
+			return each(streamOnly(c.Messages, sc.IsStream()), func(k *results.Condition, n int) { k.Messages = n })
+		},
+		settings: func(c Config, s *results.Settings) { s.Messages = c.Messages },
+		option:   func(k results.Condition, o *call.Options) { o.Messages = k.Messages },
+		validate: func(c Config) error {
+			// (With --endpoints the scenarios are the pairs' names.)
+			if i := slices.IndexFunc(c.Scenarios, api.Scenario.IsStream); i >= 0 && c.Payload != nil && c.Endpoints == nil {
+				return fmt.Errorf("scenario %s: the stream scenarios carry the meteorites, not --payload", c.Scenarios[i])
+			}
+			for _, n := range c.Messages {
+				if n < 1 || n > api.MaxStreamMessages {
+					return fmt.Errorf("messages %d: must be in 1..%d", n, api.MaxStreamMessages)
+				}
+			}
+			return unique("messages", texts(c.Messages))
+		},
+	},
+	{
+		field: "feed_rate",
+		values: func(c Config, sc api.Scenario) []func(*results.Condition) {
+			return each(streamOnly(c.FeedRates, sc == api.Feed), func(k *results.Condition, r float64) { k.FeedRate = r })
+		},
+		settings: func(c Config, s *results.Settings) { s.FeedRates = c.FeedRates },
+		option:   func(k results.Condition, o *call.Options) { o.FeedRate = k.FeedRate },
+		validate: func(c Config) error {
+			for _, r := range c.FeedRates {
+				if !(r >= 0 && r <= api.MaxFeedRate) {
+					return fmt.Errorf("feed-rate %v: must be in 0..%g records/s a stream (0: as fast as the client reads)", r, float64(api.MaxFeedRate))
+				}
+			}
+			return unique("feed-rate", texts(c.FeedRates))
+		},
+	},
+	{
 		field: "compress",
 		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
 			return each(c.Compress, func(k *results.Condition, z string) { k.Compress = unlessDefault(z, CompressNone) })
@@ -255,8 +291,12 @@ func sweptDimension(rd results.Dimension) planDimension {
 	}
 	return planDimension{
 		field: rd.Field,
-		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
-			return each(values(c), func(k *results.Condition, v string) { rd.Set(k, unlessDefault(v, rd.Default)) })
+		values: func(c Config, sc api.Scenario) []func(*results.Condition) {
+			vs := values(c)
+			if rd.Scenarios != nil && !slices.Contains(rd.Scenarios, sc) {
+				vs = []string{rd.Default} // measured at the default only
+			}
+			return each(vs, func(k *results.Condition, v string) { rd.Set(k, unlessDefault(v, rd.Default)) })
 		},
 		settings: func(c Config, s *results.Settings) {
 			if vs := sweepUnlessDefault(values(c), rd.Default); vs != nil {
@@ -331,10 +371,29 @@ func one(set func(*results.Condition)) []func(*results.Condition) {
 	return []func(*results.Condition){set}
 }
 
+// streamOnly is a stream dimension's values for a scenario it concerns
+// (on): every one of vs; else, and when none was named, the default (the
+// zero value) once.
+func streamOnly[T comparable](vs []T, on bool) []T {
+	if len(vs) == 0 || !on {
+		return []T{*new(T)}
+	}
+	return vs
+}
+
+// texts are vs as text, for unique.
+func texts[T any](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = fmt.Sprint(v)
+	}
+	return out
+}
+
 // recordsOf is the payload sizes a scenario is measured at: every one of
 // c.Records, or just the unnamed default (0); small has no payload.
 func recordsOf(c Config, sc api.Scenario) []int {
-	if len(c.Records) == 0 || sc == api.Small {
+	if len(c.Records) == 0 || sc == api.Small || (sc.IsStream() && c.Endpoints == nil) {
 		return []int{0}
 	}
 	return c.Records

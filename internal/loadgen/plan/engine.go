@@ -26,6 +26,7 @@ type Supports struct {
 	Endpoints   bool // --endpoints: the user's own endpoints
 	TLS         bool // --tls
 	HTTP3       bool // --http-version 3 (QUIC)
+	Streams     bool // the stream scenarios (--scenario upload, chat, feed)
 }
 
 // An Engine is one entry of the registry: its name, what it refuses to
@@ -107,7 +108,7 @@ var engines = []Engine{
 
 // What the named engines measure.
 var (
-	standardSupports = Supports{Protocols: api.Protocols(), Payload: contractProtocols, Compression: true, Endpoints: true, TLS: true, HTTP3: true}
+	standardSupports = Supports{Protocols: api.Protocols(), Payload: contractProtocols, Compression: true, Endpoints: true, TLS: true, HTTP3: true, Streams: true}
 	leanSupports     = Supports{Protocols: api.Protocols(), Payload: contractProtocols, TLS: true}
 )
 
@@ -212,6 +213,8 @@ func (s Supports) refuse(c Config) error {
 		return fmt.Errorf("no TLS (--tls): use --engine standard")
 	case slices.Contains(c.Sweeps[call.SettingHTTPVersion], call.HTTP3) && !s.HTTP3:
 		return fmt.Errorf("no HTTP/3 (--http-version 3): use --engine standard")
+	case c.Endpoints == nil && slices.ContainsFunc(c.Scenarios, api.Scenario.IsStream) && !s.Streams: // (with --endpoints, the scenarios are the pairs' names)
+		return fmt.Errorf("no stream scenarios (--scenario upload, chat, feed): not supported yet; use --engine standard")
 	}
 	return nil
 }

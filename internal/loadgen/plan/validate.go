@@ -23,7 +23,7 @@ func (c Config) Validate() error {
 	if err := c.validateTarget(); err != nil { // targets.go
 		return err
 	}
-	protocols, scenarios := api.Protocols(), api.Scenarios()
+	protocols, scenarios := api.Protocols(), api.AllScenarios()
 	if c.Endpoints != nil {
 		protocols, scenarios = c.Endpoints.Protocols(), c.Endpoints.Scenarios()
 	}

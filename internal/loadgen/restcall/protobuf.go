@@ -25,7 +25,7 @@ func NewProtobuf(o call.Options) (*Protobuf, error) {
 	if o.Payload != nil {
 		enc = payloadProtobuf(o.Payload) // payload.go
 	}
-	return open(o, enc, func(c *client) *Protobuf { return &Protobuf{c} })
+	return open(o, enc, func(c *client) *Protobuf { c.proto = true; return &Protobuf{c} })
 }
 
 // pbEncoding: the answers are the contract's messages, Version,

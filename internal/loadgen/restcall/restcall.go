@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/jsoncodec"
@@ -48,6 +50,11 @@ type client struct {
 	jsonCodec string
 	enc       scenarios
 	pl        *payload.Payload // call.Options.Payload
+	// The stream scenarios' (streams.go): protobuf (rest-protobuf) or JSON
+	// messages, the options they need, and their WebSockets.
+	proto bool
+	so    streamOptions
+	ws    *streams
 }
 
 // scenarios makes a scenario's adapter for a client: an *encoding.
@@ -67,6 +74,9 @@ func open[C any](o call.Options, enc scenarios, wrap func(*client) *C) (*C, erro
 
 // Caller implements call.Client.
 func (c *client) Caller(scenario api.Scenario) (call.Caller, error) {
+	if scenario.IsStream() {
+		return c.streamCaller(c.so, scenario, c.proto) // streams.go
+	}
 	return c.enc.caller(c, scenario)
 }
 
@@ -78,7 +88,9 @@ func newClient(o call.Options) (*client, error) {
 	if err != nil || root.Host == "" {
 		return nil, fmt.Errorf("restcall: bad target %q", o.Target)
 	}
-	c := &client{rts: newRoundTrippers(o), root: root, records: o.Records, gzip: o.Compress == call.CompressGzip, pl: o.Payload}
+	c := &client{rts: newRoundTrippers(o), root: root, records: o.Records, gzip: o.Compress == call.CompressGzip, pl: o.Payload,
+		so: streamOptions{messages: o.MessagesPer(), feedRate: o.FeedRate, http2: o.IsHTTP2(), sse: o.Settings[SettingFeedTransport] == FeedSSE},
+		ws: &streams{http: &http.Client{Transport: &http.Transport{DialContext: o.Dialer.DialContext}}, open: map[*websocket.Conn]bool{}}}
 	if o.Token != "" {
 		c.auth = "Bearer " + o.Token
 	}
@@ -113,6 +125,8 @@ func Transport(o call.Options) *http.Transport {
 
 // Close implements call.Client.
 func (c *client) Close() error {
+	c.ws.close()
+	c.ws.http.CloseIdleConnections()
 	c.rts.close()
 	return nil
 }

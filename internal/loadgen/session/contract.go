@@ -141,6 +141,21 @@ func contractRequest(spec plan.Spec) string {
 	switch spec.Scenario {
 	case api.Small:
 		return "GET " + api.PathVersion + version + " (Accept: " + mt + ")"
+	case api.Upload:
+		if mt == api.TypeJSON {
+			mt = api.TypeNDJSON
+		}
+		return "POST " + api.PathUpload + version + " chunked (Content-Type: " + mt + ")"
+	case api.Chat, api.Feed:
+		frames := "text frames, JSON"
+		if mt == api.TypeProtobuf {
+			frames = "binary frames, protobuf"
+		}
+		path := api.PathChat
+		if spec.Scenario == api.Feed {
+			path = api.PathFeed
+		}
+		return "GET " + path + " WebSocket (" + frames + ")"
 	case api.Large:
 		return "GET " + api.PathList + records("?"+api.QueryRecords+"=", "") + version + " (Accept: " + mt + ")"
 	case api.Stream:

@@ -131,6 +131,12 @@ func (r *Session) probeOne(ctx context.Context, spec plan.Spec) error {
 	}
 	o := r.options(spec, r.dialer(spec), 1)
 	o.Connections = 0 // the protocol's default for one worker
+	if spec.Scenario.IsStream() {
+		// A stream of one message: its one call also ends the stream
+		// and checks the answer (an upload's status), so a server
+		// without the method cannot pass for one.
+		o.Messages = 1
+	}
 	client, err := r.newClient(spec, o)
 	if err != nil {
 		return err

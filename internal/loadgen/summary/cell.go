@@ -260,9 +260,10 @@ func Cell(in Phase) results.Cell {
 		served, key := servedCount(servedKeys(spec, mix), before.Server, after.Server)
 		// Calls cut short by an interruption reached the server too.
 		switch sent := attempts + t.Cancelled; {
-		case spec.Scenario.Method() == "":
+		case spec.Scenario.Method() == "", spec.Scenario.IsStream():
 			// A user's endpoint: not one of the contract's methods the
-			// server counts.
+			// server counts. A stream scenario's call is a message; the
+			// server counts its streams.
 		case after.Server.Requests == nil:
 			// CPU from /proc of a server without meteorbench's metrics:
 			// no request counters to check.

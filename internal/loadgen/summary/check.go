@@ -67,10 +67,16 @@ func Check(c *results.Cell, spec plan.Spec, working int, ph engine.Result, timeo
 	// phases long enough to be judged.
 	if spec.RateRequested == 0 && secs >= LittleMinTime.Seconds() && attempts >= 10*int64(working) && c.StopReason == "" {
 		// Little's law: calls in flight = calls/s × mean time in flight.
+		// A stream scenario's message latency leaves its stream's setup
+		// out, and a feed's counts from the server's stamp: its calls'
+		// time in flight is the workers' busy time.
 		inFlight := (t.Sum[results.KindLatency] + t.ErrSum) / 1e9 / secs
+		if spec.Scenario.IsStream() {
+			inFlight = t.Busy.Seconds() / secs
+		}
 		if inFlight < LittleMin*float64(working) || inFlight > 1.05*float64(working) {
 			add("Little's law does not hold: %s calls/s × %s mean time in flight = %.2f calls in flight, but %d workers ran back to back",
-				format.Rate(float64(attempts)/secs), format.US(float64(t.Sum[results.KindLatency]+t.ErrSum)/float64(attempts)/1e3), inFlight, working)
+				format.Rate(float64(attempts)/secs), format.US(inFlight*secs*1e6/float64(attempts)), inFlight, working)
 		}
 		// Time per batch: successful batches fill the workers' time, less
 		// at most one batch per worker cut by the end.
@@ -86,7 +92,7 @@ func Check(c *results.Cell, spec plan.Spec, working int, ph engine.Result, timeo
 	// the adapters, item by item.)
 	if want := recordsAsked(spec); want > 0 && t.Calls > 0 && !ownPayload {
 		got, dir := c.BytesPerCall.Received, "received"
-		if spec.Scenario == api.Post {
+		if spec.Scenario == api.Post || spec.Scenario == api.Upload {
 			got, dir = c.BytesPerCall.Sent, "sent"
 		}
 		if got < float64(want*MinBytesPerRecord) {
@@ -122,8 +128,10 @@ func WokeLate(c *results.Cell) (bool, string) {
 // recordsAsked is how many records a call of spec carries: 0 for small.
 func recordsAsked(spec plan.Spec) int {
 	switch {
-	case spec.Scenario == api.Small, spec.Scenario.Method() == "": // small, a user's endpoint, or a mix (its bytes per call average its scenarios')
+	case spec.Scenario == api.Small, spec.Scenario == api.Chat, spec.Scenario.Method() == "": // small, chat, a user's endpoint, or a mix (its bytes per call average its scenarios')
 		return 0
+	case spec.Scenario.IsStream(): // upload, feed: a record a message
+		return 1
 	case spec.Records > 0:
 		return spec.Records
 	}

@@ -141,6 +141,12 @@ func (c *Client) Caller(scenario api.Scenario) (call.Caller, error) {
 		return &unary[pb.MeteoriteLandingList, pb.StatusResponse]{a, connect.NewClient[pb.MeteoriteLandingList, pb.StatusResponse](c.http, url(pb.MeteoriteLandingsService_PostLargePayload_FullMethodName), opts...),
 			data.ProtoList(ls), func(st *pb.StatusResponse) error { return call.CheckString(st.GetStatus(), data.Success) }}, nil
 	}
+	if scenario.IsStream() {
+		// gRPC-Web has server streams only; Connect has client and bidi
+		// streams over HTTP/2 only; neither side of meteorbench carries
+		// UploadStream, Chat or Feed over them yet.
+		return nil, fmt.Errorf("%s over gRPC-Web and Connect: not served (gRPC-Web has no client or bidirectional streams; meteorbench serves and measures the stream methods over gRPC and the REST world only)", scenario)
+	}
 	return nil, fmt.Errorf("webcall: unknown scenario %q", scenario)
 }
 

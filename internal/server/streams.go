@@ -1,0 +1,183 @@
+package server
+
+// The streams both ways on gRPC (issue 42): UploadStream (client stream),
+// Chat (bidirectional) and Feed (a paced server push). Their REST-world
+// counterparts, WebSocket, Server-Sent Events and a chunked NDJSON upload,
+// are in streamrest.go; what both share (the feed's request, its pacing,
+// stamping a record) is here.
+//
+// Memory: every stream is admitted by the tap as a large call is
+// (callOverhead, grpc.go), so the number of open streams is bounded by the
+// memory budget; a feed charges each record to its connection's send
+// budget as GetLargePayload does, so a client that never reads makes the
+// feed wait, then end RESOURCE_EXHAUSTED (membudget.go): it never queues
+// more. Chat answers one message per message read, so a client that does
+// not read its answers stops being read from once grpc-go's per-stream
+// write quota (64 KiB) is spent.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/meteorbench/meteorbench/api"
+	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
+	"github.com/meteorbench/meteorbench/internal/clock"
+	"github.com/meteorbench/meteorbench/internal/data"
+)
+
+// feed is a validated FeedRequest: n records, rate a second (0: as fast as
+// the client reads).
+type feed struct {
+	n    int
+	rate float64
+}
+
+// newFeed validates a feed's request; messages 0 is the default.
+func newFeed(messages uint64, rate float64) (feed, error) {
+	switch {
+	case messages > api.MaxStreamMessages:
+		return feed{}, fmt.Errorf("messages %d: want 1..%d", messages, api.MaxStreamMessages)
+	case !(rate >= 0 && rate <= api.MaxFeedRate): // NaN too
+		return feed{}, fmt.Errorf("rate %v: want 0..%g records a second", rate, float64(api.MaxFeedRate))
+	}
+	if messages == 0 {
+		messages = api.DefaultStreamMessages
+	}
+	return feed{n: int(messages), rate: rate}, nil
+}
+
+// wait waits until record i is due (from start), or ctx ends.
+func (f feed) wait(ctx context.Context, start time.Time, i int) bool {
+	if f.rate == 0 || i == 0 {
+		return ctx.Err() == nil
+	}
+	return clock.WaitUntil(ctx.Done(), start.Add(time.Duration(float64(i)/f.rate*float64(time.Second))))
+}
+
+// stamped is m with the server's send time, a new message sharing m's
+// read-only parts (the records are shared by every call).
+func stamped(m *pb.MeteoriteLanding, now time.Time) *pb.MeteoriteLanding {
+	return &pb.MeteoriteLanding{
+		Id: m.Id, Name: m.Name, Fall: m.Fall, Geolocation: m.Geolocation, Mass: m.Mass,
+		Nametype: m.Nametype, Recclass: m.Recclass, Reclat: m.Reclat, Reclong: m.Reclong, Year: m.Year,
+		SentUnixNano: now.UnixNano(),
+	}
+}
+
+// errTooManyMessages ends an upload or chat stream longer than
+// api.MaxStreamMessages.
+var errTooManyMessages = fmt.Errorf("more than %d messages on one stream", api.MaxStreamMessages)
+
+// UploadStream decodes each record as it arrives, then answers "SUCCESS"
+// once the client has closed its side.
+func (g *grpcService) UploadStream(stream grpc.ClientStreamingServer[pb.MeteoriteLanding, pb.StatusResponse]) error {
+	for n := 0; ; n++ {
+		m, err := stream.Recv()
+		if err == io.EOF {
+			return stream.SendAndClose(g.s.success)
+		}
+		if err != nil {
+			return err
+		}
+		if n >= api.MaxStreamMessages {
+			return status.Error(codes.ResourceExhausted, errTooManyMessages.Error())
+		}
+		if _, err := data.FromProto(m); err != nil {
+			return status.Error(codes.InvalidArgument, boundEcho(fmt.Sprintf("record %d: %v", n, err)))
+		}
+	}
+}
+
+// Chat answers each message with the same message (its seq, the sender's
+// send time and its text), in order.
+func (g *grpcService) Chat(stream grpc.BidiStreamingServer[pb.ChatMessage, pb.ChatMessage]) error {
+	for n := 0; ; n++ {
+		m, err := stream.Recv()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if n >= api.MaxStreamMessages {
+			return status.Error(codes.ResourceExhausted, errTooManyMessages.Error())
+		}
+		if sz := proto.Size(m); sz > api.MaxChatMessageBytes {
+			return status.Errorf(codes.ResourceExhausted, "chat message %d is %d bytes; the limit is %d", n, sz, api.MaxChatMessageBytes)
+		}
+		if err := stream.Send(m); err != nil {
+			return err
+		}
+	}
+}
+
+// Feed sends the records asked for at the rate asked for, each stamped
+// with its send time.
+func (g *grpcService) Feed(req *pb.FeedRequest, stream grpc.ServerStreamingServer[pb.MeteoriteLanding]) error {
+	f, err := newFeed(uint64(req.GetMessages()), req.GetRate())
+	if err != nil {
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	_, msgs, err := g.s.records(f.n)
+	if err != nil {
+		return errInternal
+	}
+	ctx := stream.Context()
+	budget := sendBudgetFrom(ctx)
+	// A paced feed ends when the server drains (UNAVAILABLE), rather than
+	// holding the drain up for as long as its schedule runs.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(g.s.drainCtx, cancel)()
+	// A Send that blocks longer than WriteTimeout (the client stopped
+	// reading: grpc-go's per-stream write quota is spent) closes the
+	// connection, as a stalled list answer's does (limits.go): the window
+	// bounds what a stalled feed holds, and this bounds how long.
+	stall := time.AfterFunc(time.Hour, func() { budget.stalled(g.s.log) })
+	stall.Stop()
+	defer stall.Stop()
+	start := time.Now()
+	for i, m := range msgs {
+		if !f.wait(wctx, start, i) {
+			if ctx.Err() == nil {
+				return status.Error(codes.Unavailable, "server shutting down")
+			}
+			return status.FromContextError(ctx.Err()).Err()
+		}
+		if err := acquireCharge(ctx, laneStream, estRecordBytes); err != nil {
+			budget.refund(laneStream, min(int64(i)*estRecordBytes, streamRefund))
+			return err
+		}
+		stall.Reset(g.s.cfg.WriteTimeout)
+		err := stream.Send(stamped(m, time.Now()))
+		stall.Stop()
+		if err != nil {
+			dropCharge(ctx)
+			budget.refund(laneStream, min(int64(i)*estRecordBytes, streamRefund))
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// stalled closes the connection of a stream whose client stopped reading
+// (nil: a connection without a budget, which is not closed).
+func (b *sendBudget) stalled(log *slog.Logger) {
+	if b == nil {
+		return
+	}
+	log.Debug("closing a gRPC connection that does not read its feed")
+	_ = b.close()
+}
