@@ -14,6 +14,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/loadgen/session"
 	"github.com/meteorbench/meteorbench/internal/ownserver"
+	"github.com/meteorbench/meteorbench/internal/proxy"
 	"github.com/meteorbench/meteorbench/internal/report"
 	"github.com/meteorbench/meteorbench/internal/server"
 )
@@ -106,7 +107,7 @@ stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
 // addFlags defines run's flags on fl (capacity shares them).
 func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.Var(&f.Target, "target", "the server to measure: host:port of one port serving REST and gRPC (meteorbench serve), or rest=HOST:PORT,grpc=HOST:PORT for servers on ports of their own (either alone; rest-protobuf= follows rest unless given; grpc-web= and connect= give those theirs); default: start one on 127.0.0.1")
-	fl.Var(&f.ServerPID, "server-pid", "server CPU per call from /proc/PID/stat of this process (any server on this machine; Docker's: docker inspect -f '{{.State.Pid}}'), or rest=PID,grpc=PID; 10 ms clock ticks")
+	fl.Var(&f.ServerPID, "server-pid", "server CPU per call from /proc/PID/stat of this process (any server on this machine; Docker's: docker inspect -f '{{.State.Pid}}'), or rest=PID,grpc=PID; several summed: P1+P2 (your proxy and your server); 10 ms clock ticks")
 	fl.StringVar(&f.Token, "token", "", "bearer token for a protected server (default $"+server.TokenEnv+")")
 	registerProtocols(fl, &f.ProtocolFlags)
 	fl.StringSliceVar(&f.Scenarios, "scenario", []string{"all"}, "scenarios: small, large, stream, post, or all")
@@ -136,6 +137,8 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.BoolVarP(&f.Quiet, "quiet", "q", false, "no progress bar, no warnings or notes on stderr (only errors)")
 	fl.StringVar(&f.CPUProfile, "cpuprofile", "", "write the load generator's CPU profile to this file (for tuning the harness)")
 	fl.MarkHidden("cpuprofile")
+	fl.StringSliceVar(&f.Proxy.Names, "proxy", []string{proxy.None}, "put the own server behind a real reverse proxy that run starts and stops: none, "+strings.Join(proxy.Names(), ", ")+" (Debian's packages); a list sweeps (none,nginx: what the proxy adds). TLS ends at the proxy; REST, gRPC-Web and Connect reach the server as HTTP/1.1, gRPC as h2c (deploy/proxy); the proxy runs on the server's CPUs and its CPU counts as the server's")
+	fl.StringVar(&f.Proxy.Config, "proxy-config", "", "your own configuration of the one --proxy, a template with deploy/proxy's fields ({{.Public}}, {{.Backend}}, {{.Cert}}, ...), checked with the proxy's own check first")
 }
 
 // registerProtocols defines --proto and --http-version on fl: run's
@@ -173,8 +176,8 @@ func jobError(err error) error {
 	if ie, ok := err.(*job.InterruptedError); ok {
 		return &exitError{130, ie}
 	}
-	if errors.Is(err, session.ErrWrongProtocol) || errors.Is(err, session.ErrNoProcess) {
-		return usageError{err} // a target given as the wrong protocol, a --server-pid gone: the flag's to fix
+	if errors.Is(err, session.ErrWrongProtocol) || errors.Is(err, session.ErrNoProcess) || errors.Is(err, proxy.ErrNotStarted) {
+		return usageError{err} // a target given as the wrong protocol, a --server-pid gone, a proxy that did not start: the flag's to fix
 	}
 	return err
 }

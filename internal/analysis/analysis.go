@@ -46,6 +46,7 @@ func Verdicts(r *results.Result) []results.Verdict {
 	compressNotes(groups, out)
 	codecNotes(groups, out)
 	decomposeNotes(groups, out) // decompose.go
+	proxyNotes(groups, out)     // proxy.go
 	return out
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/cpuset"
 	"github.com/meteorbench/meteorbench/internal/loadgen/child"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
+	"github.com/meteorbench/meteorbench/internal/proxy"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/target"
 	"github.com/meteorbench/meteorbench/internal/tlsutil"
@@ -66,7 +67,7 @@ func Start(ctx context.Context, cfg *plan.Config, note func(format string, args 
 		}
 		s.cleanup = func() { os.RemoveAll(dir) }
 		certFile = filepath.Join(dir, "cert.pem")
-		args = append(args, tlsArgs(cfg.TLS, certFile)...)
+		args = append(args, tlsArgs(cfg.TLS, certFile, slices.ContainsFunc(cfg.Proxies, func(p string) bool { return p != proxy.None }))...)
 	}
 	s.srv, err = child.Start(ctx, exe, args, env)
 	if err != nil {
@@ -111,10 +112,10 @@ func (s *Server) Stop(note func(format string, args ...any)) {
 
 // tlsArgs are the serve flags of a TLS own server: a self-signed
 // certificate written to certFile, and plaintext too when the run
-// measures both.
-func tlsArgs(modes []bool, certFile string) []string {
+// measures both, or has proxies (which talk to the server in plaintext).
+func tlsArgs(modes []bool, certFile string, proxied bool) []string {
 	args := []string{"--tls-self-signed", "--tls-cert-out", certFile}
-	if slices.Contains(modes, false) {
+	if slices.Contains(modes, false) || proxied {
 		args = append(args, "--tls-allow-plaintext")
 	}
 	return args
