@@ -48,7 +48,7 @@ func TestFiveProtocolsTwoTables(t *testing.T) {
 	if err := report.Write(&b, "csv", r); err != nil {
 		t.Fatal(err)
 	}
-	if lines := strings.Split(b.String(), "\n"); !strings.HasSuffix(lines[0], ",http_version") || !strings.HasSuffix(lines[len(lines)-2], ",2") {
+	if lines := strings.Split(b.String(), "\n"); !strings.HasSuffix(lines[0], ",http_version,proxy") || !strings.HasSuffix(lines[len(lines)-2], ",2,") {
 		t.Errorf("CSV:\n%s", b.String())
 	}
 }

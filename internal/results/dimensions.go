@@ -53,6 +53,12 @@ type Dimension struct {
 	// cells (analysis); the load generator's plan reads it from here.
 	Protocols []api.Protocol
 
+	// CSVLast puts the dimension's CSV column after those of every
+	// dimension without it, whatever its place in the table: a dimension
+	// shown in the middle (the proxy, next to the server's CPUs) whose
+	// column must not move the columns that CSV files already have.
+	CSVLast bool
+
 	// Values, when set, make the dimension one the load generator runs
 	// from this entry alone (loadgen's plan derives the rest): the names
 	// run accepts, in the order it lists them and measures them; Default
@@ -197,7 +203,7 @@ var Dimensions = []Dimension{
 		CSV:     func(c Condition) string { return strconv.Itoa(c.ServerCPUs) },
 	},
 	named(Dimension{
-		Name: "proxy", Field: "proxy", Unset: "direct",
+		Name: "proxy", Field: "proxy", Unset: "direct", CSVLast: true,
 		Key:   func(c Condition) string { return "proxy-" + c.Proxy },
 		Prose: func(c Condition) string { return "through " + c.Proxy },
 		Compare: func(a, b Condition) int {
