@@ -3,6 +3,7 @@ package session_test
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -32,5 +33,29 @@ func TestProcCPU(t *testing.T) {
 	}
 	if _, err := session.ProcCPU(1 << 30); !errors.Is(err, session.ErrNoProcess) {
 		t.Errorf("a pid of no process: %v", err)
+	}
+}
+
+// A proxy's CPU is its whole process tree's (nginx's master does little,
+// its workers the work): a shell that only waits, with a busy child, has
+// the child's CPU counted.
+func TestTreeCPU(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sh -c 'while :; do :; done' & child=$!; sleep 2; kill $child")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	time.Sleep(time.Second)
+	own, err := session.ProcCPU(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := session.TreeCPU(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("1 s of a busy child: the shell %v, its tree %v", own, tree)
+	if own > 2*summary.ClockTick || tree < 3*summary.ClockTick { // the child gets little of a busy machine, but some
+		t.Errorf("the waiting shell used %v, its tree %v: want the busy child's CPU in the tree's only", own, tree)
 	}
 }
