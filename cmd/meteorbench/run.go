@@ -66,10 +66,17 @@ measured on what it serves; the rest is listed as not served ('meteorbench
 check --target' tells beforehand). REST and gRPC on ports of their own:
 --target rest=HOST:PORT,grpc=HOST:PORT (either alone; a gRPC-only address
 is never sent HTTP/1.1). Server CPU of a server without meteorbench's
-/metrics on this machine: --server-pid PID. Your own endpoints instead of the
-contract: --rest-url URL against --grpc-addr HOST:PORT --grpc-method
-pkg.Service/Method (--schema FILE.proto, or the server's reflection), one
-cell pair compared like REST and gRPC.
+/metrics on this machine: --server-pid PID; several summed (your proxy
+and your server): --server-pid rest=P1+P2,grpc=P1+P2.
+
+Behind the proxy a VPS runs: --proxy none,nginx,caddy,haproxy starts
+Debian's proxy in front of the own server (TLS ends there; deploy/proxy),
+counts its CPU as the server's, and says in each verdict what it added.
+
+Your own endpoints instead of the contract: --rest-url URL against
+--grpc-addr HOST:PORT --grpc-method pkg.Service/Method (--schema
+FILE.proto, or the server's reflection), one cell pair compared like REST
+and gRPC.
 
 More load than one machine makes: --segment i/N runs share i of N of the plan
 (of the workers, the rate and the iterations; a segment is not part of the
