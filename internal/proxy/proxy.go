@@ -199,9 +199,7 @@ func Start(ctx context.Context, name, tmpl, backend, cpus string, workers int) (
 	p.cmd.Dir = dir
 	p.cmd.Stdout, p.cmd.Stderr = out, out
 	p.cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir, "HOME="+dir) // Caddy's storage
-	// Its own process group: a Ctrl-C to meteorbench is meteorbench's to
-	// handle; Stop ends the proxy.
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p.cmd.SysProcAttr = sysProcAttr()
 	if err := p.cmd.Start(); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("--proxy %s: %w: %w", name, err, ErrNotStarted)
