@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/proxy"
@@ -29,14 +31,24 @@ func needProxies(t *testing.T) {
 }
 
 // runProxied runs the meteorbench binary with args and reads its JSON
-// document; stderr comes back for the messages.
+// document; stderr comes back for the messages. A run that failed only
+// because a cell could not be trusted on this busy machine (its document
+// written) is read all the same: these tests' claims are not timing ones.
 func runProxied(t *testing.T, args ...string) (*results.Result, string) {
 	t.Helper()
 	cmd := exec.Command(meteorbenchBinary(t), append(args, "--format", "json")...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := runBounded(t, cmd); err != nil {
-		t.Fatalf("run %v: %v\n%s", args, err, stderr.String())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// 80 cells through real proxies: 22 s on an idle 2-core VM, 65 s at
+	// load average 16.
+	if err := waitWithin(t, cmd, 3*time.Minute); err != nil {
+		if !isSuspect(errors.New(stderr.String())) {
+			t.Fatalf("run %v: %v\n%s", args, err, stderr.String())
+		}
+		t.Logf("run %v judged a cell suspect on this busy machine (its results written): %s", args, lastLine(stderr.String()))
 	}
 	res, err := results.Read(&stdout)
 	if err != nil {
@@ -227,4 +239,10 @@ func TestRunProxyBadInput(t *testing.T) {
 			t.Errorf("%q: want the Debian package named", msg)
 		}
 	})
+}
+
+// lastLine is the last non-empty line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
 }
