@@ -14,6 +14,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 	"github.com/meteorbench/meteorbench/internal/loadgen/session"
 	"github.com/meteorbench/meteorbench/internal/ownserver"
+	"github.com/meteorbench/meteorbench/internal/proxy"
 	"github.com/meteorbench/meteorbench/internal/report"
 	"github.com/meteorbench/meteorbench/internal/server"
 )
@@ -65,10 +66,17 @@ measured on what it serves; the rest is listed as not served ('meteorbench
 check --target' tells beforehand). REST and gRPC on ports of their own:
 --target rest=HOST:PORT,grpc=HOST:PORT (either alone; a gRPC-only address
 is never sent HTTP/1.1). Server CPU of a server without meteorbench's
-/metrics on this machine: --server-pid PID. Your own endpoints instead of the
-contract: --rest-url URL against --grpc-addr HOST:PORT --grpc-method
-pkg.Service/Method (--schema FILE.proto, or the server's reflection), one
-cell pair compared like REST and gRPC.
+/metrics on this machine: --server-pid PID; several summed (your proxy
+and your server): --server-pid rest=P1+P2,grpc=P1+P2.
+
+Behind the proxy a VPS runs: --proxy none,nginx,caddy,haproxy starts
+Debian's proxy in front of the own server (TLS ends there; deploy/proxy),
+counts its CPU as the server's, and says in each verdict what it added.
+
+Your own endpoints instead of the contract: --rest-url URL against
+--grpc-addr HOST:PORT --grpc-method pkg.Service/Method (--schema
+FILE.proto, or the server's reflection), one cell pair compared like REST
+and gRPC.
 
 More load than one machine makes: --segment i/N runs share i of N of the plan
 (of the workers, the rate and the iterations; a segment is not part of the
@@ -107,7 +115,7 @@ stderr. Ctrl-C stops the run and prints what was measured (exit 130).`,
 // addFlags defines run's flags on fl (capacity shares them).
 func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.Var(&f.Target, "target", "the server to measure: host:port of one port serving REST and gRPC (meteorbench serve), or rest=HOST:PORT,grpc=HOST:PORT for servers on ports of their own (either alone; rest-protobuf= follows rest unless given; grpc-web= and connect= give those theirs); default: start one on 127.0.0.1")
-	fl.Var(&f.ServerPID, "server-pid", "server CPU per call from /proc/PID/stat of this process (any server on this machine; Docker's: docker inspect -f '{{.State.Pid}}'), or rest=PID,grpc=PID; 10 ms clock ticks")
+	fl.Var(&f.ServerPID, "server-pid", "server CPU per call from /proc/PID/stat of this process (any server on this machine; Docker's: docker inspect -f '{{.State.Pid}}'), or rest=PID,grpc=PID; several summed: P1+P2 (your proxy and your server); 10 ms clock ticks")
 	fl.StringVar(&f.Token, "token", "", "bearer token for a protected server (default $"+server.TokenEnv+")")
 	registerProtocols(fl, &f.ProtocolFlags)
 	fl.StringSliceVar(&f.Scenarios, "scenario", []string{"all"}, "scenarios: small, large, stream, post, or all (those four); the streams both ways, per message: upload, chat, feed")
@@ -144,6 +152,8 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.IntSliceVar(&f.Messages, "messages", []int{api.DefaultStreamMessages}, fmt.Sprintf("messages per stream of upload, chat and feed, 1..%d; a list sweeps; a new stream opens after them (its setup timed apart)", api.MaxStreamMessages))
 	fl.Float64SliceVar(&f.FeedRates, "feed-rate", []float64{0}, "records/s the server pushes on each feed stream (0: as fast as the client reads); a list sweeps")
 	fl.StringSliceVar(&f.FeedTransports, "feed-transport", []string{"websocket"}, "transport of the rest (JSON) feed: websocket, sse (Server-Sent Events); a list sweeps; rest-protobuf and grpc are measured once")
+	fl.StringSliceVar(&f.Proxy.Names, "proxy", []string{proxy.None}, "put the own server behind a real reverse proxy that run starts and stops: none, "+strings.Join(proxy.Names(), ", ")+" (Debian's packages); a list sweeps (none,nginx: what the proxy adds). TLS ends at the proxy; REST, gRPC-Web and Connect reach the server as HTTP/1.1, gRPC as h2c (deploy/proxy); the proxy runs on the server's CPUs and its CPU counts as the server's")
+	fl.StringVar(&f.Proxy.Config, "proxy-config", "", "your own configuration of the one --proxy, a template with deploy/proxy's fields ({{.Public}}, {{.Backend}}, {{.Cert}}, ...), checked with the proxy's own check first")
 }
 
 // registerProtocols defines --proto and --http-version on fl: run's
@@ -181,8 +191,8 @@ func jobError(err error) error {
 	if ie, ok := err.(*job.InterruptedError); ok {
 		return &exitError{130, ie}
 	}
-	if errors.Is(err, session.ErrWrongProtocol) || errors.Is(err, session.ErrNoProcess) || errors.Is(err, session.ErrServerPprof) {
-		return usageError{err} // a target given as the wrong protocol, a --server-pid gone, a --server-pprof that is none: the flag's to fix
+	if errors.Is(err, session.ErrWrongProtocol) || errors.Is(err, session.ErrNoProcess) || errors.Is(err, session.ErrServerPprof) || errors.Is(err, proxy.ErrNotStarted) {
+		return usageError{err} // a target given as the wrong protocol, a --server-pid gone, a --server-pprof that is none, a proxy that did not start: the flag's to fix
 	}
 	return err
 }

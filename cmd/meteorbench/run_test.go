@@ -446,14 +446,20 @@ func runBounded(t *testing.T, cmd *exec.Cmd) error {
 
 func waitBounded(t *testing.T, cmd *exec.Cmd) error {
 	t.Helper()
+	return waitWithin(t, cmd, 60*time.Second)
+}
+
+// waitWithin waits for cmd, killing it and failing t after bound.
+func waitWithin(t *testing.T, cmd *exec.Cmd, bound time.Duration) error {
+	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
 		return err
-	case <-time.After(60 * time.Second):
+	case <-time.After(bound):
 		cmd.Process.Signal(syscall.SIGKILL)
-		t.Fatal("run hung")
+		t.Fatalf("run hung (over %v)", bound)
 		return nil
 	}
 }

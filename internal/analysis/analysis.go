@@ -47,6 +47,7 @@ func Verdicts(r *results.Result) []results.Verdict {
 	codecNotes(groups, out)
 	decomposeNotes(groups, out) // decompose.go
 	lossNotes(groups, out)      // loss.go
+	proxyNotes(groups, out)     // proxy.go
 	return out
 }
 

@@ -159,4 +159,4 @@ func (p *PIDs) String() string { return p.P.String() }
 
 func (p *PIDs) Set(s string) error { return parseInto(&p.P, s, target.ParsePIDs) }
 
-func (*PIDs) Type() string { return "pid|rest=pid,grpc=pid" }
+func (*PIDs) Type() string { return "pid[+pid]|rest=pid,grpc=pid" }

@@ -62,7 +62,15 @@ func startOwnServer(ctx context.Context, ui *console, cfg *plan.Config) (stop fu
 		}
 		return nil, err
 	}
-	return func() { srv.Stop(ui.note) }, nil
+	stopProxies, err := startProxies(ctx, ui, cfg) // proxy.go
+	if err != nil {
+		srv.Stop(ui.note)
+		if ctx.Err() != nil {
+			return nil, &InterruptedError{"interrupted"}
+		}
+		return nil, err
+	}
+	return func() { stopProxies(); srv.Stop(ui.note) }, nil
 }
 
 // write renders the result where o.Output says; the live table, when

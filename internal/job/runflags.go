@@ -69,6 +69,8 @@ type RunFlags struct {
 	// Profile is --profile [DIR], ServerPprof --server-pprof URL.
 	Profile     flagvalue.Profile
 	ServerPprof string
+	// Proxy is --proxy and --proxy-config.
+	Proxy ProxyFlags
 	// Changed reports whether the flag of that name was given.
 	Changed func(name string) bool
 	// CommandLine is the command line as the document records it.
@@ -180,6 +182,9 @@ func (f *RunFlags) Config(ctx context.Context, stdout, stderr io.Writer) (plan.C
 	if err := f.ProtocolFlags.Apply(&cfg, f.Changed); err != nil {
 		return cfg, o, err
 	}
+	if err := f.Proxy.Apply(ctx, &cfg, f.Changed); err != nil { // proxy.go
+		return cfg, o, err
+	}
 	if err := ownserver.Pin(&cfg, f.ServerCPUs, f.Rate > 0 || f.Capacity || f.Mix != ""); err != nil {
 		return cfg, o, err
 	}
@@ -269,8 +274,10 @@ func (f *RunFlags) applyTarget(cfg *plan.Config) error {
 		case cfg.Endpoints == nil && cfg.Target.For(p) == "":
 			return fmt.Errorf("--server-pid %s: --target gives %s no address", pids, p)
 		}
-		if _, err := session.ProcCPU(pids.For(p)); err != nil {
-			return err
+		for _, pid := range pids.For(p).List() {
+			if _, err := session.ProcCPU(pid); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

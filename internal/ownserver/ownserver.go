@@ -29,6 +29,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/child"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
+	"github.com/meteorbench/meteorbench/internal/proxy"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/target"
 	"github.com/meteorbench/meteorbench/internal/tlsutil"
@@ -83,7 +84,7 @@ func Start(ctx context.Context, cfg *plan.Config, note func(format string, args 
 		if len(modes) == 0 {
 			modes = []bool{false}
 		}
-		args = append(args, tlsArgs(modes, certFile)...)
+		args = append(args, tlsArgs(modes, certFile, slices.ContainsFunc(cfg.Proxies, func(p string) bool { return p != proxy.None }))...)
 	}
 	s.srv, err = child.Start(ctx, exe, args, env)
 	if err != nil {
@@ -139,13 +140,29 @@ func (s *Server) Stop(note func(format string, args ...any)) {
 
 // tlsArgs are the serve flags of a TLS own server: a self-signed
 // certificate written to certFile, and plaintext too when the run
-// measures both.
-func tlsArgs(modes []bool, certFile string) []string {
+// measures both, or has proxies (which talk to the server in plaintext).
+func tlsArgs(modes []bool, certFile string, proxied bool) []string {
 	args := []string{"--tls-self-signed", "--tls-cert-out", certFile}
-	if slices.Contains(modes, false) {
+	if slices.Contains(modes, false) || proxied {
 		args = append(args, "--tls-allow-plaintext")
 	}
 	return args
+}
+
+// builtinProxiesOnly reports whether cfg puts the own server behind a
+// proxy, each with deploy/proxy's configuration (no --proxy-config).
+func builtinProxiesOnly(cfg plan.Config) bool {
+	behind := false
+	for _, p := range cfg.Proxies {
+		if p == proxy.None {
+			continue
+		}
+		if _, own := cfg.ProxyTemplates[p]; own {
+			return false
+		}
+		behind = true
+	}
+	return behind
 }
 
 // Args is the command line of the own server (before its TLS flags and
@@ -162,6 +179,12 @@ func Args(cfg plan.Config) []string {
 	}
 	if cfg.ServerCPUList != "" {
 		args = append(args, "--cpus", cfg.ServerCPUList)
+	}
+	if builtinProxiesOnly(cfg) {
+		// deploy/proxy's configs keep gRPC on upstream connections of
+		// its own: gRPC behind them is grpc-go's native transport, as
+		// direct, not the pooled-connection path (serve's help).
+		args = append(args, "--proxied-grpc-native")
 	}
 	if cfg.Payload != nil {
 		args = append(args, cfg.Payload.Args()...)

@@ -107,25 +107,38 @@ func writeCSV(w io.Writer, r *results.Result) error {
 }
 
 // dimensionColumns is the CSV columns of the dimensions a header does not
-// have yet, in table order: what a CSV appends after its own columns.
+// have yet, in table order (those of CSVLast after the others): what a
+// CSV appends after its own columns.
 func dimensionColumns(header []string) []string {
 	var out []string
-	for _, d := range results.Dimensions {
-		if !slices.Contains(header, d.Field) {
-			out = append(out, d.Field)
-		}
+	for _, d := range csvDimensions(header) {
+		out = append(out, d.Field)
 	}
 	return out
 }
 
 // appendDimensions appends c's values of dimensionColumns(header).
 func appendDimensions(row, header []string, c results.Condition) []string {
-	for _, d := range results.Dimensions {
-		if !slices.Contains(header, d.Field) {
-			row = append(row, d.CSV(c))
-		}
+	for _, d := range csvDimensions(header) {
+		row = append(row, d.CSV(c))
 	}
 	return row
+}
+
+// csvDimensions are the dimensions of dimensionColumns(header), in its
+// order.
+func csvDimensions(header []string) []results.Dimension {
+	var first, last []results.Dimension
+	for _, d := range results.Dimensions {
+		switch {
+		case slices.Contains(header, d.Field):
+		case d.CSVLast:
+			last = append(last, d)
+		default:
+			first = append(first, d)
+		}
+	}
+	return append(first, last...)
 }
 
 // writeCSVRows writes a header and rows.

@@ -145,6 +145,12 @@ func cellRows(g *group) []row {
 		figRow(results.FigBytesReceived, false),
 		figRow(results.FigClientCPU, false),
 		figRow(results.FigServerCPU, false),
+		{"of it server / proxy", func(c *results.Cell) string { // behind run --proxy
+			if c.BackendCPUUSPerCall == nil || c.ProxyCPUUSPerCall == nil {
+				return ""
+			}
+			return format.US(*c.BackendCPUUSPerCall) + " / " + format.US(*c.ProxyCPUUSPerCall)
+		}},
 		{"server CPU busy", func(c *results.Cell) string {
 			if c.ServerUtilisation == nil || c.Calls == 0 {
 				return ""

@@ -57,6 +57,12 @@ type Dimension struct {
 	// at its default only.
 	Scenarios []api.Scenario
 
+	// CSVLast puts the dimension's CSV column after those of every
+	// dimension without it, whatever its place in the table: a dimension
+	// shown in the middle (the proxy, next to the server's CPUs) whose
+	// column must not move the columns that CSV files already have.
+	CSVLast bool
+
 	// Values, when set, make the dimension one the load generator runs
 	// from this entry alone (loadgen's plan derives the rest): the names
 	// run accepts, in the order it lists them and measures them; Default
@@ -201,6 +207,14 @@ var Dimensions = []Dimension{
 		CSV:     func(c Condition) string { return strconv.Itoa(c.ServerCPUs) },
 	},
 	named(Dimension{
+		Name: "proxy", Field: "proxy", Unset: "direct", CSVLast: true,
+		Key:   func(c Condition) string { return "proxy-" + c.Proxy },
+		Prose: func(c Condition) string { return "through " + c.Proxy },
+		Compare: func(a, b Condition) int {
+			return cmp.Or(cmp.Compare(proxyRank(a.Proxy), proxyRank(b.Proxy)), strings.Compare(a.Proxy, b.Proxy))
+		},
+	}, func(c Condition) string { return c.Proxy }, func(c *Condition, v string) { c.Proxy = v }),
+	named(Dimension{
 		Name: "link", Field: "link", Unset: "no link",
 		Key: func(c Condition) string { return "l" + strings.ReplaceAll(c.Link, "/", "-") },
 		Prose: func(c Condition) string {
@@ -335,6 +349,15 @@ func endpointKey(name string) string {
 	h := fnv.New32a()
 	h.Write([]byte(name))
 	return fmt.Sprintf("ep-%08x", h.Sum32())
+}
+
+// proxyRank orders proxies as run --proxy lists them: none (""), nginx,
+// caddy, haproxy, then any other (from a newer document).
+func proxyRank(p string) int {
+	if i := slices.Index([]string{"", "nginx", "caddy", "haproxy"}, p); i >= 0 {
+		return i
+	}
+	return 4
 }
 
 // jsonCodecLess orders JSON codecs as run --json-codec lists them: std

@@ -28,6 +28,10 @@ type Condition struct {
 	// ServerCPUs is the number of CPUs the own server was pinned to; 0
 	// when it was not pinned (or the target is not run's own server).
 	ServerCPUs int `json:"server_cpus,omitempty"`
+	// Proxy is the reverse proxy the own server was measured behind (run
+	// --proxy: "nginx", "caddy", "haproxy"), TLS terminated there; "" for
+	// none (the calls went to the server directly).
+	Proxy string `json:"proxy,omitempty"`
 	// Link is the emulated network link, as link.Spec.String writes it
 	// ("100mbit/20ms"); "" for none.
 	Link string `json:"link,omitempty"`

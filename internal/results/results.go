@@ -147,6 +147,9 @@ type Settings struct {
 	Mode             string  `json:"mode"`           // ModeClosed or ModeOpen
 	Rate             float64 `json:"rate,omitempty"` // calls/s per cell in open-loop mode
 	Repeat           int     `json:"repeat"`         // measurements of every cell
+	// Proxies are the reverse proxies swept (run --proxy: "none",
+	// "nginx", "caddy", "haproxy"); omitted when only none.
+	Proxies []string `json:"proxies,omitempty"`
 	// Links are the emulated links swept, canonical ("none", "100mbit/20ms");
 	// omitted when the run emulated none.
 	Links []string `json:"links,omitempty"`
@@ -279,6 +282,14 @@ type Cell struct {
 	// /metrics in a cell whose figure came from /proc (both were read over
 	// the same window): the one checks the other.
 	ServerCPUMetricsUSPerCall *float64 `json:"server_cpu_metrics_us_per_call,omitempty"`
+	// BackendCPUUSPerCall and ProxyCPUUSPerCall split ServerCPUUSPerCall
+	// in a cell measured behind a proxy (Condition.Proxy): the server's
+	// own CPU and the proxy's, every process of it (/proc, 10 ms clock
+	// ticks). ServerCPUUSPerCall is their sum, the CPU the machine pays
+	// per call. Omitted without a proxy, and when either is unknown (then
+	// ServerCPUUSPerCall is too).
+	BackendCPUUSPerCall *float64 `json:"backend_cpu_us_per_call,omitempty"`
+	ProxyCPUUSPerCall   *float64 `json:"proxy_cpu_us_per_call,omitempty"`
 	// Target is the address the cell's calls went to, when the run gave
 	// each protocol its own (--target rest=...,grpc=...).
 	Target string `json:"target,omitempty"`

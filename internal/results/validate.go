@@ -184,6 +184,12 @@ func (v *validator) cell(path string, c *Cell) {
 	if c.ServerCPUUSPerCall != nil {
 		v.finite(path+".server_cpu_us_per_call", *c.ServerCPUUSPerCall, 0, MaxLatencyUS)
 	}
+	if c.BackendCPUUSPerCall != nil {
+		v.finite(path+".backend_cpu_us_per_call", *c.BackendCPUUSPerCall, 0, MaxLatencyUS)
+	}
+	if c.ProxyCPUUSPerCall != nil {
+		v.finite(path+".proxy_cpu_us_per_call", *c.ProxyCPUUSPerCall, 0, MaxLatencyUS)
+	}
 	for _, k := range sortedKeys(c.CI) {
 		iv := c.CI[k]
 		p := path + ".ci." + string(k)

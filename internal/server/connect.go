@@ -221,6 +221,14 @@ func (c *connectHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnsupportedMediaType, "Content-Type must be one of "+strings.Join(connectTypes, ", "))
 		return
 	}
+	if base = strings.TrimSpace(base); (base == api.TypeGRPC || base == api.TypeGRPCProto) && !grpcCompressed(r.Header) {
+		// A gRPC call answered here (on a connection net/http owns: one a
+		// pooling proxy opened with another call) is answered as grpc-go's
+		// own server answers it: compressed only when the call is. connect
+		// would gzip for any client that merely lists gzip in
+		// grpc-accept-encoding, which every grpc-go client does.
+		r.Header.Del("Grpc-Accept-Encoding")
+	}
 	var charge int64
 	// connect compresses an answer when the client accepts gzip (connect-go
 	// clients say so by default): charged as REST's gzip answers are.
@@ -258,6 +266,13 @@ func (c *connectHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer ch.done()
 	}
 	route.h.ServeHTTP(w, r)
+}
+
+// grpcCompressed reports whether a gRPC call's messages are compressed:
+// a grpc-encoding other than identity.
+func grpcCompressed(h http.Header) bool {
+	e := strings.TrimSpace(h.Get("Grpc-Encoding"))
+	return e != "" && e != "identity"
 }
 
 // connectCharge is a large call's charge, taken by connectCall and given

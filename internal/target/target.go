@@ -196,16 +196,41 @@ func Addresses(t Targets, protocols []api.Protocol) []Address {
 }
 
 // PIDs are the server processes' ids (--server-pid).
-type PIDs = PerProtocol[int]
+type PIDs = PerProtocol[PIDSet]
 
-// ParsePIDs reads --server-pid: a positive process id, once or per
-// protocol. Whether the process exists is checked when it is read.
-func ParsePIDs(s string) (PIDs, error) {
-	return Parse(s, func(v string) (int, error) {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			return 0, fmt.Errorf("%q: want a process id (a positive number)", v)
+// PIDSet is one protocol's server processes, whose CPU is summed: one
+// process id, or several joined by "+" (a proxy and the server behind
+// it: "P1+P2"), as given; "" for none.
+type PIDSet string
+
+// List is the process ids of s.
+func (s PIDSet) List() []int {
+	var out []int
+	for _, f := range strings.Split(string(s), "+") {
+		if n, err := strconv.Atoi(f); err == nil {
+			out = append(out, n)
 		}
-		return n, nil
+	}
+	return out
+}
+
+// ParsePIDs reads --server-pid: positive process ids joined by "+", once
+// or per protocol ("rest=P1+P2,grpc=P1+P3"). Whether the processes exist
+// is checked when they are read.
+func ParsePIDs(s string) (PIDs, error) {
+	return Parse(s, func(v string) (PIDSet, error) {
+		var ids []string
+		for _, f := range strings.Split(v, "+") {
+			f = strings.TrimSpace(f)
+			n, err := strconv.Atoi(f)
+			if err != nil || n <= 0 {
+				return "", fmt.Errorf("%q: want a process id (a positive number), or several joined by +", v)
+			}
+			if slices.Contains(ids, strconv.Itoa(n)) {
+				return "", fmt.Errorf("%q: process %d given twice", v, n)
+			}
+			ids = append(ids, strconv.Itoa(n))
+		}
+		return PIDSet(strings.Join(ids, "+")), nil
 	})
 }

@@ -91,10 +91,15 @@ func TestAddresses(t *testing.T) {
 
 func TestParsePIDs(t *testing.T) {
 	p, err := ParsePIDs("rest=10,grpc=20")
-	if err != nil || p.For(api.REST) != 10 || p.For(api.RESTProtobuf) != 10 || p.For(api.GRPC) != 20 || p.String() != "rest=10,grpc=20" {
+	if err != nil || p.For(api.REST) != "10" || p.For(api.RESTProtobuf) != "10" || p.For(api.GRPC) != "20" || p.String() != "rest=10,grpc=20" {
 		t.Errorf("%+v %v", p, err)
 	}
-	for _, in := range []string{"0", "-3", "abc", "rest=1,rest=2", "web=1"} {
+	// Several processes per protocol, summed: a proxy and its server.
+	p, err = ParsePIDs("rest=10+11,grpc=10 + 12")
+	if err != nil || !slices.Equal(p.For(api.REST).List(), []int{10, 11}) || !slices.Equal(p.For(api.GRPC).List(), []int{10, 12}) || p.String() != "rest=10+11,grpc=10+12" {
+		t.Errorf("%+v %v", p, err)
+	}
+	for _, in := range []string{"0", "-3", "abc", "rest=1,rest=2", "web=1", "1+", "1+1", "+2", "1+x"} {
 		if _, err := ParsePIDs(in); err == nil {
 			t.Errorf("%q accepted", in)
 		}

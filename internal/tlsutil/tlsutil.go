@@ -118,3 +118,13 @@ func WritePEM(path string, certPEM []byte) error {
 	}
 	return output.WriteFile(path, certPEM, 0o644)
 }
+
+// KeyPEM is the PEM encoding (PKCS #8) of a certificate's private key, for
+// a server that reads its key from a file (a proxy run --proxy starts).
+func KeyPEM(cert tls.Certificate) ([]byte, error) {
+	der, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+}

@@ -196,6 +196,17 @@ type Config struct {
 	ServerCPUs                   int
 	ServerCPUList, ClientCPUList string
 
+	// Proxies are the reverse proxies the own server is measured behind
+	// (run --proxy), a sweep: proxy.None for the server itself, or a name
+	// of proxy.Names. Empty means none. A cell behind a proxy is over TLS,
+	// which ends at the proxy. Behind are the proxies running, by name,
+	// once started (the job starts them after the own server).
+	Proxies []string
+	Behind  map[string]Behind
+	// ProxyTemplates are configuration templates of Proxies by name
+	// (--proxy-config); a proxy without one runs deploy/proxy's.
+	ProxyTemplates map[string]string
+
 	// Segment, when not whole, is this instance's share of the plan: the
 	// instance runs its share of every cell's workers, open-loop rate and
 	// iterations (segment.go), so that Segment.Count instances started

@@ -12,6 +12,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/link"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
+	"github.com/meteorbench/meteorbench/internal/proxy"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
 
@@ -69,6 +70,16 @@ var planDimensions = []planDimension{
 			}
 			return nil
 		},
+	},
+	{
+		// The proxy next to the server's CPUs: the server, pinned or not,
+		// is measured directly and behind each proxy (config.go).
+		field: "proxy",
+		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
+			return each(c.proxies(), func(k *results.Condition, p string) { k.Proxy = unlessDefault(p, proxy.None) })
+		},
+		settings: func(c Config, s *results.Settings) { s.Proxies = sweepUnlessDefault(c.proxies(), proxy.None) },
+		validate: func(c Config) error { return c.validateProxies() },
 	},
 	{
 		field: "link",
@@ -204,10 +215,11 @@ var planDimensions = []planDimension{
 		// dimensions after it change faster.
 		field: "tls",
 		values: func(c Config, _ api.Scenario) []func(*results.Condition) {
+			// Behind a proxy, always TLS: it ends there.
 			if len(c.TLS) == 0 {
-				return one(func(*results.Condition) {}) // plaintext
+				return one(func(k *results.Condition) { k.TLS = k.Proxy != "" }) // plaintext
 			}
-			return each(c.TLS, func(k *results.Condition, on bool) { k.TLS = on })
+			return each(c.TLS, func(k *results.Condition, on bool) { k.TLS = on || k.Proxy != "" })
 		},
 		validate: func(c Config) error { return c.validateTLS() }, // tls.go
 	},

@@ -81,10 +81,12 @@ func (r *Session) measureCell(ctx context.Context, spec plan.Spec, b plan.Bounds
 	var before, after summary.Snapshot
 	prof := r.startProfiles(ctx, spec, soft)
 	r.scrapeInto(ctx, spec, &before)
+	r.readProxy(spec, &before)
 	before.ReadClient(dialer)
 	ph := engine.Run(ctx, callers, spec.Batch, cfg.Timeout, scheds, engine.Bounds{Soft: soft, Hard: soft + grace, Iterations: sh.Iterations})
 	after.ReadClient(dialer)
 	prof.stopClient()
+	r.readProxy(spec, &after)
 	r.scrapeInto(ctx, spec, &after)
 
 	m := &summary.Measured{Spec: spec, Cell: summary.Cell(r.phase(spec, mix, sh, ph, before, after, dialer.Stats().Dials)), Hists: ph.Tally.Hists()}
@@ -148,6 +150,20 @@ func (r *Session) emptyShare(spec plan.Spec, sh engine.Share) *summary.Measured 
 	c := results.Cell{CellKey: spec.CellKey, Mode: plan.ModeOf(spec.RateRequested), Share: sh.Result(r.cfg.Segment)}
 	c.Warnings = []string{fmt.Sprintf("segment %s has no share of this cell's %s: not measured here (the other segments measure it)", r.cfg.Segment, sh.Why)}
 	return &summary.Measured{Spec: spec, Cell: c}
+}
+
+// readProxy reads the CPU of the proxy in front of the server in spec's
+// cell (run --proxy): all its processes, from /proc.
+func (r *Session) readProxy(spec plan.Spec, s *summary.Snapshot) {
+	if spec.Proxy == "" {
+		return
+	}
+	b, ok := r.cfg.Behind[spec.Proxy]
+	if !ok {
+		s.ProxyErr = fmt.Errorf("%s is not running", spec.Proxy)
+		return
+	}
+	s.ProxyCPU, s.ProxyErr = TreeCPU(b.PID)
 }
 
 // scrapeInto reads the server's counters from its /metrics, when the run

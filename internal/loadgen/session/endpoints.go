@@ -9,9 +9,13 @@ import (
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
 )
 
-// addrOf is the address spec's calls go to: the target's, or for an
-// endpoint cell its endpoint's (an emulated link relays there).
+// addrOf is the address spec's calls go to: the target's, the proxy's in
+// front of it (run --proxy), or for an endpoint cell its endpoint's (an
+// emulated link relays there).
 func (r *Session) addrOf(spec plan.Spec) string {
+	if spec.Proxy != "" {
+		return r.cfg.Behind[spec.Proxy].Addr
+	}
 	if r.cfg.Endpoints != nil {
 		return r.cfg.Endpoints.Addr(spec.Protocol, spec.Scenario)
 	}
@@ -35,8 +39,8 @@ func (r *Session) openSides(ctx context.Context, warn func(string)) {
 	r.sides = map[api.Protocol]cpuSampler{}
 	for _, p := range r.cfg.Endpoints.Protocols() {
 		addrs := r.cfg.Endpoints.Addrs(p)
-		if pid := r.cfg.ServerPID.For(p); pid != 0 { // --server-pid: that process, whatever its addresses
-			r.sides[p] = &procSampler{pid: pid}
+		if pids := r.cfg.ServerPID.For(p); pids != "" { // --server-pid: those processes, whatever its addresses
+			r.sides[p] = &procSampler{pids: pids.List()}
 			continue
 		}
 		if len(addrs) != 1 {

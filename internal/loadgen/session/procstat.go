@@ -29,26 +29,34 @@ func (s *scraper) sample(ctx context.Context) (summary.ServerSample, error) {
 	return ss, err
 }
 
-// procSampler reads a process's CPU and memory from /proc, and, when the
-// server also serves meteorbench's /metrics, those too: its request
-// counters check the calls, and its CPU counter the /proc figure.
+// procSampler reads the CPU and memory of a protocol's server processes
+// from /proc, summed (--server-pid P1+P2: a proxy and the server behind
+// it), and, when the server also serves meteorbench's /metrics, those
+// too: its request counters check the calls, and its CPU counter the
+// /proc figure (of one process only).
 type procSampler struct {
-	pid     int
+	pids    []int
 	metrics *scraper // nil when not served
 }
 
 func (p *procSampler) sample(ctx context.Context) (summary.ServerSample, error) {
-	cpu, err := ProcCPU(p.pid)
-	if err != nil {
-		return summary.ServerSample{}, err
+	ss := summary.ServerSample{Source: summary.SourceProc, MetricsCPU: -1}
+	for _, pid := range p.pids {
+		cpu, err := ProcCPU(pid)
+		if err != nil {
+			return summary.ServerSample{}, err
+		}
+		rss, peak := procMemory(pid)
+		ss.CPU, ss.RSS, ss.PeakRSS = ss.CPU+cpu, ss.RSS+rss, ss.PeakRSS+peak
 	}
-	ss := summary.ServerSample{Source: summary.SourceProc, CPU: cpu, MetricsCPU: -1}
 	if p.metrics != nil {
 		if m, err := p.metrics.scrape(ctx); err == nil {
-			ss.Requests, ss.Procs, ss.Heap, ss.MetricsCPU = m.Requests, m.Procs, m.Heap, m.CPU
+			ss.Requests, ss.Procs, ss.Heap = m.Requests, m.Procs, m.Heap
+			if len(p.pids) == 1 {
+				ss.MetricsCPU = m.CPU
+			}
 		}
 	}
-	ss.RSS, ss.PeakRSS = procMemory(p.pid)
 	return ss, nil
 }
 
@@ -90,6 +98,49 @@ func ProcCPU(pid int) (time.Duration, error) {
 		return 0, fmt.Errorf("--server-pid %d: /proc/%d/stat: utime %q, stime %q", pid, pid, f[11], f[12])
 	}
 	return time.Duration(utime+stime) * summary.ClockTick, nil
+}
+
+// TreeCPU is the CPU time process pid and every process under it have
+// used (a proxy's: nginx's master and its workers), read as ProcCPU
+// reads one. A child that ended since is no longer counted, so a proxy's
+// CPU is read around a cell whose processes live through it.
+func TreeCPU(pid int) (time.Duration, error) {
+	total, err := ProcCPU(pid)
+	if err != nil {
+		return 0, err
+	}
+	for _, c := range children(pid) {
+		if cpu, err := TreeCPU(c); err == nil { // one that just ended is not counted
+			total += cpu
+		}
+	}
+	return total, nil
+}
+
+// children are the processes whose parent is pid, from /proc/*/stat.
+func children(pid int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		id, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		// f[0] is field 3 (state), f[1] field 4 (ppid).
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // procMemory is a process's resident set now and at its peak, in bytes,

@@ -3,6 +3,8 @@ package session_test
 import (
 	"errors"
 	"os"
+	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 
@@ -32,5 +34,35 @@ func TestProcCPU(t *testing.T) {
 	}
 	if _, err := session.ProcCPU(1 << 30); !errors.Is(err, session.ErrNoProcess) {
 		t.Errorf("a pid of no process: %v", err)
+	}
+}
+
+// A proxy's CPU is its whole process tree's (nginx's master does little,
+// its workers the work): a shell that only waits, with a busy child, has
+// the child's CPU counted. The child gets what a busy machine leaves it:
+// read until it has had three clock ticks (at most 20 s).
+func TestTreeCPU(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sh -c 'while :; do :; done' & child=$!; sleep 20; kill $child")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
+	var own, tree time.Duration
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		var err error
+		if own, err = session.ProcCPU(cmd.Process.Pid); err != nil {
+			t.Fatal(err)
+		}
+		if tree, err = session.TreeCPU(cmd.Process.Pid); err != nil {
+			t.Fatal(err)
+		}
+		if tree >= 3*summary.ClockTick {
+			break
+		}
+	}
+	t.Logf("a busy child: the shell %v, its tree %v", own, tree)
+	if own > 2*summary.ClockTick || tree < 3*summary.ClockTick {
+		t.Errorf("the waiting shell used %v, its tree %v: want the busy child's CPU in the tree's only", own, tree)
 	}
 }

@@ -199,7 +199,7 @@ func (r *Session) openSamplers(ctx context.Context, warn func(string)) error {
 		if err == nil {
 			continue
 		}
-		if !slices.ContainsFunc(a.Protocols, func(p api.Protocol) bool { return r.cfg.ServerPID.For(p) != 0 }) {
+		if !slices.ContainsFunc(a.Protocols, func(p api.Protocol) bool { return r.cfg.ServerPID.For(p) != "" }) {
 			warn(fmt.Sprintf("server CPU per call not reported: target %s has no usable /metrics (%v); give --server-pid for a server on this machine", a.Addr, err))
 		}
 	}
@@ -209,11 +209,13 @@ func (r *Session) openSamplers(ctx context.Context, warn func(string)) error {
 			continue // not served (plan.BrowserProtocol): measures nothing
 		}
 		sc := scrapers[addr]
-		if pid := r.cfg.ServerPID.For(p); pid != 0 {
-			if _, err := ProcCPU(pid); err != nil {
-				return err
+		if pids := r.cfg.ServerPID.For(p); pids != "" {
+			for _, pid := range pids.List() {
+				if _, err := ProcCPU(pid); err != nil {
+					return err
+				}
 			}
-			r.sides[p] = &procSampler{pid: pid, metrics: sc}
+			r.sides[p] = &procSampler{pids: pids.List(), metrics: sc}
 			continue
 		}
 		if sc != nil {

@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -135,6 +136,10 @@ type Snapshot struct {
 	ClientCPU time.Duration
 	Server    *ServerSample // nil when the server's metrics are unknown
 	ServerErr error
+	// ProxyCPU is the CPU the cell's proxy (its processes) has used, read
+	// from /proc, or ProxyErr why not; both zero without a proxy.
+	ProxyCPU time.Duration
+	ProxyErr error
 }
 
 // ReadClient reads the client's own counters: wire bytes and CPU.
@@ -277,6 +282,10 @@ func Cell(in Phase) results.Cell {
 		}
 	}
 
+	if spec.Proxy != "" && serverCPU >= 0 {
+		serverCPU = addProxy(&c, spec.Proxy, serverCPU, before, after, t.Calls, secs, warn)
+	}
+
 	// Was the load generator the bottleneck?
 	if secs > 0 {
 		su := -1.0
@@ -315,6 +324,34 @@ func Cell(in Phase) results.Cell {
 	c.Warnings = append(c.Warnings, mixWarns...)
 	c.Suspect = Check(&c, spec, Working(sh.Workers, sh.Iterations), ph, cfg.Timeout, cfg.Payload != nil)
 	return c
+}
+
+// addProxy counts the CPU of the proxy in front of the server (run
+// --proxy) in cell c: server CPU per call becomes the server's (backend)
+// and the proxy's, both kept apart too. It returns the server CPU of the
+// cell with the proxy's: -1, and no server CPU per call, when the proxy's
+// is unknown.
+func addProxy(c *results.Cell, name string, backend time.Duration, before, after Snapshot, calls int64, secs float64, warn func(string, ...any)) time.Duration {
+	if err := cmp.Or(before.ProxyErr, after.ProxyErr); err != nil {
+		warn("server CPU unknown: %s's CPU: %v", name, err)
+		c.ServerCPUUSPerCall, c.ServerUtilisation = nil, nil
+		return -1
+	}
+	proxy := after.ProxyCPU - before.ProxyCPU
+	if proxy < ProcCPUMin {
+		warn("%s's CPU %s in the cell (< %v; /proc counts %v clock ticks): its CPU per call is imprecise; measure longer", name, format.Duration(proxy), ProcCPUMin, ClockTick)
+	}
+	if calls > 0 {
+		b, p := float64(backend.Microseconds())/float64(calls), float64(proxy.Microseconds())/float64(calls)
+		s := b + p
+		c.BackendCPUUSPerCall, c.ProxyCPUUSPerCall, c.ServerCPUUSPerCall = &b, &p, &s
+	}
+	if u := c.ServerUtilisation; u != nil && backend > 0 {
+		// The proxy runs on the server's CPUs: their utilisation.
+		v := *u * float64(backend+proxy) / float64(backend)
+		c.ServerUtilisation = &v
+	}
+	return backend + proxy
 }
 
 // generatorDelay summarises the generator's own delays; nil without a

@@ -168,6 +168,8 @@ func mergeCell(cs []results.Cell) results.Cell {
 		m.ServerCPUUSPerCall = &v
 		m.ServerCPUSource = cs[0].ServerCPUSource
 		m.ServerCPUMetricsUSPerCall = mergeOptional(cs, func(c *results.Cell) *float64 { return c.ServerCPUMetricsUSPerCall })
+		m.BackendCPUUSPerCall = mergeOptional(cs, func(c *results.Cell) *float64 { return c.BackendCPUUSPerCall })
+		m.ProxyCPUUSPerCall = mergeOptional(cs, func(c *results.Cell) *float64 { return c.ProxyCPUUSPerCall })
 	}
 
 	m.Repeats = make([]results.Sample, len(cs))
