@@ -121,6 +121,9 @@ func Load(file string, o Options) (*Payload, error) {
 	itemDesc := list.Fields().ByNumber(1).Message()
 	b := newBuilder()
 	b.written, b.numbers, b.bare = derivd.written, derivd.numbers, derivd.bare
+	if o.Schema != "" {
+		b.unwritten = absentKeys(itemDesc, s.items)
+	}
 	if p.item, err = b.build(itemDesc); err != nil {
 		return nil, fmt.Errorf("payload %s: %w", o.Schema, err)
 	}
@@ -351,4 +354,32 @@ service Payload {
   rpc PostLargePayload(List) returns (StatusResponse) {}
 }
 `
+}
+
+// absentKeys are md's scalar fields whose key (JSON or .proto name) no
+// item has at its top level: a given schema's fields the sample never
+// writes.
+func absentKeys(md protoreflect.MessageDescriptor, items []json.RawMessage) map[protoreflect.FullName]bool {
+	seen := map[string]bool{}
+	for _, raw := range items {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return nil // not objects: nothing to say
+		}
+		for k := range obj {
+			seen[k] = true
+		}
+	}
+	out := map[protoreflect.FullName]bool{}
+	fds := md.Fields()
+	for i := range fds.Len() {
+		fd := fds.Get(i)
+		if fd.IsList() || fd.IsMap() || fd.Message() != nil || fd.HasPresence() {
+			continue
+		}
+		if !seen[fd.JSONName()] && !seen[string(fd.Name())] {
+			out[fd.FullName()] = true
+		}
+	}
+	return out
 }

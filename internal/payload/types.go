@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unsafe" // and go:linkname
@@ -203,6 +204,11 @@ type builder struct {
 	// written and numbers are Derived's: the fields written even when
 	// empty, and the string fields written as JSON numbers.
 	written, numbers map[protoreflect.FullName]bool
+	// unwritten are a given schema's scalar fields of the item whose key
+	// no item of the sample has (absentKeys): left out of the JSON when
+	// zero, so that a field the sample never writes (a newer field of
+	// the schema) does not add its zero to every REST answer.
+	unwritten map[protoreflect.FullName]bool
 	// bare are Derived's wrapper messages, whose Go type is their only
 	// field's (their JSON is the array or the map itself).
 	bare map[protoreflect.FullName]bool
@@ -278,6 +284,9 @@ func (b *builder) build(md protoreflect.MessageDescriptor) (*msgType, error) {
 			if f.kind == kMessage && !f.repeated && gt.Kind() == reflect.Struct {
 				tag += ",omitzero" // a recRef: a struct, zero when nil
 			}
+		}
+		if b.unwritten[fd.FullName()] && !strings.Contains(tag, ",omitempty") {
+			tag += ",omitempty"
 		}
 		if f.repeated && b.written[fd.FullName()] {
 			m.arrays = append(m.arrays, i)
