@@ -52,13 +52,20 @@ func record(t *testing.T, cpu time.Duration, work func()) cpubreakdown.Tally {
 	return tally
 }
 
-// share is the share of cats together in t.
+// share is the share of cats together in t's CPU outside the garbage
+// collector: how much GC a run of the work pays varies with when the
+// collector happens to run (protobuf decode: 6-34% in runs of this test,
+// whose 50 samples are over 500 ms), and it is not what the rules decide
+// for the work's own functions.
 func share(t cpubreakdown.Tally, cats ...cpubreakdown.Category) float64 {
 	var d time.Duration
 	for _, c := range cats {
 		d += t.CPU[c]
 	}
-	return float64(d) / float64(t.Total)
+	if rest := t.Total - t.CPU[cpubreakdown.GC]; rest > 0 {
+		return float64(d) / float64(rest)
+	}
+	return 0
 }
 
 func logTally(t *testing.T, name string, tally cpubreakdown.Tally) {
@@ -135,7 +142,7 @@ func TestRulesOnRealProfiles(t *testing.T) {
 			tally := record(t, 500*time.Millisecond, c.work)
 			logTally(t, c.name, tally)
 			if s := share(tally, c.cats...); s < c.min {
-				t.Errorf("%s: %v together have %.0f%% of the CPU, want at least %.0f%%", c.name, c.cats, s*100, c.min*100)
+				t.Errorf("%s: %v together have %.0f%% of the CPU outside GC, want at least %.0f%%", c.name, c.cats, s*100, c.min*100)
 			}
 			if c.cats[0] != cpubreakdown.Other && tally.CPU[c.cats[0]] == 0 {
 				t.Errorf("%s: no sample in %s", c.name, c.cats[0])
