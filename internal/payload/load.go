@@ -136,7 +136,14 @@ func Load(file string, o Options) (*Payload, error) {
 		if err != nil {
 			return nil, fmt.Errorf("payload %s: %w", o.Schema, err)
 		}
-		p.setWrapped(lm, slices.IndexFunc(lm.fields, func(f field) bool { return f.num == 1 }))
+		at := slices.IndexFunc(lm.fields, func(f field) bool { return f.num == 1 })
+		if at < 0 || lm.typ.Field(at).Type != p.slice {
+			// A list message whose field 1 is not the items' list (a
+			// schema given so, or a sample whose keys the derivation
+			// could not tell apart: FuzzDeriveRoundTrip found {"":[{}]}).
+			return nil, &PathError{File: file, Path: "$", Msg: fmt.Sprintf("the items are under %q, and the schema's List message has no field 1 that is a list of %s (start from the one 'meteorbench schema %s' prints, or give --items)", s.wrap.Key(), itemDesc.FullName(), file)}
+		}
+		p.setWrapped(lm, at)
 	}
 	if p.base, err = p.read(file, s, itemDesc, o.Schema == ""); err != nil {
 		return nil, err
