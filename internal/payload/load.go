@@ -118,7 +118,16 @@ func Load(file string, o Options) (*Payload, error) {
 	if p.Service == nil || list == nil {
 		return nil, errors.New("payload: the service file has no Payload service or List message")
 	}
-	itemDesc := list.Fields().ByNumber(1).Message()
+	var itemDesc protoreflect.MessageDescriptor
+	if fd := list.Fields().ByNumber(1); fd != nil && fd.IsList() {
+		itemDesc = fd.Message()
+	}
+	if itemDesc == nil {
+		// A schema given so, or a sample whose keys the derivation
+		// could not tell apart (FuzzDeriveRoundTrip: items under the
+		// empty key beside other keys).
+		return nil, &PathError{File: file, Path: "$", Msg: fmt.Sprintf("the schema's List message has no field 1 that is a list of messages, the items (start from the one 'meteorbench schema %s' prints, or give --items)", file)}
+	}
 	b := newBuilder()
 	b.written, b.numbers, b.bare = derivd.written, derivd.numbers, derivd.bare
 	if o.Schema != "" {
