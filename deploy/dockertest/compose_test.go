@@ -146,7 +146,11 @@ func TestComposeSegments(t *testing.T) {
 		// seconds each (run's default of 5 windows kept both cores busy
 		// for 35 s, beside CI's race detector step).
 		"METEORBENCH_SCENARIO=small", "METEORBENCH_PROTO=rest,grpc",
-		"METEORBENCH_DURATION=3s", "METEORBENCH_WARMUP=500ms", "METEORBENCH_REPEAT=1",
+		// 8 s a cell: beside CI's race step (207 s on 2 cores since
+		// the streams, proxy and network tests) the three docker-compose
+		// ps calls after up took so long that the 3 s cells had ended
+		// before the kill (2026-12-06: gen-2 exited 0 "before the kill").
+		"METEORBENCH_DURATION=8s", "METEORBENCH_WARMUP=500ms", "METEORBENCH_REPEAT=1",
 	}
 	p := project(t, env)
 	if _, err := compose(2*time.Minute, p, env, "up", "-d", "--no-build", "gen-1", "gen-2", "gen-3"); err != nil {

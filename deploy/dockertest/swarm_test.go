@@ -259,9 +259,11 @@ func TestSwarmStack(t *testing.T) {
 	timing.Retry(t, 2, func(attempt int) []string {
 		base := fmt.Sprintf("mbswarm%s%d", strings.ReplaceAll(runID, "-", ""), attempt)
 		whole := startScript(t, im, base+"a", lead)
-		// Kept after run.sh, to see that slot 2 was not started again; 3 s
-		// cells, so the kill lands mid-measurement on a slow machine too.
-		killed := startScript(t, im, base+"b", lead, "METEORBENCH_KEEP=1", "METEORBENCH_DURATION=3s")
+		// Kept after run.sh, to see that slot 2 was not started again; 8 s
+		// cells, so the kill lands mid-measurement on a slow machine too
+		// (beside CI's race step the kill was sent 4.7 s late, after the
+		// 3 s cells had ended: 2026-12-06).
+		killed := startScript(t, im, base+"b", lead, "METEORBENCH_KEEP=1", "METEORBENCH_DURATION=8s")
 
 		// Kill the second generator of the second stack 1 s into the
 		// measurement (two cells of 3.2 s each).
