@@ -26,7 +26,9 @@ type Supports struct {
 	Endpoints   bool // --endpoints: the user's own endpoints
 	TLS         bool // --tls
 	HTTP3       bool // --http-version 3 (QUIC)
-	Streams     bool // the stream scenarios (--scenario upload, chat, feed)
+	// Streams: the protocols over which it measures the stream scenarios
+	// (--scenario upload, chat, feed).
+	Streams []api.Protocol
 }
 
 // An Engine is one entry of the registry: its name, what it refuses to
@@ -108,7 +110,7 @@ var engines = []Engine{
 
 // What the named engines measure.
 var (
-	standardSupports = Supports{Protocols: api.Protocols(), Payload: contractProtocols, Compression: true, Endpoints: true, TLS: true, HTTP3: true, Streams: true}
+	standardSupports = Supports{Protocols: api.Protocols(), Payload: contractProtocols, Compression: true, Endpoints: true, TLS: true, HTTP3: true, Streams: api.Protocols()}
 	leanSupports     = Supports{Protocols: api.Protocols(), Payload: contractProtocols, TLS: true}
 )
 
@@ -213,8 +215,11 @@ func (s Supports) refuse(c Config) error {
 		return fmt.Errorf("no TLS (--tls): use --engine standard")
 	case slices.Contains(c.Sweeps[call.SettingHTTPVersion], call.HTTP3) && !s.HTTP3:
 		return fmt.Errorf("no HTTP/3 (--http-version 3): use --engine standard")
-	case c.Endpoints == nil && slices.ContainsFunc(c.Scenarios, api.Scenario.IsStream) && !s.Streams: // (with --endpoints, the scenarios are the pairs' names)
-		return fmt.Errorf("no stream scenarios (--scenario upload, chat, feed): not supported yet; use --engine standard")
+	}
+	if c.Endpoints == nil && slices.ContainsFunc(c.Scenarios, api.Scenario.IsStream) { // (with --endpoints, the scenarios are the pairs' names)
+		if i := slices.IndexFunc(c.Protocols, func(p api.Protocol) bool { return !slices.Contains(s.Streams, p) }); i >= 0 {
+			return fmt.Errorf("no stream scenarios (--scenario upload, chat, feed) over %s (--proto): not supported yet; use --engine standard", c.Protocols[i])
+		}
 	}
 	return nil
 }
