@@ -71,10 +71,10 @@ func (c *grpcClient) streamCaller(scenario api.Scenario) (call.Caller, error) {
 				return nil, fmt.Errorf("lean: %w", err)
 			}
 		}
-		a.call = u.call
+		a.x = u
 	case api.Chat:
 		ch := &chat{grpcStream: a, out: &pb.ChatMessage{Text: data.ChatText}, buf: make([]byte, 5, 64)}
-		a.call = ch.call
+		a.x = ch
 	case api.Feed:
 		want, err := call.Want(a.st.N)
 		if err != nil {
@@ -85,7 +85,7 @@ func (c *grpcClient) streamCaller(scenario api.Scenario) (call.Caller, error) {
 			return nil, fmt.Errorf("lean: %w", err)
 		}
 		fd := &feed{grpcStream: a, want: want, req: req}
-		a.call = fd.call
+		a.x = fd
 	default:
 		return nil, fmt.Errorf("lean: unknown scenario %q", scenario)
 	}
@@ -125,8 +125,10 @@ type grpcStream struct {
 	expired chan struct{}
 	sending atomic.Pointer[h2conn]
 	ctx     ctxWatch
-	// call is the scenario's part of a call.
-	call func(ctx context.Context) (call.Outcome, error)
+	// x is the scenario's part of a call (upload, chat, feed).
+	x interface {
+		call(ctx context.Context) (call.Outcome, error)
+	}
 }
 
 // Call implements call.Caller: a call by ctx's deadline.
@@ -150,7 +152,7 @@ func (a *grpcStream) CallBy(ctx context.Context, deadline time.Time) (call.Outco
 	a.deadline = deadline
 	a.ctx.follow(ctx, a.f)
 	a.f.begin(ctx, deadline)
-	out, err := a.call(ctx)
+	out, err := a.x.call(ctx)
 	if aborted, late := a.f.end(time.Now()); (aborted || late) && err == nil {
 		// The message came, but after its deadline: a timeout, and its
 		// stream goes with it as the standard engine's does.
