@@ -298,4 +298,3 @@ func (r *relay) relayed(t *testing.T) {
 	}
 	t.Fatal("the relay carries no connection after 2 s")
 }
-
