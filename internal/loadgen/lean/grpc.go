@@ -143,24 +143,19 @@ type method struct {
 	unary  bool   // the answer is one length-prefixed message (gRPC, gRPC-Web)
 	accept string // the media type the answer must have; "": gRPC's (application/grpc*)
 	noBody bool   // no request body: the HEADERS end the stream (a GET)
+	pull   bool   // a stream scenario's: its caller takes the answer's messages one by one (grpcstream.go)
 }
 
 // Caller implements call.Client.
 func (c *grpcClient) Caller(scenario api.Scenario) (call.Caller, error) {
+	if scenario.IsStream() {
+		return c.streamCaller(scenario)
+	}
 	path := grpcPath(scenario, c.o.Payload != nil)
 	if path == "" {
 		return nil, fmt.Errorf("lean: unknown scenario %q", scenario)
 	}
-	m := &method{unary: scenario != api.Stream, fields: []hpack.HeaderField{
-		{Name: ":method", Value: "POST"}, {Name: ":scheme", Value: scheme(c.o)},
-		{Name: ":path", Value: path}, {Name: ":authority", Value: c.o.Target},
-		{Name: "content-type", Value: "application/grpc"},
-		{Name: "user-agent", Value: "grpc-go/" + grpc.Version},
-		{Name: "te", Value: "trailers"},
-	}}
-	if c.o.Token != "" {
-		m.fields = append(m.fields, hpack.HeaderField{Name: "authorization", Value: "Bearer " + c.o.Token})
-	}
+	m := &method{unary: scenario != api.Stream, fields: c.fields(path)}
 	if c.o.Records != 0 && (scenario == api.Large || scenario == api.Stream) {
 		m.fields = append(m.fields, hpack.HeaderField{Name: api.MetadataRecords, Value: strconv.Itoa(c.o.Records)})
 	}
@@ -173,6 +168,22 @@ func (c *grpcClient) Caller(scenario api.Scenario) (call.Caller, error) {
 	a := c.newCaller(m)
 	a.ans = func(s *stream) ([]byte, error) { return s.body, a.answer(s) }
 	return checked(a, check, c.born), nil
+}
+
+// fields are the header fields of a call of path, as grpc-go's client
+// sends them.
+func (c *grpcClient) fields(path string) []hpack.HeaderField {
+	f := []hpack.HeaderField{
+		{Name: ":method", Value: "POST"}, {Name: ":scheme", Value: scheme(c.o)},
+		{Name: ":path", Value: path}, {Name: ":authority", Value: c.o.Target},
+		{Name: "content-type", Value: "application/grpc"},
+		{Name: "user-agent", Value: "grpc-go/" + grpc.Version},
+		{Name: "te", Value: "trailers"},
+	}
+	if c.o.Token != "" {
+		f = append(f, hpack.HeaderField{Name: "authorization", Value: "Bearer " + c.o.Token})
+	}
+	return f
 }
 
 // scheme is the :scheme of the requests o's dialer carries: https over
@@ -290,7 +301,10 @@ func (a *grpcCaller) exchange(ctx context.Context, _, deadline time.Time) ([]byt
 // answer checks what every answer must be: a 200 of content type
 // application/grpc with grpc-status 0, and messages that are uncompressed
 // and fill the DATA exactly (one for a unary call).
-func (a *grpcCaller) answer(s *stream) error {
+func (a *grpcCaller) answer(s *stream) error { return grpcAnswer(s, a.m.unary) }
+
+// grpcAnswer is answer's check of s (which has ended), unary or not.
+func grpcAnswer(s *stream, unary bool) error {
 	switch {
 	case s.err != nil && !(errors.Is(s.err, errNoTrailers) && s.httpStatus != 0):
 		return s.err
@@ -305,7 +319,7 @@ func (a *grpcCaller) answer(s *stream) error {
 		return call.Invalid("content type is not application/grpc")
 	}
 	n, err := frames(s.body, nil)
-	if err == nil && a.m.unary && n != 1 {
+	if err == nil && unary && n != 1 {
 		err = call.Invalid("%d messages, want 1", n)
 	}
 	return err

@@ -159,6 +159,7 @@ type stream struct {
 	recvAvail  int64 // the stream's receive window: what the peer may still send
 	unacked    int
 	unary      bool   // its answer is one message: no window granted once it is whole
+	pull       bool   // its messages are taken one by one as they come (next): its window is granted back as they are taken
 	accept     string // the media type its answer must have ("": gRPC's, application/grpc*)
 	coded      bool   // its answer names a content coding other than identity
 	headed     bool   // its HEADERS came
@@ -170,7 +171,7 @@ type stream struct {
 	ended      bool
 	late       bool // its call's deadline passed while it waited to send (under mu)
 	err        error
-	done       chan struct{} // one token when the stream ended
+	done       chan struct{} // a token when the stream ended (pull: or DATA came): wake
 	inWrite    atomic.Bool   // its call waits for wmu or xmu, or writes
 }
 
@@ -374,6 +375,14 @@ func (c *h2conn) endLocked(id uint32, s *stream, err error) {
 	}
 	c.freeLocked()
 	s.ended, s.err = true, err
+	s.wake()
+}
+
+// wake leaves s's caller a token in done: its stream ended, or (a pull
+// stream) DATA came. A token is never waited for under mu, and one is
+// enough for any number of events: the caller looks at s under mu after
+// taking it.
+func (s *stream) wake() {
 	select {
 	case s.done <- struct{}{}:
 	default:
@@ -547,7 +556,16 @@ func (c *h2conn) headerBlock(m *method) []byte {
 // much of the message as the send windows allow in one write, the rest as
 // the peer grants window.
 func (c *h2conn) send(ctx context.Context, s *stream, m *method) error {
-	msg := m.msg
+	return c.start(ctx, s, m, m.msg, true, false)
+}
+
+// start opens stream s for method m and writes msg after its HEADERS, as
+// send does; end says whether msg ends the client's side of the stream (a
+// stream of the stream scenarios: not until its last message, and msg may
+// be empty, the HEADERS alone). lazy hands the frames to the writer rather
+// than writing them (a stream whose first message follows: grpc-go's
+// headers leave with it).
+func (c *h2conn) start(ctx context.Context, s *stream, m *method, msg []byte, end, lazy bool) error {
 	if err := c.reserve(ctx, s); err != nil {
 		return err
 	}
@@ -589,7 +607,7 @@ func (c *h2conn) send(ctx context.Context, s *stream, m *method) error {
 	// The stream starts afresh (the reader let go of it when its last
 	// call's stream ended: endLocked).
 	s.body, s.httpStatus, s.grpcStatus, s.grpcMsg, s.typeOK, s.coded, s.ended, s.headed, s.err, s.unacked = s.body[:0], 0, -1, "", false, false, false, false, nil, 0
-	s.sendWin, s.recvAvail, s.unary, s.accept = c.peerWin, recvWindow, m.unary, m.accept
+	s.sendWin, s.recvAvail, s.unary, s.accept, s.pull = c.peerWin, recvWindow, m.unary, m.accept, m.pull
 	c.streams[s.id] = s
 	n := c.grantLocked(s, len(msg))
 	maxFrame := c.maxFrame
@@ -601,8 +619,8 @@ func (c *h2conn) send(ctx context.Context, s *stream, m *method) error {
 		c.epoch++ // every block kept is encoded again, the first one with the table's new size
 	}
 	w := appendHeaders(c.pend, s.id, c.headerBlock(m), maxFrame, m.noBody) // a GET: its HEADERS end the stream, as net/http's client sends it
-	if !m.noBody {
-		w = appendData(w, s.id, msg[:n], maxFrame, n == len(msg))
+	if !m.noBody && (len(msg) > 0 || end) {
+		w = appendData(w, s.id, msg[:n], maxFrame, end && n == len(msg))
 	}
 	c.pend = w
 	flusher := c.queue()
@@ -612,6 +630,8 @@ func (c *h2conn) send(ctx context.Context, s *stream, m *method) error {
 	case direct:
 		err = c.flushLocked(false)
 		c.xmu.Unlock()
+	case flusher && lazy:
+		c.signal()
 	case flusher:
 		runtime.Gosched() // the other callers ready to run queue their requests: one write for all
 		err = c.flush(false)
@@ -621,7 +641,7 @@ func (c *h2conn) send(ctx context.Context, s *stream, m *method) error {
 		return c.closeErr(err)
 	}
 	if n < len(msg) {
-		return c.sendRest(ctx, s, msg[n:])
+		return c.sendRest(ctx, s, msg[n:], end)
 	}
 	return nil
 }
@@ -661,8 +681,9 @@ func (c *h2conn) grantLocked(s *stream, want int) int {
 	return n
 }
 
-// sendRest writes the rest of a request message as the peer grants window.
-func (c *h2conn) sendRest(ctx context.Context, s *stream, rest []byte) error {
+// sendRest writes the rest of a request message as the peer grants window,
+// its last frame ending the stream when end is set.
+func (c *h2conn) sendRest(ctx context.Context, s *stream, rest []byte, end bool) error {
 	stop := context.AfterFunc(ctx, func() { c.mu.Lock(); c.cond.Broadcast(); c.mu.Unlock() })
 	defer stop()
 	for len(rest) > 0 {
@@ -682,7 +703,7 @@ func (c *h2conn) sendRest(ctx context.Context, s *stream, rest []byte) error {
 		s.inWrite.Store(true)
 		c.xmu.Lock()
 		c.wmu.Lock()
-		c.pend = appendData(c.pend, s.id, rest[:n], maxFrame, n == len(rest))
+		c.pend = appendData(c.pend, s.id, rest[:n], maxFrame, end && n == len(rest))
 		c.queue()
 		c.wmu.Unlock()
 		err := c.flushLocked(false)

@@ -221,6 +221,12 @@ func (c *h2conn) dataLocked(f *http2.DataFrame) error {
 		c.endLocked(f.StreamID, s, errNoTrailers)
 		return nil
 	}
+	if s.pull {
+		// Its caller takes the messages as they come (next), and grants
+		// the stream's window back as it takes them.
+		s.wake()
+		return nil
+	}
 	// The stream's window is granted back as its answer is consumed, as
 	// grpc-go grants it as its caller reads, but not past a unary
 	// answer's one message: a server that sends on is held to the window
