@@ -154,8 +154,21 @@ func (a *sseFeed) event(h *h1conn) ([]byte, error) {
 }
 
 // more appends the body's next bytes to pend, de-chunked; at the body's
-// end it sets eof.
+// end it sets eof. The connection's end before the body's is an error
+// (io.ErrUnexpectedEOF), never the stream's end.
 func (a *sseFeed) more(h *h1conn) error {
+	err := a.moreOf(h)
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	var ce *call.Error
+	if err != nil && !errors.As(err, &ce) {
+		err = fmt.Errorf("feed: reading an event: %w", err)
+	}
+	return err
+}
+
+func (a *sseFeed) moreOf(h *h1conn) error {
 	if a.left == 0 {
 		if !a.hd.chunked {
 			a.eof = true
@@ -198,10 +211,7 @@ func (a *sseFeed) more(h *h1conn) error {
 	}
 	if h.r == h.w {
 		if err := h.fill(); err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return fmt.Errorf("feed: reading an event: %w", err)
+			return err
 		}
 	}
 	k := min(a.left, h.w-h.r)

@@ -26,6 +26,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	mrand "math/rand/v2"
 	"net/http"
 
@@ -309,8 +310,16 @@ func (h *h1conn) need(n int) error {
 func (w *wsConn) read() (byte, []byte, error) {
 	op, msg, err := w.readMessage()
 	var v *wsViolation
-	if errors.As(err, &v) {
+	var ce *wsCloseError
+	switch {
+	case err == nil, errors.As(err, &ce):
+	case errors.As(err, &v):
 		w.closeWith(v.code, "")
+	default: // the connection's
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		err = fmt.Errorf("WebSocket: reading a frame: %w", err)
 	}
 	return op, msg, err
 }
