@@ -37,14 +37,21 @@ func scripted(t *testing.T, handle func(c net.Conn, br *bufio.Reader, req *http.
 	var mu sync.Mutex
 	conns := map[net.Conn]bool{}
 	var wg sync.WaitGroup
-	t.Cleanup(func() {
+	t.Cleanup(func() { // the handlers end first, if they will (their checks are the test's)
 		ln.Close()
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+			return
+		case <-time.After(3 * time.Second):
+		}
 		mu.Lock()
 		for c := range conns {
 			c.Close()
 		}
 		mu.Unlock()
-		wg.Wait()
+		<-done
 	})
 	wg.Go(func() {
 		for {
@@ -175,6 +182,9 @@ func TestLeanWebSocketBadServer(t *testing.T) {
 		class  results.ErrorClass // of the call after them ("": none fails)
 		msg    string             // in its error
 		close  int                // the close code the client answers with (0: not checked)
+		// waitEOF: the server then waits for the client to drop its
+		// connection (it gave up).
+		waitEOF bool
 	}{
 		{name: "TCP closed after a record", ok: 1, class: results.ClassTransport, script: func(t *testing.T, c net.Conn, _ *bufio.Reader, req *http.Request) {
 			upgraded(c, req, "")
@@ -226,11 +236,8 @@ func TestLeanWebSocketBadServer(t *testing.T) {
 		{name: "refused with 401", class: results.HTTPClass(401), msg: "no token", script: func(t *testing.T, c net.Conn, _ *bufio.Reader, req *http.Request) {
 			io.WriteString(c, "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: 21\r\n\r\n{\"error\":\"no token\"}\n")
 		}},
-		{name: "stalled", class: results.ClassTimeout, script: func(t *testing.T, c net.Conn, br *bufio.Reader, req *http.Request) {
+		{name: "stalled", class: results.ClassTimeout, waitEOF: true, script: func(t *testing.T, c net.Conn, br *bufio.Reader, req *http.Request) {
 			upgraded(c, req, "")
-			if _, err := br.ReadByte(); err != io.EOF { // the client gives up: its connection is dropped
-				t.Errorf("stalled server: read %v, want EOF (the client dropped its connection)", err)
-			}
 		}},
 		{name: "fragments and a ping", ok: 3, script: func(t *testing.T, c net.Conn, br *bufio.Reader, req *http.Request) {
 			upgraded(c, req, "")
@@ -255,8 +262,13 @@ func TestLeanWebSocketBadServer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			closed := make(chan int, 1)
+			gone := make(chan error, 1)
 			addr := scripted(t, func(c net.Conn, br *bufio.Reader, req *http.Request) {
 				tc.script(t, c, br, req)
+				if tc.waitEOF {
+					_, err := br.ReadByte()
+					gone <- err
+				}
 				if tc.close == 0 {
 					return
 				}
@@ -284,6 +296,16 @@ func TestLeanWebSocketBadServer(t *testing.T) {
 			t.Logf("%d calls, then %v", n, err)
 			if n != want || cl != tc.class || (tc.msg != "" && (err == nil || !strings.Contains(err.Error(), tc.msg))) {
 				t.Fatalf("%d calls succeeded, then class %q: %v; want %d, then %q with %q", n, cl, err, tc.ok, tc.class, tc.msg)
+			}
+			if tc.waitEOF {
+				select {
+				case err := <-gone:
+					if err != io.EOF {
+						t.Errorf("the server read %v, want EOF (the client dropped its connection)", err)
+					}
+				case <-time.After(5 * time.Second):
+					t.Error("the client that gave up kept its connection open")
+				}
 			}
 			if tc.close != 0 {
 				select {
