@@ -29,6 +29,9 @@ func newREST(protocol api.Protocol, o call.Options) *restClient {
 
 // Caller implements call.Client.
 func (c *restClient) Caller(scenario api.Scenario) (call.Caller, error) {
+	if scenario.IsStream() {
+		return c.streamCaller(scenario) // streams.go
+	}
 	ex, err := restcall.NewExchange(c.o, c.protocol, scenario)
 	if err != nil {
 		return nil, err

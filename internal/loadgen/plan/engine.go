@@ -111,7 +111,7 @@ var engines = []Engine{
 // What the named engines measure.
 var (
 	standardSupports = Supports{Protocols: api.Protocols(), Payload: contractProtocols, Compression: true, Endpoints: true, TLS: true, HTTP3: true, Streams: api.Protocols()}
-	leanSupports     = Supports{Protocols: api.Protocols(), Payload: contractProtocols, TLS: true, Streams: []api.Protocol{api.GRPC}}
+	leanSupports     = Supports{Protocols: api.Protocols(), Payload: contractProtocols, TLS: true, Streams: []api.Protocol{api.REST, api.RESTProtobuf, api.GRPC}}
 )
 
 // contractProtocols are the protocols that carry the user's payload
