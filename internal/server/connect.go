@@ -246,7 +246,7 @@ func (c *connectHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	base = strings.TrimSpace(base)
 	if route.clientStream && (base == api.TypeGRPCWeb || base == api.TypeGRPCWebProto) {
-		c.refuseGRPCWebStream(w, route.m, r.URL.Path) // connectstreams.go
+		c.refuseGRPCWebStream(w, r, route.m) // connectstreams.go
 		return
 	}
 	if (base == api.TypeGRPC || base == api.TypeGRPCProto) && !grpcCompressed(r.Header) {

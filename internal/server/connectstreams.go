@@ -183,12 +183,16 @@ func (w *streamWatch) stop() {
 
 // refuseGRPCWebStream answers a gRPC-Web call of a client or bidirectional
 // stream: UNIMPLEMENTED in a trailers-only answer, saying why.
-func (c *connectHandler) refuseGRPCWebStream(w http.ResponseWriter, m method, path string) {
+// Over HTTP/1.1 the connection is closed after it: the client may still be
+// streaming its body, which net/http would otherwise wait to discard before
+// answering.
+func (c *connectHandler) refuseGRPCWebStream(w http.ResponseWriter, r *http.Request, m method) {
+	closeAfter(w, r) // restanswer.go
 	c.s.metrics.requests[protoGRPCWeb][m].Inc()
 	c.s.metrics.errors[protoGRPCWeb][m].Inc()
 	h := w.Header()
 	h["Content-Type"] = []string{api.TypeGRPCWebProto}
 	h["Grpc-Status"] = []string{"12"} // UNIMPLEMENTED
-	h["Grpc-Message"] = []string{grpcPercentEncode(path + " is a client or bidirectional stream, which gRPC-Web does not carry: call it over gRPC or Connect (HTTP/2)")}
+	h["Grpc-Message"] = []string{grpcPercentEncode(r.URL.Path + " is a client or bidirectional stream, which gRPC-Web does not carry: call it over gRPC or Connect (HTTP/2)")}
 	w.WriteHeader(http.StatusOK)
 }
