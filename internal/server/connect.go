@@ -275,7 +275,7 @@ func (c *connectHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// A stream holds one message at a time (connectstreams.go): it
 		// is charged for itself, as REST's streams are.
 		charge = callOverhead
-		sw := newStreamWatch(w)
+		sw := newStreamWatch(w, c.s.drainCtx)
 		defer sw.stop()
 		r = r.WithContext(context.WithValue(r.Context(), streamWatchKey{}, sw))
 	case methodPostLargePayload:

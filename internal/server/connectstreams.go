@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/grpc/codes"
 
 	"github.com/meteorbench/meteorbench/api"
 	pb "github.com/meteorbench/meteorbench/gen/meteorpb"
@@ -66,7 +67,7 @@ func (c *connectHandler) connectStreamRoutes(opts connect.HandlerOption) map[str
 						return connectNext(ok, stream.Msg(), stream.Err())
 					})
 					if err != nil {
-						return nil, connectStreamErr(err)
+						return nil, connectStreamErr(w.ended(err))
 					}
 					return s.success, nil
 				}))
@@ -76,7 +77,7 @@ func (c *connectHandler) connectStreamRoutes(opts connect.HandlerOption) map[str
 			func(ctx context.Context, stream *connect.BidiStream[pb.ChatMessage, pb.ChatMessage]) error {
 				_, err := connectCall(c, ctx, stream, methodChat, func(ctx context.Context) (*struct{}, error) {
 					w := watchFrom(ctx)
-					return nil, connectStreamErr(chatEcho(func() (*pb.ChatMessage, error) {
+					return nil, connectStreamErr(w.ended(chatEcho(func() (*pb.ChatMessage, error) {
 						w.arm(s.cfg.IdleTimeout, (*http.ResponseController).SetReadDeadline)
 						m, err := stream.Receive()
 						w.disarm()
@@ -86,7 +87,7 @@ func (c *connectHandler) connectStreamRoutes(opts connect.HandlerOption) map[str
 						err := stream.Send(m)
 						w.disarm()
 						return err
-					}))
+					})))
 				})
 				return err
 			}, opts)},
@@ -124,25 +125,56 @@ func connectStreamErr(err error) error {
 // a message); net/http's own whole-request deadlines are lifted once, when
 // the stream starts (newStreamWatch).
 type streamWatch struct {
-	rc    *http.ResponseController
-	mu    sync.Mutex
-	done  bool // the handler returned: rc must not be used
-	timer *time.Timer
-	set   func(*http.ResponseController, time.Time) error
+	rc      *http.ResponseController
+	mu      sync.Mutex
+	done    bool // the handler returned: rc must not be used
+	drained bool // the server drains: the stream was ended
+	unDrain func() bool
+	timer   *time.Timer
+	set     func(*http.ResponseController, time.Time) error
 }
 
 type streamWatchKey struct{}
 
 // newStreamWatch lifts w's deadlines and returns the stream's watch; its
-// stop must be called before the handler returns.
-func newStreamWatch(w http.ResponseWriter) *streamWatch {
+// stop must be called before the handler returns. When drain ends (the
+// server drains), the stream is ended as a stalled one is, both ways (a
+// chat or upload waiting for its client's next message would otherwise
+// hold the drain up; a WebSocket is closed GoingAway then, a gRPC stream
+// by GracefulStop's deadline).
+func newStreamWatch(w http.ResponseWriter, drain context.Context) *streamWatch {
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Time{})
 	_ = rc.SetWriteDeadline(time.Time{})
 	sw := &streamWatch{rc: rc}
 	sw.timer = time.AfterFunc(time.Hour, sw.fire)
 	sw.timer.Stop()
+	sw.unDrain = context.AfterFunc(drain, sw.drain)
 	return sw
+}
+
+func (w *streamWatch) drain() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		w.drained = true
+		past := time.Unix(1, 0)
+		_ = w.rc.SetReadDeadline(past)
+		_ = w.rc.SetWriteDeadline(past)
+	}
+}
+
+// ended is err, or Unavailable when the stream was ended for the drain.
+func (w *streamWatch) ended(err error) error {
+	if err == nil || w == nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.drained {
+		return streamFail{codes.Unavailable, "server shutting down"}
+	}
+	return err
 }
 
 func watchFrom(ctx context.Context) *streamWatch {
@@ -175,6 +207,7 @@ func (w *streamWatch) fire() {
 }
 
 func (w *streamWatch) stop() {
+	w.unDrain()
 	w.timer.Stop()
 	w.mu.Lock()
 	w.done = true
