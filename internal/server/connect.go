@@ -1,7 +1,8 @@
 package server
 
 // gRPC-Web and Connect on the same port (api.PathRPCPrefix), served by
-// connectrpc.com/connect's handlers for the contract's four RPCs, built
+// connectrpc.com/connect's handlers for the contract's four RPCs (and the
+// stream methods where the protocols carry them: connectstreams.go), built
 // with its generic API on the generated messages (gen/ is unchanged), over
 // HTTP/1.1 and HTTP/2 (h2route.go). The same records and answers as gRPC;
 // the same budget: a large call is charged before connect reads or writes

@@ -46,12 +46,12 @@ func (c *connectHandler) connectStreamRoutes(opts connect.HandlerOption) map[str
 			func(ctx context.Context, req *connect.Request[pb.FeedRequest], stream *connect.ServerStream[pb.MeteoriteLanding]) error {
 				_, err := connectCall(c, ctx, req, methodFeed, func(ctx context.Context) (*struct{}, error) {
 					w := watchFrom(ctx)
-					return nil, connectStreamErr(s.feedRecords(ctx, req.Msg, func(_ int, m *pb.MeteoriteLanding) error {
+					return nil, connectStreamErr(w.ended(s.feedRecords(ctx, req.Msg, func(_ int, m *pb.MeteoriteLanding) error {
 						w.arm(s.cfg.WriteTimeout, (*http.ResponseController).SetWriteDeadline)
 						err := stream.Send(m)
 						w.disarm()
 						return err
-					}))
+					})))
 				})
 				return err
 			}, opts)},

@@ -3,8 +3,10 @@ package server
 // The streams both ways on gRPC (issue 42): UploadStream (client stream),
 // Chat (bidirectional) and Feed (a paced server push). Their REST-world
 // counterparts, WebSocket, Server-Sent Events and a chunked NDJSON upload,
-// are in streamrest.go; what both share (the feed's request, its pacing,
-// stamping a record) is here.
+// are in streamrest.go, the same methods over gRPC-Web and Connect in
+// connectstreams.go; what they share (the feed's request, its pacing,
+// stamping a record; the three methods' work: uploadRecords, chatEcho,
+// feedRecords) is here.
 //
 // Memory: every stream is admitted by the tap as a large call is
 // (callOverhead, grpc.go), so the number of open streams is bounded by the
