@@ -80,16 +80,16 @@ func AllScenarios() []Scenario { return append(Scenarios(), StreamScenarios()...
 
 // TitleIn names protocol p as scenario s carries it: for the stream
 // scenarios, the transport with the encoding ("WebSocket+JSON",
-// "gRPC bidi stream"), so that a verdict says what was compared; for the
-// others, p.Title().
+// "gRPC bidi stream", "Connect server stream"), so that a verdict says
+// what was compared; for the others, p.Title().
 func (p Protocol) TitleIn(s Scenario) string {
 	transport := map[Scenario]string{Upload: "chunked POST", Chat: "WebSocket", Feed: "WebSocket"}[s]
-	grpc := map[Scenario]string{Upload: "gRPC client stream", Chat: "gRPC bidi stream", Feed: "gRPC server stream"}[s]
+	kind := map[Scenario]string{Upload: "client stream", Chat: "bidi stream", Feed: "server stream"}[s]
 	switch {
 	case transport == "":
 		return p.Title()
-	case p == GRPC:
-		return grpc
+	case p == GRPC || p == GRPCWeb || p == Connect:
+		return p.Title() + " " + kind
 	case p == REST && s == Upload:
 		return transport + "+NDJSON"
 	case p == REST:

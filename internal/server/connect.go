@@ -1,7 +1,8 @@
 package server
 
 // gRPC-Web and Connect on the same port (api.PathRPCPrefix), served by
-// connectrpc.com/connect's handlers for the contract's four RPCs, built
+// connectrpc.com/connect's handlers for the contract's four RPCs (and the
+// stream methods where the protocols carry them: connectstreams.go), built
 // with its generic API on the generated messages (gen/ is unchanged), over
 // HTTP/1.1 and HTTP/2 (h2route.go). The same records and answers as gRPC;
 // the same budget: a large call is charged before connect reads or writes
@@ -25,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -45,6 +47,13 @@ type connectHandler struct {
 type connectRoute struct {
 	m method
 	h http.Handler
+	// webOnly: gRPC calls of this method on a connection net/http serves
+	// go to grpc-go (serveGRPC), as before connect served it (the stream
+	// methods, connectstreams.go).
+	webOnly bool
+	// clientStream: a client or bidirectional stream, which gRPC-Web
+	// does not carry.
+	clientStream bool
 }
 
 // newConnectHandler builds the handlers of the contract's service. Nil
@@ -63,14 +72,14 @@ func newConnectHandler(s *Server) *connectHandler {
 	c := &connectHandler{s: s}
 	svc := &grpcService{s: s}
 	c.routes = map[string]connectRoute{
-		pb.MeteoriteLandingsService_GetVersion_FullMethodName: {methodGetVersion, connect.NewUnaryHandler(
+		pb.MeteoriteLandingsService_GetVersion_FullMethodName: {m: methodGetVersion, h: connect.NewUnaryHandler(
 			pb.MeteoriteLandingsService_GetVersion_FullMethodName,
 			func(ctx context.Context, req *connect.Request[pb.EmptyRequest]) (*connect.Response[pb.Version], error) {
 				return unaryAnswer(connectCall(c, ctx, req, methodGetVersion, func(context.Context) (*pb.Version, error) {
 					return s.version, nil
 				}))
 			}, opts)},
-		pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName: {methodGetLargePayloadAsList, connect.NewUnaryHandler(
+		pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName: {m: methodGetLargePayloadAsList, h: connect.NewUnaryHandler(
 			pb.MeteoriteLandingsService_GetLargePayloadAsList_FullMethodName,
 			func(ctx context.Context, req *connect.Request[pb.EmptyRequest]) (*connect.Response[pb.MeteoriteLandingList], error) {
 				return unaryAnswer(connectCall(c, ctx, req, methodGetLargePayloadAsList, func(context.Context) (*pb.MeteoriteLandingList, error) {
@@ -85,7 +94,7 @@ func newConnectHandler(s *Server) *connectHandler {
 					return list, nil
 				}))
 			}, opts)},
-		pb.MeteoriteLandingsService_GetLargePayload_FullMethodName: {methodGetLargePayload, connect.NewServerStreamHandler(
+		pb.MeteoriteLandingsService_GetLargePayload_FullMethodName: {m: methodGetLargePayload, h: connect.NewServerStreamHandler(
 			pb.MeteoriteLandingsService_GetLargePayload_FullMethodName,
 			func(ctx context.Context, req *connect.Request[pb.EmptyRequest], stream *connect.ServerStream[pb.MeteoriteLanding]) error {
 				_, err := connectCall(c, ctx, req, methodGetLargePayload, func(ctx context.Context) (*struct{}, error) {
@@ -106,7 +115,7 @@ func newConnectHandler(s *Server) *connectHandler {
 				})
 				return err
 			}, opts)},
-		pb.MeteoriteLandingsService_PostLargePayload_FullMethodName: {methodPostLargePayload, connect.NewUnaryHandler(
+		pb.MeteoriteLandingsService_PostLargePayload_FullMethodName: {m: methodPostLargePayload, h: connect.NewUnaryHandler(
 			pb.MeteoriteLandingsService_PostLargePayload_FullMethodName,
 			func(ctx context.Context, req *connect.Request[pb.MeteoriteLandingList]) (*connect.Response[pb.StatusResponse], error) {
 				return unaryAnswer(connectCall(c, ctx, req, methodPostLargePayload, func(ctx context.Context) (*pb.StatusResponse, error) {
@@ -118,6 +127,7 @@ func newConnectHandler(s *Server) *connectHandler {
 				}))
 			}, opts)},
 	}
+	maps.Copy(c.routes, c.connectStreamRoutes(opts)) // connectstreams.go
 	return c
 }
 
@@ -142,9 +152,9 @@ func connectProtocol(p string) protocol {
 
 // connectCall does, around one RPC, what the gRPC interceptors do: auth,
 // counting and counting errors (a panic: connect.WithRecover).
-func connectCall[T any](c *connectHandler, ctx context.Context, req connect.AnyRequest, m method, f func(context.Context) (*T, error)) (*T, error) {
+func connectCall[T any](c *connectHandler, ctx context.Context, req connectPeer, m method, f func(context.Context) (*T, error)) (*T, error) {
 	s := c.s
-	if s.token != nil && !bearerIn(req.Header().Values("Authorization"), s.token) {
+	if s.token != nil && !bearerIn(headerOf(req).Values("Authorization"), s.token) {
 		return nil, connect.NewError(connect.CodeUnauthenticated, errors.New("missing or wrong bearer token"))
 	}
 	p := connectProtocol(req.Peer().Protocol)
@@ -170,6 +180,20 @@ func connectCall[T any](c *connectHandler, ctx context.Context, req connect.AnyR
 	return resp, err
 }
 
+// connectPeer is what connectCall reads of a call: a unary or server
+// stream's request, or a client or bidirectional stream.
+type connectPeer interface{ Peer() connect.Peer }
+
+func headerOf(req connectPeer) http.Header {
+	switch r := req.(type) {
+	case interface{ Header() http.Header }:
+		return r.Header()
+	case interface{ RequestHeader() http.Header }:
+		return r.RequestHeader()
+	}
+	return http.Header{}
+}
+
 // connectRecords reads the records header (api.MetadataRecords), as
 // grpcRecords reads the metadata.
 func connectRecords(h http.Header) (int, error) {
@@ -192,8 +216,8 @@ func (c *connectHandler) serves(path string) bool {
 	if c == nil {
 		return false
 	}
-	_, ok := c.routes[path]
-	return ok
+	r, ok := c.routes[path]
+	return ok && !r.webOnly
 }
 
 // connectTypes are the content-types served: gRPC-Web and Connect with
@@ -221,7 +245,12 @@ func (c *connectHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnsupportedMediaType, "Content-Type must be one of "+strings.Join(connectTypes, ", "))
 		return
 	}
-	if base = strings.TrimSpace(base); (base == api.TypeGRPC || base == api.TypeGRPCProto) && !grpcCompressed(r.Header) {
+	base = strings.TrimSpace(base)
+	if route.clientStream && (base == api.TypeGRPCWeb || base == api.TypeGRPCWebProto) {
+		c.refuseGRPCWebStream(w, r, route.m) // connectstreams.go
+		return
+	}
+	if (base == api.TypeGRPC || base == api.TypeGRPCProto) && !grpcCompressed(r.Header) {
 		// A gRPC call answered here (on a connection net/http owns: one a
 		// pooling proxy opened with another call) is answered as grpc-go's
 		// own server answers it: compressed only when the call is. connect
@@ -243,6 +272,13 @@ func (c *connectHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		charge = listCharge(int64(n)*estRecordBytes, gz)
 	case methodGetLargePayload:
 		charge = streamCharge(gz)
+	case methodFeed, methodUploadStream, methodChat:
+		// A stream holds one message at a time (connectstreams.go): it
+		// is charged for itself, as REST's streams are.
+		charge = callOverhead
+		sw := newStreamWatch(w, c.s.drainCtx)
+		defer sw.stop()
+		r = r.WithContext(context.WithValue(r.Context(), streamWatchKey{}, sw))
 	case methodPostLargePayload:
 		charge = callOverhead
 		bb := &budgetBody{r: http.MaxBytesReader(w, r.Body, c.s.cfg.MaxBody), h: c.s.rest, req: r} // restanswer.go

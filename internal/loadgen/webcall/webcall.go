@@ -57,6 +57,13 @@ type Client struct {
 	opts      []connect.ClientOption
 	auth      string
 	records   int
+	// The stream scenarios' (streams.go): messages per stream, the
+	// feed's rate, the HTTP version.
+	messages    int
+	feedRate    float64
+	httpVersion string
+	streamsCtx  context.Context // ends the streams still open at Close
+	endStreams  context.CancelFunc
 }
 
 // NewClient opens a client of protocol (GRPCWeb or Connect) under o.
@@ -91,7 +98,9 @@ func NewClient(protocol api.Protocol, o call.Options) (*Client, error) {
 	c := &Client{
 		protocol: protocol, http: &http.Client{Transport: rt}, closeIdle: closeIdle,
 		base: call.Scheme(o) + "://" + o.Target, opts: opts, records: o.Records,
+		messages: o.MessagesPer(), feedRate: o.FeedRate, httpVersion: o.HTTPVersion(),
 	}
+	c.streamsCtx, c.endStreams = context.WithCancel(context.Background())
 	if o.Token != "" {
 		c.auth = "Bearer " + o.Token
 	}
@@ -100,6 +109,7 @@ func NewClient(protocol api.Protocol, o call.Options) (*Client, error) {
 
 // Close implements call.Client.
 func (c *Client) Close() error {
+	c.endStreams()
 	c.closeIdle()
 	return nil
 }
@@ -142,10 +152,7 @@ func (c *Client) Caller(scenario api.Scenario) (call.Caller, error) {
 			data.ProtoList(ls), func(st *pb.StatusResponse) error { return call.CheckString(st.GetStatus(), data.Success) }}, nil
 	}
 	if scenario.IsStream() {
-		// gRPC-Web has server streams only; Connect has client and bidi
-		// streams over HTTP/2 only; neither side of meteorbench carries
-		// UploadStream, Chat or Feed over them yet.
-		return nil, fmt.Errorf("%s over gRPC-Web and Connect: not served (gRPC-Web has no client or bidirectional streams; meteorbench serves and measures the stream methods over gRPC and the REST world only)", scenario)
+		return c.streamCaller(scenario, a, opts, url) // streams.go
 	}
 	return nil, fmt.Errorf("webcall: unknown scenario %q", scenario)
 }
