@@ -61,7 +61,9 @@ func (s *Server) http3TLS(host string) (*tls.Config, error) {
 }
 
 // serveHTTP3 serves REST, gRPC-Web, Connect and gRPC (connect-go's
-// handlers speak all three) over HTTP/3 on pcs until ctx is done, then
+// handlers speak all three: the contract's methods, as run --proto grpc
+// --http-version 3 calls them; grpc-go's own services, health and
+// reflection, are HTTP/2 only) over HTTP/3 on pcs until ctx is done, then
 // drains within Config.ShutdownTimeout, and closes pcs.
 func (s *Server) serveHTTP3(ctx context.Context, pcs []net.PacketConn, tlsCfg *tls.Config) error {
 	hs := &http3.Server{
