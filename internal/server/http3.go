@@ -12,6 +12,7 @@ import (
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
+	"github.com/quic-go/quic-go/qlog"
 
 	"github.com/meteorbench/meteorbench/internal/link/netns"
 	"github.com/meteorbench/meteorbench/internal/tlsutil"
@@ -73,6 +74,10 @@ func (s *Server) serveHTTP3(ctx context.Context, pcs []net.PacketConn, tlsCfg *t
 			MaxIdleTimeout:        s.cfg.IdleTimeout,
 			MaxIncomingStreams:    int64(s.cfg.MaxConcurrentStreams),
 			MaxIncomingUniStreams: 16,
+			// With $QLOGDIR set, a qlog file per connection there
+			// (congestion window, losses, probe timeouts: the sender's
+			// side of an answer); nothing otherwise.
+			Tracer: qlog.DefaultConnectionTracer,
 		},
 		MaxHeaderBytes: s.cfg.MaxHeaderBytes,
 		IdleTimeout:    s.cfg.IdleTimeout,
