@@ -1,7 +1,7 @@
 # meteorbench: one static binary in a minimal, non-root image.
 #   docker build -t meteorbench .
-#   docker run --rm -p 8080:8080 meteorbench            # serve REST + gRPC on :8080
-#   docker run --rm -e METEORBENCH_ADDR=:9000 -p 9000:9000 meteorbench   # another port
+#   docker run --rm -p 8080:8080 -p 8080:8080/udp meteorbench   # serve REST + gRPC on :8080, HTTP/3 on UDP :8080
+#   docker run --rm -e METEORBENCH_ADDR=:9000 -p 9000:9000 -p 9000:9000/udp meteorbench   # another port
 #   docker run --rm --network host -v "$PWD/out:/out" --user "$(id -u):$(id -g)" meteorbench \
 #     run --target 127.0.0.1:8080 --out /out/run1 --format table,json   # load it; results in ./out
 # (docs/server.md has the details: HEALTHCHECK, read-only root, --out volume.)
@@ -35,7 +35,8 @@ USER nonroot:nonroot
 # the check falls back to $METEORBENCH_ADDR).
 ENV METEORBENCH_ADDR=:8080 \
     METEORBENCH_ADDR_FILE=/tmp/meteorbench.addr
-EXPOSE 8080
+# REST, gRPC, gRPC-Web and Connect on TCP; HTTP/3 (QUIC) on UDP, same port.
+EXPOSE 8080/tcp 8080/udp
 # No shell in the image: the binary checks itself (GET /healthz and grpc.health.v1).
 HEALTHCHECK --interval=15s --timeout=3s --start-period=5s --retries=3 \
   CMD ["/usr/local/bin/meteorbench", "health"]

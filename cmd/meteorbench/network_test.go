@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/link/netns"
 	"github.com/meteorbench/meteorbench/internal/results"
 )
@@ -22,6 +23,47 @@ func TestRunHTTP3(t *testing.T) {
 		if c.HTTPVersion != "3" || c.Calls == 0 || c.Errors != 0 || c.BytesPerCall.Received == 0 || c.Connections != 1 {
 			t.Errorf("%s: HTTP %q, %d calls, %d errors %v, %g B received, %d connections", c.Key(), c.HTTPVersion, c.Calls, c.Errors, c.ErrorExamples, c.BytesPerCall.Received, c.Connections)
 		}
+	}
+}
+
+// gRPC over HTTP/3: connect-go's gRPC protocol over QUIC to the own
+// server's UDP port (its connect-go handlers), the contract's four calls
+// answered with 0 errors and their bytes counted on the UDP socket: more
+// than the 1000 records' protobuf list (99,828 B) each way that carries
+// it; and gRPC's HTTP/2 cell beside it, measured once for 1.1 and 2.
+func TestRunGRPCOverHTTP3(t *testing.T) {
+	res := runBinaryJSON(t, "--scenario", "small,large,stream,post", "--proto", "grpc",
+		"--http-version", "2,3", "--duration", "300ms", "--warmup", "100ms", "--repeat", "1")
+	if len(res.Cells) != 8 {
+		t.Fatalf("%d cells, want 8 (4 scenarios at grpc-go's HTTP/2 and at HTTP/3)", len(res.Cells))
+	}
+	at3 := 0
+	for _, c := range res.Cells {
+		if c.Calls == 0 || c.Errors != 0 || c.Connections != 1 {
+			t.Errorf("%s: %d calls, %d errors %v, %d connections", c.Key(), c.Calls, c.Errors, c.ErrorExamples, c.Connections)
+		}
+		if c.HTTPVersion != "3" {
+			continue
+		}
+		at3++
+		b := c.BytesPerCall
+		switch c.Scenario {
+		case api.Large, api.Stream:
+			if b.Received < 99_828 {
+				t.Errorf("%s: %g B received a call, want more than the records' 99,828", c.Key(), b.Received)
+			}
+		case api.Post:
+			if b.Sent < 99_828 {
+				t.Errorf("%s: %g B sent a call, want more than the records' 99,828", c.Key(), b.Sent)
+			}
+		default:
+			if b.Sent == 0 || b.Received == 0 {
+				t.Errorf("%s: %g B sent, %g received a call", c.Key(), b.Sent, b.Received)
+			}
+		}
+	}
+	if at3 != 4 {
+		t.Errorf("%d cells at HTTP/3, want 4", at3)
 	}
 }
 

@@ -170,14 +170,20 @@ func TestManifests(t *testing.T) {
 		}
 		c := &ps.Containers[0]
 		listen := listenPort(t, c)
-		if len(c.Ports) != 1 || c.Ports[0].ContainerPort != listen {
-			t.Fatalf("container ports %v, want exactly the port serve listens on (%d): REST and gRPC share it", c.Ports, listen)
+		// serve answers REST and gRPC on TCP and HTTP/3 on UDP, both on
+		// the port it listens on: the container declares that port once
+		// per protocol, and the Service forwards both under one port
+		// number, as a client asks the same HOST:PORT over TCP and QUIC.
+		if len(c.Ports) != 2 || protocols(c.Ports, func(p corev1.ContainerPort) (corev1.Protocol, bool) { return p.Protocol, p.ContainerPort == listen }) != "TCP,UDP" {
+			t.Fatalf("container ports %v, want exactly the port serve listens on (%d), TCP (REST and gRPC share it) and UDP (HTTP/3)", c.Ports, listen)
 		}
-		if len(svc.Spec.Ports) != 1 {
-			t.Fatalf("Service ports %v, want one", svc.Spec.Ports)
+		if len(svc.Spec.Ports) != 2 || svc.Spec.Ports[0].Protocol != corev1.ProtocolTCP || svc.Spec.Ports[0].Port != svc.Spec.Ports[1].Port {
+			t.Fatalf("Service ports %v, want two with one number: TCP first (run's --target), then UDP", svc.Spec.Ports)
 		}
-		if got := resolve(t, c, svc.Spec.Ports[0].TargetPort); got != listen {
-			t.Fatalf("Service targetPort %v is container port %d, serve listens on %d", svc.Spec.Ports[0].TargetPort.String(), got, listen)
+		for _, sp := range svc.Spec.Ports {
+			if got, proto := resolve(t, c, sp.TargetPort), portProtocol(c, sp.TargetPort); got != listen || proto != sp.Protocol {
+				t.Fatalf("Service %s port's targetPort %v is container port %d %s, serve listens on %d %s", sp.Protocol, sp.TargetPort.String(), got, proto, listen, sp.Protocol)
+			}
 		}
 		for kind, p := range map[string]*corev1.Probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
 			if p == nil || p.HTTPGet == nil {
@@ -186,8 +192,8 @@ func TestManifests(t *testing.T) {
 			if p.HTTPGet.Path != "/healthz" {
 				t.Fatalf("%s probe path %q, want /healthz", kind, p.HTTPGet.Path)
 			}
-			if got := resolve(t, c, p.HTTPGet.Port); got != listen {
-				t.Fatalf("%s probe port %v is %d, serve listens on %d", kind, p.HTTPGet.Port.String(), got, listen)
+			if got := resolve(t, c, p.HTTPGet.Port); got != listen || portProtocol(c, p.HTTPGet.Port) != corev1.ProtocolTCP {
+				t.Fatalf("%s probe port %v is %d %s, serve listens on %d TCP", kind, p.HTTPGet.Port.String(), got, portProtocol(c, p.HTTPGet.Port), listen)
 			}
 		}
 		if g := ps.TerminationGracePeriodSeconds; g == nil || *g <= shutdownTimeout {
@@ -401,6 +407,35 @@ func resolve(t *testing.T, c *corev1.Container, p intstr.IntOrString) int32 {
 	}
 	t.Fatalf("port name %q is not a port of container %s", p.StrVal, c.Name)
 	return 0
+}
+
+// portProtocol is the protocol of a port reference: a named container
+// port's (TCP when unset, as Kubernetes defaults it), TCP for a number.
+func portProtocol(c *corev1.Container, p intstr.IntOrString) corev1.Protocol {
+	for _, cp := range c.Ports {
+		if p.Type == intstr.String && cp.Name == p.StrVal && cp.Protocol != "" {
+			return cp.Protocol
+		}
+	}
+	return corev1.ProtocolTCP
+}
+
+// protocols lists, sorted and joined by commas, the protocols of the ports
+// that match, "?" for one that does not (or is declared twice).
+func protocols[P any](ps []P, match func(P) (corev1.Protocol, bool)) string {
+	var out []string
+	for _, p := range ps {
+		proto, ok := match(p)
+		if proto == "" {
+			proto = corev1.ProtocolTCP
+		}
+		if !ok || slices.Contains(out, string(proto)) {
+			proto = "?"
+		}
+		out = append(out, string(proto))
+	}
+	slices.Sort(out)
+	return strings.Join(out, ",")
 }
 
 // flags maps "--name=value" and "--name value" arguments to their values.

@@ -21,7 +21,8 @@ var decomposed = []results.Figure{results.FigLatencyP50, results.FigServerCPU}
 //
 // With HTTP/3's cells too (--http-version 1.1,2,3) the transport splits
 // again: a note on the HTTP/1.1 verdict follows REST+protobuf, and each
-// other protocol over plain HTTP, from HTTP/1.1 to 2 to 3 (http3Line).
+// other protocol over plain HTTP, from HTTP/1.1 to 2 to 3, and gRPC from
+// 2 to 3 (http3Line).
 func decomposeNotes(groups []*cellGroup, out []results.Verdict) {
 	byVersion := map[int]map[string]int{} // h1's group: its other versions' groups
 	againstDefault(groups, "http_version", func(hv, h1 int) {
@@ -51,15 +52,20 @@ func decomposeNotes(groups []*cellGroup, out []results.Verdict) {
 }
 
 // http3Line says how each protocol over plain HTTP changed from HTTP/1.1
-// to 2 and from 2 to 3, on the decomposed figures, medians as the steps:
-// "large, transport HTTP/1.1→2→3 (p50): REST+protobuf 1.30x slower, then
-// 1.10x faster; ...". "" without two usable steps.
+// to 2 and from 2 to 3, and gRPC from 2 to 3 (grpc3Part), on the
+// decomposed figures, medians as the steps: "large, transport
+// HTTP/1.1→2→3 (p50): REST+protobuf 1.30x slower, then 1.10x faster; ...;
+// gRPC 2→3 1.20x slower (grpc-go, then connect-go)". "" without a usable
+// step.
 func http3Line(h1, h2, h3 *cellGroup) string {
 	var parts []string
 	for _, f := range decomposed {
 		var ps []string
 		for _, p := range h1.protos {
 			if p == api.GRPC {
+				if part := grpc3Part(h1, h3, f); part != "" {
+					ps = append(ps, part)
+				}
 				continue
 			}
 			s1, s2, s3 := h1.byProto[p], h2.byProto[p], h3.byProto[p]
@@ -83,6 +89,23 @@ func http3Line(h1, h2, h3 *cellGroup) string {
 		return ""
 	}
 	return string(h1.key.scenario) + ", transport HTTP/1.1→2→3: " + strings.Join(parts, " · ")
+}
+
+// grpc3Part is gRPC's step from HTTP/2 (h1's cells: grpc-go, at every
+// version but 3) to HTTP/3 (h3's: connect-go's gRPC over QUIC) on figure
+// f, the library named, as it changes with the transport: "gRPC 2→3
+// 1.20x slower (grpc-go, then connect-go)". "" when gRPC was not measured
+// at HTTP/3 (h3 borrowed its HTTP/2 cells) or a side is unusable.
+func grpc3Part(h1, h3 *cellGroup, f results.Figure) string {
+	s2, s3 := h1.byProto[api.GRPC], h3.byProto[api.GRPC]
+	if !usable(s2) || !usable(s3) || s3[0].HTTPVersion != h3.key.Condition.HTTPVersion {
+		return ""
+	}
+	r := ratioOf(step("", side{"", s2}, side{"", s3}), f)
+	if r == nil {
+		return ""
+	}
+	return "gRPC 2→3 " + stepText(*r) + " (grpc-go, then connect-go)"
 }
 
 // side is one protocol at one HTTP version, named so ("REST+protobuf/2").

@@ -108,8 +108,16 @@ func stepRatio(t *testing.T, st results.Step, f results.Figure) results.Ratio {
 }
 
 // With HTTP/3's cells the transport splits again: one decomposition (the
-// HTTP/2 one, steps unchanged) and one line from HTTP/1.1 to 2 to 3.
+// HTTP/2 one, steps unchanged) and one line from HTTP/1.1 to 2 to 3, with
+// gRPC's step from 2 to 3 when gRPC was measured at HTTP/3 (connect-go's
+// gRPC), and the HTTP/3 verdict against that gRPC, not grpc-go's.
 func TestDecompositionHTTP3(t *testing.T) {
+	for _, grpc3 := range []bool{false, true} {
+		t.Run(map[bool]string{false: "grpc-at-2", true: "grpc-at-3"}[grpc3], func(t *testing.T) { decompositionHTTP3(t, grpc3) })
+	}
+}
+
+func decompositionHTTP3(t *testing.T, grpc3 bool) {
 	var cells []results.Cell
 	for _, v := range []string{"", "2", "3"} { // REST, REST+protobuf at p50, CPU
 		for p, fig := range map[api.Protocol][2][2]float64{
@@ -126,12 +134,26 @@ func TestDecompositionHTTP3(t *testing.T) {
 		}
 	}
 	cells = append(cells, decomposeCell(api.GRPC, "", 2000, 200))
+	if grpc3 {
+		cells = append(cells, decomposeCell(api.GRPC, "3", 2400, 260))
+	}
 	vs := analysis.Verdicts(result(cells...))
-	var h1 *results.Verdict
+	var h1, h3 *results.Verdict
 	for i := range vs {
-		if vs[i].Condition.HTTPVersion == "" {
+		switch vs[i].Condition.HTTPVersion {
+		case "":
 			h1 = &vs[i]
+		case "3":
+			h3 = &vs[i]
 		}
+	}
+	if h3 == nil {
+		t.Fatalf("no HTTP/3 verdict: %+v", vs)
+	}
+	// REST/3's p50 is 8000: gRPC's 2400 at HTTP/3, else grpc-go's 2000.
+	want := map[bool]float64{false: 0.25, true: 0.3}[grpc3]
+	if got := versusRatio(t, h3, api.GRPC, results.FigLatencyP50); math.Abs(got-want) > 0.01 {
+		t.Errorf("HTTP/3 verdict: gRPC's p50 against REST's %.3f, want %.3f", got, want)
 	}
 	if h1 == nil || h1.Decomposition == nil {
 		t.Fatalf("no decomposition on the HTTP/1.1 verdict: %+v", vs)
@@ -153,4 +175,21 @@ func TestDecompositionHTTP3(t *testing.T) {
 			t.Errorf("%q: no %q", lines[1], want)
 		}
 	}
+	if got := strings.Contains(lines[1], "gRPC 2→3 1.20x slower (grpc-go, then connect-go)"); got != grpc3 {
+		t.Errorf("%q: gRPC's step from 2 to 3 there: %v, want %v", lines[1], got, grpc3)
+	}
+}
+
+// versusRatio is v's ratio of protocol p against the baseline on f.
+func versusRatio(t *testing.T, v *results.Verdict, p api.Protocol, f results.Figure) float64 {
+	t.Helper()
+	for _, vs := range v.Versus {
+		for _, r := range vs.Ratios {
+			if vs.Protocol == p && r.Figure == f {
+				return r.Ratio
+			}
+		}
+	}
+	t.Fatalf("verdict %s: no %s ratio of %s", v.Summary, f, p)
+	return 0
 }

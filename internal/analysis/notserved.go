@@ -15,8 +15,9 @@ import (
 func notServedNote(r *results.Result, v *results.Verdict) {
 	var names, unaddressed, keys []string
 	for _, n := range r.NotServed {
-		// gRPC is asked once, over HTTP/2: its verdict at either version.
-		if n.Scenario != v.Scenario || n.HTTPVersion != v.Condition.HTTPVersion && n.Protocol != api.GRPC {
+		// gRPC is asked over HTTP/2 once, for its verdicts at 1.1 and 2,
+		// and over HTTP/3 (results.Dimension.For).
+		if n.Scenario != v.Scenario || n.HTTPVersion != versionFor(n.Protocol, v.Condition) {
 			continue
 		}
 		if len(r.Env.Targets) > 0 && r.Env.Targets[string(n.Protocol)] == "" {
@@ -32,4 +33,14 @@ func notServedNote(r *results.Result, v *results.Verdict) {
 	if len(unaddressed) > 0 {
 		v.Notes = append(v.Notes, strings.Join(unaddressed, ", ")+" not measured: --target gives no address (add "+strings.Join(keys, ",")+")")
 	}
+}
+
+// versionFor is the HTTP version protocol p is measured at under c (a
+// NotServed's): c's, or "" where the version changes nothing for p (gRPC
+// at 1.1 and 2).
+func versionFor(p api.Protocol, c results.Condition) string {
+	if d, ok := results.DimensionByField("http_version"); ok && !d.For(p, c) {
+		return ""
+	}
+	return c.HTTPVersion
 }

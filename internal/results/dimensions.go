@@ -52,6 +52,12 @@ type Dimension struct {
 	// default only, and a verdict at another value compares with those
 	// cells (analysis); the load generator's plan reads it from here.
 	Protocols []api.Protocol
+	// Also, when set, are values other than the default at which the
+	// dimension changes something for a protocol Protocols leaves out:
+	// that protocol is measured at them too, and at the default for the
+	// others (gRPC at HTTP/3, connect-go's gRPC over QUIC, beside
+	// grpc-go's HTTP/2 at the default). Only for a dimension of Values.
+	Also map[api.Protocol][]string
 	// Scenarios, when set, are the only scenarios the dimension changes
 	// anything for (the feed's transport: feed); the others are measured
 	// at its default only.
@@ -76,6 +82,16 @@ type Dimension struct {
 	Values  []string
 	Get     func(c Condition) string
 	Set     func(c *Condition, v string)
+}
+
+// For reports whether the dimension changes anything for protocol p at
+// c's value: always without Protocols; for a protocol Protocols leaves
+// out, at the values Also lists for it only.
+func (d Dimension) For(p api.Protocol, c Condition) bool {
+	if len(d.Protocols) == 0 || slices.Contains(d.Protocols, p) {
+		return true
+	}
+	return d.Get != nil && d.IsSet(c) && slices.Contains(d.Also[p], d.Get(c))
 }
 
 // Swept is d, a dimension of Values, with the functions it leaves nil
@@ -282,10 +298,12 @@ var Dimensions = []Dimension{
 		Prose: func(c Condition) string { return c.Engine + " engine" },
 	}, func(c Condition) string { return c.Engine }, func(c *Condition, v string) { c.Engine = v }),
 	Swept(Dimension{
-		// gRPC is always HTTP/2: measured once, at the default. HTTP/3 is
-		// QUIC on UDP, always TLS.
+		// gRPC is HTTP/2 (grpc-go) at the default, and at 3 connect-go's
+		// gRPC over HTTP/3; its HTTP/1.1 and 2 are the same cells. HTTP/3
+		// is QUIC on UDP, always TLS.
 		Name: "http", Field: "http_version", Default: "1.1", Values: []string{"1.1", "2", "3"},
 		Protocols: []api.Protocol{api.REST, api.RESTProtobuf, api.GRPCWeb, api.Connect},
+		Also:      map[api.Protocol][]string{api.GRPC: {"3"}},
 		Get:       func(c Condition) string { return c.HTTPVersion },
 		Set:       func(c *Condition, v string) { c.HTTPVersion = v },
 	}),

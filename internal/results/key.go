@@ -81,8 +81,9 @@ type Condition struct {
 	Engine string `json:"engine,omitempty"`
 	// HTTPVersion is the HTTP version of the calls of rest, rest-protobuf,
 	// grpc-web and connect (run --http-version): "2" for HTTP/2 (h2c
-	// with prior knowledge in plaintext, ALPN h2 under TLS); "" for
-	// HTTP/1.1, and for gRPC, which is always HTTP/2.
+	// with prior knowledge in plaintext, ALPN h2 under TLS), "3" for
+	// HTTP/3 (QUIC); "" for HTTP/1.1, and for gRPC over HTTP/2 (grpc-go),
+	// whose "3" is connect-go's gRPC over HTTP/3.
 	HTTPVersion string `json:"http_version,omitempty"`
 }
 

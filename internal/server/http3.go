@@ -12,6 +12,7 @@ import (
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
+	"github.com/quic-go/quic-go/qlog"
 
 	"github.com/meteorbench/meteorbench/internal/link/netns"
 	"github.com/meteorbench/meteorbench/internal/tlsutil"
@@ -61,7 +62,9 @@ func (s *Server) http3TLS(host string) (*tls.Config, error) {
 }
 
 // serveHTTP3 serves REST, gRPC-Web, Connect and gRPC (connect-go's
-// handlers speak all three) over HTTP/3 on pcs until ctx is done, then
+// handlers speak all three: the contract's methods, as run --proto grpc
+// --http-version 3 calls them; grpc-go's own services, health and
+// reflection, are HTTP/2 only) over HTTP/3 on pcs until ctx is done, then
 // drains within Config.ShutdownTimeout, and closes pcs.
 func (s *Server) serveHTTP3(ctx context.Context, pcs []net.PacketConn, tlsCfg *tls.Config) error {
 	hs := &http3.Server{
@@ -71,6 +74,10 @@ func (s *Server) serveHTTP3(ctx context.Context, pcs []net.PacketConn, tlsCfg *t
 			MaxIdleTimeout:        s.cfg.IdleTimeout,
 			MaxIncomingStreams:    int64(s.cfg.MaxConcurrentStreams),
 			MaxIncomingUniStreams: 16,
+			// With $QLOGDIR set, a qlog file per connection there
+			// (congestion window, losses, probe timeouts: the sender's
+			// side of an answer); nothing otherwise.
+			Tracer: qlog.DefaultConnectionTracer,
 		},
 		MaxHeaderBytes: s.cfg.MaxHeaderBytes,
 		IdleTimeout:    s.cfg.IdleTimeout,

@@ -25,7 +25,9 @@ type Supports struct {
 	Compression bool // --compress gzip
 	Endpoints   bool // --endpoints: the user's own endpoints
 	TLS         bool // --tls
-	HTTP3       bool // --http-version 3 (QUIC)
+	// HTTP3: the protocols it measures over HTTP/3 (--http-version 3,
+	// QUIC).
+	HTTP3 []api.Protocol
 	// Streams: the protocols over which it measures the stream scenarios
 	// (--scenario upload, chat, feed).
 	Streams []api.Protocol
@@ -71,7 +73,10 @@ const EndpointEngine = "endpoint"
 //     gRPC-Web or Connect.
 //
 // gRPC-Web and Connect (standard: package webcall, on connect-go; lean)
-// carry the meteorites only: with --payload they are refused.
+// carry the meteorites only: with --payload they are refused. So does
+// standard's gRPC over HTTP/3, connect-go's gRPC protocol (webcall) over
+// quic-go's http3 in place of grpc-go (which has no HTTP/3): the contract's
+// small, large, stream and post calls (refuseGRPC3).
 //
 // Every engine classifies a gRPC status with call.GRPCStatus.
 var engines = []Engine{
@@ -79,7 +84,12 @@ var engines = []Engine{
 		name:     lean.Standard,
 		named:    true,
 		supports: standardSupports,
-		refuse:   standardSupports.refuse,
+		refuse: func(c Config) error {
+			if err := standardSupports.refuse(c); err != nil {
+				return err
+			}
+			return refuseGRPC3(c)
+		},
 		open: func(_ Config, p api.Protocol, o call.Options) (call.Client, error) {
 			switch p {
 			case api.REST:
@@ -87,6 +97,9 @@ var engines = []Engine{
 			case api.RESTProtobuf:
 				return restcall.NewProtobuf(o)
 			case api.GRPC:
+				if o.HTTPVersion() == call.HTTP3 {
+					return webcall.NewClient(p, o) // connect-go's gRPC over HTTP/3
+				}
 				return grpccall.New(o)
 			case api.GRPCWeb, api.Connect:
 				return webcall.NewClient(p, o)
@@ -110,7 +123,7 @@ var engines = []Engine{
 
 // What the named engines measure.
 var (
-	standardSupports = Supports{Protocols: api.Protocols(), Payload: contractProtocols, Compression: true, Endpoints: true, TLS: true, HTTP3: true, Streams: api.Protocols()}
+	standardSupports = Supports{Protocols: api.Protocols(), Payload: contractProtocols, Compression: true, Endpoints: true, TLS: true, HTTP3: api.Protocols(), Streams: api.Protocols()}
 	leanSupports     = Supports{Protocols: api.Protocols(), Payload: contractProtocols, TLS: true, Streams: []api.Protocol{api.REST, api.RESTProtobuf, api.GRPC}}
 )
 
@@ -118,6 +131,24 @@ var (
 // (--payload): not a browser's (BrowserProtocol), whose adapters call the
 // meteorites' methods only.
 var contractProtocols = slices.DeleteFunc(api.Protocols(), BrowserProtocol)
+
+// refuseGRPC3 is what standard refuses of gRPC over HTTP/3 (webcall's
+// client with connect-go's gRPC protocol): the user's payload and the
+// stream scenarios, which it does not carry.
+func refuseGRPC3(c Config) error {
+	if !slices.Contains(c.Protocols, api.GRPC) || !slices.Contains(c.Sweeps[call.SettingHTTPVersion], call.HTTP3) {
+		return nil
+	}
+	if c.Payload != nil {
+		return fmt.Errorf("payload %s not carried over gRPC at HTTP/3 (--payload, --http-version 3): leave one out", c.Payload.Name)
+	}
+	if c.Endpoints == nil {
+		if i := slices.IndexFunc(c.Scenarios, api.Scenario.IsStream); i >= 0 {
+			return fmt.Errorf("no %s over gRPC at HTTP/3 (--scenario, --http-version 3): not supported yet", c.Scenarios[i])
+		}
+	}
+	return nil
+}
 
 // refuseEndpoint is the endpoint engine's refuse (package endpointcall:
 // net/http and grpc-go over the requests the endpoints describe): REST
@@ -213,8 +244,13 @@ func (s Supports) refuse(c Config) error {
 		return fmt.Errorf("no endpoints of your own (--endpoints): it calls the contract only; use --engine standard")
 	case slices.Contains(c.TLS, true) && !s.TLS:
 		return fmt.Errorf("no TLS (--tls): use --engine standard")
-	case slices.Contains(c.Sweeps[call.SettingHTTPVersion], call.HTTP3) && !s.HTTP3:
+	case slices.Contains(c.Sweeps[call.SettingHTTPVersion], call.HTTP3) && len(s.HTTP3) == 0:
 		return fmt.Errorf("no HTTP/3 (--http-version 3): use --engine standard")
+	}
+	if slices.Contains(c.Sweeps[call.SettingHTTPVersion], call.HTTP3) {
+		if i := slices.IndexFunc(c.Protocols, func(p api.Protocol) bool { return !slices.Contains(s.HTTP3, p) }); i >= 0 {
+			return fmt.Errorf("no HTTP/3 for %s (--http-version 3, --proto): it has %s", c.Protocols[i], format.Names(s.HTTP3))
+		}
 	}
 	if c.Endpoints == nil && slices.ContainsFunc(c.Scenarios, api.Scenario.IsStream) { // (with --endpoints, the scenarios are the pairs' names)
 		if i := slices.IndexFunc(c.Protocols, func(p api.Protocol) bool { return !slices.Contains(s.Streams, p) }); i >= 0 {

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/meteorbench/meteorbench/api"
 
@@ -43,7 +42,7 @@ func (c Config) Specs() []Spec {
 			combinations(values, func(cond results.Condition, at []int) {
 				for r := range c.Repeat {
 					for _, p := range c.Protocols {
-						if pc, ok := forProtocol(table, cond, at, p); ok {
+						if pc, ok := forProtocol(table, values, cond, at, p); ok {
 							out = append(out, Spec{CellKey: results.CellKey{
 								Scenario: sc, Protocol: p, Batch: b, Condition: pc,
 							}, Repeat: r})
@@ -57,22 +56,37 @@ func (c Config) Specs() []Spec {
 }
 
 // forProtocol is cond as protocol p is measured under it: every dimension
-// that does not apply to p (one whose results.Dimension lists Protocols
-// without p) at its default, and p measured only at the first of that
-// dimension's values (at is the combination's index of each dimension's
-// value in table), so once per other condition; ok is false at the others.
-func forProtocol(table []planDimension, cond results.Condition, at []int, p api.Protocol) (_ results.Condition, ok bool) {
+// that does not apply to p at cond's value (results.Dimension.For: one
+// whose Protocols leave p out, and whose Also does not list that value for
+// it) at its default, and p measured there only at the first of that
+// dimension's values that does not apply to it (at is the combination's
+// index of each dimension's value in table, values their setters), so
+// once per other condition; ok is false at the others.
+func forProtocol(table []planDimension, values [][]func(*results.Condition), cond results.Condition, at []int, p api.Protocol) (_ results.Condition, ok bool) {
 	for i, d := range table {
 		rd, found := results.DimensionByField(d.field)
-		if !found || len(rd.Protocols) == 0 || slices.Contains(rd.Protocols, p) {
+		if !found || rd.For(p, cond) {
 			continue
 		}
-		if at[i] > 0 {
+		if at[i] != firstNotFor(rd, values[i], p) {
 			return cond, false
 		}
 		rd.Clear(&cond)
 	}
 	return cond, true
+}
+
+// firstNotFor is the index of the first of a dimension's values (their
+// setters) that does not apply to p.
+func firstNotFor(rd results.Dimension, values []func(*results.Condition), p api.Protocol) int {
+	for j, set := range values {
+		var k results.Condition
+		set(&k)
+		if !rd.For(p, k) {
+			return j
+		}
+	}
+	return 0
 }
 
 // combinations calls f with every combination of one value of each

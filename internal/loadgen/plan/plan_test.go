@@ -111,6 +111,38 @@ func TestPlanDimensionForSomeProtocols(t *testing.T) {
 	}
 }
 
+// gRPC and the HTTP version: measured at the default (grpc-go's HTTP/2)
+// once for 1.1 and 2, and at 3 (results.Dimension.Also), whatever order
+// the sweep names them in; with 3 alone, at 3 only.
+func TestPlanGRPCAtHTTP3(t *testing.T) {
+	for _, tc := range []struct {
+		sweep []string
+		want  []string
+	}{
+		{[]string{"1.1", "2", "3"}, []string{"small/grpc/b1/c1", "small/grpc/b1/c1/http-version-3"}},
+		{[]string{"3", "2", "1.1"}, []string{"small/grpc/b1/c1/http-version-3", "small/grpc/b1/c1"}},
+		{[]string{"2"}, []string{"small/grpc/b1/c1"}},
+		{[]string{"3"}, []string{"small/grpc/b1/c1/http-version-3"}},
+	} {
+		cfg := Config{
+			Target: target.One("x"), Protocols: []api.Protocol{api.RESTProtobuf, api.GRPC}, Scenarios: []api.Scenario{api.Small},
+			Batches: []int{1}, Concurrency: []int{1}, Sweeps: map[string][]string{"http_version": tc.sweep},
+		}
+		var got []string
+		rest := 0
+		for _, k := range cfg.Cells() {
+			if k.Protocol == api.GRPC {
+				got = append(got, k.Key())
+			} else {
+				rest++
+			}
+		}
+		if !slices.Equal(got, tc.want) || rest != len(tc.sweep) {
+			t.Errorf("--http-version %v: gRPC cells %q (want %q), %d REST+protobuf cells", tc.sweep, got, tc.want, rest)
+		}
+	}
+}
+
 // A cell's engine is picked in one place: the endpoint engine for a run of
 // the user's endpoints, whatever the condition says, else the condition's
 // (standard when it names none); an engine the registry lacks is an
@@ -163,6 +195,10 @@ func TestEngineRefuse(t *testing.T) {
 		{"no engine named: payload over connect", Config{Protocols: []api.Protocol{api.REST, api.Connect}, Payload: p}, "engine standard: payload sample.json not carried over connect (--payload, --proto)"},
 		{"lean: payload over grpc-web", Config{Engines: []string{lean.Lean}, Protocols: []api.Protocol{api.GRPCWeb}, Payload: p}, "engine lean: payload sample.json not carried over grpc-web"},
 		{"standard: HTTP/2", Config{Sweeps: map[string][]string{"http_version": {"1.1", "2"}}}, ""},
+		{"standard: gRPC at HTTP/3", Config{Protocols: []api.Protocol{api.REST, api.GRPC}, Scenarios: []api.Scenario{api.Small, api.Stream, api.Post}, Sweeps: map[string][]string{"http_version": {"2", "3"}}}, ""},
+		{"standard: payload over gRPC at HTTP/3", Config{Protocols: []api.Protocol{api.GRPC}, Payload: p, Sweeps: map[string][]string{"http_version": {"3"}}}, "engine standard: payload sample.json not carried over gRPC at HTTP/3 (--payload, --http-version 3)"},
+		{"standard: chat over gRPC at HTTP/3", Config{Protocols: []api.Protocol{api.GRPC}, Scenarios: []api.Scenario{api.Chat}, Sweeps: map[string][]string{"http_version": {"1.1", "3"}}}, "engine standard: no chat over gRPC at HTTP/3 (--scenario, --http-version 3)"},
+		{"lean: HTTP/3", Config{Engines: []string{lean.Lean}, Sweeps: map[string][]string{"http_version": {"3"}}}, "engine lean: no HTTP/3 (--http-version 3)"},
 		{"endpoints: HTTP/1.1", Config{Endpoints: eps, Sweeps: map[string][]string{"http_version": {"1.1"}}}, ""},
 		{"endpoints: HTTP/2", Config{Endpoints: eps, Sweeps: map[string][]string{"http_version": {"2"}}}, "http-version: your endpoints (--endpoints, --rest-url) are called over HTTP/1.1 only"},
 		{"endpoints: records", Config{Endpoints: eps, Records: []int{10}}, "--records sizes the contract's answers"},

@@ -11,10 +11,10 @@ import (
 
 // alpn is the ALPN protocol each protocol's client offers over TLS at
 // HTTP version v (a cell's http_version, "" for HTTP/1.1): h2 for gRPC,
-// always; the others follow the version (call.ALPN). The server routes
+// but h3 at HTTP/3; the others follow the version (call.ALPN). The server routes
 // an h2 connection by its first request's content-type.
 func alpn(p api.Protocol, v string) []string {
-	if p == api.GRPC {
+	if p == api.GRPC && v != call.HTTP3 {
 		return []string{"h2"}
 	}
 	return call.ALPN(v)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -164,6 +165,7 @@ func TestEngineRefusesWhatItLacks(t *testing.T) {
 		{"--compress", func(s plan.Supports) bool { return s.Compression }, func(c *plan.Config) { c.Compress = []string{plan.CompressGzip} }},
 		{"--endpoints", func(s plan.Supports) bool { return s.Endpoints }, func(c *plan.Config) { c.Endpoints = endpointcall.Single(rest, nil) }},
 		{"--tls", func(s plan.Supports) bool { return s.TLS }, func(c *plan.Config) { c.TLS = []bool{true} }},
+		{"--http-version", func(s plan.Supports) bool { return slices.Equal(s.HTTP3, api.Protocols()) }, func(c *plan.Config) { c.Sweeps = map[string][]string{"http_version": {"3"}} }},
 	}
 	refused := 0
 	for _, name := range plan.Engines() {

@@ -3,7 +3,10 @@
 // and Connect (protocol "connect": unary calls as POSTs of
 // application/proto, the stream as application/connect+proto), over
 // HTTP/1.1 or HTTP/2 (call.Options.HTTPVersion), through connect-go's
-// generic client (connectrpc.com/connect), one small Caller per scenario.
+// generic client (connectrpc.com/connect), one small Caller per scenario;
+// and gRPC over HTTP/3 (connect-go's gRPC protocol over quic-go's http3:
+// grpc-go has no HTTP/3), for the contract's small, large, stream and post
+// calls.
 //
 // They keep the other adapters' contract: the connections are restcall's
 // transports over the counted dialer (HTTP/1.1: one per worker; HTTP/2:
@@ -66,7 +69,8 @@ type Client struct {
 	endStreams  context.CancelFunc
 }
 
-// NewClient opens a client of protocol (GRPCWeb or Connect) under o.
+// NewClient opens a client of protocol (GRPCWeb or Connect; api.GRPC,
+// meant for HTTP/3, with connect-go's gRPC protocol) under o.
 // The user's payload (o.Payload) is not served over the web protocols
 // yet: asking for it is an error.
 func NewClient(protocol api.Protocol, o call.Options) (*Client, error) {
@@ -82,6 +86,8 @@ func NewClient(protocol api.Protocol, o call.Options) (*Client, error) {
 		opts = append(opts, connect.WithGRPCWeb())
 	case Connect:
 		// connect-go's default protocol; protobuf bodies (no WithProtoJSON).
+	case api.GRPC:
+		opts = append(opts, connect.WithGRPC())
 	default:
 		return nil, fmt.Errorf("webcall: unknown protocol %q", protocol)
 	}
