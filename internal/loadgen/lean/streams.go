@@ -74,7 +74,7 @@ func (c *restClient) streamCaller(scenario api.Scenario) (call.Caller, error) {
 		}
 		h.Set("Accept", accept)
 		h.Set("Content-Type", ct)
-		return &upload{streamBase: base, head: requestHead(http.MethodPost, api.PathUpload, c.o.Target, "Transfer-Encoding: chunked\r\n", h),
+		return &chunkedUpload{streamBase: base, head: requestHead(http.MethodPost, api.PathUpload, c.o.Target, "Transfer-Encoding: chunked\r\n", h),
 			accept: accept, ls: ls, isProto: isProto, jc: jc}, nil
 	case api.Chat:
 		return &wsChat{wsStream: wsStream{streamBase: base, req: newWSRequest(c.o.Target, api.PathChat, "", h)}, isProto: isProto, jc: jc,
@@ -425,7 +425,7 @@ func (a *wsFeed) end() error {
 // record's call writes the last chunk and reads the answer. Its setup is
 // the connection's (a kept one, or a dial); the request's head leaves
 // with the first record, as net/http's transport sends it.
-type upload struct {
+type chunkedUpload struct {
 	*streamBase
 	head     []byte // the request's head
 	accept   string
@@ -439,16 +439,16 @@ type upload struct {
 }
 
 // Call implements call.Caller.
-func (a *upload) Call(ctx context.Context) (call.Outcome, error) {
+func (a *chunkedUpload) Call(ctx context.Context) (call.Outcome, error) {
 	return a.CallBy(ctx, deadlineOf(ctx))
 }
 
 // CallBy implements call.DeadlineCaller.
-func (a *upload) CallBy(ctx context.Context, deadline time.Time) (call.Outcome, error) {
+func (a *chunkedUpload) CallBy(ctx context.Context, deadline time.Time) (call.Outcome, error) {
 	return a.run(ctx, deadline, a.message)
 }
 
-func (a *upload) message(ctx context.Context, deadline time.Time) (call.Outcome, error) {
+func (a *chunkedUpload) message(ctx context.Context, deadline time.Time) (call.Outcome, error) {
 	setup, err := a.st.Open(func() error { return nil }, func(context.Context) error {
 		_, err := a.connect(ctx, deadline)
 		a.headDue = true
@@ -504,7 +504,7 @@ func (a *upload) message(ctx context.Context, deadline time.Time) (call.Outcome,
 }
 
 // answer reads the upload's answer.
-func (a *upload) answer(h *h1conn) (head, []byte, error) {
+func (a *chunkedUpload) answer(h *h1conn) (head, []byte, error) {
 	hd, err := h.readHead(a.accept)
 	if err != nil {
 		return hd, nil, err
@@ -515,7 +515,7 @@ func (a *upload) answer(h *h1conn) (head, []byte, error) {
 
 // early is the error of a write that failed: the server's answer, when it
 // answered (a 400 or 413 before the end of the upload), else werr.
-func (a *upload) early(h *h1conn, werr error) error {
+func (a *chunkedUpload) early(h *h1conn, werr error) error {
 	hd, body, err := a.answer(h)
 	if err == nil && hd.status != http.StatusOK {
 		return call.HTTPStatus(hd.status, errorDetail(hd.status, body))
@@ -525,7 +525,7 @@ func (a *upload) early(h *h1conn, werr error) error {
 
 // check checks the upload's answer: a 200 of the media type asked for,
 // "SUCCESS".
-func (a *upload) check(hd head, body []byte) error {
+func (a *chunkedUpload) check(hd head, body []byte) error {
 	body, err := restReply(a.accept)(replyOf(hd, body))
 	if err != nil {
 		return err

@@ -18,9 +18,9 @@ import (
 	"github.com/meteorbench/meteorbench/internal/testmode"
 )
 
-// streamRun is what streamCalls measured: messages, streams opened, and
+// streamTally is what streamCalls measured: messages, streams opened, and
 // the wire bytes of them all.
-type streamRun struct {
+type streamTally struct {
 	messages, setups int
 	bytes            wire.Stats
 }
@@ -28,7 +28,7 @@ type streamRun struct {
 // streamCalls makes calls calls of a stream scenario on each of workers
 // callers in parallel, from a new client (its dials and handshakes
 // counted), and closes it; every call must succeed.
-func streamCalls(t testing.TB, open func(api.Protocol, call.Options) (call.Client, error), o call.Options, p api.Protocol, sc api.Scenario, workers, calls int) streamRun {
+func streamCalls(t testing.TB, open func(api.Protocol, call.Options) (call.Client, error), o call.Options, p api.Protocol, sc api.Scenario, workers, calls int) streamTally {
 	t.Helper()
 	d := &wire.Dialer{}
 	o.Dialer, o.Workers = d, workers
@@ -37,7 +37,7 @@ func streamCalls(t testing.TB, open func(api.Protocol, call.Options) (call.Clien
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	var run streamRun
+	var run streamTally
 	var wg sync.WaitGroup
 	for range workers {
 		a, err := c.Caller(sc)
