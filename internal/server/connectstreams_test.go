@@ -27,6 +27,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/data"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/testmode"
+	"github.com/meteorbench/meteorbench/internal/timing"
 )
 
 // webHTTP is an HTTP client of HTTP/1.1 or (h2 true) HTTP/2 without TLS.
@@ -247,6 +248,14 @@ func TestWebStreamsBadInput(t *testing.T) {
 // each cut after the write timeout (1 s): none arrives whole.
 func TestWebFeedSlowReaders(t *testing.T) {
 	testmode.SkipShort(t, "holds 30 stalled feeds for a few seconds; runs in the normal step")
+	// What the heap holds after a collection, and whether a client that
+	// stopped reading had stalled long enough to be cut, depend on the
+	// machine's timing (a starved client reads late): retried, each
+	// attempt's figures logged.
+	timing.Retry(t, 2, func(attempt int) []string { return webFeedSlowReaders(t, attempt) })
+}
+
+func webFeedSlowReaders(t *testing.T, attempt int) (misses []string) {
 	const limit = 64 << 20
 	c := startClient(t, server.Config{MemoryLimit: limit, WriteTimeout: time.Second, MaxConns: 1000, Token: "tok"})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -263,23 +272,27 @@ func TestWebFeedSlowReaders(t *testing.T) {
 	var base runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&base)
-	var feeds []*connect.ServerStreamForClient[pb.MeteoriteLanding]
-	open := func(hc *http.Client, web bool) {
+	type stalled struct {
+		kind string
+		fs   *connect.ServerStreamForClient[pb.MeteoriteLanding]
+	}
+	var feeds []stalled
+	open := func(hc *http.Client, web bool, kind string) {
 		fc := connect.NewClient[pb.FeedRequest, pb.MeteoriteLanding](hc, webURL(c, pb.MeteoriteLandingsService_Feed_FullMethodName), webOpts(web)...)
 		fs, err := fc.CallServerStream(ctx, authed(c, &pb.FeedRequest{Messages: api.MaxStreamMessages}))
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { fs.Close() })
-		feeds = append(feeds, fs)
+		feeds = append(feeds, stalled{kind, fs})
 	}
 	for range 10 {
-		open(webHTTP(t, false, dialSmallBuffer), false)
-		open(webHTTP(t, false, dialSmallBuffer), true)
+		open(webHTTP(t, false, dialSmallBuffer), false, "Connect HTTP/1.1")
+		open(webHTTP(t, false, dialSmallBuffer), true, "gRPC-Web HTTP/1.1")
 	}
 	h2 := webHTTP(t, true, dialSmallBuffer)
 	for range 10 {
-		open(h2, false)
+		open(h2, false, "Connect HTTP/2")
 	}
 	for range 3 {
 		time.Sleep(time.Second)
@@ -291,32 +304,32 @@ func TestWebFeedSlowReaders(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&held)
 	grew := int64(held.HeapAlloc) - int64(base.HeapAlloc)
+	t.Logf("attempt %d (load average %.1f): the stalled feeds hold %.1f MiB of heap (%.1f MiB before; the budget is %d MiB)", attempt, timing.LoadAverage(), mibOf(grew), mibOf(int64(base.HeapAlloc)), limit>>22)
 	if grew > limit/4 {
-		t.Errorf("the stalled feeds hold %.1f MiB of heap (%.1f MiB before), more than the server's %d MiB budget", mibOf(grew), mibOf(int64(base.HeapAlloc)), limit>>22)
-	} else {
-		t.Logf("the stalled feeds hold %.1f MiB of heap (%.1f MiB before; the budget is %d MiB)", mibOf(grew), mibOf(int64(base.HeapAlloc)), limit>>22)
+		misses = append(misses, fmt.Sprintf("the stalled feeds hold %.1f MiB of heap, more than the server's %d MiB budget", mibOf(grew), limit>>22))
 	}
 	// Now read: each feed ends early, cut by the server.
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	whole := 0
-	for _, fs := range feeds {
+	whole := map[string]int{}
+	for _, f := range feeds {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			n := 0
-			for fs.Receive() {
+			for f.fs.Receive() {
 				n++
 			}
-			if n >= api.MaxStreamMessages && fs.Err() == nil {
+			if n >= api.MaxStreamMessages && f.fs.Err() == nil {
 				mu.Lock()
-				whole++
+				whole[f.kind]++
 				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
-	if whole > 0 {
-		t.Errorf("%d of %d stalled feeds arrived whole: the server did not cut them after its write timeout", whole, len(feeds))
+	if len(whole) > 0 {
+		misses = append(misses, fmt.Sprintf("stalled feeds arrived whole (%v of %d): the server did not cut them after its write timeout", whole, len(feeds)))
 	}
+	return misses
 }
