@@ -1,7 +1,11 @@
 package lean_test
 
 import (
+	"bufio"
 	"context"
+	"io"
+	"net"
+	"net/http"
 	"sync"
 	"syscall"
 	"testing"
@@ -10,10 +14,12 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/lean"
+	"github.com/meteorbench/meteorbench/internal/loadgen/loadgentest"
 	"github.com/meteorbench/meteorbench/internal/loadgen/wire"
 	"github.com/meteorbench/meteorbench/internal/rusage"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
+	"github.com/meteorbench/meteorbench/internal/tcptest"
 )
 
 // BenchmarkRESTSmallParallel is the lean REST client's small call as run
@@ -99,4 +105,47 @@ func switches() int64 {
 		return 0
 	}
 	return ru.Nvcsw + ru.Nivcsw
+}
+
+// TestRESTLargeRequest: a REST post of 50,000 records (about 11 MB) to a
+// server that reads nothing for its first 200 ms: the socket takes only
+// part of the round trip's own write, and the rest goes through the
+// connection. The server answers once it has the whole body (its
+// Content-Length), twice on one connection; every byte is counted.
+func TestRESTLargeRequest(t *testing.T) {
+	var got sync.Map // request number -> body bytes the server read
+	addr := tcptest.Start(t, func(c net.Conn) {
+		time.Sleep(200 * time.Millisecond)
+		r := bufio.NewReader(c)
+		for i := 0; ; i++ {
+			req, err := http.ReadRequest(r)
+			if err != nil {
+				return
+			}
+			n, _ := io.Copy(io.Discard, req.Body)
+			got.Store(i, n)
+			if req.ContentLength != n {
+				return
+			}
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n\"SUCCESS\"\n")
+		}
+	})
+	d := &wire.Dialer{}
+	c, a := loadgentest.Open(t, lean.New, api.REST, call.Options{Target: addr, Workers: 1, Dialer: d, Records: 50000}, api.Post)
+	defer c.Close()
+	for i := range 2 { // the first waits for the server to read; the second reuses the connection
+		before := d.Stats()
+		if _, err := a.Call(context.Background()); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		sent := d.Stats().Sub(before).Sent
+		body, _ := got.Load(i)
+		t.Logf("call %d: %d bytes sent, %v of body read by the server", i, sent, body)
+		if n, _ := body.(int64); n < 10<<20 || sent < n || sent > n+1024 {
+			t.Errorf("call %d: %d bytes sent, server read a body of %v: want over 10 MiB, and its head", i, sent, body)
+		}
+	}
+	if n := d.Stats().Dials; n != 1 {
+		t.Errorf("%d connections, want 1", n)
+	}
 }
