@@ -74,6 +74,11 @@ type Outcome struct {
 	// it rather than from the call's start. On one machine the two clocks
 	// are one (offset zero); across machines their offset is in it.
 	Sent time.Time
+	// End, when set, is when the call ended, by a clock read the caller
+	// made at its very end anyway (to time its decode): the worker takes
+	// it as the call's end rather than read the clock again. Zero: the
+	// worker reads it.
+	End time.Time
 }
 
 // Client is one protocol's connections to the target.

@@ -123,7 +123,9 @@ func (w *worker) oneOf(ctx context.Context, wp workerPart, intended, start time.
 		cctx, cancel = context.WithDeadline(ctx, deadline)
 		rec.out, rec.err = wp.caller.Call(cctx)
 	}
-	rec.end = time.Now()
+	if rec.end = rec.out.End; rec.end.IsZero() {
+		rec.end = time.Now()
+	}
 	if rec.err != nil {
 		rec.class = call.Classify(cctx, rec.err)
 		if rec.class.Timeout() && context.Cause(cctx) == errCellEnd {
@@ -188,10 +190,9 @@ func (w *worker) closedLoop(ctx context.Context) {
 		if w.p.remaining != nil && w.p.remaining.Add(-1) < 0 {
 			return
 		}
-		batchStart := time.Now()
+		var batchStart, end time.Time
 		ok := true
-		var end time.Time
-		for range w.p.Batch {
+		for i := range w.p.Batch {
 			select {
 			case <-done:
 				return
@@ -200,6 +201,9 @@ func (w *worker) closedLoop(ctx context.Context) {
 			now := time.Now()
 			if !now.Before(w.p.softEnd) {
 				return // a batch cut by the time bound is not timed
+			}
+			if i == 0 {
+				batchStart = now // one clock read less per batch: a small call's is a tenth of a microsecond here
 			}
 			rec := w.one(ctx, now, now, record{})
 			if rec.class != "" {

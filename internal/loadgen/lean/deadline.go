@@ -217,8 +217,11 @@ func (a *caller) CallBy(ctx context.Context, deadline time.Time) (call.Outcome, 
 	}
 	timer.ReceivedAt(in)
 	err = a.v.verify(body, timer.Start())
-	timer.Decoded(in)
-	return timer.Outcome(), err
+	end := time.Now()
+	timer.AddDecode(end.Sub(in))
+	out := timer.Outcome()
+	out.End = end // the worker's end of the call too: one clock read less
+	return out, err
 }
 
 // deadlineOf is the deadline of a call made with ctx alone (call.Caller's

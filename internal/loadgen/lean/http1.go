@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/meteorbench/meteorbench/internal/loadgen/call"
 	"github.com/meteorbench/meteorbench/internal/loadgen/restcall"
@@ -27,16 +29,24 @@ type h1conn struct {
 	r, w int
 
 	// raw is the TCP socket under c when c is a plain counted TCP
-	// connection (not TLS, not a relay's): a request is written from
-	// inside raw.Read (writeThenWait), so that the first read of its
-	// answer waits for the socket to be readable instead of finding it
+	// connection (wc; not TLS, not a relay's): a round trip is one
+	// raw.Read (rawExchange) that writes the request and, once the socket
+	// is readable, reads the answer's first bytes, both by system calls of
+	// its own on the non-blocking socket, the bytes counted on wc. The
+	// first read thus waits for the answer instead of finding the socket
 	// empty (Go's netpoller otherwise reads once, gets EAGAIN, parks and
-	// reads again: two reads a call where wrk makes one).
-	raw     syscall.RawConn
-	wait    func(uintptr) bool // writeThenWait, bound once
-	req     []byte             // the request writeThenWait writes
-	sent    bool
-	sendErr error
+	// reads again: two reads a call where wrk makes one), and neither call
+	// pays what net.Conn's do around them (the descriptor's locks, the
+	// runtime's entry to and exit from a blocking system call, and a
+	// processor handed to another thread when the call outlasts sysmon's
+	// tick, which the write of a request over loopback often did: it runs
+	// the server's receive path): a non-blocking socket never blocks.
+	raw   syscall.RawConn
+	wc    *wire.Conn
+	wait  func(uintptr) bool // rawExchange, bound once
+	req   []byte             // the request rawExchange writes
+	sent  bool
+	ioErr error // rawExchange's
 }
 
 // bufSize is the read buffer's size, grpc-go's and the standard engine's
@@ -68,46 +78,92 @@ func newH1Conn(c net.Conn) *h1conn {
 	if wc, ok := c.(*wire.Conn); ok {
 		if tc, ok := wc.Conn.(*net.TCPConn); ok {
 			if raw, err := tc.SyscallConn(); err == nil {
-				h.raw = raw
-				h.wait = h.writeThenWait
+				h.raw, h.wc = raw, wc
+				h.wait = h.rawExchange
 			}
 		}
 	}
 	return h
 }
 
-// writeThenWait is raw.Read's function: the first time it writes the
-// request (through c, counted) and asks to wait until the socket is
-// readable; then it lets the answer be read through c. RawConn.Read
-// resets the socket's readiness before it calls it the first time, so
-// an answer that arrives after the write is never missed; a deadline
-// (abort) ends the wait.
-func (h *h1conn) writeThenWait(uintptr) bool {
+// rawExchange is raw.Read's function. The first time it writes the
+// request and asks to wait until the socket is readable (RawConn.Read
+// resets the socket's readiness before it calls it the first time, so an
+// answer that arrives after the write is never missed); then it reads
+// what has come into the buffer, and waits again if nothing has (a
+// spurious wake-up). A deadline (abort) ends the wait. A write the socket
+// takes only in part (its send buffer full) is finished through c.
+func (h *h1conn) rawExchange(fd uintptr) bool {
 	if !h.sent {
 		h.sent = true
-		_, h.sendErr = h.c.Write(h.req)
-		return h.sendErr != nil
+		n, err := rawIO(syscall.SYS_WRITE, fd, h.req)
+		h.wc.Sent(n)
+		switch {
+		case err == syscall.EAGAIN || err == nil && n < len(h.req):
+			_, h.ioErr = h.c.Write(h.req[n:]) // counted by c
+			return h.ioErr != nil
+		case err != nil:
+			h.ioErr = h.opError("write", err)
+			return true
+		}
+		return false
+	}
+	n, err := rawIO(syscall.SYS_READ, fd, h.buf[h.w:])
+	switch {
+	case err == syscall.EAGAIN:
+		return false
+	case err != nil:
+		h.ioErr = h.opError("read", err)
+	case n == 0:
+		h.ioErr = io.EOF
+	default:
+		h.w += n
+		h.wc.Received(n)
 	}
 	return true
 }
 
-// send writes req; with raw, it returns once the answer's first bytes
-// can be read.
+// rawIO is one read or write system call (trap) of b on the non-blocking
+// socket fd, retried when a signal interrupts it: RawSyscall, as it never
+// blocks. n is 0 on an error.
+func rawIO(trap, fd uintptr, b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	for {
+		n, _, errno := syscall.RawSyscall(trap, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+		switch errno {
+		case 0:
+			return int(n), nil
+		case syscall.EINTR:
+			continue
+		}
+		return 0, errno
+	}
+}
+
+// opError is a failed system call's error as net.Conn's Read and Write
+// report it.
+func (h *h1conn) opError(op string, errno error) error {
+	return &net.OpError{Op: op, Net: "tcp", Source: h.c.LocalAddr(), Addr: h.c.RemoteAddr(), Err: os.NewSyscallError(op, errno)}
+}
+
+// send writes req; with raw, it returns once the answer's first bytes are
+// in the buffer (or the socket failed, or the call's deadline ended the
+// wait).
 func (h *h1conn) send(req []byte) error {
 	if h.raw == nil || h.r < h.w { // bytes already read past the last answer: read them first
 		_, err := h.c.Write(req)
 		return err
 	}
-	h.req, h.sent, h.sendErr = req, false, nil
+	h.r, h.w = 0, 0
+	h.req, h.sent, h.ioErr = req, false, nil
 	err := h.raw.Read(h.wait)
 	h.req = nil
-	switch {
-	case h.sendErr != nil:
-		return h.sendErr
-	case !h.sent: // the socket failed before the write
-		return err
+	if h.ioErr != nil {
+		return h.ioErr
 	}
-	return nil // written; a wait that failed (a deadline, a closed socket) is the read's to report
+	return err
 }
 
 // abort ends the round trip in progress now: its reads and writes fail

@@ -127,6 +127,14 @@ func (c *Conn) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// Sent counts n bytes written to the socket under c by other means than
+// Write (a client that makes the system call itself: lean's HTTP/1.1).
+func (c *Conn) Sent(n int) { c.count(&c.sent, n) }
+
+// Received counts n bytes read from the socket under c by other means than
+// Read.
+func (c *Conn) Received(n int) { c.count(&c.received, n) }
+
 // count adds n bytes to a counter. Once Close has folded the connection
 // into the dialer's totals, a Read or Write that was still returning folds
 // its own bytes in too, so none are lost. Swap hands each byte to exactly

@@ -73,3 +73,26 @@ func TestBytesAfterCloseAreCounted(t *testing.T) {
 		t.Fatalf("stats %+v, want received 12, sent 3, dials 1", s)
 	}
 }
+
+// Bytes moved by the caller's own system calls (Sent, Received) count as
+// Write's and Read's do, before and after the connection's close.
+func TestCountedByCaller(t *testing.T) {
+	addr := tcptest.Start(t, func(c net.Conn) { io.Copy(io.Discard, c) })
+	var d Dialer
+	c, err := d.DialContext(context.Background(), "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wc := c.(*Conn)
+	wc.Sent(120)
+	wc.Received(126)
+	if got, want := d.Stats(), (Stats{Dials: 1, Sent: 120, Received: 126}); got != want {
+		t.Errorf("open: Stats() = %+v, want %+v", got, want)
+	}
+	c.Close()
+	wc.Received(4) // a read that returned after the close
+	wc.Sent(0)
+	if got, want := d.Stats(), (Stats{Dials: 1, Sent: 120, Received: 130}); got != want {
+		t.Errorf("closed: Stats() = %+v, want %+v", got, want)
+	}
+}
