@@ -86,8 +86,9 @@ func TestRunLossyLink(t *testing.T) {
 			t.Errorf("%s: %d calls, %d errors %v", c.Key(), c.Calls, c.Errors, c.ErrorExamples)
 		}
 	}
-	if links["20mbit/20ms"] != 3 || links["20mbit/20ms/2%loss"] != 3 {
-		t.Errorf("cells by link %v: want 3 at each of 20mbit/20ms and 20mbit/20ms/2%%loss", links)
+	// rest at 1.1 and 3, grpc at its HTTP/2 and at 3, on each link.
+	if links["20mbit/20ms"] != 4 || links["20mbit/20ms/2%loss"] != 4 {
+		t.Errorf("cells by link %v: want 4 at each of 20mbit/20ms and 20mbit/20ms/2%%loss", links)
 	}
 	var notes int
 	for _, v := range res.Verdicts {
