@@ -48,6 +48,12 @@ var ErrServerPprof = errors.New("no profiling endpoint")
 // 100 samples know the total to about ±10%.
 const FewSamples = 100
 
+// MinCoverage is the least share of the counters' CPU a profile of
+// FewSamples or more is expected to see without a warning (and 2 -
+// MinCoverage the most): Go's profiler saw 79-92% of it in a run on a
+// 2-core VM at load average 15 (docs/why.md).
+const MinCoverage = 0.75
+
 // ClientSource is a client breakdown's Source.
 const ClientSource = "load generator (runtime/pprof)"
 
@@ -323,6 +329,8 @@ func (r *Session) breakdowns(ms []summary.Measured, cells []results.Cell, warn f
 		for i, b := range []*results.CPUBreakdown{c.ServerCPUBreakdown, c.ClientCPUBreakdown} {
 			if b.Known() && b.Samples < FewSamples {
 				c.Warnings = append(c.Warnings, fmt.Sprintf("%s CPU breakdown from %d samples (one per 10 ms of CPU): its total is known to about ±%s; measure longer (--duration)", [2]string{"server", "client"}[i], b.Samples, format.Percent(1/math.Sqrt(float64(b.Samples)))))
+			} else if b.Known() && b.Coverage != nil && (*b.Coverage < MinCoverage || *b.Coverage > 2-MinCoverage) {
+				c.Warnings = append(c.Warnings, fmt.Sprintf("%s CPU profile saw %s of the CPU the counters measured over the same windows (outside %s-%s): its categories' µs per call are their shares of the counters' figure, as if the profiler had missed each alike; Go's profiler misses more on a busy machine (docs/why.md)", [2]string{"server", "client"}[i], format.Percent(*b.Coverage), format.Percent(MinCoverage), format.Percent(2-MinCoverage)))
 			}
 		}
 		if len(off) > 0 {
