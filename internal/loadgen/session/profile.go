@@ -30,6 +30,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/cpubreakdown"
 	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
@@ -37,6 +38,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/stats"
+	"github.com/meteorbench/meteorbench/internal/target"
 )
 
 // ErrServerPprof is the error (wrapped) of a --server-pprof URL that does
@@ -57,15 +59,35 @@ const MinCoverage = 0.75
 // ClientSource is a client breakdown's Source.
 const ClientSource = "load generator (runtime/pprof)"
 
-// profiler is how a session profiles the server: its profile URL, or why
-// it cannot.
+// profiler is how a session profiles the server: each protocol's profile
+// URL, or why it has none.
 type profiler struct {
 	hc      *http.Client
-	url     string // .../debug/pprof/profile; "" when the server's stacks are unknown
-	why     string // why url is empty
+	ends    map[api.Protocol]endpoint
 	token   string
 	costs   []cellCost // one per cell with profiled and unprofiled windows
 	profile bool       // any window profiled
+}
+
+// endpoint is where one protocol's server is profiled.
+type endpoint struct {
+	url string // .../debug/pprof/profile; "" when the server's stacks are unknown
+	why string // why url is empty
+}
+
+// ParseServerPprof reads --server-pprof: one URL (ProfileURL's forms) for
+// every protocol's server, or one per protocol as --target and
+// --server-pid take them ("rest=URL,grpc=URL").
+func ParseServerPprof(s string) (target.PerProtocol[string], error) {
+	if i, j := strings.Index(s, "://"), strings.Index(s, "="); i >= 0 && (j < 0 || i < j) {
+		u, err := ProfileURL(s) // one URL, maybe with a query
+		return target.PerProtocol[string]{All: u}, err
+	}
+	v, err := target.Parse(s, ProfileURL)
+	if err != nil && !strings.Contains(err.Error(), "--server-pprof") {
+		err = fmt.Errorf("--server-pprof: %w", err)
+	}
+	return v, err
 }
 
 // ProfileURL is the CPU profile URL of what a user gives as
@@ -90,24 +112,42 @@ func ProfileURL(given string) (string, error) {
 	return u.String(), nil
 }
 
-// openProfiler finds where the server's profiles come from: --server-pprof
-// (which must answer, else ErrServerPprof), or the target's own
-// /debug/pprof/; a server that has none, or a --server-pid, leaves the
-// server's side unknown with why (warned once).
+// openProfiler finds where each protocol's server profiles come from:
+// --server-pprof (which must answer, else ErrServerPprof), or the
+// target's own /debug/pprof/; a server that has none, or a --server-pid,
+// leaves that server's side unknown with why (warned once per why).
 func (r *Session) openProfiler(ctx context.Context, warn func(string)) error {
 	cfg := r.cfg
-	p := &profiler{hc: &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 2}}, token: cfg.Token}
+	p := &profiler{hc: &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 2}}, token: cfg.Token, ends: map[api.Protocol]endpoint{}}
 	r.prof = p
-	if cfg.TLSOnly() && (cfg.ServerPprof == "" || cfg.OwnServer) {
+	if cfg.TLSOnly() && (cfg.ServerPprof.IsZero() || cfg.OwnServer) {
 		r.dialOverTLS(p.hc.Transport.(*http.Transport)) // the target's port is TLS only
 	}
-	given := cfg.ServerPprof
-	if given == "" && !cfg.ServerPID.IsZero() {
-		p.why = "only the server's CPU totals are known: --server-pid reads /proc/PID/stat, which has no stacks; for a Go server with net/http/pprof give --server-pprof URL"
-		warn("--profile: server CPU breakdown unknown: " + p.why)
-		return nil
+	warned := map[string]bool{}
+	checked := map[string]endpoint{} // by URL: a server answers once
+	for _, proto := range cfg.Protocols {
+		e, err := p.open(ctx, cfg, proto, checked)
+		if err != nil {
+			return err
+		}
+		p.ends[proto] = e
+		if e.why != "" && !warned[e.why] {
+			warned[e.why] = true
+			warn("--profile: server CPU breakdown unknown: " + e.why)
+		}
 	}
-	if given == "" {
+	return nil
+}
+
+// open finds proto's profiling endpoint.
+func (p *profiler) open(ctx context.Context, cfg plan.Config, proto api.Protocol, checked map[string]endpoint) (endpoint, error) {
+	given := cfg.ServerPprof.For(proto)
+	switch {
+	case given == "" && !cfg.ServerPprof.IsZero():
+		return endpoint{why: fmt.Sprintf("--server-pprof names no URL for %s", proto)}, nil
+	case given == "" && !cfg.ServerPID.IsZero():
+		return endpoint{why: "only the server's CPU totals are known: --server-pid reads /proc/PID/stat, which has no stacks; for a Go server with net/http/pprof give --server-pprof URL"}, nil
+	case given == "":
 		for _, a := range cfg.Addresses(cfg.Protocols) {
 			if a.HTTP1 {
 				given = "http://" + a.Addr + server.PprofPrefix
@@ -116,35 +156,37 @@ func (r *Session) openProfiler(ctx context.Context, warn func(string)) error {
 		}
 	}
 	if given == "" {
-		p.why = "the target has no HTTP address to ask /debug/pprof/ of; give --server-pprof URL"
-		warn("--profile: server CPU breakdown unknown: " + p.why)
-		return nil
+		return endpoint{why: "the target has no HTTP address to ask /debug/pprof/ of; give --server-pprof URL"}, nil
 	}
 	u, err := ProfileURL(given)
 	if err != nil {
-		return err
+		return endpoint{}, err
 	}
+	if e, ok := checked[u]; ok {
+		return e, nil
+	}
+	explicit := !cfg.ServerPprof.IsZero() // given, or the own server's
 	// The profile's folder answers a GET (net/http/pprof's index, or
 	// meteorbench's) without starting a profile.
 	index := strings.TrimSuffix(u, "profile")
 	code, err := p.get(ctx, index)
+	var e endpoint
 	switch {
-	case err != nil && cfg.ServerPprof != "":
-		return fmt.Errorf("--server-pprof %s: %w: %w", cfg.ServerPprof, ErrServerPprof, err)
+	case err != nil && explicit:
+		return e, fmt.Errorf("--server-pprof %s: %w: %w", given, ErrServerPprof, err)
 	case err == nil && code == http.StatusOK:
-		p.url = u
-		return nil
-	case cfg.ServerPprof != "":
-		return fmt.Errorf("--server-pprof %s: %w: GET %s answered status %d", cfg.ServerPprof, ErrServerPprof, index, code)
+		e.url = u
+	case explicit:
+		return e, fmt.Errorf("--server-pprof %s: %w: GET %s answered status %d", given, ErrServerPprof, index, code)
 	case err != nil:
-		p.why = fmt.Sprintf("GET %s: %v", index, err)
+		e.why = fmt.Sprintf("GET %s: %v", index, err)
 	case code == http.StatusUnauthorized:
-		p.why = fmt.Sprintf("the target's %s refused the token (status 401): give --token", server.PprofPrefix)
+		e.why = fmt.Sprintf("the target's %s refused the token (status 401): give --token", server.PprofPrefix)
 	default:
-		p.why = fmt.Sprintf("the target serves no %s (status %d): run it with meteorbench serve --pprof, or give --server-pprof URL", server.PprofPrefix, code)
+		e.why = fmt.Sprintf("the target serves no %s (status %d): run it with meteorbench serve --pprof, or give --server-pprof URL", server.PprofPrefix, code)
 	}
-	warn("--profile: server CPU breakdown unknown: " + p.why)
-	return nil
+	checked[u] = e
+	return e, nil
 }
 
 // get asks url and returns its status (the body read and dropped).
@@ -174,6 +216,7 @@ func (p *profiler) authorize(req *http.Request) {
 // profiles are a window's profiles as they are taken.
 type profiles struct {
 	p      *profiler
+	url    string // the server's profile URL
 	cancel context.CancelFunc
 	server chan capture // the server's, when asked
 	client bytes.Buffer
@@ -204,9 +247,10 @@ func (r *Session) startProfiles(ctx context.Context, spec plan.Spec, soft time.D
 	}
 	p := r.prof
 	p.profile = true
-	ps := &profiles{p: p}
-	ps.w.ServerWhy = p.why
-	if p.url != "" {
+	e := p.ends[spec.Protocol]
+	ps := &profiles{p: p, url: e.url}
+	ps.w.ServerWhy = e.why
+	if e.url != "" {
 		secs := max(1, int(math.Ceil(soft.Seconds())))
 		secs = min(secs, server.PprofMaxSeconds)
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(secs)*time.Second+30*time.Second)
@@ -215,7 +259,7 @@ func (r *Session) startProfiles(ctx context.Context, spec plan.Spec, soft time.D
 		written := make(chan struct{})
 		trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { close(written) }}
 		go func() {
-			c := p.fetch(httptrace.WithClientTrace(cctx, trace), fmt.Sprintf("%s?seconds=%d", p.url, secs))
+			c := p.fetch(httptrace.WithClientTrace(cctx, trace), fmt.Sprintf("%s?seconds=%d", e.url, secs))
 			select {
 			case <-written:
 			default:
@@ -281,7 +325,7 @@ func (ps *profiles) stopServer(ctx context.Context) *cpubreakdown.Window {
 	}
 	if ps.server != nil {
 		defer ps.cancel()
-		stop := strings.TrimSuffix(ps.p.url, "profile") + "profile/stop"
+		stop := strings.TrimSuffix(ps.url, "profile") + "profile/stop"
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), HealthTimeout)
 		if req, err := http.NewRequestWithContext(sctx, http.MethodPost, stop, nil); err == nil {
 			ps.p.authorize(req)
@@ -293,7 +337,7 @@ func (ps *profiles) stopServer(ctx context.Context) *cpubreakdown.Window {
 		cancel()
 		c := <-ps.server
 		ps.w.Server, ps.w.ServerWhy = c.prof, c.why
-		ps.w.ServerSource = ps.p.url
+		ps.w.ServerSource = ps.url
 	}
 	return &ps.w
 }

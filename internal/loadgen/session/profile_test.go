@@ -21,6 +21,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/server/servertest"
+	"github.com/meteorbench/meteorbench/internal/target"
 	"github.com/meteorbench/meteorbench/internal/testproc"
 	"github.com/meteorbench/meteorbench/internal/timing"
 )
@@ -194,7 +195,7 @@ func TestRunProfileServerPprofUnreachable(t *testing.T) {
 	dead := ln.Addr().String()
 	ln.Close()
 	cfg := quick(addr)
-	cfg.Profile, cfg.ServerPprof = true, "http://"+dead+"/debug/pprof/profile"
+	cfg.Profile, cfg.ServerPprof = true, target.One("http://"+dead+"/debug/pprof/profile")
 	before := serverCounts(t, addr)
 	res, err := session.Run(context.Background(), cfg)
 	if !errors.Is(err, session.ErrServerPprof) || res != nil {
@@ -205,5 +206,50 @@ func TestRunProfileServerPprofUnreachable(t *testing.T) {
 		if strings.Contains(k, api.MethodGetLargePayloadAsList) && v != before[k] {
 			t.Errorf("%s: %v calls made before the refusal", k, v-before[k])
 		}
+	}
+}
+
+// TestParseServerPprof: --server-pprof takes one URL (a query's "=" does
+// not make it per protocol) or one per protocol, as --target does.
+func TestParseServerPprof(t *testing.T) {
+	for _, c := range []struct {
+		in, want, err string
+	}{
+		{in: "http://127.0.0.1:6060", want: "http://127.0.0.1:6060/debug/pprof/profile"},
+		{in: "http://127.0.0.1:6060/debug/pprof/profile?seconds=30", want: "http://127.0.0.1:6060/debug/pprof/profile"},
+		{in: "rest=http://a:1/debug/pprof/,grpc=http://b:2", want: "rest=http://a:1/debug/pprof/profile,grpc=http://b:2/debug/pprof/profile"},
+		{in: "grpc=http://b:2/", want: "grpc=http://b:2/debug/pprof/profile"},
+		{in: "rest=ftp://a", err: "want an http:// or https:// URL"},
+		{in: "soap=http://a:1", err: "unknown key"},
+		{in: "127.0.0.1:6060", err: "want an http:// or https:// URL"},
+	} {
+		got, err := session.ParseServerPprof(c.in)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("ParseServerPprof(%q) = %v, %v; want an error with %q", c.in, got, err, c.err)
+		case c.err == "" && (err != nil || got.String() != c.want):
+			t.Errorf("ParseServerPprof(%q) = %v, %v; want %s", c.in, got, err, c.want)
+		}
+	}
+}
+
+// TestRunProfileServerPprofPerProtocol: with --server-pprof for REST
+// only, REST's cells get the server's breakdown and gRPC's say why not.
+func TestRunProfileServerPprofPerProtocol(t *testing.T) {
+	addr := pprofServer(t)
+	cfg := quick(addr)
+	cfg.Scenarios, cfg.Protocols = []api.Scenario{api.Large}, []api.Protocol{api.REST, api.GRPC}
+	cfg.Iterations, cfg.Duration = 0, 300*time.Millisecond
+	cfg.Profile = true
+	var err error
+	if cfg.ServerPprof, err = session.ParseServerPprof("rest=http://" + addr); err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, cfg)
+	if b := cellOf(t, res, api.Large, api.REST).ServerCPUBreakdown; !b.Known() || !strings.HasPrefix(b.Source, "http://"+addr) {
+		t.Errorf("REST's server breakdown: %+v, want one from http://%s", b, addr)
+	}
+	if b := cellOf(t, res, api.Large, api.GRPC).ServerCPUBreakdown; b == nil || !strings.Contains(b.Unknown, "no URL for grpc") {
+		t.Errorf("gRPC's server breakdown: %+v, want unknown: no URL for grpc", b)
 	}
 }
