@@ -20,12 +20,5 @@ var sonicCodec = &Codec{
 	Name: Sonic, Library: "sonic", Module: "github.com/bytedance/sonic",
 	Marshal:   sonicAPI.Marshal,
 	Unmarshal: sonicAPI.Unmarshal,
-	encode: func(buf *bytes.Buffer, v any) error {
-		b, err := sonicAPI.Marshal(v)
-		if err != nil {
-			return err
-		}
-		buf.Write(b)
-		return buf.WriteByte('\n')
-	},
+	encode: func(buf *bytes.Buffer, v any) error { return sonicAPI.NewEncoder(buf).Encode(v) },
 }
