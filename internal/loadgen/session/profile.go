@@ -8,7 +8,8 @@ package session
 // /debug/pprof/profile/stop, which meteorbench's server has) after they
 // are read again: the profile covers the window the server's CPU per call
 // is measured over. A server without the stop path (a user's net/http/pprof)
-// profiles for ?seconds= the window's whole seconds, rounded up; its tail
+// profiles for ?seconds= the window's hard bound (its soft end plus the
+// grace for calls still running) in whole seconds, rounded up; its tail
 // is idle. Each cell's windows are merged, counted by package cpubreakdown,
 // and saved with --profile DIR.
 
@@ -239,9 +240,14 @@ func (r *Session) profiled(spec plan.Spec) bool {
 }
 
 // startProfiles starts the server's profile (asked, not waited for beyond
-// the request written) for a window of about soft, then the client's.
-// Nil when the window is not profiled.
-func (r *Session) startProfiles(ctx context.Context, spec plan.Spec, soft time.Duration) *profiles {
+// the request written) for a window of at most hard (the phase's hard
+// bound: its soft end plus the grace for calls still running, which a
+// saturated probe uses), then the client's. The stop path ends the
+// server's profile with the window; a server without one profiles for
+// hard's whole seconds. Asked for the soft end only, a saturated fit
+// probe's server profile had ended before its calls did: it saw 28-58%
+// of the counted CPU. Nil when the window is not profiled.
+func (r *Session) startProfiles(ctx context.Context, spec plan.Spec, hard time.Duration) *profiles {
 	if !r.profiled(spec) {
 		return nil
 	}
@@ -251,7 +257,7 @@ func (r *Session) startProfiles(ctx context.Context, spec plan.Spec, soft time.D
 	ps := &profiles{p: p, url: e.url}
 	ps.w.ServerWhy = e.why
 	if e.url != "" {
-		secs := max(1, int(math.Ceil(soft.Seconds())))
+		secs := max(1, int(math.Ceil(hard.Seconds())))
 		secs = min(secs, server.PprofMaxSeconds)
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(secs)*time.Second+30*time.Second)
 		ps.cancel = cancel
