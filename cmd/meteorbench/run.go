@@ -147,7 +147,7 @@ func (f *runFlags) addFlags(fl *pflag.FlagSet) {
 	fl.MarkHidden("cpuprofile")
 	fl.Var(&f.Profile, "profile", "record CPU profiles of every cell's measured windows, the server's and the load generator's, and say where each one's CPU goes (encoding, decoding, HTTP/1.1, HTTP/2, gRPC, TLS, compression, syscalls, GC, scheduler, other) per call; --profile DIR also saves each cell's profiles there for go tool pprof. The server's come from its /debug/pprof/ (the own server's, serve --pprof) or --server-pprof. With --repeat >= 2 every other window is profiled, so the run measures what profiling costs")
 	fl.Lookup("profile").NoOptDefVal = flagvalue.ProfileOn
-	fl.StringVar(&f.ServerPprof, "server-pprof", "", "with --profile: the server's CPU profile URL, net/http/pprof's (http://HOST:PORT/debug/pprof/profile, or its folder): a profile is taken over each cell's window")
+	fl.StringVar(&f.ServerPprof, "server-pprof", "", "with --profile: the server's CPU profile URL, net/http/pprof's (http://HOST:PORT/debug/pprof/profile, or its folder), or one per protocol as --target takes them (rest=URL,grpc=URL; a protocol left out: its server's breakdown unknown): a profile is taken over each cell's window")
 	// The stream scenarios (upload, chat, feed).
 	fl.IntSliceVar(&f.Messages, "messages", []int{api.DefaultStreamMessages}, fmt.Sprintf("messages per stream of upload, chat and feed, 1..%d; a list sweeps; a new stream opens after them (its setup timed apart)", api.MaxStreamMessages))
 	fl.Float64SliceVar(&f.FeedRates, "feed-rate", []float64{0}, "records/s the server pushes on each feed stream (0: as fast as the client reads); a list sweeps")

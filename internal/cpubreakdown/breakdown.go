@@ -123,8 +123,15 @@ func Count(p *profile.Profile) Tally {
 
 // Of is the breakdown of tally t over calls successful calls: each
 // category's share of the profiled CPU and its CPU per call. cpuUS, when
-// not nil, is the counters' CPU per call over the same windows, kept
-// beside the profile's own for comparison.
+// not nil, is the counters' CPU per call over the same windows: then the
+// categories' CPU per call are their shares of it (they add up to what
+// the counters measured), and Coverage says how much of it the profile
+// saw. Go's profiler misses CPU: since Go 1.18 each thread has its own
+// CPU timer (timer_create), which Linux checks only at the scheduler's
+// tick, and a check that finds several periods elapsed sends one signal,
+// one sample (the runtime ignores si_overrun). A thread that works in
+// short bursts between sleeps is seen less; a rate above the tick's
+// (500 Hz against HZ=250) loses about half of everything (docs/why.md).
 func Of(t Tally, calls int64, cpuUS *float64) *results.CPUBreakdown {
 	b := &results.CPUBreakdown{Samples: t.N, SampleHz: SampleHz, Calls: calls, CPUUSPerCall: cpuUS}
 	if t.N == 0 || t.Total <= 0 {
@@ -145,6 +152,14 @@ func Of(t Tally, calls int64, cpuUS *float64) *results.CPUBreakdown {
 	}
 	if calls > 0 {
 		b.ProfiledUSPerCall = float64(t.Total) / 1e3 / float64(calls)
+		if cpuUS != nil && *cpuUS > 0 {
+			cov := b.ProfiledUSPerCall / *cpuUS
+			b.Coverage = &cov
+			for k, s := range b.Categories {
+				s.USPerCall = s.Share * *cpuUS
+				b.Categories[k] = s
+			}
+		}
 	}
 	return b
 }

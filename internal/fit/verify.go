@@ -112,6 +112,7 @@ func probeOf(t Tier, scale float64, m results.Mix, c *results.Cell) results.FitP
 	pr := results.FitProbe{
 		Scale: scale, Offered: m.Total(), Achieved: c.RateAchieved, Errors: c.Errors,
 		ServerUtilisation: c.ServerUtilisation, LatencyP99US: c.LatencyUS.P99,
+		ServerCPUBreakdown: c.ServerCPUBreakdown, ClientCPUBreakdown: c.ClientCPUBreakdown,
 	}
 	if c.GeneratorBottleneck {
 		pr.GeneratorBound = c.GeneratorBottleneckReason

@@ -296,9 +296,9 @@ func (f *RunFlags) applyProfile(cfg *plan.Config) error {
 		return errors.New("--server-pprof profiles the server of --target: run's own server is profiled without it")
 	}
 	if f.ServerPprof != "" {
-		u, err := session.ProfileURL(f.ServerPprof)
+		u, err := session.ParseServerPprof(f.ServerPprof)
 		if err != nil {
-			return err
+			return err // says --server-pprof
 		}
 		cfg.ServerPprof = u
 	}

@@ -96,7 +96,7 @@ func Start(ctx context.Context, cfg *plan.Config, note func(format string, args 
 	}
 	cfg.Target = target.One(s.srv.Addr)
 	if cfg.Profile {
-		cfg.ServerPprof = "http://" + s.srv.Addr + server.PprofProfilePath
+		cfg.ServerPprof = target.One("http://" + s.srv.Addr + server.PprofProfilePath)
 	}
 	if certFile != "" {
 		pool, err := tlsutil.CertPool(certFile)

@@ -49,7 +49,11 @@ func breakdownRows(g *group) []rowDef {
 			case !b.Known():
 				return "unknown (see JSON)"
 			default:
-				return format.Count(b.Samples) + " samples, " + format.US(b.ProfiledUSPerCall) + "/call"
+				out := format.Count(b.Samples) + " samples, " + format.US(b.ProfiledUSPerCall) + "/call"
+				if b.Coverage != nil {
+					out += ", covers " + format.Percent(*b.Coverage)
+				}
+				return out
 			}
 		}})
 		for _, cat := range cpubreakdown.Categories {

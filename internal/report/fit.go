@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"text/tabwriter"
 
+	"github.com/meteorbench/meteorbench/internal/cpubreakdown"
 	"github.com/meteorbench/meteorbench/internal/fit"
 	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/results"
@@ -114,6 +115,34 @@ func fitRows(r *results.Result) (header []string, rows [][]string) {
 				return "+" + format.Percent(*f.PredictionError)
 			}},
 		}...)
+		// --profile: where the server's CPU went in the first saturated probe
+		// (else the last one).
+		atMax := func(f *results.Fit) *results.CPUBreakdown {
+			var b *results.CPUBreakdown
+			for _, pr := range f.Probes {
+				b = pr.ServerCPUBreakdown
+				if pr.Saturated {
+					break
+				}
+			}
+			return b
+		}
+		profiled := false
+		for i := range r.Fit {
+			profiled = profiled || atMax(&r.Fit[i]) != nil
+		}
+		if profiled {
+			defs = append(defs, struct {
+				label string
+				val   func(f *results.Fit) string
+			}{"server CPU at max", func(f *results.Fit) string {
+				b := atMax(f)
+				if b == nil {
+					return ""
+				}
+				return cpubreakdown.Summary(b, 0.1)
+			}})
+		}
 	}
 	for _, d := range defs {
 		row := []string{d.label}

@@ -63,7 +63,7 @@ func htmlBreakdowns(groups []*group) []htmlBreakdown {
 			longest := 0.0
 			for _, c := range g.Cells {
 				if b := side.get(c); b.Known() {
-					longest = max(longest, b.ProfiledUSPerCall)
+					longest = max(longest, b.USPerCall())
 				}
 			}
 			var s htmlBreakdownSide
@@ -81,7 +81,7 @@ func htmlBreakdowns(groups []*group) []htmlBreakdown {
 				}
 				scale := 1.0
 				if longest > 0 {
-					scale = b.ProfiledUSPerCall / longest
+					scale = b.USPerCall() / longest
 				}
 				for i, cat := range cpubreakdown.Categories {
 					sh, ok := b.Categories[string(cat)]
@@ -93,7 +93,10 @@ func htmlBreakdowns(groups []*group) []htmlBreakdown {
 						Title: fmt.Sprintf("%s %s, %s/call", cat.Label(), format.Percent(sh.Share), format.US(sh.USPerCall)),
 					})
 				}
-				bar.Text = fmt.Sprintf("%s/call, %s samples: %s", format.US(b.ProfiledUSPerCall), format.Count(b.Samples), cpubreakdown.Summary(b, 0.1))
+				bar.Text = fmt.Sprintf("%s/call, %s samples: %s", format.US(b.USPerCall()), format.Count(b.Samples), cpubreakdown.Summary(b, 0.1))
+				if b.Coverage != nil {
+					bar.Text += fmt.Sprintf(" (the profile saw %s of the counted CPU; the µs are the shares of the counters')", format.Percent(*b.Coverage))
+				}
 				s.Bars = append(s.Bars, bar)
 			}
 			if len(s.Bars) > 0 {

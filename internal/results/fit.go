@@ -174,4 +174,8 @@ type FitProbe struct {
 	LatencyP99US   float64            `json:"latency_p99_us"`
 	Errors         int64              `json:"errors"`
 	GeneratorBound string             `json:"generator_bound,omitempty"`
+	// ServerCPUBreakdown and ClientCPUBreakdown are where the probe's CPU
+	// went (fit --verify --profile), as a cell's.
+	ServerCPUBreakdown *CPUBreakdown `json:"server_cpu_breakdown,omitempty"`
+	ClientCPUBreakdown *CPUBreakdown `json:"client_cpu_breakdown,omitempty"`
 }

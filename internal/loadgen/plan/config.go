@@ -224,11 +224,13 @@ type Config struct {
 	// profiled and not, so the run measures what profiling costs.
 	// ProfileDir, when set, is where each cell's profiles are saved.
 	// ServerPprof is the server's CPU profile URL (net/http/pprof's
-	// /debug/pprof/profile); empty: the target's own /debug/pprof/ if it
-	// serves one (meteorbench serve --pprof; the own server does).
+	// /debug/pprof/profile), one for every protocol or one per protocol
+	// (a protocol without one: its server's side unknown); empty: the
+	// target's own /debug/pprof/ if it serves one (meteorbench serve
+	// --pprof; the own server does).
 	Profile     bool
 	ProfileDir  string
-	ServerPprof string
+	ServerPprof target.PerProtocol[string]
 
 	// CommandLine, OwnServer and GOGC (the load generator's own
 	// garbage-collection target, set by the command) are recorded in

@@ -79,7 +79,7 @@ func (r *Session) measureCell(ctx context.Context, spec plan.Spec, b plan.Bounds
 	// With --profile, the server's profile spans both scrapes, the
 	// client's the phase (profile.go).
 	var before, after summary.Snapshot
-	prof := r.startProfiles(ctx, spec, soft)
+	prof := r.startProfiles(ctx, spec, soft+grace)
 	r.scrapeInto(ctx, spec, &before)
 	r.readProxy(spec, &before)
 	before.ReadClient(dialer)

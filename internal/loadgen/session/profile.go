@@ -8,7 +8,8 @@ package session
 // /debug/pprof/profile/stop, which meteorbench's server has) after they
 // are read again: the profile covers the window the server's CPU per call
 // is measured over. A server without the stop path (a user's net/http/pprof)
-// profiles for ?seconds= the window's whole seconds, rounded up; its tail
+// profiles for ?seconds= the window's hard bound (its soft end plus the
+// grace for calls still running) in whole seconds, rounded up; its tail
 // is idle. Each cell's windows are merged, counted by package cpubreakdown,
 // and saved with --profile DIR.
 
@@ -30,6 +31,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/cpubreakdown"
 	"github.com/meteorbench/meteorbench/internal/format"
 	"github.com/meteorbench/meteorbench/internal/loadgen/plan"
@@ -37,6 +39,7 @@ import (
 	"github.com/meteorbench/meteorbench/internal/results"
 	"github.com/meteorbench/meteorbench/internal/server"
 	"github.com/meteorbench/meteorbench/internal/stats"
+	"github.com/meteorbench/meteorbench/internal/target"
 )
 
 // ErrServerPprof is the error (wrapped) of a --server-pprof URL that does
@@ -48,18 +51,44 @@ var ErrServerPprof = errors.New("no profiling endpoint")
 // 100 samples know the total to about ±10%.
 const FewSamples = 100
 
+// MinCoverage is the least share of the counters' CPU a profile of
+// FewSamples or more is expected to see without a warning (and 2 -
+// MinCoverage the most): Go's profiler saw 79-92% of it in a run on a
+// 2-core VM at load average 15 (docs/why.md).
+const MinCoverage = 0.75
+
 // ClientSource is a client breakdown's Source.
 const ClientSource = "load generator (runtime/pprof)"
 
-// profiler is how a session profiles the server: its profile URL, or why
-// it cannot.
+// profiler is how a session profiles the server: each protocol's profile
+// URL, or why it has none.
 type profiler struct {
 	hc      *http.Client
-	url     string // .../debug/pprof/profile; "" when the server's stacks are unknown
-	why     string // why url is empty
+	ends    map[api.Protocol]endpoint
 	token   string
 	costs   []cellCost // one per cell with profiled and unprofiled windows
 	profile bool       // any window profiled
+}
+
+// endpoint is where one protocol's server is profiled.
+type endpoint struct {
+	url string // .../debug/pprof/profile; "" when the server's stacks are unknown
+	why string // why url is empty
+}
+
+// ParseServerPprof reads --server-pprof: one URL (ProfileURL's forms) for
+// every protocol's server, or one per protocol as --target and
+// --server-pid take them ("rest=URL,grpc=URL").
+func ParseServerPprof(s string) (target.PerProtocol[string], error) {
+	if i, j := strings.Index(s, "://"), strings.Index(s, "="); i >= 0 && (j < 0 || i < j) {
+		u, err := ProfileURL(s) // one URL, maybe with a query
+		return target.PerProtocol[string]{All: u}, err
+	}
+	v, err := target.Parse(s, ProfileURL)
+	if err != nil && !strings.Contains(err.Error(), "--server-pprof") {
+		err = fmt.Errorf("--server-pprof: %w", err)
+	}
+	return v, err
 }
 
 // ProfileURL is the CPU profile URL of what a user gives as
@@ -84,24 +113,42 @@ func ProfileURL(given string) (string, error) {
 	return u.String(), nil
 }
 
-// openProfiler finds where the server's profiles come from: --server-pprof
-// (which must answer, else ErrServerPprof), or the target's own
-// /debug/pprof/; a server that has none, or a --server-pid, leaves the
-// server's side unknown with why (warned once).
+// openProfiler finds where each protocol's server profiles come from:
+// --server-pprof (which must answer, else ErrServerPprof), or the
+// target's own /debug/pprof/; a server that has none, or a --server-pid,
+// leaves that server's side unknown with why (warned once per why).
 func (r *Session) openProfiler(ctx context.Context, warn func(string)) error {
 	cfg := r.cfg
-	p := &profiler{hc: &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 2}}, token: cfg.Token}
+	p := &profiler{hc: &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 2}}, token: cfg.Token, ends: map[api.Protocol]endpoint{}}
 	r.prof = p
-	if cfg.TLSOnly() && (cfg.ServerPprof == "" || cfg.OwnServer) {
+	if cfg.TLSOnly() && (cfg.ServerPprof.IsZero() || cfg.OwnServer) {
 		r.dialOverTLS(p.hc.Transport.(*http.Transport)) // the target's port is TLS only
 	}
-	given := cfg.ServerPprof
-	if given == "" && !cfg.ServerPID.IsZero() {
-		p.why = "only the server's CPU totals are known: --server-pid reads /proc/PID/stat, which has no stacks; for a Go server with net/http/pprof give --server-pprof URL"
-		warn("--profile: server CPU breakdown unknown: " + p.why)
-		return nil
+	warned := map[string]bool{}
+	checked := map[string]endpoint{} // by URL: a server answers once
+	for _, proto := range cfg.Protocols {
+		e, err := p.open(ctx, cfg, proto, checked)
+		if err != nil {
+			return err
+		}
+		p.ends[proto] = e
+		if e.why != "" && !warned[e.why] {
+			warned[e.why] = true
+			warn("--profile: server CPU breakdown unknown: " + e.why)
+		}
 	}
-	if given == "" {
+	return nil
+}
+
+// open finds proto's profiling endpoint.
+func (p *profiler) open(ctx context.Context, cfg plan.Config, proto api.Protocol, checked map[string]endpoint) (endpoint, error) {
+	given := cfg.ServerPprof.For(proto)
+	switch {
+	case given == "" && !cfg.ServerPprof.IsZero():
+		return endpoint{why: fmt.Sprintf("--server-pprof names no URL for %s", proto)}, nil
+	case given == "" && !cfg.ServerPID.IsZero():
+		return endpoint{why: "only the server's CPU totals are known: --server-pid reads /proc/PID/stat, which has no stacks; for a Go server with net/http/pprof give --server-pprof URL"}, nil
+	case given == "":
 		for _, a := range cfg.Addresses(cfg.Protocols) {
 			if a.HTTP1 {
 				given = "http://" + a.Addr + server.PprofPrefix
@@ -110,35 +157,37 @@ func (r *Session) openProfiler(ctx context.Context, warn func(string)) error {
 		}
 	}
 	if given == "" {
-		p.why = "the target has no HTTP address to ask /debug/pprof/ of; give --server-pprof URL"
-		warn("--profile: server CPU breakdown unknown: " + p.why)
-		return nil
+		return endpoint{why: "the target has no HTTP address to ask /debug/pprof/ of; give --server-pprof URL"}, nil
 	}
 	u, err := ProfileURL(given)
 	if err != nil {
-		return err
+		return endpoint{}, err
 	}
+	if e, ok := checked[u]; ok {
+		return e, nil
+	}
+	explicit := !cfg.ServerPprof.IsZero() // given, or the own server's
 	// The profile's folder answers a GET (net/http/pprof's index, or
 	// meteorbench's) without starting a profile.
 	index := strings.TrimSuffix(u, "profile")
 	code, err := p.get(ctx, index)
+	var e endpoint
 	switch {
-	case err != nil && cfg.ServerPprof != "":
-		return fmt.Errorf("--server-pprof %s: %w: %w", cfg.ServerPprof, ErrServerPprof, err)
+	case err != nil && explicit:
+		return e, fmt.Errorf("--server-pprof %s: %w: %w", given, ErrServerPprof, err)
 	case err == nil && code == http.StatusOK:
-		p.url = u
-		return nil
-	case cfg.ServerPprof != "":
-		return fmt.Errorf("--server-pprof %s: %w: GET %s answered status %d", cfg.ServerPprof, ErrServerPprof, index, code)
+		e.url = u
+	case explicit:
+		return e, fmt.Errorf("--server-pprof %s: %w: GET %s answered status %d", given, ErrServerPprof, index, code)
 	case err != nil:
-		p.why = fmt.Sprintf("GET %s: %v", index, err)
+		e.why = fmt.Sprintf("GET %s: %v", index, err)
 	case code == http.StatusUnauthorized:
-		p.why = fmt.Sprintf("the target's %s refused the token (status 401): give --token", server.PprofPrefix)
+		e.why = fmt.Sprintf("the target's %s refused the token (status 401): give --token", server.PprofPrefix)
 	default:
-		p.why = fmt.Sprintf("the target serves no %s (status %d): run it with meteorbench serve --pprof, or give --server-pprof URL", server.PprofPrefix, code)
+		e.why = fmt.Sprintf("the target serves no %s (status %d): run it with meteorbench serve --pprof, or give --server-pprof URL", server.PprofPrefix, code)
 	}
-	warn("--profile: server CPU breakdown unknown: " + p.why)
-	return nil
+	checked[u] = e
+	return e, nil
 }
 
 // get asks url and returns its status (the body read and dropped).
@@ -168,6 +217,7 @@ func (p *profiler) authorize(req *http.Request) {
 // profiles are a window's profiles as they are taken.
 type profiles struct {
 	p      *profiler
+	url    string // the server's profile URL
 	cancel context.CancelFunc
 	server chan capture // the server's, when asked
 	client bytes.Buffer
@@ -190,18 +240,24 @@ func (r *Session) profiled(spec plan.Spec) bool {
 }
 
 // startProfiles starts the server's profile (asked, not waited for beyond
-// the request written) for a window of about soft, then the client's.
-// Nil when the window is not profiled.
-func (r *Session) startProfiles(ctx context.Context, spec plan.Spec, soft time.Duration) *profiles {
+// the request written) for a window of at most hard (the phase's hard
+// bound: its soft end plus the grace for calls still running, which a
+// saturated probe uses), then the client's. The stop path ends the
+// server's profile with the window; a server without one profiles for
+// hard's whole seconds. Asked for the soft end only, a saturated fit
+// probe's server profile had ended before its calls did: it saw 28-58%
+// of the counted CPU. Nil when the window is not profiled.
+func (r *Session) startProfiles(ctx context.Context, spec plan.Spec, hard time.Duration) *profiles {
 	if !r.profiled(spec) {
 		return nil
 	}
 	p := r.prof
 	p.profile = true
-	ps := &profiles{p: p}
-	ps.w.ServerWhy = p.why
-	if p.url != "" {
-		secs := max(1, int(math.Ceil(soft.Seconds())))
+	e := p.ends[spec.Protocol]
+	ps := &profiles{p: p, url: e.url}
+	ps.w.ServerWhy = e.why
+	if e.url != "" {
+		secs := max(1, int(math.Ceil(hard.Seconds())))
 		secs = min(secs, server.PprofMaxSeconds)
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(secs)*time.Second+30*time.Second)
 		ps.cancel = cancel
@@ -209,7 +265,7 @@ func (r *Session) startProfiles(ctx context.Context, spec plan.Spec, soft time.D
 		written := make(chan struct{})
 		trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { close(written) }}
 		go func() {
-			c := p.fetch(httptrace.WithClientTrace(cctx, trace), fmt.Sprintf("%s?seconds=%d", p.url, secs))
+			c := p.fetch(httptrace.WithClientTrace(cctx, trace), fmt.Sprintf("%s?seconds=%d", e.url, secs))
 			select {
 			case <-written:
 			default:
@@ -275,7 +331,7 @@ func (ps *profiles) stopServer(ctx context.Context) *cpubreakdown.Window {
 	}
 	if ps.server != nil {
 		defer ps.cancel()
-		stop := strings.TrimSuffix(ps.p.url, "profile") + "profile/stop"
+		stop := strings.TrimSuffix(ps.url, "profile") + "profile/stop"
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), HealthTimeout)
 		if req, err := http.NewRequestWithContext(sctx, http.MethodPost, stop, nil); err == nil {
 			ps.p.authorize(req)
@@ -287,7 +343,7 @@ func (ps *profiles) stopServer(ctx context.Context) *cpubreakdown.Window {
 		cancel()
 		c := <-ps.server
 		ps.w.Server, ps.w.ServerWhy = c.prof, c.why
-		ps.w.ServerSource = ps.p.url
+		ps.w.ServerSource = ps.url
 	}
 	return &ps.w
 }
@@ -323,6 +379,8 @@ func (r *Session) breakdowns(ms []summary.Measured, cells []results.Cell, warn f
 		for i, b := range []*results.CPUBreakdown{c.ServerCPUBreakdown, c.ClientCPUBreakdown} {
 			if b.Known() && b.Samples < FewSamples {
 				c.Warnings = append(c.Warnings, fmt.Sprintf("%s CPU breakdown from %d samples (one per 10 ms of CPU): its total is known to about ±%s; measure longer (--duration)", [2]string{"server", "client"}[i], b.Samples, format.Percent(1/math.Sqrt(float64(b.Samples)))))
+			} else if b.Known() && b.Coverage != nil && (*b.Coverage < MinCoverage || *b.Coverage > 2-MinCoverage) {
+				c.Warnings = append(c.Warnings, fmt.Sprintf("%s CPU profile saw %s of the CPU the counters measured over the same windows (outside %s-%s): its categories' µs per call are their shares of the counters' figure, as if the profiler had missed each alike; Go's profiler misses more on a busy machine (docs/why.md)", [2]string{"server", "client"}[i], format.Percent(*b.Coverage), format.Percent(MinCoverage), format.Percent(2-MinCoverage)))
 			}
 		}
 		if len(off) > 0 {
