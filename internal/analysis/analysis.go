@@ -48,6 +48,7 @@ func Verdicts(r *results.Result) []results.Verdict {
 	decomposeNotes(groups, out) // decompose.go
 	lossNotes(groups, out)      // loss.go
 	proxyNotes(groups, out)     // proxy.go
+	feedNotes(groups, out)      // feed.go
 	return out
 }
 
