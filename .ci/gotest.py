@@ -44,6 +44,7 @@ ap.add_argument("--go-flag", action="append", default=[], help="a flag for every
 ap.add_argument("--skip-file", help="a file holding go test's -skip pattern")
 ap.add_argument("--ran-in-full")
 ap.add_argument("--other-names")
+ap.add_argument("--times", help="a file for every top-level test's seconds, slowest first")
 ap.add_argument("packages", nargs="+")
 args = ap.parse_args()
 
@@ -112,7 +113,11 @@ with concurrent.futures.ThreadPoolExecutor(max_workers=args.lanes) as pool:
                 elapsed[(top, short(ev.get("Package", "")))] = ev.get("Elapsed", 0)
         sys.stdout.flush()
 
-slowest = sorted(elapsed.items(), key=lambda kv: -kv[1])[:12]
+ranked = sorted(elapsed.items(), key=lambda kv: -kv[1])
+slowest = ranked[:15]
+if args.times:
+    with open(args.times, "w") as f:
+        f.writelines(f"{secs:.2f}\t{pkg}\t{name}\n" for (name, pkg), secs in ranked)
 print("slowest tests: " + ", ".join(f"{name} {secs:.1f}s ({pkg})" for (name, pkg), secs in slowest))
 
 if args.ran_in_full:
