@@ -85,7 +85,7 @@ func TestComposeServer(t *testing.T) {
 	if _, err := compose(2*time.Minute, p, env, "up", "-d", "--no-build", "server"); err != nil {
 		t.Fatal(err)
 	}
-	id := composeID(t, p, env, "server")
+	id := composeID(t, p, "server")
 	t.Logf("health check output: %s", waitHealthy(t, id))
 	if u := inspect(t, id, "{{.Config.User}}"); u != "nonroot:nonroot" {
 		t.Fatalf("server user %q, want the image's nonroot:nonroot", u)
@@ -95,13 +95,34 @@ func TestComposeServer(t *testing.T) {
 	}
 }
 
-func composeID(t *testing.T, p string, env []string, service string) string {
+func composeID(t *testing.T, p, service string) string {
 	t.Helper()
-	out, err := compose(30*time.Second, p, env, "ps", "-q", service)
-	if err != nil || strings.TrimSpace(out) == "" {
-		t.Fatalf("docker-compose ps -q %s: %q %v", service, out, err)
+	return composeIDs(t, p, service)[service]
+}
+
+// composeIDs returns the containers of project p's services, by service,
+// in one call of the docker CLI (filtered by compose's labels): one
+// docker-compose ps per service took seconds each beside CI's race step.
+func composeIDs(t *testing.T, p string, services ...string) map[string]string {
+	t.Helper()
+	out, err := docker(30*time.Second, nil, "ps", "-a", "--no-trunc",
+		"--filter", "label=com.docker.compose.project="+p,
+		"--format", `{{.ID}} {{.Label "com.docker.compose.service"}}`)
+	if err != nil {
+		t.Fatalf("docker ps (project %s): %v", p, err)
 	}
-	return strings.TrimSpace(out)
+	ids := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if id, svc, ok := strings.Cut(strings.TrimSpace(line), " "); ok {
+			ids[svc] = id
+		}
+	}
+	for _, svc := range services {
+		if ids[svc] == "" {
+			t.Fatalf("docker ps (project %s): no container of %s in %q", p, svc, out)
+		}
+	}
+	return ids
 }
 
 // needSegments skips unless the binary has run --segment/--start-at and merge
@@ -137,7 +158,9 @@ func TestComposeSegments(t *testing.T) {
 	// The lead covers docker-compose up: the server turning healthy, then
 	// three generators created, which took over 12 s beside CI's race
 	// step (the generators, started late, had ended before the kill).
-	start := time.Now().Add(20 * time.Second).UTC().Truncate(time.Second)
+	// 30 s: on 2026-12-06 up itself returned at start-200ms with 20 s
+	// (and gen-2 had ended before the kill).
+	start := time.Now().Add(30 * time.Second).UTC().Truncate(time.Second)
 	env := []string{
 		"METEORBENCH_IMAGE=" + im.tag,
 		"METEORBENCH_OUT=" + out,
@@ -157,10 +180,8 @@ func TestComposeSegments(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("docker-compose up returned at start%+v", time.Since(start).Round(100*time.Millisecond))
-	gens := map[string]string{}
-	for _, g := range []string{"gen-1", "gen-2", "gen-3"} {
-		gens[g] = composeID(t, p, env, g)
-	}
+	gens := composeIDs(t, p, "gen-1", "gen-2", "gen-3")
+	t.Logf("containers found at start%+v", time.Since(start).Round(100*time.Millisecond))
 	// Kill gen-2 once the measurement is under way.
 	time.Sleep(time.Until(start.Add(2 * time.Second)))
 	if st := inspect(t, gens["gen-2"], "{{.State.Status}}"); st != "running" {
