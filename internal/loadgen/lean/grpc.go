@@ -198,18 +198,36 @@ func scheme(o call.Options) string {
 // newCaller is the exchanger of method m's calls; its ans is the
 // caller's to set.
 func (c *grpcClient) newCaller(m *method) *grpcCaller {
-	a := &grpcCaller{c: c, m: m, expired: make(chan struct{}, 1)}
-	a.s.done = make(chan struct{}, 1)
-	a.f = c.dog.watch(func() {
+	a := &grpcCaller{c: c, m: m}
+	a.watch(c.dog)
+	return a
+}
+
+// watched is the state of an HTTP/2 call that the watchdog sees, shared
+// by a unary call (grpcCaller) and a stream's (grpcStream): its stream,
+// the call in flight (f: past its deadline the watchdog leaves a token in
+// expired) and the connection it is sending on (sending, nil when it is
+// not: the watchdog ends the wait to send there, h2conn.expire).
+type watched struct {
+	s       stream
+	f       *inflight
+	expired chan struct{}
+	sending atomic.Pointer[h2conn]
+}
+
+// watch readies w and puts it under dog's watch.
+func (w *watched) watch(dog *watchdog) {
+	w.expired = make(chan struct{}, 1)
+	w.s.done = make(chan struct{}, 1)
+	w.f = dog.watch(func() {
 		select {
-		case a.expired <- struct{}{}:
+		case w.expired <- struct{}{}:
 		default:
 		}
-		if h := a.sending.Load(); h != nil {
-			h.expire(&a.s)
+		if h := w.sending.Load(); h != nil {
+			h.expire(&w.s)
 		}
 	})
-	return a
 }
 
 // grpcCaller makes one scenario's calls, one stream at a time (the
@@ -217,14 +235,7 @@ func (c *grpcClient) newCaller(m *method) *grpcCaller {
 type grpcCaller struct {
 	c *grpcClient
 	m *method
-	s stream
-	// f is the call in flight as the watchdog sees it: past its deadline
-	// the watchdog leaves a token in expired.
-	f       *inflight
-	expired chan struct{}
-	// sending is the connection the call is sending on (nil when it is
-	// not): the watchdog ends the wait to send there (h2conn.expire).
-	sending atomic.Pointer[h2conn]
+	watched
 	// ans checks a whole answer's status, media type and framing, and
 	// returns the bytes the verifier checks (gRPC: the DATA, answer; the
 	// other protocols over HTTP/2: web.go).

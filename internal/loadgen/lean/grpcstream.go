@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -47,18 +46,9 @@ func (c *grpcClient) streamCaller(scenario api.Scenario) (call.Caller, error) {
 		api.Chat:   pb.MeteoriteLandingsService_Chat_FullMethodName,
 		api.Feed:   pb.MeteoriteLandingsService_Feed_FullMethodName,
 	}[scenario]
-	a := &grpcStream{c: c, m: &method{pull: true, fields: c.fields(path)}, st: call.Stream{N: c.o.MessagesPer()}, expired: make(chan struct{}, 1)}
-	a.s.done = make(chan struct{}, 1)
+	a := &grpcStream{c: c, m: &method{pull: true, fields: c.fields(path)}, st: call.Stream{N: c.o.MessagesPer()}}
+	a.watch(c.dog)
 	a.in = make([]byte, 0, 256) // never nil: next's nil is no message
-	a.f = c.dog.watch(func() {
-		select {
-		case a.expired <- struct{}{}:
-		default:
-		}
-		if h := a.sending.Load(); h != nil {
-			h.expire(&a.s)
-		}
-	})
 	switch scenario {
 	case api.Upload:
 		ls, err := data.LandingsN(min(a.st.N, data.Count))
@@ -112,19 +102,15 @@ func frame(b []byte) []byte {
 // (one at a time), the deadline kept as every lean call's (the watchdog),
 // and sending and taking messages.
 type grpcStream struct {
-	c  *grpcClient
-	m  *method
-	s  stream
+	c *grpcClient
+	m *method
+	watched
 	h  *h2conn // the open stream's connection
 	st call.Stream
 	in []byte // the last message taken
 	// deadline is the call's (noDeadline: none): a dial's.
 	deadline time.Time
-	// f, expired, sending: as grpcCaller's.
-	f       *inflight
-	expired chan struct{}
-	sending atomic.Pointer[h2conn]
-	ctx     ctxWatch
+	ctx      ctxWatch
 	// x is the scenario's part of a call (upload, chat, feed).
 	x interface {
 		call(ctx context.Context) (call.Outcome, error)
