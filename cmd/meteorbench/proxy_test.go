@@ -17,6 +17,7 @@ import (
 	"github.com/meteorbench/meteorbench/api"
 	"github.com/meteorbench/meteorbench/internal/proxy"
 	"github.com/meteorbench/meteorbench/internal/results"
+	"github.com/meteorbench/meteorbench/internal/timing"
 )
 
 // needProxies skips t when a proxy's program is missing, naming the
@@ -145,7 +146,9 @@ func TestRunBehindProxies(t *testing.T) {
 // in grpc-accept-encoding, as every grpc-go client does.
 func TestProxyBytesAgree(t *testing.T) {
 	needProxies(t)
-	check := func(t *testing.T, res *results.Result) {
+	// disagree is every cell pair whose bytes per call are more than 2%
+	// apart between the engines, in words; a failed call fails t.
+	disagree := func(t *testing.T, res *results.Result) (misses []string) {
 		t.Helper()
 		type side struct {
 			sc    api.Scenario
@@ -170,14 +173,39 @@ func TestProxyBytesAgree(t *testing.T) {
 		for k, e := range byEngine {
 			std, lean := e[""], e["lean"]
 			if std == 0 || lean == 0 || math.Abs(std/lean-1) > 0.02 {
-				t.Errorf("%s %s through %q: standard %.0f B per call, lean %.0f B: want within 2%%", k.sc, k.p, k.proxy, std, lean)
+				misses = append(misses, fmt.Sprintf("%s %s through %q: standard %.0f B per call, lean %.0f B: want within 2%%", k.sc, k.p, k.proxy, std, lean))
 			}
+		}
+		return misses
+	}
+	check := func(t *testing.T, res *results.Result) {
+		t.Helper()
+		for _, m := range disagree(t, res) {
+			t.Error(m)
 		}
 	}
 	t.Run("deploy", func(t *testing.T) {
 		res, _ := runProxied(t, "run", "--proxy", "none,nginx,caddy,haproxy", "--scenario", "large,post", "--proto", "all",
 			"--engine", "standard,lean", "--batch", "5", "--iterations", "2", "--warmup", "0")
 		check(t, res)
+	})
+	// gRPC's small call, whose headers are a third of its bytes: HAProxy
+	// forwards each header as a literal, so any header the engines send
+	// differently shows in every call (grpc-go's application/grpc+proto:
+	// 3.6% apart before both sent application/grpc). Depends on timing:
+	// how the proxies' answers fall into TLS records (22 B each) moves a
+	// small call's bytes through nginx and Caddy by a few percent from
+	// run to run, on either engine (Caddy 285 against 294 B once, 2,000
+	// calls); retried, each attempt logged.
+	t.Run("small-grpc", func(t *testing.T) {
+		timing.Retry(t, 0, func(attempt int) []string {
+			res, _ := runProxied(t, "run", "--proxy", "none,nginx,caddy,haproxy", "--scenario", "small", "--proto", "grpc",
+				"--engine", "standard,lean", "--batch", "500", "--iterations", "4", "--warmup", "0")
+			for _, c := range res.Cells {
+				t.Logf("attempt %d: %s: %.1f B sent + %.1f B received per call", attempt, c.Key(), c.BytesPerCall.Sent, c.BytesPerCall.Received)
+			}
+			return disagree(t, res)
+		})
 	})
 	t.Run("caddy-h2c-pool", func(t *testing.T) {
 		conf := filepath.Join(t.TempDir(), "Caddyfile")

@@ -144,6 +144,12 @@ type method struct {
 	accept string // the media type the answer must have; "": gRPC's (application/grpc*)
 	noBody bool   // no request body: the HEADERS end the stream (a GET)
 	pull   bool   // a stream scenario's: its caller takes the answer's messages one by one (grpcstream.go)
+	// timed: each call's request carries the time left to its deadline
+	// as grpc-timeout, as grpc-go's client sends it when the call has a
+	// deadline (the standard engine's always has). The server arms a timer
+	// for it, and a new value is a literal added to the dynamic table: a
+	// request without it is fewer bytes and less work than grpc-go's.
+	timed bool
 }
 
 // Caller implements call.Client.
@@ -155,7 +161,7 @@ func (c *grpcClient) Caller(scenario api.Scenario) (call.Caller, error) {
 	if path == "" {
 		return nil, fmt.Errorf("lean: unknown scenario %q", scenario)
 	}
-	m := &method{unary: scenario != api.Stream, fields: c.fields(path)}
+	m := &method{unary: scenario != api.Stream, fields: c.fields(path), timed: true}
 	if c.o.Records != 0 && (scenario == api.Large || scenario == api.Stream) {
 		m.fields = append(m.fields, hpack.HeaderField{Name: api.MetadataRecords, Value: strconv.Itoa(c.o.Records)})
 	}
@@ -184,6 +190,28 @@ func (c *grpcClient) fields(path string) []hpack.HeaderField {
 		f = append(f, hpack.HeaderField{Name: "authorization", Value: "Bearer " + c.o.Token})
 	}
 	return f
+}
+
+// grpcTimeout is d as a grpc-timeout value (gRPC over HTTP/2: at most
+// eight digits and a unit), rounded up in the finest unit that fits, as
+// grpc-go's client writes it.
+func grpcTimeout(d time.Duration) string {
+	if d <= 0 {
+		return "0n"
+	}
+	for _, u := range [...]struct {
+		d    time.Duration
+		unit string
+	}{{time.Nanosecond, "n"}, {time.Microsecond, "u"}, {time.Millisecond, "m"}, {time.Second, "S"}, {time.Minute, "M"}, {time.Hour, "H"}} {
+		v := d / u.d
+		if d%u.d != 0 {
+			v++ // up (never an earlier deadline), without overflowing d
+		}
+		if v <= 99999999 {
+			return strconv.FormatInt(int64(v), 10) + u.unit
+		}
+	}
+	return "99999999H"
 }
 
 // scheme is the :scheme of the requests o's dialer carries: https over
@@ -249,6 +277,12 @@ type grpcCaller struct {
 func (a *grpcCaller) exchange(ctx context.Context, _, deadline time.Time) ([]byte, time.Time, error) {
 	var err error
 	s := &a.s
+	// Its grpc-timeout is the time left to the earlier of its own deadline
+	// and ctx's (a cell's hard end), as grpc-go takes ctx's.
+	s.deadline = deadline
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		s.deadline = d
+	}
 	var h *h2conn
 	for attempt := 0; ; attempt++ {
 		nh, cerr := a.c.conn(ctx, deadline)

@@ -30,10 +30,26 @@ func (c *h2conn) read() {
 			c.fatal(err)
 			return
 		}
-		if owed {
+		// The writer is woken once the frames already here are handled:
+		// the trailers that follow a small answer's DATA end its call
+		// first, and the caller's next request carries the window update
+		// and BDP ping the DATA owes in its own write (writeLoop).
+		if owed && !c.frameBuffered() {
 			c.signal()
 		}
 	}
+}
+
+// frameBuffered reports whether a whole frame is read already, waiting in
+// the reader's buffer.
+func (c *h2conn) frameBuffered() bool {
+	r := c.tap.r
+	n := r.Buffered()
+	if n < 9 {
+		return false
+	}
+	h, _ := r.Peek(9)
+	return n >= 9+(int(h[0])<<16|int(h[1])<<8|int(h[2]))
 }
 
 // readErr names a frame the Framer refused.
