@@ -2,9 +2,16 @@
 # The lean engine side by side with the anchors of the field (issue 19):
 # Debian's wrk (REST) and h2load (gRPC) and `meteorbench run --engine lean`
 # against the same meteorbench server, pinned to one CPU, each tool pinned to
-# another, interleaved (every tool once per round, ROUNDS rounds), small and
+# another, interleaved: in each round and scenario BLOCKS times the anchor,
+# lean, lean and the anchor again (ABBA), DURATION seconds each, so that a
+# machine whose speed drifts during the round weighs on both alike (wrk
+# alone went from 23,000 to 44,000 calls/s between rounds here, and from
+# 38,000 to 45,000 between three 5 s runs with the server's CPU busy
+# throughout and 0.4% stolen); ROUNDS rounds, small and
 # large calls, 16 in flight (wrk: 16 connections; h2load and run's gRPC: one
-# connection x 16 streams). For each it prints calls/s, the client's CPU per
+# connection x 16 streams). wrk and h2load send the headers lean's requests
+# carry (User-Agent and Accept; grpc-go's user-agent and a grpc-timeout, for
+# which the server arms a timer), so that the server has the same work. For each it prints calls/s, the client's CPU per
 # call and the server's CPU per call (from the server's getrusage counter,
 # meteorbench_cpu_seconds_total, read before and after each tool).
 #
@@ -13,8 +20,9 @@
 # only (the cell's client_cpu_us_per_call: getrusage deltas around the
 # window, without its start-up, health check, probe and warm-up).
 #
-# After each round it prints lean's calls/s as a ratio of wrk's (REST) and
-# h2load's (gRPC), scenario by scenario; the last line says whether every
+# After each round it prints lean's calls/s (the mean of its runs) as a
+# ratio of wrk's (REST) and h2load's (gRPC), the mean of theirs, scenario by
+# scenario; the last line says whether every
 # round reached MIN_RATIO (0.95) of both, issue 40's bar. Every tool is
 # bounded in time (timeout), and everything targets 127.0.0.1.
 #
@@ -24,12 +32,13 @@
 #   apt-get install -y wrk nghttp2-client jq
 #   bash tools/anchors.sh                       # 5 s per tool, 2 rounds
 #   DURATION=2 ROUNDS=1 SCENARIOS=small bash tools/anchors.sh   # a quick look
-#   DURATION=10 ROUNDS=2 SCENARIOS=small bash tools/anchors.sh  # issue 40's check, twice in a row
+#   DURATION=2 BLOCKS=4 ROUNDS=2 SCENARIOS=small bash tools/anchors.sh  # issue 40's check, twice in a row
 #   SERVER_CPU=0 CLIENT_CPU=1 bash tools/anchors.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${DURATION:-5}
 ROUNDS=${ROUNDS:-2}
+BLOCKS=${BLOCKS:-1}
 SCENARIOS=${SCENARIOS:-small large}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
@@ -49,15 +58,19 @@ trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true' EXIT
 for _ in $(seq 100); do [ -s "$OUT/addr" ] && break; sleep 0.1; done
 addr=$(cat "$OUT/addr")
 printf '\0\0\0\0\0' >"$OUT/empty.grpc" # the 5-byte gRPC prefix of an empty request
+# The anchors send the headers the lean engine's requests carry, so that the
+# server parses the same request from every tool (net/http parses and keeps
+# every header: wrk's bare request, Host alone, cost it 2-3 us less a call).
+grpcversion=$(go list -m -f '{{.Version}}' google.golang.org/grpc | sed 's/^v//')
 
 server_cpu() { curl -s "http://$addr/metrics" | awk '$1 == "meteorbench_cpu_seconds_total" { print $2 }'; }
 # Each tool is killed past its duration plus 30 s: no run hangs.
 bound() { timeout -k 5 $((DURATION + 30)) "$@"; }
 client() { bound taskset -c "$CLIENT_CPU" /usr/bin/time -f '%U %S' -o "$OUT/time" "$@"; }
 # report TOOL SCENARIO CALLS SECONDS CLIENT_CPU_S SERVER_CPU_S; the calls/s
-# go to $OUT/rate-TOOL-SCENARIO for the round's ratios.
+# are added to $OUT/rate-TOOL-SCENARIO for the round's ratios.
 report() {
-	awk -v n="$3" -v d="$4" 'BEGIN { print (n > 0 ? n / d : 0) }' >"$OUT/rate-${1// /_}-$2"
+	awk -v n="$3" -v d="$4" 'BEGIN { print (n > 0 ? n / d : 0) }' >>"$OUT/rate-${1// /_}-$2"
 	awk -v t="$1" -v s="$2" -v n="$3" -v d="$4" -v c="$5" -v sv="$6" 'BEGIN {
 		if (n <= 0) { printf "%-22s %-6s no successful calls\n", t, s; exit }
 		printf "%-22s %-6s %10.0f calls/s   client %7.1f us/call   server %7.1f us/call\n", t, s, n / d, c * 1e6 / n, sv * 1e6 / n }'
@@ -70,7 +83,8 @@ method_grpc() { case $1 in small) echo GetVersion ;; large) echo GetLargePayload
 run_wrk() {
 	local before after
 	before=$(server_cpu)
-	client wrk -t1 -c"$INFLIGHT" -d"${DURATION}s" "http://$addr$(path_rest "$1")" >"$OUT/wrk-$1.txt"
+	client wrk -t1 -c"$INFLIGHT" -d"${DURATION}s" -H 'User-Agent: Go-http-client/1.1' -H 'Accept: application/json' \
+		"http://$addr$(path_rest "$1")" >"$OUT/wrk-$1.txt"
 	after=$(server_cpu)
 	local n non2xx
 	n=$(awk '/requests in/ { print $1 }' "$OUT/wrk-$1.txt")
@@ -81,7 +95,8 @@ run_wrk() {
 run_h2load() {
 	local before after
 	before=$(server_cpu)
-	client h2load -c1 -m"$INFLIGHT" -D "$DURATION" -d "$OUT/empty.grpc" -H 'content-type: application/grpc' -H 'te: trailers' \
+	client h2load -c1 -m"$INFLIGHT" -D "$DURATION" -d "$OUT/empty.grpc" -H 'content-type: application/grpc' -H 'te: trailers' -H 'grpc-timeout: 10S' \
+		-H "user-agent: grpc-go/$grpcversion" \
 		"http://$addr/MeteoriteLandingsService.MeteoriteLandingsService/$(method_grpc "$1")" >"$OUT/h2load-$1.txt"
 	after=$(server_cpu)
 	# h2load counts HTTP 2xx: a gRPC error would still count (NOTES.md).
@@ -100,8 +115,10 @@ run_lean() { # PROTOCOL SCENARIO
 	report "run --engine lean $1" "$2" "$n" "$d" "$c" "$sv"
 }
 
-# ratio NUM DEN: lean's calls/s over the anchor's, 0 when either is missing.
-ratio() { awk -v a="$(cat "$OUT/rate-$1" 2>/dev/null)" -v b="$(cat "$OUT/rate-$2" 2>/dev/null)" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
+# mean FILE: the mean of the calls/s in FILE, 0 when it is missing.
+mean() { awk '{ s += $1; n++ } END { print (n > 0 ? s / n : 0) }' "$1" 2>/dev/null || echo 0; }
+# ratio NUM DEN: lean's mean calls/s over the anchor's, 0 when either is missing.
+ratio() { awk -v a="$(mean "$OUT/rate-$1")" -v b="$(mean "$OUT/rate-$2")" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
 
 echo "server $addr on CPU $SERVER_CPU, tools on CPU $CLIENT_CPU, $INFLIGHT in flight, ${DURATION}s each, load $(cut -d' ' -f1-3 /proc/loadavg); logs in $OUT"
 met=yes
@@ -109,10 +126,18 @@ for round in $(seq "$ROUNDS"); do
 	echo "== round $round (load $(cut -d' ' -f1-3 /proc/loadavg))"
 	for sc in $SCENARIOS; do
 		rm -f "$OUT"/rate-*
-		run_wrk "$sc"
-		run_lean rest "$sc"
-		run_h2load "$sc"
-		run_lean grpc "$sc"
+		for _ in $(seq "$BLOCKS"); do
+			run_wrk "$sc"
+			run_lean rest "$sc"
+			run_lean rest "$sc"
+			run_wrk "$sc"
+		done
+		for _ in $(seq "$BLOCKS"); do
+			run_h2load "$sc"
+			run_lean grpc "$sc"
+			run_lean grpc "$sc"
+			run_h2load "$sc"
+		done
 		rest=$(ratio "run_--engine_lean_rest-$sc" "wrk_REST-$sc")
 		grpc=$(ratio "run_--engine_lean_grpc-$sc" "h2load_gRPC-$sc")
 		echo "   $sc: lean/wrk REST ${rest}x, lean/h2load gRPC ${grpc}x"
