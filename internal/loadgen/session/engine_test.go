@@ -65,10 +65,14 @@ func TestRunEngines(t *testing.T) {
 // so that its CPU is its own): server CPU per call within 2x either way (a
 // generous bound: on the shared 2-core machine the same cell's server CPU
 // per call varied 1.55x between engines in one run and 1.05x in the next;
-// the 10% is for a quiet machine), bytes per call within 2%
-// (gRPC's small call too: its control frames, a BDP ping and its ack and a
-// window update, are the same on both, and so is its grpc-timeout, the
-// time left to the cell's end: lean's TestGRPCFrames).
+// the 10% is for a quiet machine), bytes per call within 2%, but
+// gRPC's small call within 5%: its headers are the same on both (the
+// grpc-timeout is the time left to the cell's end), but its control frames
+// (a BDP ping and its ack, a window update), a third of its bytes, follow
+// the answers' timing: 187 against 188 B on a quiet machine three times,
+// 186 against 180 in CI's normal step (load 5). Its headers are compared
+// call by call in lean's TestGRPCFrames, through proxies in
+// TestProxyBytesAgree.
 func TestEnginesAgree(t *testing.T) {
 	testmode.SkipShort(t, "builds meteorbench and measures for about 10 s (figures; both engines' concurrency runs in TestRunEngines); runs in the normal step")
 	addr := serveChild(t)
@@ -107,8 +111,12 @@ func TestEnginesAgree(t *testing.T) {
 		t.Logf("%s: bytes/call lean %.0f standard %.0f; server CPU/call lean %.1f µs standard %.1f µs; client CPU/call lean %.1f µs standard %.1f µs",
 			key, lb, sb, deref(l.ServerCPUUSPerCall), deref(s.ServerCPUUSPerCall), l.ClientCPUUSPerCall, s.ClientCPUUSPerCall)
 		// Written as "not within": a NaN (no bytes, no CPU figure) fails.
-		if d := lb/sb - 1; !(d <= 0.02 && d >= -0.02) {
-			t.Errorf("%s: bytes per call lean %.0f, standard %.0f", key, lb, sb)
+		bound := 0.02
+		if l.Protocol == api.GRPC && l.Scenario == api.Small {
+			bound = 0.05
+		}
+		if d := lb/sb - 1; !(d <= bound && d >= -bound) {
+			t.Errorf("%s: bytes per call lean %.0f, standard %.0f: more than %.0f%% apart", key, lb, sb, 100*bound)
 		}
 		if l.ServerCPUUSPerCall == nil || s.ServerCPUUSPerCall == nil {
 			t.Errorf("%s: no server CPU per call (lean %v, standard %v): the child server's /metrics was not read", key, l.ServerCPUUSPerCall, s.ServerCPUUSPerCall)
