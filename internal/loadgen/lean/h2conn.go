@@ -116,8 +116,12 @@ type h2conn struct {
 	cond     *sync.Cond // a send window grew, a stream ended or the connection did
 	streams  map[uint32]*stream
 	sendWin  int64 // the connection's send window
-	peerWin  int64 // the peer's SETTINGS_INITIAL_WINDOW_SIZE
-	maxFrame int   // the peer's SETTINGS_MAX_FRAME_SIZE
+	peerWin  int64 // the peer's SETTINGS_INITIAL_WINDOW_SIZE, as acknowledged
+	maxFrame int   // the peer's SETTINGS_MAX_FRAME_SIZE, as acknowledged
+	// nextWin and nextFrame: those of the last SETTINGS read, applied
+	// when its ACK is queued for writing (ackSettingsLocked).
+	nextWin   int64
+	nextFrame int
 	// table is the peer's SETTINGS_HEADER_TABLE_SIZE, the most the
 	// encoder's dynamic table may hold; tableNew: not yet applied to the
 	// encoder (the next header block encoded applies it, under wmu).
@@ -193,7 +197,7 @@ func dialH2(ctx context.Context, dial func(context.Context, string, string) (net
 	}
 	c := &h2conn{
 		nc: nc, blocks: map[*method]*block{}, nextID: 1, recvAvail: recvWindow, wake: make(chan struct{}, 1),
-		streams: map[uint32]*stream{}, sendWin: 65535, peerWin: 65535, maxFrame: 16384, maxStreams: math.MaxInt,
+		streams: map[uint32]*stream{}, sendWin: 65535, peerWin: 65535, maxFrame: 16384, nextWin: 65535, nextFrame: 16384, maxStreams: math.MaxInt,
 		table: 4096,
 	}
 	c.cond = sync.NewCond(&c.mu)

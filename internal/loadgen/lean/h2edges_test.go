@@ -309,3 +309,60 @@ func TestPeerHeaderTableSize(t *testing.T) {
 		t.Fatal("the peer saw no header block after the client acknowledged its SETTINGS")
 	}
 }
+
+// The peer's MAX_FRAME_SIZE and INITIAL_WINDOW_SIZE apply to the frames
+// written after the client's ACK of its SETTINGS, never before: a peer can
+// rely on its settings only once acknowledged, and grpcio (C-core) holds
+// the client to that (a 34,343 B DATA frame ahead of the ACK of its 4 MiB
+// MAX_FRAME_SIZE: RST_STREAM PROTOCOL_ERROR, "Failed parsing HTTP/2"). A
+// post's 100 KB message, to a peer whose SETTINGS raise both, at once.
+func TestSettingsApplyAfterTheirAck(t *testing.T) {
+	type seen struct {
+		largest, beforeAck int // the largest DATA frame before the ACK, the stream's bytes before it
+		acked, ended       bool
+	}
+	got := make(chan seen, 4)
+	addr := h2peer(t, nil, func(nc net.Conn, fr *http2.Framer) {
+		defer nc.Close()
+		fr.WriteSettings(http2.Setting{ID: http2.SettingMaxFrameSize, Val: 4 << 20}, http2.Setting{ID: http2.SettingInitialWindowSize, Val: 4 << 20})
+		fr.WriteWindowUpdate(0, 4<<20)
+		var s seen
+		defer func() { got <- s }()
+		nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		for !s.ended {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				return
+			}
+			switch f := f.(type) {
+			case *http2.SettingsFrame:
+				if f.IsAck() {
+					s.acked = true
+				} else {
+					fr.WriteSettingsAck()
+				}
+			case *http2.DataFrame:
+				if !s.acked {
+					s.largest = max(s.largest, int(f.Length))
+					s.beforeAck += int(f.Length)
+				}
+				s.ended = f.StreamEnded()
+			}
+		}
+	})
+	c, a := loadgentest.Open(t, lean.New, api.GRPC, call.Options{Target: addr, Workers: 1, Dialer: &wire.Dialer{}}, api.Post)
+	defer c.Close()
+	callBy(a, 3*time.Second) // the peer never answers: only what it read counts
+	select {
+	case s := <-got:
+		t.Logf("before the client's SETTINGS ACK: largest DATA frame %d B, %d B of the stream; ACK seen %v, message whole %v", s.largest, s.beforeAck, s.acked, s.ended)
+		if !s.acked || !s.ended {
+			t.Fatalf("the peer saw the ACK %v and the whole message %v, want both", s.acked, s.ended)
+		}
+		if s.largest > 16384 || s.beforeAck > 65535 {
+			t.Errorf("before the ACK: a DATA frame of %d B (max 16384) and %d B of the stream (window 65535): the new settings were used before they were acknowledged", s.largest, s.beforeAck)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the peer's script never ended")
+	}
+}

@@ -172,12 +172,9 @@ func (c *h2conn) settingLocked(s http2.Setting) error {
 				return protoErr(http2.ErrCodeFlowControl, "SETTINGS INITIAL_WINDOW_SIZE=%d from the server: stream %d's send window over 2^31-1", s.Val, id)
 			}
 		}
-		for _, st := range c.streams {
-			st.sendWin += d
-		}
-		c.peerWin = int64(s.Val)
+		c.nextWin = int64(s.Val) // applied with the ACK (ackSettingsLocked)
 	case http2.SettingMaxFrameSize:
-		c.maxFrame = int(s.Val)
+		c.nextFrame = int(s.Val) // applied with the ACK
 	case http2.SettingHeaderTableSize:
 		c.table, c.tableNew = s.Val, true
 	case http2.SettingEnablePush:
@@ -343,6 +340,7 @@ func (c *h2conn) appendOwedLocked(w []byte, all bool) []byte {
 				continue
 			}
 			w = appendFrame(w, http2.FrameSettings, http2.FlagSettingsAck, 0, nil)
+			c.ackSettingsLocked()
 		case 'r':
 			if !all {
 				keep = append(keep, o)
@@ -355,6 +353,30 @@ func (c *h2conn) appendOwedLocked(w []byte, all bool) []byte {
 	}
 	c.ctl = keep
 	return w
+}
+
+// ackSettingsLocked applies the peer's INITIAL_WINDOW_SIZE and
+// MAX_FRAME_SIZE as its SETTINGS ACK is queued to be written: every frame
+// written before the ACK was built with the values before, every frame
+// after it with the new ones. A peer can rely on its settings only once
+// acknowledged, and grpcio (C-core) holds the client to that: a 34,343 B
+// DATA frame written ahead of the ACK of its MAX_FRAME_SIZE of 4 MiB got
+// RST_STREAM PROTOCOL_ERROR, "Failed parsing HTTP/2".
+func (c *h2conn) ackSettingsLocked() {
+	if d := c.nextWin - c.peerWin; d != 0 {
+		for id, st := range c.streams {
+			if st.sendWin+d > maxWindow {
+				c.failLocked(protoErr(http2.ErrCodeFlowControl, "SETTINGS INITIAL_WINDOW_SIZE=%d from the server: stream %d's send window over 2^31-1", c.nextWin, id))
+				return
+			}
+		}
+		for _, st := range c.streams {
+			st.sendWin += d
+		}
+		c.peerWin = c.nextWin
+	}
+	c.maxFrame = c.nextFrame
+	c.cond.Broadcast()
 }
 
 // bdpPing is the payload of grpc-go's BDP-estimation pings.
