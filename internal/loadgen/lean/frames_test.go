@@ -70,7 +70,10 @@ func (c *tapConn) Write(p []byte) (int, error) {
 // byte once indexed. Measured here (bytes per call, lean / standard): sent
 // HEADERS 17.7 / 19.4, DATA 14 / 14, PING 34 / 34, WINDOW_UPDATE 13.1 /
 // 13; received the same both ways. Every frame type must agree within 2%
-// (sent HEADERS: within 3 B).
+// but sent HEADERS, within a grpc-timeout literal (8 B): how often a
+// client's timeout value is new (a literal, not an index) depends on how
+// long it takes from the deadline to the encoding (19.0 / 23.1 under the
+// race detector at load 7).
 func TestGRPCFrames(t *testing.T) {
 	addr := servertest.Start(t, server.Config{})
 	const n = 200
@@ -111,8 +114,8 @@ func TestGRPCFrames(t *testing.T) {
 			lb, sb := float64(l[ft])/n, float64(st[ft])/n
 			switch {
 			case ft == http2.FrameHeaders && way == 0:
-				if d := sb - lb; d < -3 || d > 3 {
-					t.Errorf("sent HEADERS: lean %.1f B per call, standard %.1f: more than grpc-accept-encoding and the timeouts' values differ by", lb, sb)
+				if d := sb - lb; d < -8 || d > 8 {
+					t.Errorf("sent HEADERS: lean %.1f B per call, standard %.1f: more than a grpc-timeout literal apart", lb, sb)
 				}
 			case lb > 1.02*sb+0.5 || lb < 0.98*sb-0.5:
 				t.Errorf("%s %v: lean %.1f B per call, standard %.1f", wname, ft, lb, sb)
