@@ -20,7 +20,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"runtime"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -273,13 +272,7 @@ func (a *grpcStream) sendMsg(ctx context.Context, p []byte, end, lazy bool) erro
 		h.pend = appendData(h.pend, s.id, p[:n], maxFrame, end && n == len(p))
 		flusher := h.queue()
 		h.wmu.Unlock()
-		switch {
-		case flusher && lazy:
-			h.signal()
-		case flusher:
-			runtime.Gosched() // the other callers ready to run queue their messages: one write for all
-			err = h.flush(false)
-		}
+		err = h.handOff(flusher, lazy)
 		s.inWrite.Store(false)
 		a.sending.Store(nil)
 		if err != nil {

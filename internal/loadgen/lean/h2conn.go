@@ -478,6 +478,22 @@ func (c *h2conn) queue() (flusher bool) {
 	return flusher
 }
 
+// handOff is a caller's part once its frames are queued (queue said
+// whether it is the flusher): the flusher lets the other callers ready to
+// run queue theirs, then writes them all in one write, or, lazy, leaves
+// them to the writer; the others' frames go with the flusher's write.
+func (c *h2conn) handOff(flusher, lazy bool) error {
+	switch {
+	case !flusher:
+		return nil
+	case lazy:
+		c.signal()
+		return nil
+	}
+	runtime.Gosched()
+	return c.flush(false)
+}
+
 // flush writes the frames queued and the control frames owed, in one
 // write, under xmu: the writes go in the order the frames were queued.
 // The control frames go ahead of the requests, as a request written at
@@ -663,15 +679,11 @@ func (c *h2conn) start(ctx context.Context, s *stream, m *method, msg []byte, en
 	flusher := c.queue()
 	c.wmu.Unlock()
 	var err error
-	switch {
-	case direct:
+	if direct {
 		err = c.flushLocked(false)
 		c.xmu.Unlock()
-	case flusher && lazy:
-		c.signal()
-	case flusher:
-		runtime.Gosched() // the other callers ready to run queue their requests: one write for all
-		err = c.flush(false)
+	} else {
+		err = c.handOff(flusher, lazy)
 	}
 	s.inWrite.Store(false)
 	if err != nil {

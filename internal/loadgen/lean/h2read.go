@@ -166,11 +166,8 @@ func (c *h2conn) settingLocked(s http2.Setting) error {
 	}
 	switch s.ID {
 	case http2.SettingInitialWindowSize:
-		d := int64(s.Val) - c.peerWin
-		for id, st := range c.streams {
-			if st.sendWin+d > maxWindow {
-				return protoErr(http2.ErrCodeFlowControl, "SETTINGS INITIAL_WINDOW_SIZE=%d from the server: stream %d's send window over 2^31-1", s.Val, id)
-			}
+		if err := c.windowOverflowLocked(int64(s.Val)); err != nil {
+			return err
 		}
 		c.nextWin = int64(s.Val) // applied with the ACK (ackSettingsLocked)
 	case http2.SettingMaxFrameSize:
@@ -364,11 +361,9 @@ func (c *h2conn) appendOwedLocked(w []byte, all bool) []byte {
 // RST_STREAM PROTOCOL_ERROR, "Failed parsing HTTP/2".
 func (c *h2conn) ackSettingsLocked() {
 	if d := c.nextWin - c.peerWin; d != 0 {
-		for id, st := range c.streams {
-			if st.sendWin+d > maxWindow {
-				c.failLocked(protoErr(http2.ErrCodeFlowControl, "SETTINGS INITIAL_WINDOW_SIZE=%d from the server: stream %d's send window over 2^31-1", c.nextWin, id))
-				return
-			}
+		if err := c.windowOverflowLocked(c.nextWin); err != nil { // windows grew since it was read
+			c.failLocked(err)
+			return
 		}
 		for _, st := range c.streams {
 			st.sendWin += d
@@ -377,6 +372,18 @@ func (c *h2conn) ackSettingsLocked() {
 	}
 	c.maxFrame = c.nextFrame
 	c.cond.Broadcast()
+}
+
+// windowOverflowLocked is the error of an INITIAL_WINDOW_SIZE of win that
+// would take a stream's send window over 2^31-1; nil when none would.
+func (c *h2conn) windowOverflowLocked(win int64) error {
+	d := win - c.peerWin
+	for id, st := range c.streams {
+		if st.sendWin+d > maxWindow {
+			return protoErr(http2.ErrCodeFlowControl, "SETTINGS INITIAL_WINDOW_SIZE=%d from the server: stream %d's send window over 2^31-1", win, id)
+		}
+	}
+	return nil
 }
 
 // bdpPing is the payload of grpc-go's BDP-estimation pings.
