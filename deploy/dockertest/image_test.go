@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
@@ -225,10 +226,21 @@ func TestImage(t *testing.T) {
 // slowly by a client whose flow-control window is fixed and small, so the
 // server cannot finish it into socket buffers: the stream must end whole with
 // status OK after the SIGTERM, and the container exit 0 within Docker's 10 s
-// grace period (a kill would be 137).
+// grace period (a kill would be 137). The server's GOAWAY (its drain
+// began: the connection leaves READY) must come while the stream still
+// runs, or the test checked no drain.
+//
+// The client reads on a schedule, readFor for the whole stream, and sleeps
+// only when it is ahead of it: a machine so loaded that a 1 ms sleep takes
+// several (CI's race step beside the Docker tests) makes it read faster,
+// not longer. Sleeping 1 ms every 20 records made the stream outlast the
+// server's 8 s drain there (23,802 of 30,000 records in 10.3 s).
 func checkDrain(t *testing.T, container, addr string) {
 	t.Helper()
-	const records = 30000
+	const (
+		records = 30000
+		readFor = 3 * time.Second
+	)
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10))
 	if err != nil {
@@ -245,8 +257,18 @@ func checkDrain(t *testing.T, container, addr string) {
 	if _, err := stream.Recv(); err != nil {
 		t.Fatalf("drain: first record: %v", err)
 	}
+	readStart := time.Now()
 
-	// The stream has begun: stop now.
+	// The stream has begun: watch for the server's GOAWAY, and stop now.
+	goaway := make(chan time.Duration, 1)
+	go func() {
+		for st := conn.GetState(); st == connectivity.Ready || st == connectivity.Connecting; st = conn.GetState() {
+			if !conn.WaitForStateChange(ctx, st) {
+				return // ctx ended
+			}
+		}
+		goaway <- time.Since(readStart)
+	}()
 	stopStart := time.Now()
 	stopped := make(chan time.Duration, 1)
 	stopErr := make(chan error, 1)
@@ -267,10 +289,23 @@ func checkDrain(t *testing.T, container, addr string) {
 		}
 		got++
 		if got%20 == 0 {
-			time.Sleep(time.Millisecond)
+			if ahead := time.Until(readStart.Add(readFor * time.Duration(got) / records)); ahead > 0 {
+				time.Sleep(ahead)
+			}
 		}
 	}
 	streamDone := time.Since(stopStart)
+	var drainBegan time.Duration // since stopStart
+	select {
+	case d := <-goaway:
+		drainBegan = d - stopStart.Sub(readStart)
+	case <-time.After(10 * time.Second):
+		t.Fatal("drain: no GOAWAY from the server within 10 s of the stream's end")
+	}
+	if drainBegan >= streamDone {
+		t.Fatalf("drain: the stream ended %v after the stop began, before the server's GOAWAY (%v): no drain was checked",
+			streamDone.Round(10*time.Millisecond), drainBegan.Round(10*time.Millisecond))
+	}
 	stopTook := <-stopped
 	if err := <-stopErr; err != nil {
 		t.Fatal(err)
@@ -279,8 +314,8 @@ func checkDrain(t *testing.T, container, addr string) {
 		t.Fatalf("drain: %d records, want %d", got, records)
 	}
 	code := inspect(t, container, "{{.State.ExitCode}}")
-	t.Logf("docker stop: the in-flight gRPC stream (%d records) ended OK %v after the stop began; the container exited %s after %v",
-		got, streamDone.Round(10*time.Millisecond), code, stopTook.Round(10*time.Millisecond))
+	t.Logf("docker stop: the server's GOAWAY came %v after the stop began; the in-flight gRPC stream (%d records) ended OK %v after the stop began; the container exited %s after %v",
+		drainBegan.Round(10*time.Millisecond), got, streamDone.Round(10*time.Millisecond), code, stopTook.Round(10*time.Millisecond))
 	t.Logf("last log lines:\n%s", lastLines(logs(container), 3))
 	if code != "0" {
 		t.Fatalf("docker stop: exit code %s, want 0", code)
