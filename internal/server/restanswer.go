@@ -17,7 +17,6 @@ package server
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"io"
@@ -158,7 +157,7 @@ type answerOut struct {
 	rw      *respWriter
 	ct      []string
 	buf     *bytes.Buffer // what was encoded and not yet sent (or compressed)
-	zw      *gzip.Writer  // non-nil: buf goes through zw into zbuf
+	zw      *gzipWriter   // non-nil: buf goes through zw into zbuf
 	zbuf    *bytes.Buffer
 	started bool // the header is sent: the answer is chunked
 	err     error

@@ -5,7 +5,6 @@ package server
 
 import (
 	"bufio"
-	"compress/gzip"
 	"net/http"
 	"sync"
 
@@ -39,9 +38,9 @@ var streamWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 
 type streamOut struct {
 	rw    *respWriter
 	bw    *bufio.Writer
-	zw    *gzip.Writer // records go through it into bw when the answer is gzip
-	slots encodeSlots  // one held except while writing to rw
-	first bool         // the first record is written and flushed
+	zw    *gzipWriter // records go through it into bw when the answer is gzip
+	slots encodeSlots // one held except while writing to rw
+	first bool        // the first record is written and flushed
 }
 
 func newStreamOut(rw *respWriter, slots encodeSlots) *streamOut {
