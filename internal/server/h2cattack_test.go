@@ -182,7 +182,7 @@ func TestH2CRESTHPACKBomb(t *testing.T) {
 // serves over h2c. net/http has no ping policy: it answers every PING
 // until its ACKs, unread, queue past its control-frame limit (10,000),
 // then closes the connection.
-func TestH2CRESTPingFlood(t *testing.T) { onH2C(t, "3 s of write deadline", pingFlood) }
+func TestH2CRESTPingFlood(t *testing.T) { onH2C(t, "a flood of up to 10 s", pingFlood) }
 
 // TestH2CRESTSettingsFlood: TestH2SettingsFlood's flood on a connection
 // net/http serves over h2c.
