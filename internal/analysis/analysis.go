@@ -121,6 +121,13 @@ func (g *cellGroup) verdict(nameCondition bool) results.Verdict {
 		}
 	}
 	v.Summary = g.prefix(nameCondition) + summary(&v)
+	if len(g.protos) == 1 && len(g.lentTo) > 0 {
+		// The plan measured only this protocol here, and the others at
+		// another value of a dimension that does not change it (gRPC,
+		// always HTTP/2, beside REST at --http-version 2,3): the verdicts
+		// there compare with these cells.
+		v.Summary = g.prefix(nameCondition) + "only " + v.Baseline.Title() + " was measured at this condition; it is compared with the other protocols at " + g.lenders() + ", below"
+	}
 	if len(v.Versus) > 0 {
 		if b := breakdownClause(v.Baseline, headVersus(&v).Protocol, g.byProto); b != "" { // breakdown.go
 			v.Summary += "; " + b
@@ -187,6 +194,24 @@ func (g *cellGroup) prefix(nameCondition bool) string {
 		s += " · " + at
 	}
 	return s + ": "
+}
+
+// lenders names what sets apart the conditions of the groups that borrowed
+// g's cells: "http 2 and http 3".
+func (g *cellGroup) lenders() string {
+	var at []string
+	for _, b := range g.lentTo {
+		if f := b.key.Condition.Apart(g.key.Condition); f != "" && !slices.Contains(at, f) {
+			at = append(at, f)
+		}
+	}
+	switch len(at) {
+	case 0:
+		return "other conditions"
+	case 1:
+		return at[0]
+	}
+	return strings.Join(at[:len(at)-1], ", ") + " and " + at[len(at)-1]
 }
 
 // addresses names where each protocol's calls went when the protocols had

@@ -193,3 +193,48 @@ func versusRatio(t *testing.T, v *results.Verdict, p api.Protocol, f results.Fig
 	t.Fatalf("verdict %s: no %s ratio of %s", v.Summary, f, p)
 	return 0
 }
+
+// With --http-version 2,3 and no 1.1, gRPC (always HTTP/2, grpc-go) is
+// the one protocol measured at the default condition, and REST at HTTP/2
+// and HTTP/3: the default verdict says that gRPC is compared on the HTTP/2
+// line, which borrows its cells, not that the others failed. A REST cell
+// at the default with no successful call is still said to have failed.
+func TestVerdictOfALenderAlone(t *testing.T) {
+	cells := []results.Cell{
+		decomposeCell(api.GRPC, "", 2000, 200),
+		decomposeCell(api.REST, "2", 9000, 700),
+		decomposeCell(api.RESTProtobuf, "2", 2200, 250),
+		decomposeCell(api.REST, "3", 9500, 750),
+		decomposeCell(api.GRPC, "3", 2600, 320),
+	}
+	vs := analysis.Verdicts(result(cells...))
+	seen := map[string]bool{}
+	for _, v := range vs {
+		seen[v.Condition.HTTPVersion] = true
+		switch v.Condition.HTTPVersion {
+		case "":
+			if !strings.Contains(v.Summary, "only gRPC was measured at this condition") || !strings.Contains(v.Summary, "at http 2, below") || strings.Contains(v.Summary, "had successful calls") {
+				t.Errorf("default verdict %q: want gRPC alone, compared at http 2", v.Summary)
+			}
+			if len(v.Versus) != 0 {
+				t.Errorf("default verdict compares %+v: there is nothing to compare with", v.Versus)
+			}
+		case "2":
+			if len(v.Versus) == 0 || !strings.Contains(v.Summary, "gRPC") {
+				t.Errorf("HTTP/2 verdict %q: want gRPC's cells borrowed and compared", v.Summary)
+			}
+		}
+	}
+	if !seen[""] || !seen["2"] || !seen["3"] {
+		t.Fatalf("verdicts at %v: want the default, http 2 and http 3", seen)
+	}
+
+	failed := decomposeCell(api.REST, "", 10000, 800)
+	failed.Calls = 0
+	vs = analysis.Verdicts(result(failed, decomposeCell(api.GRPC, "", 2000, 200), decomposeCell(api.REST, "2", 9000, 700)))
+	for _, v := range vs {
+		if v.Condition.HTTPVersion == "" && !strings.Contains(v.Summary, "only gRPC had successful calls") {
+			t.Errorf("default verdict %q: REST failed there, want it said", v.Summary)
+		}
+	}
+}

@@ -20,6 +20,9 @@ type cellGroup struct {
 	key     verdictKey
 	protos  []api.Protocol // display order
 	byProto map[api.Protocol][]*results.Cell
+	// lentTo are the groups that borrowed this group's cells (borrow), in
+	// display order once group has sorted them.
+	lentTo []*cellGroup
 }
 
 func group(r *results.Result) []*cellGroup {
@@ -49,6 +52,7 @@ func group(r *results.Result) []*cellGroup {
 		return a.Condition.Less(b.Condition)
 	})
 	for _, g := range out {
+		sort.SliceStable(g.lentTo, func(i, j int) bool { return g.lentTo[i].key.Condition.Less(g.lentTo[j].key.Condition) })
 		sort.SliceStable(g.protos, func(i, j int) bool {
 			return rank(api.Protocols(), g.protos[i]) < rank(api.Protocols(), g.protos[j])
 		})
@@ -90,6 +94,9 @@ func borrow(groups []*cellGroup, byKey map[verdictKey]*cellGroup) {
 			if from := byKey[verdictKey{g.key.scenario, base}]; from != nil && len(from.byProto[p]) > 0 {
 				g.byProto[p] = from.byProto[p]
 				g.protos = append(g.protos, p)
+				if !slices.Contains(from.lentTo, g) {
+					from.lentTo = append(from.lentTo, g)
+				}
 			}
 		}
 	}

@@ -150,6 +150,18 @@ func (c Condition) prose(always bool) string {
 	return strings.Join(parts, " · ")
 }
 
+// Apart names in prose the dimensions in which c differs from o: "http 2"
+// for c at HTTP/2 and o at the default; "" when none does.
+func (c Condition) Apart(o Condition) string {
+	var parts []string
+	for _, d := range Dimensions {
+		if d.Compare(c, o) != 0 && (d.Always || d.IsSet(c)) {
+			parts = append(parts, d.Prose(c))
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
 // Less orders conditions for display: by each dimension in table order.
 func (c Condition) Less(o Condition) bool {
 	for _, d := range Dimensions {
