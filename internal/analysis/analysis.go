@@ -205,13 +205,10 @@ func (g *cellGroup) lenders() string {
 			at = append(at, f)
 		}
 	}
-	switch len(at) {
-	case 0:
+	if len(at) == 0 {
 		return "other conditions"
-	case 1:
-		return at[0]
 	}
-	return strings.Join(at[:len(at)-1], ", ") + " and " + at[len(at)-1]
+	return joinAnd(at) // loss.go
 }
 
 // addresses names where each protocol's calls went when the protocols had
