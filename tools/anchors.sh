@@ -164,13 +164,13 @@ for round in $(seq "$ROUNDS"); do
 			run_lean grpc "$sc"
 			run_h2load "$sc"
 		done
-		for p in "REST run_--engine_lean_rest wrk_REST" "gRPC run_--engine_lean_grpc h2load_gRPC"; do
-			set -- $p
-			blocks "$2-$sc" "$3-$sc" >"$OUT/blocks-$1-$sc-$round"
-			read -r med q1 q3 < <(median <"$OUT/blocks-$1-$sc-$round")
+		for p in "REST run_--engine_lean_rest wrk_REST wrk" "gRPC run_--engine_lean_grpc h2load_gRPC h2load"; do
+			read -r proto lean anchor tool <<<"$p" # the rate files' names (report)
+			bl="$OUT/blocks-$proto-$sc-$round"
+			blocks "$lean-$sc" "$anchor-$sc" >"$bl"
+			read -r med q1 q3 < <(median <"$bl")
 			printf '   %s %s: lean/%s median of %d blocks %sx (quartiles %s-%s), ratio of means %sx; blocks: %s\n' \
-				"$sc" "$1" "${3%%_*}" "$(wc -l <"$OUT/blocks-$1-$sc-$round")" "$med" "$q1" "$q3" "$(ratio "$2-$sc" "$3-$sc")" \
-				"$(paste -sd' ' "$OUT/blocks-$1-$sc-$round")"
+				"$sc" "$proto" "$tool" "$(wc -l <"$bl")" "$med" "$q1" "$q3" "$(ratio "$lean-$sc" "$anchor-$sc")" "$(paste -sd' ' "$bl")"
 			awk -v r="$med" -v m="$MIN_RATIO" 'BEGIN { exit !(r >= m) }' || met=no
 		done
 	done

@@ -120,13 +120,14 @@ func (g *cellGroup) verdict(nameCondition bool) results.Verdict {
 			bound = append(bound, p.Title())
 		}
 	}
-	v.Summary = g.prefix(nameCondition) + summary(&v)
 	if len(g.protos) == 1 && len(g.lentTo) > 0 {
 		// The plan measured only this protocol here, and the others at
 		// another value of a dimension that does not change it (gRPC,
 		// always HTTP/2, beside REST at --http-version 2,3): the verdicts
 		// there compare with these cells.
 		v.Summary = g.prefix(nameCondition) + "only " + v.Baseline.Title() + " was measured at this condition; it is compared with the other protocols at " + g.lenders() + ", below"
+	} else {
+		v.Summary = g.prefix(nameCondition) + summary(&v)
 	}
 	if len(v.Versus) > 0 {
 		if b := breakdownClause(v.Baseline, headVersus(&v).Protocol, g.byProto); b != "" { // breakdown.go
