@@ -63,8 +63,13 @@ func TestWaiter(t *testing.T) {
 // goroutine waits 1 ms at a time, back to back, while another is woken by a
 // kernel timer through the netpoller, as a reader of a socket is. A wait
 // that held the processor (a nanosleep, a yielding spin) would leave that
-// wake-up to the runtime's 10 ms background poll. Timing-dependent: the
-// bound is 5 ms p99, and each attempt's figures are logged.
+// wake-up to the runtime's 10 ms background poll: with a yielding spin in
+// its place, the median wake-up came 11.4-11.6 ms late and 191-195 of 200
+// more than 2 ms late; with the Waiter, 48-52 µs at the median. The bound
+// is on the median, 2 ms: the tail is the machine's (the Waiter's p99 was
+// 5.9-7.8 ms beside an apt-get install, and 7.5-10.4 ms in CI's normal
+// step, which failed a 5 ms p99 bound in all three attempts).
+// Timing-dependent: each attempt's figures are logged.
 func TestWaiterLeavesTheProcessor(t *testing.T) {
 	judge := judgeTiming(t)
 	prev := runtime.GOMAXPROCS(1)
@@ -95,10 +100,10 @@ func TestWaiterLeavesTheProcessor(t *testing.T) {
 		r.Close()
 		close(stop)
 		slices.Sort(late)
-		p99 := late[len(late)*99/100]
-		t.Logf("attempt %d: wake-up lateness p50 %v, p99 %v, max %v", attempt, late[len(late)/2], p99, late[len(late)-1])
-		if judge && p99 >= 5*time.Millisecond {
-			return []string{fmt.Sprintf("a second waiter's wake-ups were held up: p99 lateness %v (want < 5ms)", p99)}
+		p50 := late[len(late)/2]
+		t.Logf("attempt %d: wake-up lateness p50 %v, p90 %v, p99 %v, max %v", attempt, p50, late[len(late)*9/10], late[len(late)*99/100], late[len(late)-1])
+		if judge && p50 >= 2*time.Millisecond {
+			return []string{fmt.Sprintf("a second waiter's wake-ups were held up: median lateness %v (want < 2ms)", p50)}
 		}
 		return nil
 	})
