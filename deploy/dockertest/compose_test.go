@@ -169,6 +169,11 @@ func TestComposeSegments(t *testing.T) {
 		// seconds each (run's default of 5 windows kept both cores busy
 		// for 35 s, beside CI's race detector step).
 		"METEORBENCH_SCENARIO=small", "METEORBENCH_PROTO=rest,grpc",
+		// Open loop at 300 calls/s, 100 from each generator: the
+		// plumbing is what is tested, and closed-loop generators
+		// kept both cores busy beside CI's race step (this test and
+		// TestSwarmStack took 162 s of CPU in 134 s).
+		"METEORBENCH_RATE=300",
 		// 8 s a cell: beside CI's race step (207 s on 2 cores since
 		// the streams, proxy and network tests) the three docker-compose
 		// ps calls after up took so long that the 3 s cells had ended

@@ -144,8 +144,10 @@ func startScript(t *testing.T, im *image, stack string, lead int, env ...string)
 		fmt.Sprintf("METEORBENCH_LEAD=%d", lead), "METEORBENCH_TIMEOUT=120", "METEORBENCH_RESOLVE_IMAGE=never",
 		// One node: the generators run beside the server.
 		"METEORBENCH_GENERATORS=3", "METEORBENCH_GENERATORS_ON=node.role == manager",
-		// Bounded: one scenario, two protocols, 2 s each.
-		"METEORBENCH_SCENARIO=small", "METEORBENCH_PROTO=rest,grpc", "METEORBENCH_CONCURRENCY=3",
+		// Bounded: one scenario, two protocols, 2 s each, 300 calls/s
+		// (the plumbing is what is tested: closed-loop generators kept
+		// both cores busy beside CI's race step).
+		"METEORBENCH_SCENARIO=small", "METEORBENCH_PROTO=rest,grpc", "METEORBENCH_CONCURRENCY=3", "METEORBENCH_RATE=300",
 		"METEORBENCH_DURATION=2s", "METEORBENCH_WARMUP=200ms", "METEORBENCH_REPEAT=1")
 	r.cmd.Env = append(r.cmd.Env, env...)
 	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
