@@ -175,14 +175,17 @@ func writeUntil(c *h2Conn, d time.Duration, step func(i int) (bool, error)) (int
 // attacker's send buffer is made small for that: with loopback's (up to
 // 4 MiB, its writer woken once a third of it is free) a server reading
 // 325 KB/s, slowed by six processes spinning on its CPU, left a batch
-// untaken for over 2 s. A stall can still be TCP's own: with the
-// attacker's receive buffer at 16 KiB (smallReadBuffer) the kernel prunes
-// and drops the server's segments, the ACKs they carry with them, and the
-// attacker's retransmissions back off; net/http, which reads a SETTINGS
-// flood on, then showed no progress for 2 s after 80,000-110,000 frames
-// (and read 550,000-590,000 in 3 s with the default buffer). So errStalled
-// is evidence of a throttle, not proof; a test that wants a close waits
-// for it (stall = limit).
+// untaken for over 2 s. Its receive buffer is left as the kernel makes it
+// (128 KiB, not grown while nothing is read): at 16 KiB (SO_RCVBUF) its
+// kernel pruned and dropped segments of the server's it had room for in
+// its window, the ACKs in them too; the server's later segments fell
+// outside that window and were ignored, and the attacker, never learning
+// that its data had arrived, retransmitted with growing back-off. The
+// flood then stood still at TCP, not at the server: net/http, which reads
+// a SETTINGS flood on (650,000 frames in 3 s), showed no progress for
+// 2 s after 80,000-110,000 frames, and a PING flood stopped at 15,360
+// PINGs for a whole minute (nstat: TcpExtRcvPruned, TcpExtTCPRcvQDrop,
+// TcpRetransSegs).
 func flood(c *h2Conn, stall, limit time.Duration, n int, write func(i int) error) (int, error) {
 	if tc, ok := c.conn.(*net.TCPConn); ok {
 		_ = tc.SetWriteBuffer(64 << 10)
@@ -476,17 +479,15 @@ func TestH2PingFlood(t *testing.T) { onGRPC(t, pingFlood) }
 func pingFlood(t *testing.T, s h2Start) {
 	h2Attack(t, s.cfg, false, func(t *testing.T, addr string, h *heapSampler) string {
 		c := s.dial(t, addr)
-		smallReadBuffer(c)
 		// The flood ends when the server closes (its write fails), or at
 		// n or 60 s: whether the server reads on (net/http) or stops
 		// (grpc-go's throttle), it is to close. net/http closes once its
-		// unwritten ACKs pass 10,000, which takes the ACKs its socket's
-		// send buffer (up to 4 MiB) holds first: about 250,000 PINGs read,
-		// 1.8 s on an idle machine. Beside six processes spinning on its
-		// one CPU it read 19,000 PINGs a second (its send queue grew
-		// 320 KB/s) and closed after 11-18 s: a fixed 10 s deadline had
-		// ended the flood first, and the open connection was taken for a
-		// server that would not close it.
+		// unwritten ACKs pass 10,000, which takes the ACKs the sockets
+		// hold first: about 254,000 PINGs, 1.8 s on an idle machine.
+		// Beside six processes spinning on its one CPU it read 19,000
+		// PINGs a second and closed after 11.5 s: a fixed 10 s deadline
+		// had ended the flood first, and the open connection was taken
+		// for a server that would not close it.
 		const n = 2_000_000
 		start := time.Now()
 		sent, werr := flood(c, time.Minute, time.Minute, n, func(i int) error {
@@ -512,15 +513,6 @@ func TestH2SettingsFlood(t *testing.T) {
 	onGRPC(t, func(t *testing.T, s h2Start) { settingsFlood(t, s, false) })
 }
 
-// smallReadBuffer gives c a small receive buffer (no autotuning), so that
-// the ACKs of a flood the attacker does not read fill the socket soon, as
-// over a real network, and not after ~10 MB of loopback buffers.
-func smallReadBuffer(c *h2Conn) {
-	if tc, ok := c.conn.(*net.TCPConn); ok {
-		_ = tc.SetReadBuffer(16 << 10)
-	}
-}
-
 // settingsFlood runs the SETTINGS flood on a connection started as s says.
 // The server is to stop reading (a batch not taken in 2 s) or close;
 // readsOn says it may instead read every frame, its ACKs coalesced (what
@@ -529,15 +521,10 @@ func smallReadBuffer(c *h2Conn) {
 func settingsFlood(t *testing.T, s h2Start, readsOn bool) {
 	h2Attack(t, s.cfg, false, func(t *testing.T, addr string, h *heapSampler) string {
 		c := s.dial(t, addr)
-		if !readsOn {
-			// Not where the server reads on: TCP's own stall (flood)
-			// would end that flood early and read as a throttle.
-			smallReadBuffer(c)
-		}
 		// Up to 10 s: a server slowed by the tests beside it still reads,
 		// and a fixed deadline that ends the flood in a write it was slow
 		// to take is not a server that stopped reading. One that reads on
-		// has shown it in 3 s (over a million frames, idle).
+		// has shown it in 3 s (650,000 frames, idle).
 		const n = 5_000_000
 		limit := 10 * time.Second
 		if readsOn {
