@@ -571,12 +571,8 @@ func TestFeedSlowReaders(t *testing.T) {
 func dialSmallBuffer(ctx context.Context, network, addr string) (net.Conn, error) {
 	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
 		var serr error
-		if err := rc.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_MAXSEG, 1448)
-		}); err != nil {
-			return err
-		}
-		return serr
+		err := rc.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_MAXSEG, 1448) })
+		return errors.Join(err, serr)
 	}}
 	nc, err := d.DialContext(ctx, network, addr)
 	if err == nil {
